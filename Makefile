@@ -1,0 +1,27 @@
+# Everything a fresh machine needs: Python 3.11, make and the package registries.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test clean
+
+install: $(STAMP)
+
+# torch is pinned and installed first: an unpinned torch would pull a CUDA build.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q "mindspore==2.10.0" "numpy<2"
+	$(BIN)/pip install -q -e ".[parity,dev]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/transpile convert samples -o out
+	$(BIN)/transpile parity --samples samples --converted out
+
+test: install
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) out
