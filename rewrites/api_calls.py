@@ -1,0 +1,117 @@
+"""MS201: calls and references to framework symbols, converted as the tables say."""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .apply import convert_call, tables
+from .calls import Unconvertible, code
+
+
+class ApiCalls(Pass):
+    id = "MS201"
+    name = "api-calls"
+    summary = "Rewrite calls and references to torch APIs using the mapping tables."
+    examples = (
+        Example(
+            "import torch.nn as nn\nfc = nn.Linear(4, 2, bias=False)\n",
+            "import mindspore.nn as nn\n\nfc = nn.Dense(in_channels=4, out_channels=2, has_bias=False)\n",
+        ),
+        Example(
+            "import torch\ny = torch.cat([a, b], 1)\n",
+            "import torch\nfrom mindspore import ops\n\ny = ops.cat(tensors=[a, b], axis=1)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self.roots = {m.split(".")[0] for m in self.tables.modules}
+        self._call_funcs: set[int] = set()  # ids of nodes handled elsewhere or not references
+
+    def _source_qualname(self, node) -> str | None:
+        qual = self.ctx.imports.qualify(node)
+        if qual is None or qual.split(".")[0] not in self.roots:
+            return None
+        return qual
+
+    # imports are the import pass's business; also keep the table current for nested ones
+    def visit_Import(self, node) -> bool:
+        self.ctx.imports.add(node)
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        self.ctx.imports.add(node)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._source_qualname(node.func) is not None:
+            self._call_funcs.add(id(node.func))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qual = self._source_qualname(original.func)
+        if qual is None:
+            return updated
+        entry = self.tables.lookup(qual)
+        if entry is None and qual in self.tables.modules:
+            return updated
+        try:
+            if entry is None:
+                raise Unconvertible(f"{qual} has no MindSpore mapping yet")
+            result = convert_call(self.ctx, entry, updated, self.id)
+        except Unconvertible as why:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"{qual}: {why}")
+            return updated.with_changes(func=self.ctx.keep_source(qual))
+        self.ctx.stats.converted += 1
+        if entry.note:
+            self.ctx.report(original, self.id, f"{qual}: {entry.note}", Severity.INFO)
+        return result
+
+    # bare references: base classes, dtypes, annotations, layers passed as values.
+    # Names that only look like references (x.Linear, f(bias=...), def nn()) are skipped.
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._call_funcs.add(id(node.attr))
+        return self._source_qualname(node) is None
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._call_funcs.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._call_funcs.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._call_funcs.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._call_funcs.add(id(node.name))
+
+    def leave_Attribute(self, original, updated):
+        return self._reference(original, updated)
+
+    def leave_Name(self, original, updated):
+        return self._reference(original, updated)
+
+    def _reference(self, original, updated):
+        if id(original) in self._call_funcs:
+            return updated
+        qual = self._source_qualname(original)
+        if qual is None or qual in self.tables.modules:
+            return updated
+        entry = self.tables.lookup(qual)
+        if entry is None or entry.unsupported or not entry.target or entry.target.startswith("."):
+            why = entry.unsupported if entry and entry.unsupported else "has no MindSpore mapping yet"
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"{qual}: {why}")
+            return self.ctx.keep_source(qual)
+        if entry.kind in ("class", "function") and (entry.rename or entry.defaults or entry.set or entry.hook):
+            self.ctx.report(
+                original, self.id,
+                f"{qual} used as a value: renamed to {entry.target}, but its arguments are not converted where it is called",
+                Severity.WARNING,
+            )
+        self.ctx.stats.converted += 1
+        return self.ctx.reference(entry.target)

@@ -1,0 +1,88 @@
+"""Apply one table entry to one call: the shared core of the table-driven passes."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.tables import ApiEntry, Tables, load_tables
+
+from .calls import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
+from .hooks import HOOKS
+from .transforms import TRANSFORMS
+
+TABLE_DIR = Path(__file__).parent / "tables"
+
+
+@functools.lru_cache(maxsize=1)
+def tables() -> Tables:
+    return load_tables(TABLE_DIR)
+
+
+def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0) -> dict:
+    """Source arguments -> target keyword arguments, as the entry says."""
+    bound = bind(call, entry.params, entry.kwonly, skip)
+    out: dict[str, cst.BaseExpression] = {}
+    for name, value in bound.items():
+        if isinstance(value, list):
+            if entry.rename.get(name) == "*":  # varargs stay positional: x.view(2, 3)
+                out["*"] = value
+                continue
+            value = pack_varargs(value)
+        if name in entry.unsupported_args:
+            if _allowed(entry, name, value):
+                continue
+            raise Unconvertible(f"{name}={code(value)}: {entry.unsupported_args[name]}")
+        if name in entry.drop:
+            if _allowed(entry, name, value):
+                continue
+            ctx.report(call, pass_id, f"{entry.source}: argument {name!r} dropped (no MindSpore equivalent)", Severity.INFO)
+            continue
+        if name in entry.transform:
+            value = TRANSFORMS[entry.transform[name]](value)
+        out[entry.rename.get(name, name)] = value
+    for name, default in entry.defaults.items():
+        target_name = entry.rename.get(name, name)
+        if target_name not in out:
+            value = literal(default)
+            if name in entry.transform:
+                value = TRANSFORMS[entry.transform[name]](value)
+            out[target_name] = value
+    for name, value in entry.set.items():
+        out[name] = literal(value)
+    return out
+
+
+def _allowed(entry: ApiEntry, name: str, value) -> bool:
+    """The argument has the value the table says is harmless ("None" stands for None)."""
+    if name not in entry.allowed:
+        return False
+    expected = entry.allowed[name]
+    return literal_value(value) == (None if expected == "None" else expected)
+
+
+def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=None) -> cst.BaseExpression:
+    """The converted call (raises Unconvertible)."""
+    if entry.unsupported:
+        raise Unconvertible(entry.unsupported)
+    if not entry.params and not entry.kwonly and not entry.hook:
+        # a pure rename: the arguments pass as they are (nn.Sequential(a, b))
+        if entry.target.startswith("."):
+            return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
+        return call.with_changes(func=ctx.reference(entry.target))
+    args = convert_args(ctx, entry, call, pass_id)
+    if entry.hook:
+        result = HOOKS[entry.hook](ctx, entry, args, receiver)
+        if isinstance(result, cst.BaseExpression):
+            return result
+        args = result
+    target = entry.target or ""
+    if target.startswith("."):  # a method on the receiver: x.view(...)
+        func = cst.Attribute(value=receiver, attr=cst.Name(target[1:]))
+    else:
+        func = ctx.reference(target)
+        if receiver is not None:
+            args = {entry.receiver or "input": receiver, **args}
+    return keyword_call(func, args)

@@ -1,0 +1,88 @@
+"""Binding a call's arguments to the source signature and emitting keyword calls."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+
+class Unconvertible(Exception):
+    """A call that cannot be converted; the message says why."""
+
+
+def bind(call: cst.Call, params: tuple[str, ...], kwonly: tuple[str, ...], skip: int = 0) -> dict[str, Any]:
+    """Source parameter name -> argument expression (a list for ``*varargs``)."""
+    bound: dict[str, Any] = {}
+    positional = [p for p in params]
+    pos_index = skip
+    for arg in call.args:
+        if arg.star:
+            raise Unconvertible("arguments passed with * or ** cannot be matched to parameters")
+        if arg.keyword is None:
+            if pos_index >= len(positional):
+                raise Unconvertible("more positional arguments than the signature has")
+            name = positional[pos_index]
+            if name.startswith("*"):
+                bound.setdefault(name[1:], []).append(arg.value)
+                continue
+            bound[name] = arg.value
+            pos_index += 1
+        else:
+            key = arg.keyword.value
+            if key not in {p.lstrip("*") for p in params} | set(kwonly):
+                raise Unconvertible(f"unknown argument {key!r}")
+            bound[key] = arg.value
+    return bound
+
+
+def literal(value: Any) -> cst.BaseExpression:
+    """Expression for a TOML value (bool, number, string, list -> tuple)."""
+    if isinstance(value, list):
+        return cst.parse_expression(repr(tuple(value)))
+    return cst.parse_expression(repr(value))
+
+
+def literal_value(node: cst.BaseExpression) -> Any:
+    """The Python value of a literal expression, or a sentinel ``NotLiteral``."""
+    try:
+        import ast
+
+        return ast.literal_eval(cst.Module(body=[]).code_for_node(node))
+    except Exception:
+        return NOT_LITERAL
+
+
+class _NotLiteral:
+    def __repr__(self) -> str:
+        return "<not a literal>"
+
+
+NOT_LITERAL = _NotLiteral()
+
+
+def pack_varargs(values: list[cst.BaseExpression]) -> cst.BaseExpression:
+    """``f(2, 3)`` -> ``(2, 3)``; a single argument passes as it is (int or tuple)."""
+    if len(values) == 1:
+        return values[0]
+    return cst.Tuple([cst.Element(v) for v in values])
+
+
+def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) -> cst.Call:
+    """Every argument as a keyword; a ``"*"`` entry holds positional varargs."""
+    positional = [cst.Arg(v) for v in args.get("*", ())]
+    return cst.Call(
+        func=func,
+        args=positional + [
+            cst.Arg(
+                keyword=cst.Name(k),
+                value=v,
+                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            )
+            for k, v in args.items()
+            if k != "*"
+        ],
+    )
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

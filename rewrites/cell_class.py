@@ -1,0 +1,68 @@
+"""MS101: subclasses of nn.Module define ``construct``, not ``forward``.
+
+The base class itself is renamed by the table entry ``torch.nn.Module -> mindspore.nn.Cell``;
+this pass finds the subclasses (any import spelling, and local subclasses of them)
+and renames ``forward`` and explicit ``.forward(`` calls.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+class CellClass(Pass):
+    id = "MS101"
+    name = "cell-class"
+    summary = "nn.Module subclasses become nn.Cell; forward becomes construct."
+    examples = (
+        Example(
+            "from torch import nn as tnn\nclass Net(tnn.Module):\n    def forward(self, x):\n        return x\n",
+            "from mindspore import nn as tnn\nclass Net(tnn.Cell):\n    def construct(self, x):\n        return x\n",
+        ),
+        Example(
+            "import torch.nn as nn\nclass A(nn.Module):\n    pass\nclass B(A):\n    def forward(self, x):\n        return super().forward(x)\n",
+            "import mindspore.nn as nn\nclass A(nn.Cell):\n    pass\nclass B(A):\n    def construct(self, x):\n        return super().construct(x)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.cell_classes: set[str] = set()
+        self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        is_cell = any(self._is_cell_base(arg.value) for arg in node.bases)
+        if is_cell:
+            self.cell_classes.add(node.name.value)
+        self._scopes.append("cell" if is_cell else "class")
+
+    def _is_cell_base(self, expr) -> bool:
+        if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
+            return True
+        return self.ctx.imports.qualify(expr) in MODULE_BASES
+
+    def leave_ClassDef(self, original, updated):
+        self._scopes.pop()
+        return updated
+
+    def visit_FunctionDef(self, node) -> None:
+        self._scopes.append("def")
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self._scopes.pop()
+        if original.name.value == "forward" and self._scopes and self._scopes[-1] == "cell":
+            self.ctx.stats.converted += 1
+            return updated.with_changes(name=cst.Name("construct"))
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``."""
+        if original.attr.value != "forward" or not self.cell_classes:
+            return updated
+        receiver = original.value
+        if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
+            return updated  # some_module.forward: not a cell
+        return updated.with_changes(attr=cst.Name("construct"))

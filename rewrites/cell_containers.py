@@ -1,0 +1,104 @@
+"""MS102: plain Python lists of layers held by a Cell become ``nn.CellList``.
+
+A bare list hides its cells from MindSpore: their parameters are not registered
+(seed 004). Covers list literals, comprehensions and lists filled by ``append`` in
+``__init__``. ModuleList/Sequential/ModuleDict are renamed by the tables.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+from .apply import tables
+
+CELL_LIST = "mindspore.nn.CellList"
+
+
+class CellContainers(Pass):
+    id = "MS102"
+    name = "cell-containers"
+    summary = "Lists of layers held as attributes become nn.CellList."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.layers = [nn.ReLU() for _ in range(3)]\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.layers = nn.CellList([nn.ReLU() for _ in range(3)])\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self._local_classes: set[str] = set()
+        self._appended: list[set[str]] = []  # per __init__: attributes filled by append
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._local_classes.add(node.name.value)
+
+    def _is_layer(self, expr) -> bool:
+        if isinstance(expr, cst.Call):
+            if isinstance(expr.func, cst.Name) and expr.func.value in self._local_classes:
+                return True
+            qual = self.ctx.imports.qualify(expr.func)
+            if qual is None:
+                return False
+            entry = self.tables.lookup(qual)
+            return qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper() and (
+                entry is None or entry.kind == "class"
+            )
+        return False
+
+    def _is_layer_list(self, expr) -> bool:
+        if isinstance(expr, cst.List):
+            return bool(expr.elements) and all(self._is_layer(e.value) for e in expr.elements)
+        if isinstance(expr, cst.ListComp):
+            return self._is_layer(expr.elt)
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        appended: set[str] = set()
+        if node.name.value == "__init__":
+            for call in _append_calls(node):
+                target, value = call
+                if self._is_layer(value):
+                    appended.add(target)
+        self._appended.append(appended)
+
+    def leave_FunctionDef(self, original, updated):
+        self._appended.pop()
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
+            return updated
+        attr = original.targets[0].target.attr.value
+        value = original.value
+        if self._is_layer_list(value):
+            wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
+        elif isinstance(value, cst.List) and not value.elements and self._appended and attr in self._appended[-1]:
+            wrapped = cst.Call(func=self.ctx.reference(CELL_LIST))
+        else:
+            return updated
+        self.ctx.stats.converted += 1
+        return updated.with_changes(value=wrapped)
+
+
+def _is_self_attr(expr) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+
+
+def _append_calls(fn: cst.FunctionDef):
+    """(attribute, appended value) for every ``self.X.append(value)`` in the function."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "append" and _is_self_attr(f.value)
+                    and len(node.args) == 1):
+                found.append((f.value.attr.value, node.args[0].value))
+
+    fn.body.visit(Finder())
+    return found

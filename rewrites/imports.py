@@ -1,0 +1,192 @@
+"""MS901: torch imports become MindSpore imports; unused ones go; needed ones stay.
+
+Runs last, alone: it needs to know which names the converted code still uses.
+A source import whose name is still used by unconverted code is kept, with a
+diagnostic, so nothing still needed is silently dropped.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.imports import build_dotted, dotted_name
+from transpile.passes import Example, Pass
+
+from .apply import tables
+
+
+class _NameUses(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name):
+            self.names.add(head.value)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:
+    parent, _, last = module.rpartition(".")
+    if not parent:
+        text = f"import {module}" if binding == module else f"import {module} as {binding}"
+    else:
+        text = f"from {parent} import {last}" + ("" if binding == last else f" as {binding}")
+    return cst.parse_statement(text + "\n")
+
+
+class Imports(Pass):
+    id = "MS901"
+    name = "imports"
+    summary = "Rewrite torch imports to MindSpore; drop the unused, keep what is still needed."
+    examples = (
+        Example(
+            "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    pass\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    pass\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.modules = tables().modules
+        self.roots = {m.split(".")[0] for m in self.modules}
+        self.used: set[str] = set()
+        self._depth = 0
+        self._first_source_import: int | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        uses = _NameUses()
+        node.visit(uses)
+        self.used = uses.names
+        for i, stmt in enumerate(node.body):
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                self._is_source_import(s) for s in stmt.body
+            ):
+                self._first_source_import = i
+                break
+
+    def _is_source_import(self, node) -> bool:
+        if isinstance(node, cst.Import):
+            return any((dotted_name(a.name) or "").split(".")[0] in self.roots for a in node.names)
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
+            return (dotted_name(node.module) or "").split(".")[0] in self.roots
+        return False
+
+    def visit_IndentedBlock(self, node) -> None:
+        self._depth += 1
+
+    def leave_IndentedBlock(self, original, updated):
+        self._depth -= 1
+        return updated
+
+    def _keep(self, binding: str, qual: str, small) -> None:
+        self.ctx.report_text(
+            cst.Module(body=[]).code_for_node(small), self.id,
+            f"import of {qual} kept: {binding!r} is still used by code that was not converted",
+            Severity.WARNING,
+        )
+
+    def _convert_import(self, node: cst.Import):
+        """(the import with what stays, extra statements)."""
+        names = []
+        for alias in node.names:
+            full = dotted_name(alias.name) or ""
+            binding = alias.asname.name.value if alias.asname else full.split(".")[0]
+            qual = full if alias.asname else binding
+            if qual.split(".")[0] not in self.roots:
+                names.append(alias)
+            elif binding not in self.used:
+                continue
+            elif alias.asname and qual in self.modules and "." in qual:
+                names.append(alias.with_changes(name=build_dotted(self.modules[qual])))
+            else:
+                self._keep(binding, qual, node)
+                names.append(alias)
+        return self._rebuild(node, names), []
+
+    def _convert_import_from(self, node: cst.ImportFrom):
+        if isinstance(node.names, cst.ImportStar):
+            return node, []
+        module = dotted_name(node.module)
+        kept, moved = [], []
+        for alias in node.names:
+            name = alias.name.value
+            binding = alias.asname.name.value if alias.asname else name
+            qual = f"{module}.{name}"
+            if binding not in self.used:
+                continue
+            if qual in self.modules:
+                moved.append(import_statement(binding, self.modules[qual]))
+            else:
+                self._keep(binding, qual, node)
+                kept.append(alias)
+        return self._rebuild(node, kept), moved
+
+    @staticmethod
+    def _rebuild(node, names):
+        if not names:
+            return None
+        last = len(names) - 1
+        names = [n.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == last else n for i, n in enumerate(names)]
+        return node.with_changes(names=names)
+
+    def leave_SimpleStatementLine(self, original, updated: cst.SimpleStatementLine):
+        if not any(self._is_source_import(s) for s in updated.body):
+            return updated
+        body, extra = [], []
+        for small in updated.body:
+            if not self._is_source_import(small):
+                body.append(small)
+                continue
+            convert = self._convert_import if isinstance(small, cst.Import) else self._convert_import_from
+            kept, moved = convert(small)
+            if kept is not None:
+                body.append(kept)
+            extra.extend(moved)
+        lines = []
+        if body:
+            lines.append(updated.with_changes(body=body))
+        for stmt in extra:
+            lines.append(stmt.with_changes(leading_lines=() if lines else updated.leading_lines))
+        if not lines:
+            if self._depth > 0:
+                return updated.with_changes(body=[cst.Pass()])
+            return cst.RemoveFromParent()
+        return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module):
+        new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items())]
+        bound = {b for b, q in self.ctx.imports.bindings.items()}
+        for root in sorted(self.ctx.kept_source_modules):
+            if root not in bound or self.ctx.imports.bindings.get(root) != root:
+                new.insert(0, import_statement(root, root))
+        if not new:
+            return updated
+        body = list(updated.body)
+        index = self._insertion_index(body)
+        return updated.with_changes(body=[*body[:index], *new, *body[index:]])
+
+    def _insertion_index(self, body) -> int:
+        # after the docstring, __future__ imports and every leading import
+        index = 0
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.SimpleStatementLine) and all(
+                isinstance(s, (cst.Import, cst.ImportFrom)) or (i == 0 and isinstance(s, cst.Expr))
+                for s in stmt.body
+            ):
+                index = i + 1
+            else:
+                break
+        return index

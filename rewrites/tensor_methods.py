@@ -1,0 +1,83 @@
+"""MS202: tensor methods (``x.view``, ``x.size(0)``) on receivers known to be tensors.
+
+The receiver's type is guessed locally: parameters of forward/construct, names
+assigned from torch calls or tensor methods. Receivers that are plainly not tensors
+are never touched; uncertain ones are reported, not guessed.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .apply import convert_call, tables
+from .calls import Unconvertible
+from .infer import TensorScope, forward_params, is_tensor, plainly_not_tensor
+
+FORWARD_NAMES = ("forward", "construct")
+
+
+class TensorMethods(Pass):
+    id = "MS202"
+    name = "tensor-methods"
+    summary = "Rewrite Tensor methods whose MindSpore spelling or meaning differs."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x.view(x.size(0), -1)\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    def construct(self, x):\n        return x.view(x.shape[0], -1)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self.roots = {m.split(".")[0] for m in self.tables.modules}
+        self.scope = TensorScope()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scope.push(forward_params(node) if node.name.value in FORWARD_NAMES else ())
+
+    def leave_FunctionDef(self, original, updated):
+        self.scope.pop()
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if is_tensor(node.value, self.scope, self.ctx, self.roots):
+            for target in node.targets:
+                for name in _target_names(target.target):
+                    self.scope.add(name)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        func = original.func
+        if not isinstance(func, cst.Attribute) or self.ctx.imports.qualify(func) is not None:
+            return updated
+        entry = self.tables.methods.get(func.attr.value)
+        if entry is None:
+            return updated
+        receiver = func.value
+        if plainly_not_tensor(receiver, self.ctx):
+            return updated
+        if not is_tensor(receiver, self.scope, self.ctx, self.roots):
+            self.ctx.report(
+                original, self.id,
+                f".{func.attr.value}(): receiver {cst.Module(body=[]).code_for_node(receiver)!r} may not be a tensor; left as it is",
+                Severity.INFO,
+            )
+            return updated
+        try:
+            result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value)
+        except Unconvertible as why:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"Tensor.{func.attr.value}: {why}")
+            return updated
+        self.ctx.stats.converted += 1
+        return result
+
+
+def _target_names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _target_names(el.value)

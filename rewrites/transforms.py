@@ -1,0 +1,30 @@
+"""Value transforms named by the tables (``transform = { momentum = "one_minus" }``)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from .calls import Unconvertible, literal, literal_value
+
+
+def one_minus(value: cst.BaseExpression) -> cst.BaseExpression:
+    """BatchNorm momentum: torch's 0.1 is MindSpore's 0.9."""
+    v = literal_value(value)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return literal(round(1 - v, 12))
+    if v is None:
+        raise Unconvertible("momentum=None (cumulative average) has no MindSpore equivalent")
+    return cst.parse_expression(f"1 - ({cst.Module(body=[]).code_for_node(value)})")
+
+
+def as_tuple(value: cst.BaseExpression) -> cst.BaseExpression:
+    """An int or list shape as a tuple (LayerNorm's normalized_shape)."""
+    v = literal_value(value)
+    if isinstance(v, int):
+        return literal([v])
+    if isinstance(v, (list, tuple)):
+        return literal(list(v))
+    src = cst.Module(body=[]).code_for_node(value)
+    return cst.parse_expression(f"({src},) if isinstance({src}, int) else tuple({src})")
+
+
+TRANSFORMS = {"one_minus": one_minus, "as_tuple": as_tuple}

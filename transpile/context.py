@@ -1,0 +1,155 @@
+"""Per-file state shared by the passes of one conversion."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .diagnostics import Diagnostic, Safety, Severity
+from .imports import ImportTable, build_dotted
+
+
+@dataclass
+class PendingDiagnostic:
+    node: cst.CSTNode | None
+    code: str
+    severity: Severity
+    message: str
+    safety: Safety
+    line: int = 0
+    col: int = 0
+
+
+@dataclass
+class Stats:
+    converted: int = 0  # framework uses rewritten
+    unconverted: int = 0  # framework uses left in place (marked)
+
+    def rate(self) -> float:
+        total = self.converted + self.unconverted
+        return 1.0 if total == 0 else self.converted / total
+
+
+@dataclass
+class ModuleAlias:
+    """How the converted file spells a target module: ``nn`` for ``mindspore.nn``."""
+
+    binding: str
+    source_module: str  # what the binding held before (e.g. torch.nn), or "" if new
+
+
+class FileContext:
+    """Diagnostics, the import table, requested imports and statistics of one file.
+
+    ``module_map`` says which source module becomes which target module
+    (``torch.nn`` -> ``mindspore.nn``); it comes from the tables, so the engine
+    itself stays framework-agnostic.
+    """
+
+    def __init__(self, source: str, filename: str, module_map: dict[str, str]):
+        self.source = source
+        self.filename = filename
+        self.module_map = module_map
+        self.imports = ImportTable()
+        self.pending: list[PendingDiagnostic] = []
+        self.markers: list[list[str]] = []  # one list per open statement
+        self.stats = Stats()
+        self.new_imports: dict[str, str] = {}  # binding -> target module it must hold
+        self.kept_source_modules: set[str] = set()  # source modules still referenced
+        self.original_module: cst.Module | None = None
+
+    # -- diagnostics -------------------------------------------------------
+    def report(
+        self,
+        node: cst.CSTNode | None,
+        code: str,
+        message: str,
+        severity: Severity = Severity.WARNING,
+        safety: Safety = Safety.SAFE,
+    ) -> None:
+        self.pending.append(PendingDiagnostic(node, code, severity, message, safety))
+
+    def report_text(self, snippet: str, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
+        """Report at the first place ``snippet`` occurs in the original source."""
+        offset = self.source.find(snippet)
+        line = self.source.count("\n", 0, offset) + 1 if offset >= 0 else 0
+        col = offset - (self.source.rfind("\n", 0, offset) + 1) if offset >= 0 else 0
+        self.pending.append(PendingDiagnostic(None, code, severity, message, Safety.SAFE, line, col))
+
+    def mark(self, node: cst.CSTNode, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
+        """Leave a ``# transpile:`` comment on the enclosing statement and report it."""
+        self.report(node, code, message, severity, Safety.MANUAL)
+        if self.markers:
+            text = f"# transpile: {code} {message}"
+            if text not in self.markers[-1]:
+                self.markers[-1].append(text)
+
+    # -- spelling target symbols ------------------------------------------
+    def module_binding(self, target_module: str) -> str:
+        """A name in this file that will hold ``target_module`` after conversion.
+
+        Reuses the user's alias of the source module that maps to it (``nn`` from
+        ``import torch.nn as nn``), else asks for a new import.
+        """
+        for binding, target in self.new_imports.items():
+            if target == target_module:
+                return binding
+        for binding, qual in sorted(self.imports.bindings.items()):
+            # Reuse aliases of submodules (nn, F); a bare ``torch`` is never reused as
+            # a name for the target framework.
+            if "." in qual and self.module_map.get(qual) == target_module:
+                return binding
+            if qual == target_module:
+                return binding
+        if "." in target_module:
+            short = target_module.rsplit(".", 1)[-1]
+            candidates = [short, f"ms_{short}", f"_{short}"]
+        else:
+            candidates = ["ms", target_module]
+        for name in candidates:
+            if name not in self.imports.bindings or self.imports.bindings[name] == target_module:
+                self.new_imports[name] = target_module
+                return name
+        raise RuntimeError(f"no free name for {target_module}")
+
+    def reference(self, target: str) -> cst.BaseExpression:
+        """Expression naming ``target`` (``mindspore.nn.Dense`` -> ``nn.Dense``)."""
+        module, _, name = target.rpartition(".")
+        if not module:
+            return cst.Name(target)
+        # Walk up until a module we can bind: mindspore.ops.functional.x -> ops.functional.x
+        parts = module.split(".")
+        for cut in range(len(parts), 0, -1):
+            mod = ".".join(parts[:cut])
+            if cut == 1 or mod in set(self.module_map.values()) | set(self.new_imports.values()):
+                rest = ".".join(parts[cut:] + [name])
+                binding = self.module_binding(mod)
+                return build_dotted(f"{binding}.{rest}")
+        raise AssertionError("unreachable")
+
+    def keep_source(self, qualname: str) -> cst.BaseExpression:
+        """Spell an unconverted source symbol fully qualified and keep its root imported."""
+        root = qualname.split(".")[0]
+        self.kept_source_modules.add(root)
+        return build_dotted(qualname)
+
+    # -- results -------------------------------------------------------------
+    def resolve(self, module: cst.Module) -> list[Diagnostic]:
+        if not self.pending:
+            return []
+        if all(p.node is None for p in self.pending):
+            return sorted(
+                (Diagnostic(p.code, p.severity, p.message, self.filename, p.line, p.col, p.safety) for p in self.pending),
+                key=lambda d: (d.line, d.col, d.code, d.message),
+            )
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        # unsafe_skip_copy keeps node identity, so positions map to the nodes we hold.
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        out = []
+        for p in self.pending:
+            pos = positions.get(p.node) if p.node is not None else None
+            line, col = (pos.start.line, pos.start.column) if pos else (p.line, p.col)
+            out.append(Diagnostic(p.code, p.severity, p.message, self.filename, line, col, p.safety))
+        out.sort(key=lambda d: (d.line, d.col, d.code, d.message))
+        return out

@@ -1,0 +1,38 @@
+"""Structured diagnostics: what a pass reports, located in the ORIGINAL file."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Safety(str, Enum):
+    SAFE = "safe"  # same results as the original
+    UNSAFE = "unsafe"  # runs, but results can differ (shape kept, rows zeroed, ...)
+    MANUAL = "manual"  # left for a person: marked in the code
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    filename: str = "<string>"
+    line: int = 0
+    col: int = 0
+    safety: Safety = Safety.SAFE
+
+    def format(self) -> str:
+        """gcc style: ``model.py:42:9: MS301 warning: ...`` (col is 1-based)."""
+        return f"{self.filename}:{self.line}:{self.col + 1}: {self.code} {self.severity.value}: {self.message}"
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        data["safety"] = self.safety.value
+        return data

@@ -1,0 +1,99 @@
+"""A cheap table of the names a file's import statements bind.
+
+Resolving ``tnn.Linear`` to ``torch.nn.Linear`` needs only the imports, not a full
+scope analysis (LibCST's QualifiedNameProvider costs about eight parses).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a chain of Names and Attributes, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def build_dotted(name: str) -> cst.BaseExpression:
+    """The expression for a dotted name (``a.b.c``)."""
+    head, *rest = name.split(".")
+    node: cst.BaseExpression = cst.Name(head)
+    for part in rest:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
+
+
+class ImportTable:
+    """Binding name -> qualified name, for every import seen so far."""
+
+    def __init__(self) -> None:
+        self.bindings: dict[str, str] = {}
+
+    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None:
+                    self.bindings[alias.asname.name.value] = full
+                else:
+                    # ``import a.b`` binds ``a``; ``a.b.x`` then resolves by itself.
+                    root = full.split(".")[0]
+                    self.bindings[root] = root
+            return
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        for alias in node.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else dotted_name(alias.name)
+            bound = alias.asname.name.value if alias.asname is not None else name
+            self.bindings[bound] = f"{module}.{name}"
+
+    @classmethod
+    def from_module(cls, module: cst.Module) -> "ImportTable":
+        """Imports at module level, including inside top-level if/try blocks."""
+        table = cls()
+
+        def scan(body) -> None:
+            for stmt in body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, (cst.Import, cst.ImportFrom)):
+                            table.add(small)
+                elif isinstance(stmt, (cst.If, cst.Try)):
+                    scan(stmt.body.body)
+                    for extra in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
+                        if extra is not None and hasattr(extra, "body"):
+                            inner = extra.body
+                            scan(inner.body if hasattr(inner, "body") else [inner])
+                    for handler in getattr(stmt, "handlers", ()):
+                        scan(handler.body.body)
+
+        scan(module.body)
+        return table
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """Qualified name of a dotted expression whose head is an imported name."""
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = self.bindings.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+    def names_bound_to(self, qualname: str) -> list[str]:
+        return sorted(b for b, q in self.bindings.items() if q == qualname)
+
+    def roots(self) -> set[str]:
+        return {q.split(".")[0] for q in self.bindings.values()}

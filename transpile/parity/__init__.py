@@ -1,0 +1,1 @@
+"""Parity: run the original and the converted model on the same weights and inputs."""

@@ -1,0 +1,5 @@
+"""`transpile parity` (filled in below)."""
+
+
+def add_parity_parser(sub) -> None:
+    pass

@@ -1,0 +1,164 @@
+"""Run passes over a file: stages of passes, one LibCST traversal per stage."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import libcst as cst
+
+from .context import FileContext, Stats
+from .diagnostics import Diagnostic, Safety, Severity
+from .formatting import format_statement
+from .imports import ImportTable
+from .passes import Pass
+
+Stage = tuple[type[Pass], ...]
+
+
+@dataclass
+class ConversionResult:
+    """What converting one source gave."""
+
+    code: str
+    diagnostics: list[Diagnostic]
+    changed: bool
+    filename: str = "<string>"
+    stats: Stats = field(default_factory=Stats)
+    failed: bool = False  # the input could not be converted at all (code is the input)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+
+class ReparseError(AssertionError):
+    """A pass produced a tree that does not survive code generation and re-parsing."""
+
+
+def _handler_tables(passes: Sequence[Pass]):
+    visit: dict[str, list] = {}
+    leave: dict[str, list] = {}
+    for p in passes:
+        for attr in dir(type(p)):
+            kind, _, node_type = attr.partition("_")
+            if not node_type or "_" in node_type or kind not in ("visit", "leave"):
+                continue
+            (visit if kind == "visit" else leave).setdefault(node_type, []).append(getattr(p, attr))
+    return visit, leave
+
+
+class StageTransformer(cst.CSTTransformer):
+    """Dispatches every node to the passes that handle its type, in pass order.
+
+    It also does what every pass needs around statements: collects ``# transpile:``
+    markers for the enclosing statement and formats statements that changed.
+    """
+
+    def __init__(self, passes: Sequence[Pass], ctx: FileContext):
+        super().__init__()
+        self.ctx = ctx
+        self._visit, self._leave = _handler_tables(passes)
+        self._edits = 0
+        self._edit_marks: list[int] = []
+        self._depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            self.ctx.markers.append([])
+            self._edit_marks.append(self._edits)
+        elif isinstance(node, cst.IndentedBlock):
+            self._depth += 1
+        descend = True
+        for handler in self._visit.get(type(node).__name__, ()):
+            if handler(node) is False:
+                descend = False
+        return descend
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        result = updated
+        for handler in self._leave.get(type(original).__name__, ()):
+            new = handler(original, result)
+            if new is not result:
+                self._edits += 1
+                result = new
+            if not isinstance(result, type(original)):
+                break  # removed or replaced by another kind of node
+        if isinstance(original, cst.IndentedBlock):
+            self._depth -= 1
+        elif isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            markers = self.ctx.markers.pop()
+            edited = self._edits != self._edit_marks.pop()
+            if edited and isinstance(result, cst.SimpleStatementLine):
+                result = format_statement(result, 4 * self._depth)
+            if markers:
+                result = _attach_markers(result, markers)
+            if edited:
+                self._edits += 1  # the enclosing statement changed too
+        return result
+
+
+def _attach_markers(stmt, markers: list[str]):
+    target = stmt.nodes[0] if isinstance(stmt, cst.FlattenSentinel) else stmt
+    if not isinstance(target, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        return stmt
+    existing = {line.comment.value for line in target.leading_lines if line.comment}
+    new_lines = [cst.EmptyLine(comment=cst.Comment(m)) for m in markers if m not in existing]
+    if not new_lines:
+        return stmt
+    marked = target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
+    if isinstance(stmt, cst.FlattenSentinel):
+        return cst.FlattenSentinel([marked, *stmt.nodes[1:]])
+    return marked
+
+
+def check_reparse(module: cst.Module, where: str) -> None:
+    code = module.code
+    try:
+        again = cst.parse_module(code)
+    except cst.ParserSyntaxError as exc:
+        raise ReparseError(f"{where}: output does not parse: {exc}") from exc
+    if not again.deep_equals(module):
+        raise ReparseError(f"{where}: output re-parses to a different tree")
+
+
+class Pipeline:
+    """An explicit sequence of stages; each stage is one traversal."""
+
+    def __init__(self, stages: Sequence[Stage], module_map: dict[str, str], source_roots: set[str]):
+        self.stages = tuple(stages)
+        self.module_map = module_map
+        self.source_roots = source_roots
+
+    @property
+    def passes(self) -> tuple[type[Pass], ...]:
+        return tuple(p for stage in self.stages for p in stage)
+
+    def run(self, source: str, filename: str = "<string>", *, debug: bool = False) -> ConversionResult:
+        # Cheap skip: a file that never names a source framework has nothing to do.
+        if not any(root in source for root in self.source_roots):
+            return ConversionResult(source, [], False, filename)
+        try:
+            module = cst.parse_module(source)
+        except cst.ParserSyntaxError as exc:
+            diag = Diagnostic(
+                "MS000", Severity.ERROR, f"syntax error: {exc.message}", filename,
+                exc.raw_line, exc.raw_column, Safety.MANUAL,
+            )
+            return ConversionResult(source, [diag], False, filename, failed=True)
+        ctx = FileContext(source, filename, self.module_map)
+        ctx.imports = ImportTable.from_module(module)
+        ctx.original_module = module
+        if not (ctx.imports.roots() & self.source_roots):
+            return ConversionResult(source, [], False, filename)
+        current = module
+        for stage in self.stages:
+            # In debug mode every pass gets its own traversal, so a broken tree is
+            # blamed on the pass that made it.
+            groups = [(p,) for p in stage] if debug else [stage]
+            for group in groups:
+                current = current.visit(StageTransformer([p(ctx) for p in group], ctx))
+                if debug:
+                    check_reparse(current, "+".join(p.id for p in group))
+        code = current.code
+        diagnostics = ctx.resolve(module)
+        return ConversionResult(code, diagnostics, code != source, filename, ctx.stats)

@@ -1,0 +1,132 @@
+"""Mapping tables: TOML data loaded into frozen dataclasses, validated at load time.
+
+A table file holds a ``kind`` ("class", "function", "method", "attribute") and one
+table per source symbol. ``modules.toml`` maps source modules to target modules.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+KINDS = ("class", "function", "method", "attribute")
+_FIELDS = {
+    "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
+    "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
+    "tensor_result",
+}
+
+
+class TableError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    """How one source symbol converts.
+
+    params:   the source's positional parameter order; ``*name`` collects varargs.
+    kwonly:   the source's keyword-only parameters.
+    rename:   source argument -> target argument.
+    defaults: source arguments written out when omitted (the target's default differs).
+    set:      target arguments always written, whatever the call says.
+    drop:     source arguments removed (each use reported).
+    unsupported_args: source argument -> why it cannot be converted
+              (harmless when its value equals ``allowed[arg]``).
+    transform: source argument -> name of a value transform.
+    receiver: for methods turned into functions, the target argument taking the receiver.
+    weights:  parameter-name renames a layer's weights need (torch -> target).
+    hook:     an escape-hatch function for what data cannot say.
+    tensor_result: the call returns a tensor (used to infer receivers of methods).
+    """
+
+    source: str
+    kind: str
+    target: str | None = None
+    params: tuple[str, ...] = ()
+    kwonly: tuple[str, ...] = ()
+    rename: Mapping[str, str] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    set: Mapping[str, Any] = field(default_factory=dict)
+    drop: tuple[str, ...] = ()
+    unsupported: str | None = None
+    unsupported_args: Mapping[str, str] = field(default_factory=dict)
+    allowed: Mapping[str, Any] = field(default_factory=dict)
+    transform: Mapping[str, str] = field(default_factory=dict)
+    receiver: str | None = None
+    weights: Mapping[str, str] = field(default_factory=dict)
+    hook: str | None = None
+    note: str = ""
+    tensor_result: bool = True
+
+    @property
+    def status(self) -> str:
+        if self.unsupported:
+            return "unsupported"
+        return "converted with a note" if self.note else "converted"
+
+    def source_args(self) -> set[str]:
+        return {p.lstrip("*") for p in self.params} | set(self.kwonly)
+
+
+@dataclass(frozen=True)
+class Tables:
+    entries: Mapping[str, ApiEntry]  # qualified source name -> entry (not methods)
+    methods: Mapping[str, ApiEntry]  # method name -> entry ("view" for Tensor.view)
+    modules: Mapping[str, str]  # source module -> target module
+
+    def lookup(self, qualname: str) -> ApiEntry | None:
+        return self.entries.get(qualname)
+
+    def all_entries(self) -> list[ApiEntry]:
+        return sorted([*self.entries.values(), *self.methods.values()], key=lambda e: e.source)
+
+
+def _entry(source: str, kind: str, data: dict, where: str) -> ApiEntry:
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise TableError(f"{where}: {source}: unknown fields {sorted(unknown)}")
+    if not data.get("target") and not data.get("unsupported") and not data.get("hook"):
+        raise TableError(f"{where}: {source}: needs a target, a hook or an unsupported reason")
+    frozen = {
+        k: MappingProxyType(dict(v)) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
+        for k, v in data.items()
+    }
+    entry = ApiEntry(source=source, kind=kind, **frozen)
+    known = entry.source_args()
+    for group in ("rename", "defaults", "transform", "unsupported_args", "allowed"):
+        extra = set(getattr(entry, group)) - known
+        if extra and entry.params:
+            raise TableError(f"{where}: {source}: {group} names unknown arguments {sorted(extra)}")
+    if extra := set(entry.drop) - known:
+        if entry.params:
+            raise TableError(f"{where}: {source}: drop names unknown arguments {sorted(extra)}")
+    return entry
+
+
+def load_tables(directory: Path) -> Tables:
+    entries: dict[str, ApiEntry] = {}
+    methods: dict[str, ApiEntry] = {}
+    modules: dict[str, str] = {}
+    for path in sorted(directory.glob("*.toml")):
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        if "modules" in data:
+            modules.update(data.pop("modules"))
+        if not data:
+            continue
+        kind = data.pop("kind", None)
+        if kind not in KINDS:
+            raise TableError(f"{path.name}: kind must be one of {KINDS}, not {kind!r}")
+        for source, body in data.items():
+            if not isinstance(body, dict):
+                raise TableError(f"{path.name}: {source}: expected a table")
+            entry = _entry(source, kind, body, path.name)
+            bucket = methods if kind == "method" else entries
+            key = source.removeprefix("Tensor.") if kind == "method" else source
+            if key in bucket:
+                raise TableError(f"{path.name}: {source}: defined twice")
+            bucket[key] = entry
+    return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules))
