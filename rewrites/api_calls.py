@@ -17,11 +17,11 @@ class ApiCalls(Pass):
     examples = (
         Example(
             "import torch.nn as nn\nfc = nn.Linear(4, 2, bias=False)\n",
-            "import mindspore.nn as nn\n\nfc = nn.Dense(in_channels=4, out_channels=2, has_bias=False)\n",
+            "import mindspore.nn as nn\nfc = nn.Dense(in_channels=4, out_channels=2, has_bias=False)\n",
         ),
         Example(
             "import torch\ny = torch.cat([a, b], 1)\n",
-            "import torch\nfrom mindspore import ops\n\ny = ops.cat(tensors=[a, b], axis=1)\n",
+            "from mindspore import ops\ny = ops.cat(tensors=[a, b], axis=1)\n",
         ),
     )
 
@@ -59,7 +59,7 @@ class ApiCalls(Pass):
             return updated
         try:
             if entry is None:
-                raise Unconvertible(f"{qual} has no MindSpore mapping yet")
+                raise Unconvertible("no MindSpore mapping yet")
             result = convert_call(self.ctx, entry, updated, self.id)
         except Unconvertible as why:
             self.ctx.stats.unconverted += 1
@@ -103,7 +103,7 @@ class ApiCalls(Pass):
             return updated
         entry = self.tables.lookup(qual)
         if entry is None or entry.unsupported or not entry.target or entry.target.startswith("."):
-            why = entry.unsupported if entry and entry.unsupported else "has no MindSpore mapping yet"
+            why = entry.unsupported if entry and entry.unsupported else "no MindSpore mapping yet"
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return self.ctx.keep_source(qual)

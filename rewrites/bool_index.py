@@ -27,7 +27,8 @@ class BoolIndex(Pass):
         Example(
             "import torch\ndef box_select(box, iou_score):\n    mask = iou_score > 0.3\n    return box[mask]\n",
             "def box_select(box, iou_score):\n    mask = iou_score > 0.3\n"
-            "    return box * mask.reshape(mask.shape + (1,) * (box.ndim - mask.ndim)).astype(box.dtype)\n",
+            "    return box * mask.reshape(mask.shape + (1,) * (box.ndim - mask.ndim)).astype(\n"
+            "        box.dtype\n    )\n",
         ),
     )
 
@@ -124,10 +125,23 @@ def _atom(expr):
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
+def _same_shape(mask, like) -> bool:
+    """``x[x > 0]``: a comparison of x itself has x's shape, no reshape needed."""
+    if isinstance(mask, cst.Comparison):
+        return mask.left.deep_equals(like) or _same_shape(mask.left, like)
+    if isinstance(mask, cst.BinaryOperation):
+        return _same_shape(mask.left, like) or _same_shape(mask.right, like)
+    if isinstance(mask, cst.UnaryOperation):
+        return _same_shape(mask.expression, like)
+    return False
+
+
 def _broadcast(mask, like, cast: bool):
     """mask reshaped to broadcast over ``like``'s trailing axes (``expand_dims`` as needed)."""
     m = code(_atom(mask))
     x = code(_atom(like))
+    if _same_shape(mask, like):
+        return cst.parse_expression(f"{m}.astype({x}.dtype)" if cast else m)
     text = f"{m}.reshape({m}.shape + (1,) * ({x}.ndim - {m}.ndim))"
     if cast:
         text += f".astype({x}.dtype)"

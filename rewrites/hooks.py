@@ -31,7 +31,7 @@ def _expand_padding(value: cst.BaseExpression, dims: int) -> cst.BaseExpression:
         return literal([p for p in v for _ in (0, 1)])
     if isinstance(value, (cst.Name, cst.Attribute)) and dims > 1:
         src = code(value)
-        return cst.parse_expression(f"{src} if isinstance({src}, int) else tuple(p for p in {src} for _ in (0, 1))")
+        return cst.parse_expression(f"{src} if isinstance({src}, int) else tuple(side for side in {src} for _ in (0, 1))")
     return value
 
 

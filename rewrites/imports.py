@@ -167,6 +167,7 @@ class Imports(Pass):
         return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
+        updated = _no_leading_blank_lines(updated)
         new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items())]
         bound = {b for b, q in self.ctx.imports.bindings.items()}
         for root in sorted(self.ctx.kept_source_modules):
@@ -190,3 +191,16 @@ class Imports(Pass):
             else:
                 break
         return index
+
+
+def _no_leading_blank_lines(module: cst.Module) -> cst.Module:
+    """Blank lines left at the top by a removed import would move into the header."""
+    if not module.body:
+        return module
+    first = module.body[0]
+    lines = list(first.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    if len(lines) == len(first.leading_lines):
+        return module
+    return module.with_changes(body=[first.with_changes(leading_lines=lines), *module.body[1:]])

@@ -1,6 +1,7 @@
 """Run passes over a file: stages of passes, one LibCST traversal per stage."""
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -54,9 +55,10 @@ class StageTransformer(cst.CSTTransformer):
     markers for the enclosing statement and formats statements that changed.
     """
 
-    def __init__(self, passes: Sequence[Pass], ctx: FileContext):
+    def __init__(self, passes: Sequence[Pass], ctx: FileContext, debug: bool = False):
         super().__init__()
         self.ctx = ctx
+        self.debug = debug
         self._visit, self._leave = _handler_tables(passes)
         self._edits = 0
         self._edit_marks: list[int] = []
@@ -80,6 +82,8 @@ class StageTransformer(cst.CSTTransformer):
             new = handler(original, result)
             if new is not result:
                 self._edits += 1
+                if self.debug:
+                    check_node(new, type(handler.__self__).id)
                 result = new
             if not isinstance(result, type(original)):
                 break  # removed or replaced by another kind of node
@@ -111,14 +115,52 @@ def _attach_markers(stmt, markers: list[str]):
     return marked
 
 
+_LAYOUT = (
+    cst.BaseParenthesizableWhitespace, cst.Comma, cst.LeftParen, cst.RightParen, cst.AssignEqual,
+    cst.Colon, cst.Semicolon, cst.Dot, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace,
+    cst.Comment, cst.ParenthesizedWhitespace, cst.SimpleWhitespace,
+)
+
+
+def skeleton(node: cst.CSTNode):
+    """The tree without layout: node types, names and literal values, nesting."""
+    value = getattr(node, "value", None)
+    leaf = value if isinstance(value, str) else None
+    return (type(node).__name__, leaf, tuple(skeleton(c) for c in node.children if not isinstance(c, _LAYOUT)))
+
+
+def check_node(node, where: str) -> None:
+    """A pass's replacement must print to code that parses back to the same node."""
+    if isinstance(node, cst.BaseExpression):
+        parse = cst.parse_expression
+    elif isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        parse = cst.parse_statement
+        node = node.with_changes(leading_lines=())
+    else:
+        return  # parts of nodes are checked with the statement that holds them
+    text = cst.Module(body=[]).code_for_node(node)
+    try:
+        again = parse(text)
+    except cst.ParserSyntaxError as exc:
+        raise ReparseError(f"{where}: {text!r} does not parse: {exc}") from exc
+    if skeleton(again) != skeleton(node):
+        raise ReparseError(f"{where}: {text!r} re-parses to a different tree")
+
+
 def check_reparse(module: cst.Module, where: str) -> None:
     code = module.code
     try:
         again = cst.parse_module(code)
     except cst.ParserSyntaxError as exc:
         raise ReparseError(f"{where}: output does not parse: {exc}") from exc
-    if not again.deep_equals(module):
+    if skeleton(again) != skeleton(module):
         raise ReparseError(f"{where}: output re-parses to a different tree")
+
+
+def _syntax_error(source: str, filename: str, message: str, line: int, col: int) -> ConversionResult:
+    diag = Diagnostic("MS000", Severity.ERROR, f"syntax error: {message}", filename, line, col, Safety.MANUAL)
+    return ConversionResult(source, [diag], False, filename, failed=True)
 
 
 class Pipeline:
@@ -134,17 +176,18 @@ class Pipeline:
         return tuple(p for stage in self.stages for p in stage)
 
     def run(self, source: str, filename: str = "<string>", *, debug: bool = False) -> ConversionResult:
-        # Cheap skip: a file that never names a source framework has nothing to do.
+        # Cheap skip: a file that never names a source framework has nothing to do,
+        # but its syntax is still checked (CPython's parser is far faster than LibCST's).
         if not any(root in source for root in self.source_roots):
+            try:
+                ast.parse(source, filename)
+            except SyntaxError as exc:
+                return _syntax_error(source, filename, exc.msg, exc.lineno or 0, (exc.offset or 1) - 1)
             return ConversionResult(source, [], False, filename)
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
-            diag = Diagnostic(
-                "MS000", Severity.ERROR, f"syntax error: {exc.message}", filename,
-                exc.raw_line, exc.raw_column, Safety.MANUAL,
-            )
-            return ConversionResult(source, [diag], False, filename, failed=True)
+            return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         ctx = FileContext(source, filename, self.module_map)
         ctx.imports = ImportTable.from_module(module)
         ctx.original_module = module
@@ -152,13 +195,11 @@ class Pipeline:
             return ConversionResult(source, [], False, filename)
         current = module
         for stage in self.stages:
-            # In debug mode every pass gets its own traversal, so a broken tree is
-            # blamed on the pass that made it.
-            groups = [(p,) for p in stage] if debug else [stage]
-            for group in groups:
-                current = current.visit(StageTransformer([p(ctx) for p in group], ctx))
-                if debug:
-                    check_reparse(current, "+".join(p.id for p in group))
+            # In debug mode every replacement a pass makes is re-parsed on the spot
+            # (blaming that pass), and the whole tree after each stage.
+            current = current.visit(StageTransformer([p(ctx) for p in stage], ctx, debug))
+            if debug:
+                check_reparse(current, "+".join(p.id for p in stage))
         code = current.code
         diagnostics = ctx.resolve(module)
         return ConversionResult(code, diagnostics, code != source, filename, ctx.stats)

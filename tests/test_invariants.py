@@ -1,0 +1,75 @@
+"""Invariants over the whole pipeline, on every fixture and sample."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from transpile import convert_code
+
+ROOT = Path(__file__).parent.parent
+SOURCES = sorted(
+    [p for p in (ROOT / "tests" / "fixtures").glob("*/*.py") if not p.name.endswith(".expected.py")]
+    + list((ROOT / "samples").glob("*.py"))
+)
+
+
+@pytest.fixture(params=SOURCES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def source(request) -> str:
+    return request.param.read_text()
+
+
+def test_output_parses(source: str) -> None:
+    cst.parse_module(convert_code(source, debug=True).code)
+
+
+def test_idempotent(source: str) -> None:
+    once = convert_code(source).code
+    twice = convert_code(once)
+    assert twice.code == once
+    assert not twice.changed
+
+
+def test_deterministic(source: str) -> None:
+    assert convert_code(source).code == convert_code(source).code
+
+
+def test_mindspore_code_is_left_alone() -> None:
+    ms = (ROOT / "tests" / "fixtures" / "api-calls" / "unchanged_mindspore.py").read_text()
+    result = convert_code(ms)
+    assert result.code == ms and not result.changed and not result.diagnostics
+
+
+def test_untouched_lines_and_comments_survive() -> None:
+    src = (
+        "import torch.nn as nn\n"
+        "# header comment\n"
+        "X = {'keep':   'spacing' }  # trailing\n\n\n"
+        "class Net(nn.Module):  # cls comment\n"
+        "    def forward(self, x):\n"
+        "        # body comment\n"
+        "        return x   # odd spacing kept\n"
+    )
+    out = convert_code(src).code
+    for line in src.splitlines()[1:]:
+        if "nn.Module" in line or "def forward" in line:
+            continue
+        assert line in out.splitlines(), line
+
+
+def test_unconvertible_stays_valid_and_is_marked() -> None:
+    src = "import torch\ny = torch.no_such_op(1)\n"
+    result = convert_code(src)
+    cst.parse_module(result.code)
+    assert "# transpile: MS201" in result.code
+    assert result.stats.unconverted == 1
+    assert any(d.code == "MS201" and d.line == 2 for d in result.diagnostics)
+
+
+def test_diagnostic_positions_are_in_the_original_file() -> None:
+    src = "import torch\n\n\ndef f(box, s):\n    m = s > 0\n    return box[m]\n"
+    result = convert_code(src)
+    (diag,) = [d for d in result.diagnostics if d.code == "MS301"]
+    assert (diag.line, diag.col) == (6, 11)
+    assert diag.safety.value == "unsafe"
