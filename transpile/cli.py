@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow)")
     conv.set_defaults(func=cmd_convert)
 
+    apis = sub.add_parser("apis", help="list every torch API the tables know, with its status")
+    apis.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    apis.set_defaults(func=cmd_apis)
+
     from .parity.cli import add_parity_parser
 
     add_parity_parser(sub)
@@ -87,6 +91,23 @@ def cmd_convert(args) -> int:
         return EXIT_FINDINGS
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def cmd_apis(args) -> int:
+    from .api import apis_markdown, list_apis
+
+    apis = list_apis()
+    counts = {s: sum(1 for a in apis if a.status == s) for s in ("converted", "converted with a note", "unsupported")}
+    if args.format == "json":
+        print(json.dumps({"counts": counts, "apis": [a.__dict__ for a in apis]}, indent=2))
+    elif args.format == "markdown":
+        sys.stdout.write(apis_markdown(apis))
+    else:
+        for a in apis:
+            print(f"{a.source:50} {a.status:22} {a.target or ''}" + (f"  ({a.note})" if a.note else ""))
+        print(f"{counts['converted']} converted, {counts['converted with a note']} converted with a note, "
+              f"{counts['unsupported']} unsupported")
     return EXIT_OK
 
 

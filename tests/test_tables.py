@@ -1,0 +1,113 @@
+"""The tables against the installed frameworks: symbols exist, defaults and keywords match."""
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+from transpile.rewrites.apply import TABLE_DIR, tables
+from transpile.tables import TableError, load_tables
+
+ENTRIES = tables().all_entries()
+
+
+def resolve(qualname: str):
+    """Import the longest module prefix, then getattr the rest."""
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            obj = getattr(obj, attr)
+        return obj
+    raise ImportError(qualname)
+
+
+def source_object(entry):
+    import torch
+
+    if entry.kind == "method":
+        return getattr(torch.Tensor, entry.source.removeprefix("Tensor."))
+    return resolve(entry.source)
+
+
+def signature(obj):
+    try:
+        return inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
+    except (TypeError, ValueError):
+        return None  # C functions without a signature
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.source)
+def test_source_symbol_exists(entry) -> None:
+    source_object(entry)
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.target], ids=lambda e: e.source)
+def test_target_symbol_exists(entry) -> None:
+    import mindspore
+
+    if entry.target.startswith("."):
+        assert hasattr(mindspore.Tensor, entry.target[1:])
+    else:
+        resolve(entry.target)
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.params or e.defaults], ids=lambda e: e.source)
+def test_recorded_params_and_defaults_match_torch(entry) -> None:
+    sig = signature(source_object(entry))
+    if sig is None:
+        pytest.skip("no Python signature to compare with")
+    params = {n: p for n, p in sig.parameters.items() if n != "self"}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()) and len(params) <= 2:
+        pytest.skip("signature is *args/**kwargs only")
+    positional = [
+        ("*" + n) if p.kind is p.VAR_POSITIONAL else n
+        for n, p in params.items()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    assert list(entry.params) == positional[: len(entry.params)], f"torch order is {positional}"
+    for name, value in entry.defaults.items():
+        assert name in params, f"{name} is not a parameter of {entry.source}"
+        assert params[name].default == value, f"torch default of {name} is {params[name].default!r}"
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e.target and not e.target.startswith(".") and e.params], ids=lambda e: e.source
+)
+def test_emitted_keywords_exist_in_the_target(entry) -> None:
+    sig = signature(resolve(entry.target))
+    if sig is None or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        pytest.skip("target takes **kwargs or has no signature")
+    names = set(sig.parameters)
+    emitted = {entry.rename.get(p.lstrip("*"), p.lstrip("*")) for p in entry.params}
+    emitted |= {entry.rename.get(k, k) for k in entry.kwonly} | set(entry.set)
+    emitted -= set(entry.drop) | set(entry.unsupported_args) | {"*"}
+    if entry.receiver:
+        emitted.add(entry.receiver)
+    if entry.hook in ("conv_padding", "pool_window"):
+        emitted = (emitted - {"padding_mode"}) | {"pad_mode"}
+    assert emitted <= names, f"not parameters of {entry.target}: {sorted(emitted - names)}"
+
+
+def test_no_duplicates_across_files(tmp_path) -> None:
+    for path in TABLE_DIR.glob("*.toml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "zz_dup.toml").write_text('kind = "class"\n["torch.nn.Linear"]\ntarget = "mindspore.nn.Dense"\n')
+    with pytest.raises(TableError, match="defined twice"):
+        load_tables(tmp_path)
+
+
+def test_unknown_fields_are_rejected(tmp_path) -> None:
+    (tmp_path / "bad.toml").write_text('kind = "function"\n["torch.abs"]\ntarget = "mindspore.ops.abs"\ntypo = 1\n')
+    with pytest.raises(TableError, match="unknown fields"):
+        load_tables(tmp_path)
+
+
+def test_unsupported_entries_carry_a_reason() -> None:
+    for e in ENTRIES:
+        if e.status == "unsupported":
+            assert len(e.unsupported.strip()) > 10, e.source
