@@ -1,0 +1,1 @@
+"""jinja2 templates for whole generated files (parity tests, reports)."""
