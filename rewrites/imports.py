@@ -87,10 +87,6 @@ class Imports(Pass):
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
 
-    def leave_IndentedBlock(self, original, updated):
-        self._depth -= 1
-        return updated
-
     def _keep(self, binding: str, qual: str, small) -> None:
         self.ctx.report_text(
             cst.Module(body=[]).code_for_node(small), self.id,
@@ -161,13 +157,38 @@ class Imports(Pass):
         for stmt in extra:
             lines.append(stmt.with_changes(leading_lines=() if lines else updated.leading_lines))
         if not lines:
-            if self._depth > 0:
-                return updated.with_changes(body=[cst.Pass()])
-            return cst.RemoveFromParent()
+            # A placeholder, dropped by the enclosing block, which hands its comments on.
+            comments = list(updated.leading_lines)
+            if updated.trailing_whitespace.comment is not None:
+                comments.append(cst.EmptyLine(comment=updated.trailing_whitespace.comment))
+            return updated.with_changes(
+                body=[cst.Pass()], leading_lines=comments,
+                trailing_whitespace=cst.TrailingWhitespace(cst.SimpleWhitespace("  "), cst.Comment(_REMOVED)),
+            )
         return lines[0] if len(lines) == 1 else cst.FlattenSentinel(lines)
 
+    def _drop_placeholders(self, body) -> list:
+        """Remove emptied import lines; their comments move to the next statement."""
+        out, carried = [], []
+        for stmt in body:
+            if _is_placeholder(stmt):
+                carried.extend(line for line in stmt.leading_lines if line.comment is not None)
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        return out
+
+    def leave_IndentedBlock(self, original, updated):
+        self._depth -= 1
+        body = self._drop_placeholders(updated.body)
+        if len(body) == len(updated.body):
+            return updated
+        return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
+
     def leave_Module(self, original: cst.Module, updated: cst.Module):
-        updated = _no_leading_blank_lines(updated)
+        updated = _no_leading_blank_lines(updated.with_changes(body=self._drop_placeholders(updated.body)))
         new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items())]
         bound = {b for b, q in self.ctx.imports.bindings.items()}
         for root in sorted(self.ctx.kept_source_modules):
@@ -191,6 +212,14 @@ class Imports(Pass):
             else:
                 break
         return index
+
+
+_REMOVED = "# transpile-removed-import"
+
+
+def _is_placeholder(stmt) -> bool:
+    trailing = getattr(stmt, "trailing_whitespace", None)
+    return trailing is not None and trailing.comment is not None and trailing.comment.value == _REMOVED
 
 
 def _no_leading_blank_lines(module: cst.Module) -> cst.Module:

@@ -13,7 +13,7 @@ from typing import Iterable
 from .diagnostics import Diagnostic, Safety, Severity
 from .pipeline import ConversionResult, Pipeline
 
-__all__ = ["convert_code", "convert_paths", "ConversionResult", "FileOutcome", "PathReport"]
+__all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport"]
 
 _PY2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"'])|^\s*except\s+[\w.]+\s*,\s*\w+\s*:", re.M)
 
@@ -45,6 +45,52 @@ def convert_code(source: str, *, filename: str | None = None, debug: bool = Fals
             + diag.message + ")", diag.filename, diag.line, diag.col, diag.safety,
         )
     return result
+
+
+_CELL = "__transpile_cell__({})"
+_MAGIC = re.compile(r"^(\s*)([%!?].*)$")
+_MAGIC_MARK = "# __transpile_magic__ "
+
+
+def convert_notebook(text: str, *, filename: str | None = None, debug: bool = False) -> ConversionResult:
+    """Convert the code cells of a Jupyter notebook (JSON text) as one module.
+
+    Cells are joined with sentinel statements, so imports in one cell resolve names
+    in the others; IPython magics are parked in comments and restored.
+    """
+    import json
+
+    name = filename or "<notebook>"
+    try:
+        nb = json.loads(text)
+        cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return ConversionResult(text, [_error(name, f"not a notebook: {exc}")], False, name, failed=True)
+    parts, starts, line = [], [], 1
+    for i, cell in enumerate(cells):
+        src = "".join(cell.get("source", []))
+        src = "\n".join(_MAGIC.sub(lambda m: m.group(1) + _MAGIC_MARK + m.group(2), ln) for ln in src.split("\n"))
+        block = f"{_CELL.format(i)}\n{src}\n"
+        starts.append(line + 1)
+        line += block.count("\n")
+        parts.append(block)
+    result = convert_code("".join(parts), filename=name, debug=debug)
+    if result.failed:
+        return ConversionResult(text, result.diagnostics, False, name, failed=True)
+    chunks = re.split(r"^__transpile_cell__\((\d+)\)\n", result.code, flags=re.M)
+    header, converted = chunks[0], dict(zip(map(int, chunks[1::2]), chunks[2::2]))
+    for i, cell in enumerate(cells):
+        body = (header if i == 0 else "") + converted.get(i, "")
+        body = body[:-1] if body.endswith("\n") else body
+        body = body.replace(_MAGIC_MARK, "")
+        cell["source"] = body.splitlines(keepends=True)
+    diagnostics = []
+    for d in result.diagnostics:
+        cell = max((i for i, start in enumerate(starts) if start <= d.line), default=0)
+        diagnostics.append(Diagnostic(d.code, d.severity, d.message, f"{name}[cell {cell + 1}]",
+                                      d.line - starts[cell] + 1 if starts else d.line, d.col, d.safety))
+    code = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    return ConversionResult(code, diagnostics, result.changed, name, result.stats)
 
 
 @dataclass
@@ -170,7 +216,7 @@ def convert_paths(
 
 
 def _convert_file(src: Path, dest: Path | None, explicit: bool, write: bool, debug: bool) -> FileOutcome:
-    if src.suffix != ".py":
+    if src.suffix not in (".py", ".ipynb"):
         if write and dest is not None and dest.resolve() != src.resolve():
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest)
@@ -179,7 +225,8 @@ def _convert_file(src: Path, dest: Path | None, explicit: bool, write: bool, deb
     if problem is not None:
         return FileOutcome(src, None, ConversionResult("", [problem], False, str(src), failed=True))
     try:
-        result = convert_code(text, filename=str(src), debug=debug)
+        convert = convert_notebook if src.suffix == ".ipynb" else convert_code
+        result = convert(text, filename=str(src), debug=debug)
     except Exception as exc:  # a bug in a pass: isolate it to this file
         diag = _error(str(src), f"internal error: {type(exc).__name__}: {exc}", code="MS999")
         return FileOutcome(src, None, ConversionResult(text, [diag], False, str(src), failed=True), internal_error=True)
