@@ -60,7 +60,11 @@ class ApiCalls(Pass):
         try:
             if entry is None:
                 raise Unconvertible("no MindSpore mapping yet")
-            result = convert_call(self.ctx, entry, updated, self.id)
+            self.ctx.at = original
+            try:
+                result = convert_call(self.ctx, entry, updated, self.id)
+            finally:
+                self.ctx.at = None
         except Unconvertible as why:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")

@@ -66,9 +66,25 @@ class CellContainers(Pass):
                     appended.add(target)
         self._appended.append(appended)
 
-    def leave_FunctionDef(self, original, updated):
-        self._appended.pop()
-        return updated
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        """``self.X = []`` filled by append: wrap it once the appends are done.
+
+        A CellList created empty and then appended to names its children ``0.weight``
+        rather than ``X.0.weight`` (MindSpore 2.10), so the list is built first and
+        wrapped after the last top-level statement that appends to it.
+        """
+        appended = self._appended.pop()
+        if not appended or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        for attr in sorted(appended):
+            last = max((i for i, stmt in enumerate(body) if _appends_to(stmt, attr)), default=None)
+            if last is None:
+                continue
+            wrap = cst.parse_statement(f"self.{attr} = {_code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
+            body.insert(last + 1, wrap)
+            self.ctx.stats.converted += 1
+        return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
@@ -77,8 +93,6 @@ class CellContainers(Pass):
         value = original.value
         if self._is_layer_list(value):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
-        elif isinstance(value, cst.List) and not value.elements and self._appended and attr in self._appended[-1]:
-            wrapped = cst.Call(func=self.ctx.reference(CELL_LIST))
         else:
             return updated
         self.ctx.stats.converted += 1
@@ -89,7 +103,15 @@ def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _append_calls(fn: cst.FunctionDef):
+def _code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _appends_to(stmt, attr: str) -> bool:
+    return any(target == attr for target, _ in _append_calls(stmt))
+
+
+def _append_calls(fn):
     """(attribute, appended value) for every ``self.X.append(value)`` in the function."""
     found = []
 
@@ -100,5 +122,5 @@ def _append_calls(fn: cst.FunctionDef):
                     and len(node.args) == 1):
                 found.append((f.value.attr.value, node.args[0].value))
 
-    fn.body.visit(Finder())
+    fn.visit(Finder())
     return found

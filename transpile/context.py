@@ -57,6 +57,9 @@ class FileContext:
         self.new_imports: dict[str, str] = {}  # binding -> target module it must hold
         self.kept_source_modules: set[str] = set()  # source modules still referenced
         self.original_module: cst.Module | None = None
+        # While a pass rewrites a node, reports about the rewritten copy go here:
+        # the original node, which has a position in the original file.
+        self.at: cst.CSTNode | None = None
 
     # -- diagnostics -------------------------------------------------------
     def report(
@@ -67,7 +70,7 @@ class FileContext:
         severity: Severity = Severity.WARNING,
         safety: Safety = Safety.SAFE,
     ) -> None:
-        self.pending.append(PendingDiagnostic(node, code, severity, message, safety))
+        self.pending.append(PendingDiagnostic(self.at or node, code, severity, message, safety))
 
     def report_text(self, snippet: str, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
         """Report at the first place ``snippet`` occurs in the original source."""

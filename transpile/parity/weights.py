@@ -85,13 +85,24 @@ def weight_map(torch_module) -> WeightMap:
     return WeightMap(mapping, dropped)
 
 
+def ms_parameters(ms_cell) -> dict:
+    """MindSpore parameters by their path in the cell tree (``layers.0.weight``).
+
+    ``Parameter.name`` usually equals the path, but not always: cells appended to an
+    ``nn.CellList()`` that was empty when it was attached get ``0.weight``, and
+    ``parameters_dict()`` (keyed by ``.name``) then even loses duplicates. Paths are
+    unique, so they win; names are kept as a fallback.
+    """
+    return {**ms_cell.parameters_dict(), **dict(ms_cell.parameters_and_names())}
+
+
 def copy_weights(torch_module, ms_cell) -> list[str]:
     """Copy every mapped tensor; return the torch keys that found no parameter."""
     import mindspore
     import numpy as np
 
     wm = weight_map(torch_module)
-    params = ms_cell.parameters_dict()
+    params = ms_parameters(ms_cell)
     state = torch_state(torch_module)
     missing = []
     for key, name in wm.mapping.items():
