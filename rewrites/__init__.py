@@ -8,8 +8,12 @@ from .apply import tables
 from .bool_index import BoolIndex
 from .cell_class import CellClass
 from .cell_containers import CellContainers
+from .graph_lint import GraphLint
+from .graph_scalars import GraphScalars
+from .layer_call_casts import LayerCallCasts
 from .imports import Imports
 from .tensor_methods import TensorMethods
+from .topk_mask import TopkMask
 
 # The order, and why:
 # Stage 1 runs in ONE traversal. Its passes all match on the ORIGINAL nodes
@@ -21,10 +25,17 @@ from .tensor_methods import TensorMethods
 #     ApiCalls has converted the layer calls inside it (leave runs bottom-up).
 #   - BoolIndex and TensorMethods rewrite subscripts and method calls that
 #     ApiCalls never touches.
+#   - TopkMask before ApiCalls: it replaces whole `v, _ = torch.topk(x, k)`
+#     statements (the inner call ApiCalls converted is discarded), and its
+#     `v.mean()` rewrite must win over TensorMethods' table rewrite of `.mean()`.
+#   - BoolIndex before TensorMethods for the same reason: `x[m].sum()` is a
+#     masked reduction, not a method call on a selection.
+#   - LayerCallCasts and GraphScalars wrap arguments and calls; any order works.
+#   - GraphLint only reports; it reads the original nodes like the others.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ApiCalls, TensorMethods, BoolIndex),
+    (CellClass, CellContainers, TopkMask, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, GraphScalars, GraphLint),
     (Imports,),
 )
 

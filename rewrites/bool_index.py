@@ -15,6 +15,7 @@ from transpile.passes import Example, Pass
 from .calls import code, literal_value
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
 MASK_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "lt", "ge", "le"})
 
 
@@ -35,6 +36,7 @@ class BoolIndex(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._masks: list[set[str]] = [set()]
+        self._reduced: set[int] = set()  # selections that are only reduced
 
     def visit_FunctionDef(self, node) -> None:
         self._masks.append(set())
@@ -68,8 +70,42 @@ class BoolIndex(Pass):
                 if isinstance(t.target, cst.Name):
                     self._masks[-1].add(t.target.value)
 
+    def _reduced_selection(self, call: cst.Call):
+        """``x[mask].sum()`` and friends: (x, mask, reduction) when the call is one."""
+        func = call.func
+        if (isinstance(func, cst.Attribute) and func.attr.value in REDUCTIONS and not call.args
+                and isinstance(func.value, cst.Subscript)):
+            mask = self._mask_index(func.value)
+            if mask is not None:
+                return func.value, mask, func.attr.value
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self._reduced_selection(node)
+        if found is not None:
+            self._reduced.add(id(found[0]))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        """A selection only reduced keeps its shape exactly: a masked reduction (seed 000)."""
+        found = self._reduced_selection(original)
+        if found is None:
+            return updated
+        sub, mask, reduction = found
+        x = updated.func.value.value
+        xs, m = code(_atom(x)), code(_broadcast(mask, x, cast=True))
+        ops = code(self.ctx.reference("mindspore.ops.ones_like").value)
+        text = {
+            "sum": f"({xs} * {m}).sum()",
+            "mean": f"({xs} * {m}).sum() / ({ops}.ones_like({xs}) * {m}).sum()",
+            "max": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('-inf'))).max()",
+            "min": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('inf'))).min()",
+        }[reduction]
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
+        return cst.parse_expression(text)
+
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
-        if getattr(self, "_in_target", False):
+        if getattr(self, "_in_target", False) or id(original) in self._reduced:
             return updated
         mask = self._mask_index(original)
         if mask is None:

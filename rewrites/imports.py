@@ -188,17 +188,17 @@ class Imports(Pass):
         return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
-        updated = _no_leading_blank_lines(updated.with_changes(body=self._drop_placeholders(updated.body)))
+        updated = updated.with_changes(body=self._drop_placeholders(updated.body))
         new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items())]
         bound = {b for b, q in self.ctx.imports.bindings.items()}
         for root in sorted(self.ctx.kept_source_modules):
             if root not in bound or self.ctx.imports.bindings.get(root) != root:
                 new.insert(0, import_statement(root, root))
         if not new:
-            return updated
+            return _no_leading_blank_lines(updated)
         body = list(updated.body)
         index = self._insertion_index(body)
-        return updated.with_changes(body=[*body[:index], *new, *body[index:]])
+        return _no_leading_blank_lines(updated.with_changes(body=[*body[:index], *new, *body[index:]]))
 
     def _insertion_index(self, body) -> int:
         # after the docstring, __future__ imports and every leading import

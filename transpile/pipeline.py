@@ -94,6 +94,11 @@ class StageTransformer(cst.CSTTransformer):
             edited = self._edits != self._edit_marks.pop()
             if edited and isinstance(result, cst.SimpleStatementLine):
                 result = format_statement(result, 4 * self._depth)
+            elif edited and isinstance(result, cst.FlattenSentinel):
+                result = cst.FlattenSentinel([
+                    format_statement(n, 4 * self._depth) if isinstance(n, cst.SimpleStatementLine) else n
+                    for n in result.nodes
+                ])
             if markers:
                 result = _attach_markers(result, markers)
             if edited:

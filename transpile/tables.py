@@ -15,7 +15,7 @@ KINDS = ("class", "function", "method", "attribute")
 _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
-    "tensor_result",
+    "tensor_result", "call_casts",
 }
 
 
@@ -40,6 +40,8 @@ class ApiEntry:
     weights:  parameter-name renames a layer's weights need (torch -> target).
     hook:     an escape-hatch function for what data cannot say.
     tensor_result: the call returns a tensor (used to infer receivers of methods).
+    call_casts: for layers, positional argument index (as a string) of a CALL of the
+              built layer -> the dtype it must be cast to (CrossEntropyLoss labels: int32).
     """
 
     source: str
@@ -60,6 +62,7 @@ class ApiEntry:
     hook: str | None = None
     note: str = ""
     tensor_result: bool = True
+    call_casts: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:

@@ -1,0 +1,162 @@
+"""MS5xx: what GRAPH_MODE rejects or slows inside ``construct``, with the seed's measure.
+
+A lint only: it reports and changes nothing. Findings (seed 000 "Common
+Restrictions", seed 004 "Considerations"):
+  MS501 third-party calls (numpy, scipy, ...) in construct
+  MS502 .asnumpy()/.numpy(): leaves the graph, truncates gradients
+  MS503 Python side effects: print, appending to lists held outside construct
+  MS504 user-defined (non-Cell) classes built as values in construct
+  MS505 threads or processes in construct
+  MS506 deep control flow that depends on tensors (slow compilation)
+  MS507 constants built on every call: build them once in __init__
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .calls import NOT_LITERAL, literal_value
+from .infer import TensorScope, forward_params, is_tensor
+
+FRAMEWORK_ROOTS = frozenset({"torch", "mindspore"})
+# Modules whose pure functions GRAPH_MODE handles on constants.
+GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "operator", "collections"})
+THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
+CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
+DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
+
+
+class GraphLint(Pass):
+    id = "MS501"
+    name = "graph-lint"
+    summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
+    examples = (
+        Example(
+            "import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        return np.exp(x)\n",
+            "import numpy as np\nimport mindspore.nn as nn\nclass M(nn.Cell):\n    def construct(self, x):\n"
+            "        return np.exp(x)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.scope = TensorScope()
+        self._in_forward = 0
+        self._control_depth = 0
+        self._local_lists: list[set[str]] = []
+        self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [self.ctx.imports.qualify(a.value) or getattr(a.value, "value", "") for a in node.bases]
+        self._classes[node.name.value] = any(
+            (b or "").split(".")[0] in FRAMEWORK_ROOTS or self._classes.get(b or "", False) for b in bases
+        )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        forward = node.name.value in ("forward", "construct") and self._in_forward == 0
+        if forward:
+            self._in_forward += 1
+            self.scope.push(forward_params(node))
+            self._local_lists.append(set())
+        elif self._in_forward:
+            self._in_forward += 1  # nested function inside construct: still compiled
+
+    def leave_FunctionDef(self, original, updated):
+        if self._in_forward:
+            self._in_forward -= 1
+            if self._in_forward == 0:
+                self.scope.pop()
+                self._local_lists.pop()
+        return updated
+
+    def _report(self, node, code: str, message: str) -> None:
+        self.ctx.report(node, code, message + " (GRAPH_MODE)", Severity.WARNING)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self._in_forward:
+            return
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                if isinstance(node.value, (cst.List, cst.ListComp)):
+                    self._local_lists[-1].add(t.target.value)
+                if is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
+                    self.scope.add(t.target.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._in_forward:
+            return
+        func = node.func
+        qual = self.ctx.imports.qualify(func)
+        root = qual.split(".")[0] if qual else None
+        if root in THREAD_ROOTS:
+            self._report(node, "MS505", f"{qual}: threads and processes cannot run inside a graph; do the work outside the network")
+        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS:
+            self._report(node, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, or compute constants once in __init__")
+        elif root in FRAMEWORK_ROOTS and qual.rsplit(".", 1)[-1] in CONSTANT_BUILDERS and _all_literal(node):
+            self._report(node, "MS507", f"{qual} with constant arguments builds the same tensor on every call; build it once in __init__")
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in ("asnumpy", "numpy") and not qual:
+                self._report(node, "MS502", f".{method}() leaves the graph and cuts the gradient; keep the computation in MindSpore ops")
+            elif method == "append" and not qual and not (
+                isinstance(func.value, cst.Name) and func.value.value in self._local_lists[-1]
+            ):
+                self._report(node, "MS503", "appending to a list held outside construct is a side effect the graph drops; return the values instead")
+        elif isinstance(func, cst.Name):
+            if func.value == "print":
+                self._report(node, "MS503", "print in construct runs at compile time or not at all; use ops.Print() or drop it")
+            elif func.value in self._classes and not self._classes[func.value]:
+                self._report(node, "MS504", f"{func.value} is a user-defined class built inside construct; pass plain values or make it a Cell")
+
+    def _tensor_condition(self, test) -> bool:
+        return test is not None and _mentions_tensor(test, self)
+
+    def _enter_control(self, test) -> None:
+        if self._in_forward and self._tensor_condition(test):
+            self._control_depth += 1
+            if self._control_depth == DEEP:
+                self._report(test, "MS506", f"{DEEP} levels of control flow that depend on tensor values compile slowly; use ops.select/masks")
+            self._stack_flags.append(True)
+        else:
+            self._stack_flags.append(False)
+
+    def _leave_control(self) -> None:
+        if self._stack_flags.pop():
+            self._control_depth -= 1
+
+    @property
+    def _stack_flags(self) -> list[bool]:
+        return self.__dict__.setdefault("_flags", [])
+
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_control(node.test)
+
+    def leave_If(self, original, updated):
+        self._leave_control()
+        return updated
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_control(node.test)
+
+    def leave_While(self, original, updated):
+        self._leave_control()
+        return updated
+
+
+def _all_literal(call: cst.Call) -> bool:
+    return bool(call.args) and all(literal_value(a.value) is not NOT_LITERAL for a in call.args)
+
+
+def _mentions_tensor(expr, lint: GraphLint) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            nonlocal found
+            found = found or node.value in lint.scope
+
+    expr.visit(Finder())
+    return found

@@ -1,0 +1,106 @@
+"""MS303: ``.item()``, ``float(t)`` and ``int(t)`` on tensors inside construct.
+
+A Python scalar taken from a tensor forces a sync in PYNATIVE and is not a graph
+value in GRAPH_MODE; where a 0-d tensor works just as well (arithmetic,
+comparisons, return values) the tensor is kept. Arguments of ``range()`` and
+indices need Python ints and are left alone.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .infer import TensorScope, forward_params, is_tensor
+
+FRAMEWORK_ROOTS = frozenset({"torch"})
+CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}
+
+
+class GraphScalars(Pass):
+    id = "MS303"
+    name = "graph-scalars"
+    summary = "Keep tensors instead of Python scalars (.item(), float(t), int(t)) in construct."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        s = x.sum().item()\n"
+            "        return x / float(s)\n",
+            "import mindspore.nn as nn\nimport mindspore as ms\nfrom mindspore import ops\nclass M(nn.Cell):\n"
+            "    def construct(self, x):\n        s = ops.sum(input=x)\n        return x / s.astype(ms.float32)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.scope = TensorScope()
+        self._forward = 0
+        self._python_int_context = 0  # inside range(...) or an index
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.name.value in ("forward", "construct"):
+            self._forward += 1
+            self.scope.push(forward_params(node))
+
+    def leave_FunctionDef(self, original, updated):
+        if original.name.value in ("forward", "construct"):
+            self._forward -= 1
+            self.scope.pop()
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._forward and _strip_scalar(node.value) is not None and is_tensor(_strip_scalar(node.value), self.scope, self.ctx, FRAMEWORK_ROOTS):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    self.scope.add(t.target.value)
+        elif self._forward and is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    self.scope.add(t.target.value)
+
+    def _tensor_or_scalar_of_one(self, expr) -> bool:
+        """A tensor, or ``t.item()`` of one (which this pass turns back into the tensor)."""
+        inner = _strip_scalar(expr)
+        target = inner if inner is not None else expr
+        return is_tensor(target, self.scope, self.ctx, FRAMEWORK_ROOTS)
+
+    def _is_python_int_call(self, node: cst.Call) -> bool:
+        return isinstance(node.func, cst.Name) and node.func.value in ("range", "len", "list", "tuple")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._is_python_int_call(node):
+            self._python_int_context += 1
+
+    def visit_SubscriptElement(self, node) -> None:
+        self._python_int_context += 1
+
+    def leave_SubscriptElement(self, original, updated):
+        self._python_int_context -= 1
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if self._is_python_int_call(original):
+            self._python_int_context -= 1
+            return updated
+        if not self._forward or self._python_int_context:
+            return updated
+        inner = _strip_scalar(original)
+        if inner is None or not self._tensor_or_scalar_of_one(inner):
+            return updated
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, "Python scalar from a tensor in construct: the 0-d tensor is kept", Severity.INFO)
+        if isinstance(original.func, cst.Attribute):  # x.item()
+            return updated.func.value
+        dtype = self.ctx.reference(CASTS[original.func.value])
+        return cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("astype")), args=[cst.Arg(dtype)])
+
+
+def _strip_scalar(expr):
+    """The tensor inside ``t.item()``, ``float(t)`` or ``int(t)``, else None."""
+    if not isinstance(expr, cst.Call):
+        return None
+    if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "item" and not expr.args:
+        return expr.func.value
+    if isinstance(expr.func, cst.Name) and expr.func.value in CASTS and len(expr.args) == 1 and not expr.args[0].keyword:
+        return expr.args[0].value
+    return None

@@ -1,0 +1,73 @@
+"""MS203: cast the arguments of calls to layers whose MindSpore version needs other dtypes.
+
+``self.loss = nn.CrossEntropyLoss()`` in ``__init__``, then ``self.loss(pred, label)``
+in ``construct``: MindSpore wants int32 labels where torch takes int64, so the call
+becomes ``self.loss(pred, label.astype(ms.int32))``. The tables say which layer
+needs which cast (``call_casts``).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+from .apply import tables
+
+
+class LayerCallCasts(Pass):
+    id = "MS203"
+    name = "layer-call-casts"
+    summary = "Cast call arguments of layers whose MindSpore form needs other dtypes (loss labels -> int32)."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass L(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.ce = nn.CrossEntropyLoss()\n    def forward(self, p, y):\n        return self.ce(p, y)\n",
+            "import mindspore.nn as nn\nimport mindspore as ms\nclass L(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.ce = nn.CrossEntropyLoss()\n    def construct(self, p, y):\n        return self.ce(p, y.astype(ms.int32))\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self._layers: list[dict[str, dict[str, str]]] = []  # per class: attribute -> casts
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        casts: dict[str, dict[str, str]] = {}
+        tables_, imports = self.tables, self.ctx.imports
+
+        class Finder(cst.CSTVisitor):
+            def visit_Assign(self, assign: cst.Assign) -> None:
+                if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
+                    return
+                target = assign.targets[0].target
+                qual = imports.qualify(assign.value.func)
+                entry = tables_.lookup(qual) if qual else None
+                if (entry is not None and entry.call_casts and isinstance(target, cst.Attribute)
+                        and isinstance(target.value, cst.Name) and target.value.value == "self"):
+                    casts[target.attr.value] = dict(entry.call_casts)
+
+        node.body.visit(Finder())
+        self._layers.append(casts)
+
+    def leave_ClassDef(self, original, updated):
+        self._layers.pop()
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if not self._layers or not self._layers[-1]:
+            return updated
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return updated
+        casts = self._layers[-1].get(func.attr.value)
+        if not casts:
+            return updated
+        args = list(updated.args)
+        for index, dtype in casts.items():
+            i = int(index)
+            if i < len(args) and not args[i].keyword and not args[i].star:
+                cast = cst.Call(func=cst.Attribute(value=args[i].value, attr=cst.Name("astype")),
+                                args=[cst.Arg(self.ctx.reference(dtype))])
+                args[i] = args[i].with_changes(value=cast)
+        return updated.with_changes(args=args)
