@@ -81,9 +81,12 @@ class FileContext:
 
     def mark(self, node: cst.CSTNode, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
         """Leave a ``# transpile:`` comment on the enclosing statement and report it."""
+        message = " ".join(message.split())  # a comment is one line, whatever code it quotes
         self.report(node, code, message, severity, Safety.MANUAL)
         if self.markers:
             text = f"# transpile: {code} {message}"
+            if len(text) > 200:
+                text = text[:197] + "..."
             if text not in self.markers[-1]:
                 self.markers[-1].append(text)
 
