@@ -26,10 +26,10 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
     bound = bind(call, entry.params, entry.kwonly, skip)
     out: dict[str, cst.BaseExpression] = {}
     for name, value in bound.items():
+        if entry.rename.get(name) == "*":  # varargs stay positional: x.view(2, 3)
+            out["*"] = value if isinstance(value, list) else [value]  # also x.view(shape=s)
+            continue
         if isinstance(value, list):
-            if entry.rename.get(name) == "*":  # varargs stay positional: x.view(2, 3)
-                out["*"] = value
-                continue
             value = pack_varargs(value)
         if name in entry.unsupported_args:
             if _allowed(entry, name, value):
@@ -67,8 +67,9 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
     """The converted call (raises Unconvertible)."""
     if entry.unsupported:
         raise Unconvertible(entry.unsupported)
-    if not entry.params and not entry.kwonly and not entry.hook:
-        # a pure rename: the arguments pass as they are (nn.Sequential(a, b))
+    if not entry.params and not entry.kwonly and not entry.hook and (receiver is None or entry.target.startswith(".")):
+        # a pure rename: the arguments pass as they are (nn.Sequential(a, b));
+        # a method that becomes a function (x.abs() -> ops.abs(input=x)) takes the receiver below
         if entry.target.startswith("."):
             return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
         return call.with_changes(func=ctx.reference(entry.target))

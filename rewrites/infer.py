@@ -1,6 +1,8 @@
 """Cheap, local guesses about what an expression is: a tensor, a layer, a mask."""
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 # Method names whose call on a tensor gives a tensor.
@@ -10,6 +12,14 @@ TENSOR_METHODS_RETURNING_TENSORS = frozenset(
     "tanh relu softmax clamp clone detach to type type_as masked_fill matmul mm bmm t "
     "narrow chunk split pow mul add sub div neg".split()
 )
+
+
+@functools.lru_cache(maxsize=1)
+def _table_tensor_methods() -> frozenset[str]:
+    """Tensor methods the tables convert and say return a tensor."""
+    from .apply import tables
+
+    return frozenset(name for name, e in tables().methods.items() if e.tensor_result and not e.unsupported)
 
 
 class TensorScope:
@@ -47,11 +57,16 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
         return is_tensor(expr.left, scope, ctx, roots) or is_tensor(expr.right, scope, ctx, roots)
     if isinstance(expr, cst.UnaryOperation):
         return is_tensor(expr.expression, scope, ctx, roots)
+    if isinstance(expr, cst.Comparison):  # (x > 0) is a boolean tensor
+        return is_tensor(expr.left, scope, ctx, roots) or any(
+            is_tensor(c.comparator, scope, ctx, roots) for c in expr.comparisons)
     if isinstance(expr, cst.Call):
         qual = ctx.imports.qualify(expr.func)
         if qual is not None:
             return qual.split(".")[0] in roots and not qual.split(".")[-1][:1].isupper()
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in TENSOR_METHODS_RETURNING_TENSORS:
+        if isinstance(expr.func, cst.Attribute) and (
+            expr.func.attr.value in TENSOR_METHODS_RETURNING_TENSORS or expr.func.attr.value in _table_tensor_methods()
+        ):
             return is_tensor(expr.func.value, scope, ctx, roots)
         # self.conv(x): a layer applied to a tensor gives a tensor
         if isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self":

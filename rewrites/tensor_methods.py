@@ -34,6 +34,7 @@ class TensorMethods(Pass):
         self.tables = tables()
         self.roots = {m.split(".")[0] for m in self.tables.modules}
         self.scope = TensorScope()
+        self._converted: set[int] = set()  # ids of the calls this pass produced
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scope.push(forward_params(node) if node.name.value in FORWARD_NAMES else ())
@@ -47,6 +48,20 @@ class TensorMethods(Pass):
             for target in node.targets:
                 for name in _target_names(target.target):
                     self.scope.add(name)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        index = _named_tuple_field(original, self.ctx, self.roots)
+        value = updated.value
+        if index is None:
+            return updated
+        if self.ctx.imports.qualify(original.value.func) is not None:
+            if _left_as_is(value):
+                return updated
+        elif id(value) not in self._converted:
+            return updated
+        if not isinstance(value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return cst.Subscript(value=value, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
@@ -76,7 +91,40 @@ class TensorMethods(Pass):
             self.ctx.mark(original, self.id, f"Tensor.{func.attr.value}: {why}")
             return updated
         self.ctx.stats.converted += 1
+        self._converted.add(id(result))
         return result
+
+
+# torch functions/methods returning a named tuple whose MindSpore form is a plain tuple:
+# ``torch.max(x, 1).values`` -> ``ops.max(x, axis=1)[0]``.
+NAMED_TUPLES = {
+    "max": ("values", "indices"), "min": ("values", "indices"), "sort": ("values", "indices"),
+    "topk": ("values", "indices"), "median": ("values", "indices"), "cummax": ("values", "indices"),
+    "cummin": ("values", "indices"), "slogdet": ("sign", "logabsdet"),
+}
+
+
+def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:
+    """Index of ``.values``-like fields read off a torch call that returns a named tuple."""
+    call = node.value
+    if not isinstance(call, cst.Call):
+        return None
+    qual = ctx.imports.qualify(call.func)
+    if qual is not None:
+        if qual.split(".")[0] not in roots or qual.count(".") != 1:
+            return None
+        name = qual.split(".")[1]
+    elif isinstance(call.func, cst.Attribute):
+        name = call.func.attr.value
+    else:
+        return None
+    fields = NAMED_TUPLES.get(name, ())
+    return fields.index(node.attr.value) if node.attr.value in fields else None
+
+
+def _left_as_is(new: cst.BaseExpression) -> bool:
+    """The function call kept its torch spelling: unconverted calls are spelled fully qualified."""
+    return isinstance(new, cst.Call) and cst.Module(body=[]).code_for_node(new.func).split(".")[0] == "torch"
 
 
 def _target_names(target: cst.BaseExpression):

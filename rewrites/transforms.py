@@ -28,3 +28,40 @@ def as_tuple(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 TRANSFORMS = {"one_minus": one_minus, "as_tuple": as_tuple}
+
+
+def gelu_approximate(value: cst.BaseExpression) -> cst.BaseExpression:
+    """GELU: torch's approximate='none'/'tanh' is MindSpore nn.GELU's approximate=False/True."""
+    v = literal_value(value)
+    if v == "none":
+        return literal(False)
+    if v == "tanh":
+        return literal(True)
+    if isinstance(v, str):
+        raise Unconvertible(f"approximate={v!r} is not a GELU mode")
+    return cst.parse_expression(f"({cst.Module(body=[]).code_for_node(value)}) == 'tanh'")
+
+
+TRANSFORMS.update({"gelu_approximate": gelu_approximate})
+
+
+def bool_to_ddof(value: cst.BaseExpression) -> cst.BaseExpression:
+    """torch.std/var ``unbiased=True/False`` is MindSpore's ``ddof=1/0``."""
+    v = literal_value(value)
+    if isinstance(v, bool):
+        return literal(int(v))
+    return cst.parse_expression(f"int({cst.Module(body=[]).code_for_node(value)})")
+
+
+TRANSFORMS.update({"bool_to_ddof": bool_to_ddof})
+
+
+def none_is_false(value: cst.BaseExpression) -> cst.BaseExpression:
+    """torch's align_corners=None means False (with a warning); MindSpore wants a bool."""
+    v = literal_value(value)
+    if v is None:
+        return literal(False)
+    return value
+
+
+TRANSFORMS.update({"none_is_false": none_is_false})

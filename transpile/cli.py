@@ -34,9 +34,10 @@ def _parser() -> argparse.ArgumentParser:
     apis.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     apis.set_defaults(func=cmd_apis)
 
-    from .parity.cli import add_parity_parser
+    from .parity.cli import add_parity_parser, add_weights_parser
 
     add_parity_parser(sub)
+    add_weights_parser(sub)
     return parser
 
 

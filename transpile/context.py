@@ -110,8 +110,10 @@ class FileContext:
         if "." in target_module:
             short = target_module.rsplit(".", 1)[-1]
             candidates = [short, f"ms_{short}", f"_{short}"]
+        elif target_module == "mindspore":
+            candidates = ["ms", "mindspore"]
         else:
-            candidates = ["ms", target_module]
+            candidates = [target_module, f"_{target_module}"]
         for name in candidates:
             if name not in self.imports.bindings or self.imports.bindings[name] == target_module:
                 self.new_imports[name] = target_module

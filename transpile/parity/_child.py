@@ -1,9 +1,10 @@
-"""One parity run, (sample, mode), in its own process: ``python -m transpile.parity._child REQUEST``.
+"""Runs the user's code in its own process: ``python -m transpile.parity._child REQUEST``.
 
-REQUEST is a JSON file naming the spec, the torch source, the converted source, the
-mode and where to write the JSON result. The user's code may print freely: the
-result never goes through stdout. Exit status 0 means a result was written (its
-verdict may still be an error).
+REQUEST is a JSON file: the task (``parity`` for one (model, mode) run, ``weights``
+for a checkpoint conversion), its inputs, where to write the JSON result, and a
+progress file where each step is written as it starts (so a time limit can say
+where the run hung). The user's code may print freely: nothing goes through
+stdout. Exit status 0 means a result was written (it may still report an error).
 """
 from __future__ import annotations
 
@@ -19,14 +20,31 @@ from pathlib import Path
 os.environ.setdefault("GLOG_v", "3")  # MindSpore: errors only
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+TORCH, MS = "torch side", "MindSpore side"
+
 
 class ParityFailure(Exception):
     """A step failed for a reason worth one line in the table."""
 
 
+class Steps:
+    """The current step, mirrored to the progress file."""
+
+    def __init__(self, progress: str | None):
+        self.progress = Path(progress) if progress else None
+        self.current = "start"
+
+    def __call__(self, name: str) -> None:
+        self.current = name
+        if self.progress is not None:
+            self.progress.write_text(name, encoding="utf-8")
+
+
 def import_path(path: Path, name: str):
     """Import a source file as a module under ``name``, registered in sys.modules
     (GRAPH mode reads ``construct``'s source through its module)."""
+    if not path.is_file():
+        raise ParityFailure(f"{path} not found")
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ParityFailure(f"cannot import {path}")
@@ -36,45 +54,22 @@ def import_path(path: Path, name: str):
     return module
 
 
-def _build(spec, module, label: str):
+def _defined(module) -> list[str]:
+    return sorted(n for n, v in vars(module).items()
+                  if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == module.__name__)
+
+
+def _build(kind: str, entry: str, module, path: Path):
     namespace = dict(vars(module))
+    if kind == "function":
+        obj = namespace.get(entry)
+        if not callable(obj):
+            raise ParityFailure(f"{path.name} has no function {entry!r} (it defines: {', '.join(_defined(module)) or 'nothing'})")
+        return obj
     try:
-        if spec.kind == "function":
-            obj = namespace.get(spec.entry)
-            if not callable(obj):
-                raise ParityFailure(f"{label} source has no function {spec.entry!r}")
-            return obj
-        return eval(spec.entry, namespace)  # the spec's constructor expression
-    except ParityFailure:
-        raise
-    except Exception as exc:
-        raise ParityFailure(f"building {label} entry {spec.entry!r}: {type(exc).__name__}: {exc}") from exc
-
-
-def _torch_outputs(value) -> list:
-    import numpy as np
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return [value.detach().cpu().numpy()]
-    if isinstance(value, (tuple, list)):
-        return [a for v in value for a in _torch_outputs(v)]
-    if isinstance(value, (int, float, bool)):
-        return [np.asarray(value)]
-    raise ParityFailure(f"torch returned a {type(value).__name__}, not tensors")
-
-
-def _ms_outputs(value) -> list:
-    import mindspore
-    import numpy as np
-
-    if isinstance(value, mindspore.Tensor):
-        return [value.asnumpy()]
-    if isinstance(value, (tuple, list)):
-        return [a for v in value for a in _ms_outputs(v)]
-    if isinstance(value, (int, float, bool)):
-        return [np.asarray(value)]
-    raise ParityFailure(f"MindSpore returned a {type(value).__name__}, not tensors")
+        return eval(entry, namespace)  # the constructor expression
+    except NameError as exc:
+        raise ParityFailure(f"{exc} in {path.name} (it defines: {', '.join(_defined(module)) or 'nothing'})") from exc
 
 
 def _function_runner(fn, graph: bool):
@@ -95,66 +90,197 @@ def _function_runner(fn, graph: bool):
     return FunctionCell()
 
 
-def run(request: dict) -> dict:
-    from transpile.parity.compare import ComparisonError, compare, make_inputs
-    from transpile.parity.spec import load_spec
+def _torch_numpy(value):
+    from transpile.parity.weights import as_numpy
 
-    spec = load_spec(request["spec"])
+    return as_numpy(value)
+
+
+def _ms_numpy(value):
+    import mindspore
+
+    if value.dtype == mindspore.bfloat16:
+        value = value.astype(mindspore.float32)
+    return value.asnumpy().copy()
+
+
+def _is_torch(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _is_ms(value) -> bool:
+    import mindspore
+
+    return isinstance(value, mindspore.Tensor)
+
+
+def _torch_args(inputs):
+    import numpy as np
+    import torch
+
+    return [torch.from_numpy(np.array(a)) if isinstance(a, np.ndarray) else a for a in inputs]
+
+
+def _ms_args(inputs):
+    import mindspore
+    import numpy as np
+
+    return [mindspore.Tensor(a) if isinstance(a, np.ndarray) else a for a in inputs]
+
+
+def _build_both(request: dict, step: Steps, mode: str | None):
+    """Import both files and build both objects; returns (torch_obj, ms_obj, modules)."""
+    import torch
+
+    kind, entry, seed = request["kind"], request["entry"], request.get("seed", 0)
+    source, converted = Path(request["torch_source"]), Path(request["converted"])
+    torch.manual_seed(seed)
+    step(f"{TORCH}: import {source.name}")
+    torch_mod = import_path(source, f"_parity_torch_{request['name']}")
+    step(f"{TORCH}: build {entry}")
+    torch_obj = _build(kind, entry, torch_mod, source)
+
+    import mindspore
+
+    mindspore.set_device("CPU")
+    if mode is not None:
+        mindspore.set_context(mode=mindspore.GRAPH_MODE if mode == "GRAPH" else mindspore.PYNATIVE_MODE)
+    mindspore.set_seed(seed)
+    step(f"{MS}: import {converted.name}")
+    ms_mod = import_path(converted, f"_parity_ms_{request['name']}")
+    step(f"{MS}: build {entry}")
+    ms_obj = _build(kind, entry, ms_mod, converted)
+    if kind == "module":
+        if not isinstance(torch_obj, torch.nn.Module):
+            raise ParityFailure(f"{TORCH}: {entry} gave a {type(torch_obj).__name__}, not an nn.Module")
+        if not isinstance(ms_obj, mindspore.nn.Cell):
+            raise ParityFailure(f"{MS}: {entry} gave a {type(ms_obj).__name__}, not an nn.Cell")
+    return torch_obj, ms_obj
+
+
+def run_parity(request: dict, step: Steps) -> dict:
+    from transpile.parity.compare import ComparisonError, compare, make_inputs, to_tree
+    from transpile.parity.spec import ParitySpec
+
+    spec = ParitySpec.from_dict(request["spec"])
     mode = request["mode"]
-    stage = "import torch source"
-    notes: list[str] = []
+    files = [Path(request["torch_source"]), Path(request["converted"])]
+    out: dict = {"error": None, "notes": [], "outputs": [], "localisation": None, "cells": None, "weights": None}
     try:
-        import numpy as np
         import torch
 
-        torch.manual_seed(spec.seed)
-        torch_mod = import_path(Path(request["torch_source"]), f"_parity_torch_{spec.name}")
-        stage = "build torch entry"
-        torch_obj = _build(spec, torch_mod, "torch")
-
-        import mindspore
-
-        mindspore.set_device("CPU")
-        mindspore.set_context(mode=mindspore.GRAPH_MODE if mode == "GRAPH" else mindspore.PYNATIVE_MODE)
-        mindspore.set_seed(spec.seed)
-        stage = "import converted source"
-        ms_mod = import_path(Path(request["converted"]), f"_parity_ms_{spec.name}")
-        stage = "build MindSpore entry"
-        ms_obj = _build(spec, ms_mod, "MindSpore")
-
+        torch_obj, ms_obj = _build_both({**request, "kind": spec.kind, "entry": spec.entry, "seed": spec.seed,
+                                         "name": spec.name}, step, mode)
         if spec.kind == "module":
-            if not isinstance(torch_obj, torch.nn.Module):
-                raise ParityFailure(f"torch entry gave a {type(torch_obj).__name__}, not an nn.Module")
-            if not isinstance(ms_obj, mindspore.nn.Cell):
-                raise ParityFailure(f"converted entry gave a {type(ms_obj).__name__}, not an nn.Cell")
-            stage = "copy weights"
+            step("copy weights")
             _refill_constants(torch_obj, spec.seed)
-            notes = _copy_all_weights(torch_obj, ms_obj)
+            out["notes"], out["weights"] = _copy_all_weights(torch_obj, ms_obj)
             torch_obj.eval()
             ms_obj.set_train(False)
             ms_call = ms_obj
         else:
             ms_call = _function_runner(ms_obj, mode == "GRAPH")
 
+        step("inputs")
         inputs = make_inputs(spec)
-        stage = "run torch"
+        step(f"{TORCH}: forward")
         with torch.no_grad():
-            torch_out = _torch_outputs(torch_obj(*[torch.from_numpy(np.array(a)) for a in inputs]))
-        stage = f"run MindSpore ({mode})"
-        ms_out = _ms_outputs(ms_call(*[mindspore.Tensor(a) for a in inputs]))
-        stage = "compare"
-        diffs = compare(spec, inputs, torch_out, ms_out)
+            torch_tree = to_tree(torch_obj(*_torch_args(inputs)), _is_torch, _torch_numpy, "torch")
+        step(f"{MS}: construct in {mode} mode")
+        localise = request.get("localise") and spec.kind == "module"
+        try:
+            ms_tree = to_tree(ms_call(*_ms_args(inputs)), _is_ms, _ms_numpy, "MindSpore")
+        except Exception:
+            if localise:  # which submodule differed first, or raised?
+                try:
+                    loc, _ = _localise(spec, torch_obj, ms_obj, inputs, mode, files, compare_ms=True)
+                    out["localisation"] = loc.to_dict()
+                except Exception:
+                    pass  # the error itself says more than a failed localisation
+            raise
+        step("compare")
+        diffs = compare(spec, inputs, torch_tree, ms_tree)
+        out["outputs"] = [d.to_dict() for d in diffs]
+        differs = not all(d.allclose for d in diffs)
+        if spec.kind == "module" and (request.get("cells") or (localise and differs)):
+            step("localise (PYNATIVE hooks)")
+            loc, cells = _localise(spec, torch_obj, ms_obj, inputs, mode, files, compare_ms=localise and differs)
+            out["localisation"] = loc.to_dict() if loc else None
+            if request.get("cells"):
+                out["cells"] = cells
     except (ParityFailure, ComparisonError) as exc:
-        return {"error": f"{stage}: {exc}", "diffs": [], "notes": notes}
+        out["error"] = _located(step.current, str(exc), exc, files)
     except Exception as exc:  # user code, frameworks: one line for the table, the trace for the detail
-        return {"error": f"{stage}: {type(exc).__name__}: {_first_line(exc)}",
-                "detail": traceback.format_exc(limit=8), "diffs": [], "notes": notes}
-    return {
-        "error": None,
-        "notes": notes,
-        "diffs": [{"index": d.index, "torch_shape": list(d.torch_shape), "ms_shape": list(d.ms_shape),
-                   "max_abs_diff": d.max_abs_diff} for d in diffs],
-    }
+        out["error"] = _located(step.current, f"{type(exc).__name__}: {_first_line(exc)}", exc, files)
+        out["detail"] = traceback.format_exc(limit=12)
+    return out
+
+
+def _located(stage: str, message: str, exc: BaseException, files: list[Path]) -> str:
+    from transpile.parity.localise import user_frame
+
+    where = user_frame(exc, files)
+    return f"{stage}: {message}" + (f" (at {where})" if where else "")
+
+
+def _localise(spec, torch_obj, ms_obj, inputs, mode: str, files: list[Path], compare_ms: bool):
+    """Hooks on both sides in PYNATIVE mode; returns (Localisation or None, cells)."""
+    import mindspore
+    import torch
+
+    from transpile.parity.localise import Localisation, Recorder, find_divergence, with_lines
+    from transpile.parity.weights import torch_modules
+
+    modules = torch_modules(torch_obj)
+    cells = dict(ms_obj.cells_and_names())
+    rec_t = Recorder(_is_torch, _torch_numpy).attach(modules)
+    try:
+        with torch.no_grad():
+            torch_obj(*_torch_args(inputs))
+    finally:
+        rec_t.detach()
+    t_cls = {p: type(m).__name__ for p, m in modules.items()}
+    m_cls = {p: type(c).__name__ for p, c in cells.items()}
+    cell_info = _cell_inputs(rec_t.events, cells, t_cls, m_cls)
+    if not compare_ms:
+        return None, cell_info
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    rec_m = Recorder(_is_ms, _ms_numpy).attach({p: c for p, c in cells.items() if p in modules})
+    raised = None
+    try:
+        ms_obj(*_ms_args(inputs))
+    except Exception as exc:  # compare what was recorded before it
+        raised = (rec_m.open_path(), f"{type(exc).__name__}: {_first_line(exc)}")
+    finally:
+        rec_m.detach()
+    div, compared, unmatched = find_divergence(rec_t.events, rec_m.events, set(cells), spec.tolerance, spec.rtol,
+                                               (t_cls, m_cls), raised)
+    note = ""
+    if div is not None:
+        div = with_lines(div, modules, cells, files[0], files[1])
+    elif mode == "GRAPH":
+        note = "in PYNATIVE mode every submodule and the output match: the problem is in GRAPH mode only"
+    else:
+        note = "every submodule matches within the tolerance: the difference builds up across them"
+    return Localisation("PYNATIVE", div, compared, unmatched, note), cell_info
+
+
+def _cell_inputs(events, cells: dict, t_cls: dict, m_cls: dict) -> list[dict]:
+    """One submodule per torch class (its first call), with inputs like those it got:
+    what an emitted test needs for a unit test per Cell."""
+    seen: set[str] = set()
+    out = []
+    for e in events:
+        if e.kind != "inputs" or not e.path or e.call or e.path not in cells or e.arg_specs is None:
+            continue
+        if t_cls[e.path] in seen:
+            continue
+        seen.add(t_cls[e.path])
+        out.append({"path": e.path, "torch_class": t_cls[e.path], "ms_class": m_cls.get(e.path, ""),
+                    "inputs": [s.code("rng") for s in e.arg_specs], "labels": [s.label() for s in e.arg_specs]})
+    return out
 
 
 def _first_line(exc: BaseException) -> str:
@@ -177,26 +303,66 @@ def _refill_constants(torch_obj, seed: int) -> None:
                 tensor.copy_(torch.rand(tensor.shape, generator=generator, dtype=tensor.dtype) + 0.5)
 
 
-def _copy_all_weights(torch_obj, ms_obj) -> list[str]:
+def _copy_all_weights(torch_obj, ms_obj) -> tuple[list[str], list]:
     """Copy torch -> MindSpore; every tensor on each side must find its counterpart.
-    Returns notes on what copied but deserves a look."""
-    from transpile.parity.weights import copy_weights, weight_map
+    Returns notes on what copied but deserves a look, and the copies made."""
+    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
 
-    missing = copy_weights(torch_obj, ms_obj)
-    if missing:
-        raise ParityFailure(f"torch weights with no MindSpore parameter of that name and size: {', '.join(missing)}")
-    assigned = set(weight_map(torch_obj).mapping.values())
-    paths = dict(ms_obj.parameters_and_names())
-    unset = [path for path in paths if path not in assigned]
-    if unset:
-        raise ParityFailure(f"MindSpore parameters no torch weight was copied into: {', '.join(unset)}")
-    misnamed = [f"{p.name} (at {path})" for path, p in paths.items() if p.name != path]
+    plan, targets = plan_for_model(torch_obj, ms_obj)
+    if plan.unmapped:
+        raise ParityFailure("torch weights with no MindSpore parameter of that name and size: "
+                            + ", ".join(f"{k} ({why})" for k, why in plan.unmapped))
+    if plan.unfilled:
+        raise ParityFailure(f"MindSpore parameters no torch weight was copied into: {', '.join(plan.unfilled)}")
+    apply_transfer(plan, torch_state(torch_obj), targets)
+    misnamed = [f"{t.name} (at {path})" for path, t in targets.items() if t.kind == "parameter" and t.name != path]
+    notes = []
     if misnamed:
-        return [
-            "MindSpore parameter names differ from their paths, so a checkpoint saved by path "
-            f"will not load into them with load_param_into_net: {', '.join(misnamed)}"
-        ]
-    return []
+        notes.append("MindSpore parameter names differ from their paths, so a checkpoint saved by path "
+                     f"will not load into them with load_param_into_net: {', '.join(misnamed)}")
+    return notes, plan.copies
+
+
+def run_weights(request: dict, step: Steps) -> dict:
+    """Convert a torch checkpoint into a MindSpore .ckpt for the converted model."""
+    from transpile.parity.weights import CheckpointError, checkpoint_entries, load_torch_checkpoint, plan_for_model
+
+    files = [Path(request["torch_source"]), Path(request["converted"])]
+    out: dict = {"error": None, "notes": [], "plan": None, "written": False}
+    try:
+        torch_obj, ms_obj = _build_both({**request, "kind": "module"}, step, None)
+        step(f"read {Path(request['checkpoint']).name}")
+        model_keys = torch_obj.state_dict().keys()
+        state, out["notes"] = load_torch_checkpoint(request["checkpoint"], model_keys)
+        step("map the checkpoint")
+        plan, targets = plan_for_model(torch_obj, ms_obj, {k: tuple(v.shape) for k, v in state.items()})
+        out["plan"] = plan.to_dict()
+        out["names"] = {path: targets[path].name for _, path in plan.copies if targets[path].name != path}
+        buffers = [path for _, path in plan.copies if targets[path].kind == "buffer"]
+        if buffers:
+            out["notes"].append("buffers written to the checkpoint (load_param_into_net loads parameters only; "
+                                f"set them with register_buffer): {', '.join(buffers)}")
+        if plan.complete or request.get("allow_partial"):
+            step(f"write {Path(request['output']).name}")
+            import mindspore
+
+            target = Path(request["output"])
+            tmp = target.with_name(f".{target.stem}.partial.ckpt")  # save_checkpoint wants .ckpt
+            try:
+                mindspore.save_checkpoint(checkpoint_entries(plan, state, targets), str(tmp))
+                os.replace(tmp, target)
+            finally:
+                tmp.unlink(missing_ok=True)
+            out["written"] = True
+    except (ParityFailure, CheckpointError) as exc:
+        out["error"] = _located(step.current, str(exc), exc, files)
+    except Exception as exc:
+        out["error"] = _located(step.current, f"{type(exc).__name__}: {_first_line(exc)}", exc, files)
+        out["detail"] = traceback.format_exc(limit=12)
+    return out
+
+
+TASKS = {"parity": run_parity, "weights": run_weights}
 
 
 def main(argv: list[str]) -> int:
@@ -206,7 +372,7 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore")
     request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     start = time.perf_counter()
-    result = run(request)
+    result = TASKS[request.get("task", "parity")](request, Steps(request.get("progress")))
     result["seconds"] = round(time.perf_counter() - start, 3)
     Path(request["result"]).write_text(json.dumps(result), encoding="utf-8")
     return 0

@@ -1,139 +1,235 @@
-"""`transpile parity`: run every sample spec and print a table of differences."""
+"""`transpile parity` and `transpile weights`: argument parsing and printing only."""
 from __future__ import annotations
 
 import json
-import math
 import os
+import shlex
 import sys
 
-from .runner import DEFAULT_TIMEOUT, MODES, SampleResult
+from .report import format_table  # noqa: F401  (the samples table; kept importable from here)
+from .runner import DEFAULT_TIMEOUT, MODES
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
-VERDICT_WIDTH = 90  # longer verdicts are cut in the table and printed in full below it
-COLUMNS = ("sample", "converted", "max abs diff PYNATIVE", "max abs diff GRAPH", "verdict")
+PARITY_EPILOG = """\
+input specs (--input, repeat it for each positional argument of forward):
+  float32[2,3,32,32]            uniform in [-1, 1)
+  float32[4,8]:-5..5            uniform in [-5, 5)
+  int64[4]:0..10                integers 0 <= v < 10
+  bool[4]                       random booleans
+  expr:np.arange(6).reshape(2,3)  any Python expression over np and rng (seeded)
+
+exit status: 0 every output matches in every mode; 1 a mismatch or an error; 2 bad usage.
+"""
+
+
+def _common(p, timeout_help: str) -> None:
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help=timeout_help)
+    p.add_argument("--json", action="store_true", help="print JSON (for tools) instead of text")
+    p.add_argument("-v", "--verbose", action="store_true", help="show tracebacks, timings and every mapping")
 
 
 def add_parity_parser(sub) -> None:
     p = sub.add_parser(
-        "parity", help="run original and converted samples on the same weights and inputs",
-        description="For every <sample>.parity.toml: build the torch model and the converted MindSpore "
-                    "model, copy the weights, feed the same random inputs in PYNATIVE and GRAPH mode "
-                    "and compare the outputs. Exit 0 only if every sample matches.",
+        "parity", help="run the original and the converted model on the same weights and inputs",
+        description="""\
+Build the torch model and the converted MindSpore model, copy every weight
+(with the tables' renames), run both in eval mode on the same inputs in
+PYNATIVE and GRAPH mode and compare every output: allclose, share within the
+tolerance, cosine similarity, max abs and max rel diff. When they differ, name
+the first submodule that diverges, with its lines in both files.
+
+  transpile parity model.py --converted out/model.py --model 'ResNet18(num_classes=10)' \\
+      --input float32[2,3,32,32]
+  transpile parity --config parity.toml [--json] [--emit-test out/test_model_parity.py]
+  transpile parity --samples samples --converted out      # every <sample>.parity.toml
+
+User code runs in child processes (one per model and mode) with a time limit.""",
+        epilog=PARITY_EPILOG, formatter_class=_formatter(),
     )
-    p.add_argument("specs", nargs="*", metavar="SPEC",
-                   help="spec files or sample names to run (default: every spec under --samples)")
-    p.add_argument("--samples", default="samples", metavar="DIR", help="directory of samples and specs (default: samples)")
-    p.add_argument("--converted", metavar="DIR",
-                   help="read converted files from DIR (as `transpile convert SAMPLES -o DIR` wrote them); "
-                        "default: convert on the fly")
+    p.add_argument("targets", nargs="*", metavar="ORIGINAL.py | SPEC",
+                   help="the original torch file; or sample spec files / sample names to run "
+                        "(default: every spec under --samples)")
+    p.add_argument("--converted", metavar="PATH",
+                   help="the converted file (or a directory holding it; for samples: the directory "
+                        "`transpile convert SAMPLES -o DIR` wrote); default: convert on the fly")
+    p.add_argument("--model", metavar="EXPR", help="constructor expression, evaluated in both files: 'ResNet18(num_classes=10)'")
+    p.add_argument("--function", metavar="NAME", help="compare a function of both files instead of a model")
+    p.add_argument("--input", action="append", metavar="SPEC", dest="inputs",
+                   help="one positional input (repeat for several); see below")
+    p.add_argument("--config", metavar="TOML", help="a parity.toml with the same fields (flags win)")
+    p.add_argument("--tolerance", type=float, metavar="ATOL", help="absolute tolerance (default 1e-5)")
+    p.add_argument("--rtol", type=float, help="relative tolerance (default 0)")
+    p.add_argument("--seed", type=int, help="seed of the random inputs (default 0)")
     p.add_argument("--mode", choices=("both", "pynative", "graph"), default="both", help="MindSpore mode(s) to run")
+    p.add_argument("--emit-test", metavar="PATH",
+                   help="also write a standalone pytest file for the converted model (needs --converted)")
+    p.add_argument("--no-localise", action="store_true", help="on a mismatch, do not look for the first diverging submodule")
+    p.add_argument("--samples", default="samples", metavar="DIR", help="directory of samples and specs (default: samples)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="child processes at once (default: 2)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per (sample, mode) run")
-    p.add_argument("--format", choices=("text", "json"), default="text", help="report format")
-    p.add_argument("-v", "--verbose", action="store_true", help="show error details and timings")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="report format (--json is the same as --format json)")
+    _common(p, f"seconds per child process: one per model and mode (default {DEFAULT_TIMEOUT:g})")
     p.set_defaults(func=cmd_parity)
 
 
-def _select(args):
-    from pathlib import Path
+def add_weights_parser(sub) -> None:
+    p = sub.add_parser(
+        "weights", help="convert a torch checkpoint into a MindSpore .ckpt for the converted model",
+        description="""\
+Read a torch checkpoint (.pt, .pth, .bin: torch.load with weights_only;
+.safetensors: with the safetensors package), map its tensors onto the converted
+model's parameters with the tables' renames (the mapping parity uses) and write
+a MindSpore .ckpt for mindspore.load_checkpoint + load_param_into_net. Anything
+left unmapped is listed, and no partial checkpoint is written unless
+--allow-partial. The models are built in a child process with a time limit.
 
-    from .runner import load_specs
+  transpile weights model.pt -o model.ckpt --source model.py --model 'Net()'""",
+        formatter_class=_formatter(),
+        epilog="exit status: 0 written; 1 refused (partial) or an error; 2 bad usage.",
+    )
+    p.add_argument("checkpoint", metavar="IN", help="the torch checkpoint: .pt, .pth, .bin or .safetensors")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.ckpt", help="the MindSpore checkpoint to write")
+    p.add_argument("--source", required=True, metavar="MODEL.py", help="the original torch file that defines the model")
+    p.add_argument("--model", required=True, metavar="EXPR", help="constructor expression, evaluated in both files")
+    p.add_argument("--converted", metavar="PATH", help="the converted file (default: convert --source on the fly)")
+    p.add_argument("--allow-partial", action="store_true", help="write the checkpoint even if some tensors have no home")
+    _common(p, f"seconds for the child process (default {DEFAULT_TIMEOUT:g})")
+    p.set_defaults(func=cmd_weights)
 
-    if not args.specs:
-        return load_specs(args.samples)
-    paths = []
-    for s in args.specs:
-        path = Path(s)
-        if not path.name.endswith(".parity.toml"):
-            path = Path(args.samples) / f"{s}.parity.toml"
-        paths.append(path)
-    return load_specs(paths)
+
+def _formatter():
+    import argparse
+
+    return argparse.RawDescriptionHelpFormatter
+
+
+def _usage(message: str) -> int:
+    print(f"transpile parity: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _general(args) -> bool:
+    """One model (ORIGINAL.py, --config or model flags) rather than the samples."""
+    return bool(args.config or args.model or args.function or args.inputs
+                or any(t.endswith(".py") for t in args.targets))
 
 
 def cmd_parity(args) -> int:
-    from .runner import run_samples
+    if args.jobs < 1 or args.timeout <= 0:
+        return _usage("--jobs and --timeout must be positive")
+    if args.json:
+        args.format = "json"
+    modes = MODES if args.mode == "both" else (args.mode.upper(),)
+    if _general(args):
+        return _parity_one(args, modes)
+    if args.emit_test:
+        return _usage("--emit-test takes one model: give ORIGINAL.py --converted FILE --model EXPR --input SPEC")
+    return _parity_samples(args, modes)
+
+
+def _parity_samples(args, modes) -> int:
+    from pathlib import Path
+
+    from .report import format_samples, result_dict
+    from .runner import load_specs, run_samples
     from .spec import SpecError
 
-    if args.jobs < 1 or args.timeout <= 0:
-        print("transpile parity: --jobs and --timeout must be positive", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        specs = _select(args)
+        if args.targets:
+            specs = load_specs([t if t.endswith(".parity.toml") else Path(args.samples) / f"{t}.parity.toml"
+                                for t in args.targets])
+        else:
+            specs = load_specs(args.samples)
     except SpecError as exc:
-        print(f"transpile parity: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _usage(str(exc))
     if args.converted is not None and not os.path.isdir(args.converted):
-        print(f"transpile parity: --converted {args.converted}: not a directory", file=sys.stderr)
-        return EXIT_USAGE
-    modes = MODES if args.mode == "both" else (args.mode.upper(),)
-    results = run_samples(specs, converted_dir=args.converted, modes=modes, jobs=args.jobs, timeout=args.timeout)
+        return _usage(f"--converted {args.converted}: not a directory")
+    results = run_samples(specs, converted_dir=args.converted, modes=modes, jobs=args.jobs, timeout=args.timeout,
+                          localise=not args.no_localise)
     if args.format == "json":
-        print(json.dumps([_as_dict(r) for r in results], indent=2))
+        print(json.dumps([result_dict(r) for r in results], indent=2))
     else:
-        print(format_table(results, modes))
-        for r in results:
-            if len(r.verdict) > VERDICT_WIDTH:
-                print(f"{r.sample}: {r.verdict}")
-        for r in results:
-            for note in r.notes:
-                print(f"note: {r.sample}: {note}")
-        if args.verbose:
-            for r in results:
-                for mode, mr in r.results.items():
-                    print(f"{r.sample} ({mode}): {mr.verdict}, diffs per output {list(mr.diffs)}, {mr.seconds:.1f} s")
-                    if mr.detail:
-                        print(f"\n--- {r.sample} ({mode}) ---\n{mr.detail}")
-        ok = sum(r.ok for r in results)
-        print(f"{ok} of {len(results)} samples match")
+        print(format_samples(results, modes, verbose=args.verbose))
     return EXIT_OK if results and all(r.ok for r in results) else EXIT_MISMATCH
 
 
-def _diff_cell(result: SampleResult, mode: str) -> str:
-    mr = result.results.get(mode)
-    if mr is None:
-        return "-"
-    if mr.verdict.startswith("not run"):
-        return mr.verdict
-    if mr.max_abs_diff is None:
-        return "error"
-    if math.isnan(mr.max_abs_diff):
-        return "nan"
-    return f"{mr.max_abs_diff:.3g}"
+def _parity_one(args, modes) -> int:
+    from .emit import EmitError, emit_test
+    from .report import format_result, result_dict
+    from .runner import run_parity
+    from .spec import SpecError, make_spec
+
+    if len(args.targets) > 1:
+        return _usage(f"one ORIGINAL.py at a time (got {' '.join(args.targets)})")
+    if args.targets and not args.targets[0].endswith(".py"):
+        return _usage(f"{args.targets[0]}: the original is a .py file")
+    if args.model and args.function:
+        return _usage("give --model or --function, not both")
+    try:
+        spec = make_spec(
+            config=args.config, source=args.targets[0] if args.targets else None, converted=args.converted,
+            entry=args.model or args.function, kind="function" if args.function else ("module" if args.model else None),
+            inputs=tuple(args.inputs or ()), tolerance=args.tolerance, rtol=args.rtol, seed=args.seed,
+        )
+    except SpecError as exc:
+        return _usage(str(exc))
+    if args.emit_test and spec.converted is None:
+        return _usage("--emit-test needs --converted FILE: the test imports the converted model from its file")
+    result = run_parity(spec, modes=modes, timeout=args.timeout, localise=not args.no_localise,
+                        cells=bool(args.emit_test))
+    emitted = None
+    if args.emit_test:
+        try:
+            emitted = emit_test(result, args.emit_test, command=_command(args))
+        except (EmitError, OSError) as exc:
+            emitted = exc
+    if args.format == "json":
+        data = result_dict(result)
+        if args.emit_test:
+            data["emitted_test"] = str(emitted) if not isinstance(emitted, Exception) else None
+            data["emit_error"] = str(emitted) if isinstance(emitted, Exception) else None
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_result(result, verbose=args.verbose))
+        if isinstance(emitted, Exception):
+            print(f"transpile parity: --emit-test: {emitted}", file=sys.stderr)
+        elif emitted is not None:
+            print(f"wrote {emitted}")
+    if isinstance(emitted, Exception):
+        return EXIT_MISMATCH
+    return EXIT_OK if result.ok else EXIT_MISMATCH
 
 
-def format_table(results: list[SampleResult], modes=MODES) -> str:
-    """A plain-text table: sample | converted | max abs diff PYNATIVE | max abs diff GRAPH | verdict."""
-    rows = [COLUMNS]
-    for r in results:
-        rows.append((
-            r.sample,
-            "yes" if r.converted else "no",
-            _diff_cell(r, "PYNATIVE") if "PYNATIVE" in modes else "-",
-            _diff_cell(r, "GRAPH") if "GRAPH" in modes else "-",
-            r.verdict if len(r.verdict) <= VERDICT_WIDTH else r.verdict[: VERDICT_WIDTH - 3] + "...",
-        ))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
-    lines = []
-    for n, row in enumerate(rows):
-        lines.append(" | ".join(c.ljust(w) for c, w in zip(row, widths)) + " | " + row[-1])
-        if n == 0:
-            lines.append("-+-".join("-" * w for w in widths) + "-+-" + "-" * len(COLUMNS[-1]))
-    return "\n".join(lines)
+def _command(args) -> str:
+    """The command that regenerates the emitted test."""
+    argv = ["transpile", "parity", *args.targets]
+    for flag, value in (("--config", args.config), ("--converted", args.converted), ("--model", args.model),
+                        ("--function", args.function), ("--tolerance", args.tolerance), ("--rtol", args.rtol),
+                        ("--seed", args.seed)):
+        if value is not None:
+            argv += [flag, str(value)]
+    for spec in args.inputs or ():
+        argv += ["--input", spec]
+    argv += ["--emit-test", args.emit_test]
+    return shlex.join(argv)
 
 
-def _as_dict(r: SampleResult) -> dict:
-    def num(v):
-        return None if v is None or math.isnan(v) else v
+def cmd_weights(args) -> int:
+    from .report import format_weights, weights_dict
+    from .runner import convert_weights
+    from .spec import SpecError
 
-    return {
-        "sample": r.sample,
-        "converted": r.converted,
-        "tolerance": r.spec.tolerance if r.spec else None,
-        "max_abs_diff": {m: num(mr.max_abs_diff) for m, mr in r.results.items()},
-        "verdicts": {m: mr.verdict for m, mr in r.results.items()},
-        "verdict": r.verdict,
-        "notes": r.notes,
-        "diagnostics": [d.to_dict() for d in r.diagnostics],
-    }
-
+    if args.timeout <= 0:
+        print("transpile weights: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = convert_weights(args.checkpoint, args.output, source=args.source, model=args.model,
+                                 converted=args.converted, allow_partial=args.allow_partial, timeout=args.timeout)
+    except SpecError as exc:
+        print(f"transpile weights: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(weights_dict(result), indent=2))
+    else:
+        print(format_weights(result, verbose=args.verbose))
+    return EXIT_OK if result.ok else EXIT_MISMATCH

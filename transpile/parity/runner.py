@@ -1,41 +1,53 @@
-"""Run parity for samples: convert, then one child process per (sample, mode).
+"""Run parity (and checkpoint conversion) in child processes, with a time limit.
 
-Each child imports the torch sample and the converted source, builds both from the
-spec's entry, copies the weights, feeds the same inputs and compares the outputs
-(see ``_child``). A child per run isolates the user's code and MindSpore's global
-mode, and a time limit stops a run that hangs. Nothing here prints.
+Each (model, mode) run is one child: it imports the torch source and the converted
+source, builds both from the spec's entry, copies the weights, feeds the same
+inputs, compares the outputs and, when they differ, finds the first submodule that
+diverges (see ``_child``). A child per run isolates the user's code and
+MindSpore's global mode; a time limit stops a run that hangs, and the child's
+progress file says which step it hung in. Nothing here prints.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..diagnostics import Diagnostic
+from .compare import OutputDiff
+from .localise import Localisation
 from .spec import ParitySpec, SpecError, find_specs, load_spec
+from .weights import Transfer
 
 MODES = ("PYNATIVE", "GRAPH")
 DEFAULT_TIMEOUT = 300.0
+CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 
 
 @dataclass(frozen=True)
 class ModeResult:
-    """One sample in one MindSpore mode."""
+    """One model in one MindSpore mode."""
 
     mode: str  # "PYNATIVE" or "GRAPH"
     verdict: str  # "match", "mismatch", "error: ...", "not run: ..."
     max_abs_diff: float | None = None  # over all outputs; None when nothing was compared
-    diffs: tuple[float, ...] = ()  # per output
+    diffs: tuple[float, ...] = ()  # max abs diff per output
     detail: str = ""  # a traceback or the child's stderr, for errors
     seconds: float = 0.0
     notes: tuple[str, ...] = ()  # what ran and compared but deserves a look (parameter names)
+    outputs: tuple[OutputDiff, ...] = ()  # every metric per output
+    localisation: Localisation | None = None  # on a mismatch: the first submodule that diverges
+    cells: tuple[dict, ...] | None = None  # submodules and their inputs, for an emitted test
+    weights: tuple[tuple[str, str], ...] = ()  # the copies made: (torch key, MindSpore path)
 
     @property
     def ok(self) -> bool:
@@ -50,6 +62,7 @@ class SampleResult:
     results: dict[str, ModeResult] = field(default_factory=dict)  # mode -> result
     diagnostics: list[Diagnostic] = field(default_factory=list)  # from converting on the fly
     error: str | None = None  # the sample could not be run at all (bad spec, failed conversion)
+    converted_path: Path | None = None  # the converted file that ran (None: converted on the fly)
 
     @property
     def pynative(self) -> ModeResult | None:
@@ -75,14 +88,27 @@ class SampleResult:
         return list(seen)
 
     @property
+    def localisation(self) -> Localisation | None:
+        return next((r.localisation for r in self.results.values() if r.localisation), None)
+
+    @property
+    def cells(self) -> tuple[dict, ...] | None:
+        return next((r.cells for r in self.results.values() if r.cells is not None), None)
+
+    @property
+    def weights(self) -> tuple[tuple[str, str], ...]:
+        return next((r.weights for r in self.results.values() if r.weights), ())
+
+    @property
     def verdict(self) -> str:
         if self.error:
             return f"error: {self.error}"
         if not self.results:
             return "error: no mode was run"
+        verdicts = {r.verdict for r in self.results.values()}
         for r in self.results.values():  # errors first: they say the most
             if r.verdict.startswith(("error", "not run")):
-                return r.verdict if len(self.results) == 1 else f"{r.verdict} ({r.mode})"
+                return r.verdict if len(verdicts) == 1 else f"{r.verdict} ({r.mode})"
         bad = [r.mode for r in self.results.values() if r.verdict != "match"]
         if bad:
             return f"mismatch ({', '.join(bad)})"
@@ -106,76 +132,162 @@ def load_specs(samples: str | os.PathLike | Iterable[str | os.PathLike]) -> list
     return [load_spec(p) for p in paths]
 
 
+# -- the converted source ------------------------------------------------------------
+
 def _converted_path(spec: ParitySpec, converted_dir: Path) -> Path:
     """Where ``transpile convert SAMPLES -o OUT`` put the sample: the tree is mirrored."""
-    try:
-        return converted_dir / spec.source.resolve().relative_to(spec.path.parent.resolve())
-    except ValueError:  # a source outside the spec's directory: look for it by name
-        return converted_dir / spec.source.name
+    if spec.path is not None:
+        try:
+            return converted_dir / spec.source.resolve().relative_to(spec.path.parent.resolve())
+        except ValueError:  # a source outside the spec's directory: look for it by name
+            pass
+    return converted_dir / spec.source.name
+
+
+@dataclass
+class _Source:
+    path: Path | None  # None: cannot run
+    error: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    on_the_fly: bool = False
+
+
+def converted_source(source: Path, workdir: Path, *, converted: Path | None = None) -> _Source:
+    """The converted file: ``converted`` when given (a file, or a directory holding
+    one of the source's name), else ``source`` converted on the fly into ``workdir``."""
+    if not source.is_file():
+        return _Source(None, f"original source {source} not found")
+    if converted is not None:
+        path = converted / source.name if converted.is_dir() else converted
+        if not path.is_file():
+            return _Source(None, f"converted file {path} not found")
+        return _Source(path)
+    from ..api import convert_code
+
+    result = convert_code(source.read_text(encoding="utf-8"), filename=str(source))
+    diagnostics = list(result.diagnostics)
+    if result.failed or result.errors:
+        first = result.errors[0].format() if result.errors else "conversion failed"
+        return _Source(None, f"conversion: {first}", diagnostics)
+    path = workdir / source.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(result.code, encoding="utf-8")
+    return _Source(path, None, diagnostics, on_the_fly=True)
 
 
 def _prepare(spec: ParitySpec, converted_dir: Path | None, workdir: Path) -> tuple[SampleResult, Path | None]:
     """The sample's result so far and the converted source's path (None: cannot run)."""
-    if not spec.source.is_file():
-        return SampleResult(spec.name, spec, False, error=f"sample source {spec.source} not found"), None
-    if converted_dir is not None:
-        path = _converted_path(spec, converted_dir)
-        if not path.is_file():
-            return SampleResult(spec.name, spec, False, error=f"converted file {path} not found"), None
-        return SampleResult(spec.name, spec, True), path
-    from ..api import convert_code
+    explicit = spec.converted
+    if explicit is None and converted_dir is not None:
+        explicit = _converted_path(spec, converted_dir)
+    src = converted_source(spec.source, workdir / spec.name, converted=explicit)
+    result = SampleResult(spec.name, spec, src.path is not None, diagnostics=src.diagnostics, error=src.error,
+                          converted_path=None if src.on_the_fly else src.path)
+    return result, src.path
 
-    result = convert_code(spec.source.read_text(encoding="utf-8"), filename=str(spec.source))
-    diagnostics = list(result.diagnostics)
-    if result.failed or result.errors:
-        first = result.errors[0].format() if result.errors else "conversion failed"
-        return SampleResult(spec.name, spec, False, diagnostics=diagnostics, error=f"conversion: {first}"), None
-    path = workdir / spec.name / spec.source.name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(result.code, encoding="utf-8")
-    return SampleResult(spec.name, spec, True, diagnostics=diagnostics), path
+
+# -- child processes -------------------------------------------------------------------
+
+@dataclass
+class ChildRun:
+    data: dict | None  # the child's JSON result; None when it wrote none
+    error: str | None = None  # why there is no result (time limit, the child died)
+    detail: str = ""
 
 
 def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+def run_child(request: dict, *, timeout: float, python: str | None = None) -> ChildRun:
+    """Run ``_child`` on ``request`` in its own process group; kill the group at the
+    time limit and report the step it was in."""
+    with tempfile.TemporaryDirectory(prefix="transpile-child-") as tmp:
+        tmpdir = Path(tmp)
+        result_path, progress = tmpdir / "result.json", tmpdir / "progress.txt"
+        request_path = tmpdir / "request.json"
+        request_path.write_text(json.dumps({**request, "result": str(result_path), "progress": str(progress)}),
+                                encoding="utf-8")
+        env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+        with open(tmpdir / "stdout", "wb") as out, open(tmpdir / "stderr", "wb") as err:
+            proc = subprocess.Popen(
+                [python or sys.executable, "-m", "transpile.parity._child", str(request_path)],
+                stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp, start_new_session=True,
+            )
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
+                return ChildRun(None, f"timed out after {timeout:g} s in step '{step}' "
+                                      "(does it hang? raise the limit with --timeout)")
+            finally:
+                if proc.poll() is None:
+                    _kill_group(proc)
+        stderr = (tmpdir / "stderr").read_text(encoding="utf-8", errors="replace")
+        if proc.returncode != 0 or not result_path.is_file():
+            why = _tail(stderr) or f"exit status {proc.returncode}"
+            step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
+            last = why.splitlines()[-1] if why else ""
+            return ChildRun(None, f"child process died in step '{step}' ({last})", why)
+        data = json.loads(result_path.read_text(encoding="utf-8"))
+        if data.get("error") and not data.get("detail"):
+            data["detail"] = _tail(stderr)
+        return ChildRun(data)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+# -- parity ------------------------------------------------------------------------
+
 def run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = DEFAULT_TIMEOUT,
-             python: str | None = None) -> ModeResult:
-    """One (sample, mode) run in a child process."""
+             python: str | None = None, localise: bool = False, cells: bool = False) -> ModeResult:
+    """One (model, mode) run in a child process. ``localise``: on a mismatch, find the
+    first submodule that diverges; ``cells``: record the submodules' inputs."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     if mode == "GRAPH" and spec.graph:
         return ModeResult(mode, f"not run: {spec.graph}")
-    with tempfile.TemporaryDirectory(prefix="transpile-parity-") as tmp:
-        request = Path(tmp) / "request.json"
-        result_path = Path(tmp) / "result.json"
-        request.write_text(json.dumps({
-            "spec": str(spec.path.resolve()), "torch_source": str(spec.source.resolve()),
-            "converted": str(Path(converted).resolve()), "mode": mode, "result": str(result_path),
-        }), encoding="utf-8")
-        env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-        try:
-            proc = subprocess.run(
-                [python or sys.executable, "-m", "transpile.parity._child", str(request)],
-                capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp,
-            )
-        except subprocess.TimeoutExpired:
-            return ModeResult(mode, f"error: timed out after {timeout:g} s", seconds=timeout)
-        if proc.returncode != 0 or not result_path.is_file():
-            why = _tail(proc.stderr) or f"exit status {proc.returncode}"
-            last = why.splitlines()[-1] if why else ""
-            return ModeResult(mode, f"error: child process died ({last})", detail=why)
-        data = json.loads(result_path.read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    run = run_child({
+        "task": "parity", "spec": spec.to_dict(), "torch_source": str(spec.source.resolve()),
+        "converted": str(Path(converted).resolve()), "mode": mode, "localise": localise, "cells": cells,
+    }, timeout=timeout, python=python)
+    if run.data is None:
+        return ModeResult(mode, f"error: {run.error}", detail=run.detail, seconds=time.perf_counter() - start)
+    data = run.data
     seconds = float(data.get("seconds", 0.0))
     notes = tuple(data.get("notes", ()))
+    localisation = Localisation.from_dict(data.get("localisation"))
     if data.get("error"):
-        return ModeResult(mode, f"error: {data['error']}", detail=data.get("detail", "") or _tail(proc.stderr),
-                          seconds=seconds, notes=notes)
-    diffs = tuple(float(d["max_abs_diff"]) for d in data["diffs"])
+        return ModeResult(mode, f"error: {data['error']}", detail=data.get("detail", ""), seconds=seconds, notes=notes,
+                          localisation=localisation)
+    outputs = tuple(OutputDiff.from_dict(d) for d in data["outputs"])
+    diffs = tuple(d.max_abs_diff for d in outputs)
     worst = max(diffs, key=lambda v: math.inf if math.isnan(v) else v) if diffs else 0.0
-    ok = all(not math.isnan(d) and d <= spec.tolerance for d in diffs)
-    return ModeResult(mode, "match" if ok else "mismatch", worst, diffs, seconds=seconds, notes=notes)
+    ok = all(d.allclose for d in outputs)
+    return ModeResult(
+        mode, "match" if ok else "mismatch", worst, diffs, seconds=seconds, notes=notes, outputs=outputs,
+        localisation=localisation,
+        cells=tuple(data["cells"]) if data.get("cells") is not None else None,
+        weights=tuple(tuple(c) for c in data.get("weights") or ()),
+    )
+
+
+def _relabel(mr: ModeResult, tmp_path: Path, label: str) -> ModeResult:
+    """Lines in a file converted on the fly name the source it came from."""
+    loc = mr.localisation
+    if loc is None or loc.divergence is None:
+        return mr
+    d = loc.divergence
+    lines = tuple(replace(s, file=label) if Path(s.file) == tmp_path else s for s in d.converted)
+    return replace(mr, localisation=replace(loc, divergence=replace(d, converted=lines)))
 
 
 def run_samples(
@@ -186,13 +298,18 @@ def run_samples(
     jobs: int = 2,
     timeout: float = DEFAULT_TIMEOUT,
     python: str | None = None,
+    localise: bool = True,
+    cells: bool = False,
 ) -> list[SampleResult]:
     """Parity for every spec in every mode; results in the specs' order.
 
-    With ``converted_dir`` the converted files are read from there (the layout
-    ``transpile convert SAMPLES -o DIR`` writes); without it each sample is
-    converted on the fly. Up to ``jobs`` child processes run at once.
+    The converted file is the spec's own ``converted`` if it names one, else the
+    file under ``converted_dir`` (the layout ``transpile convert SAMPLES -o DIR``
+    writes), else the sample converted on the fly. Up to ``jobs`` child processes
+    run at once. The first mode's run also localises a mismatch (``localise``) and
+    records the submodules' inputs (``cells``).
     """
+    modes = [m for m in MODES if m in modes]
     out: list[SampleResult] = []
     with tempfile.TemporaryDirectory(prefix="transpile-parity-src-") as tmp:
         work: list[tuple[SampleResult, Path]] = []
@@ -203,10 +320,14 @@ def run_samples(
                 work.append((result, path))
         tasks = [(r, path, mode) for r, path in work for mode in modes]
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = [pool.submit(run_mode, r.spec, path, mode, timeout=timeout, python=python)
+            futures = [pool.submit(run_mode, r.spec, path, mode, timeout=timeout, python=python,
+                                   localise=localise and mode == modes[0], cells=cells and mode == modes[0])
                        for r, path, mode in tasks]
-            for (r, _, mode), fut in zip(tasks, futures):
-                r.results[mode] = fut.result()
+            for (r, path, mode), fut in zip(tasks, futures):
+                mr = fut.result()
+                if r.converted_path is None:
+                    mr = _relabel(mr, path, f"{r.spec.source.name} (converted on the fly)")
+                r.results[mode] = mr
     for r in out:  # the table lists modes in a fixed order
         r.results = {m: r.results[m] for m in MODES if m in r.results}
     return out
@@ -218,3 +339,96 @@ def run_sample(spec: ParitySpec | str | os.PathLike, **kwargs) -> SampleResult:
         spec = load_spec(spec)
     return run_samples([spec], **kwargs)[0]
 
+
+def run_parity(spec: ParitySpec, **kwargs) -> SampleResult:
+    """Parity for one model (a spec from ``make_spec``); both modes run at once.
+    The keywords are ``run_samples``'s."""
+    kwargs.setdefault("jobs", 2)
+    return run_samples([spec], **kwargs)[0]
+
+
+# -- checkpoints ------------------------------------------------------------------------
+
+@dataclass
+class WeightsResult:
+    """``transpile weights``: what was mapped, what was not, and whether OUT was written."""
+
+    checkpoint: Path
+    output: Path
+    plan: Transfer | None = None
+    written: bool = False
+    error: str | None = None
+    detail: str = ""
+    notes: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)  # path -> checkpoint name where they differ
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.written
+
+    @property
+    def refused(self) -> bool:
+        return self.error is None and not self.written and self.plan is not None and not self.plan.complete
+
+
+def convert_weights(
+    checkpoint: str | os.PathLike,
+    output: str | os.PathLike,
+    *,
+    source: str | os.PathLike,
+    model: str,
+    converted: str | os.PathLike | None = None,
+    allow_partial: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    python: str | None = None,
+) -> WeightsResult:
+    """Convert a torch checkpoint (``.pt``, ``.pth``, ``.bin`` or ``.safetensors``) into
+    a MindSpore ``.ckpt`` for the converted model, with the mapping parity uses.
+
+    ``model`` is the constructor expression, evaluated in both files (the torch model
+    gives the names and layer types, the converted one the parameters). Nothing is
+    written when anything is left unmapped, unless ``allow_partial``; OUT is written
+    whole or not at all. Raises SpecError for unusable arguments.
+    """
+    checkpoint, output, source = Path(checkpoint), Path(output), Path(source)
+    result = WeightsResult(checkpoint, output)
+    if checkpoint.suffix not in CHECKPOINT_SUFFIXES:
+        raise SpecError(f"{checkpoint}: a checkpoint is one of {', '.join(CHECKPOINT_SUFFIXES)}")
+    if not checkpoint.is_file():
+        raise SpecError(f"{checkpoint}: not found")
+    if checkpoint.suffix == ".safetensors":
+        import importlib.util
+
+        if importlib.util.find_spec("safetensors") is None:
+            raise SpecError(f"{checkpoint}: reading .safetensors needs the safetensors package "
+                            "(pip install safetensors)")
+    if output.suffix != ".ckpt":
+        raise SpecError(f"{output}: the output is a MindSpore .ckpt file")
+    if not output.parent.is_dir():
+        raise SpecError(f"{output.parent}: no such directory")
+    try:
+        compile(model, "--model", "eval")
+    except SyntaxError as exc:
+        raise SpecError(f"--model {model!r} is not an expression: {exc.msg}") from exc
+    with tempfile.TemporaryDirectory(prefix="transpile-weights-src-") as tmp:
+        src = converted_source(source, Path(tmp), converted=Path(converted) if converted is not None else None)
+        result.diagnostics = src.diagnostics
+        if src.path is None:
+            result.error = src.error
+            return result
+        run = run_child({
+            "task": "weights", "name": source.stem, "entry": model, "torch_source": str(source.resolve()),
+            "converted": str(src.path.resolve()), "checkpoint": str(checkpoint.resolve()),
+            "output": str(output.resolve()), "allow_partial": allow_partial,
+        }, timeout=timeout, python=python)
+    if run.data is None:
+        result.error, result.detail = run.error, run.detail
+        return result
+    data = run.data
+    result.error, result.detail = data.get("error"), data.get("detail", "")
+    result.notes = list(data.get("notes", ()))
+    result.names = dict(data.get("names") or {})
+    result.plan = Transfer.from_dict(data["plan"]) if data.get("plan") else None
+    result.written = bool(data.get("written"))
+    return result

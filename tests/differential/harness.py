@@ -1,0 +1,400 @@
+"""Differential tests: run a torch snippet and ITS CONVERTED FORM on the same inputs.
+
+Usage (a test module)::
+
+    import pytest
+    from .harness import Case, Suite, arr, ints
+
+    CASES = [
+        Case("torch.cat", "torch.cat([a, b], 1)", (arr(2, 3), arr(2, 3)), "positional"),
+        Case("torch.cat", "torch.cat(tensors=[a, b], dim=1)", (arr(2, 3), arr(2, 3)), "keyword"),
+        Case("Tensor.view", "a.view(3, 2)", (arr(2, 3),)),
+        Case("torch.rand", "torch.rand(2, 3)", random=True),
+    ]
+    SUITE = Suite(CASES)
+
+    @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+    def test_api(case):
+        SUITE.check(case)
+
+What happens:
+
+* ``Suite`` builds ONE torch source file: ``import torch`` / ``import torch.nn as nn`` /
+  ``import torch.nn.functional as F`` (``header=`` to change) and, per case, a class
+  ``Case_<n>`` whose ``forward`` takes the inputs as ``a, b, c, ...`` (forward
+  parameters count as tensors, so tensor methods on them are converted; passes that
+  only act inside forward/construct apply too). ``method="helper"`` puts the code in
+  a plain method instead (its parameters are then not known to be tensors).
+  ``code`` is an expression (returned) or a body of statements with its own ``return``.
+* The whole file is converted ONCE with ``transpile.convert_code`` (lazily, on the first
+  ``check``); both modules are exec'd once. Only the tool's own output is ever run.
+* ``check(case)`` fails when the converted case still mentions ``torch``, carries a
+  ``# transpile:`` marker, has an error or a manual-safety diagnostic (what was left
+  unconverted), or a tensor method was left because its receiver was not known to be a
+  tensor. Advisory diagnostics (GRAPH_MODE lints, notes) do not fail a case. Then it
+  runs both versions on the same inputs: numpy arrays become ``torch.from_numpy`` /
+  ``mindspore.Tensor`` (also inside lists/tuples); anything else is passed as it is.
+  If one case breaks the whole file, every case is converted and run on its own, so
+  only the culprits fail.
+* Results are compared recursively: tensors by shape, dtype (by name: torch.float32 ==
+  mindspore.float32) and value (``np.allclose(atol, rtol, equal_nan=True)`` for floats,
+  exact otherwise); numpy arrays likewise; tuples/lists elementwise; dtypes by name;
+  Python scalars by value. ``random=True`` compares shape and dtype only.
+  ``check_dtype=False`` skips the dtype comparison; say why in ``why``.
+
+Case fields: ``api`` (the table key it covers: "torch.cat", "Tensor.view",
+"torch.float16"), ``code``, ``inputs``, ``form`` (label in the test id), ``random``,
+``atol``/``rtol`` (1e-5), ``check_dtype``, ``why``, ``method``. Input helpers:
+``arr(*shape, dtype=, low=, high=)``, ``ints``, ``pos`` (strictly positive), ``bools``.
+
+``uncovered(toml_files, apis)`` lists converted (not ``unsupported``) entries of the
+given tables (names relative to rewrites/tables) that no case covers; use it in a test
+that fails when it is not empty. ``table_entries(toml_files)`` gives the raw entries.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import tomllib
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+warnings.filterwarnings("ignore")
+
+DEFAULT_HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+PARAM_NAMES = "abcdefghijklmnopqrstuvwxyz"
+TABLE_DIR = Path(__file__).resolve().parents[2] / "rewrites" / "tables"
+
+_RNG = np.random.default_rng(1234)
+
+
+def arr(*shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
+    """A random array (uniform in [low, high)); integer dtypes draw in [low, high)."""
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return _RNG.random(shape) < 0.5
+    if kind in "iu":
+        return _RNG.integers(int(low), int(high), size=shape).astype(dtype)
+    return _RNG.uniform(low, high, size=shape).astype(dtype)
+
+
+def ints(*shape: int, low: int = 0, high: int = 5, dtype: str = "int64") -> np.ndarray:
+    return arr(*shape, dtype=dtype, low=low, high=high)
+
+
+def pos(*shape: int, dtype: str = "float32") -> np.ndarray:
+    """Strictly positive floats (for log, sqrt, ...)."""
+    return arr(*shape, dtype=dtype, low=0.1, high=3.0)
+
+
+def bools(*shape: int) -> np.ndarray:
+    return arr(*shape, dtype="bool")
+
+
+@dataclass(frozen=True)
+class Case:
+    api: str  # the table key it covers: "torch.cat", "Tensor.view", "torch.float16"
+    code: str  # an expression, or statements with a return, over inputs a, b, c, ...
+    inputs: tuple = ()
+    form: str = ""  # label in the test id: "positional", "keyword", "defaults", ...
+    random: bool = False  # compare shapes and dtypes only
+    atol: float = 1e-5
+    rtol: float = 1e-5
+    check_dtype: bool = True
+    why: str = ""  # why a comparison is loosened
+    method: str = "forward"  # the method holding the code; forward's parameters count as tensors
+
+    def body(self) -> str:
+        """The forward body. Statements: the first line unindented, later lines indented
+        relative to it (a dedent is applied to them), e.g. ``"v = 2\\n    return a * v"``."""
+        text = self.code.strip("\n")
+        if "\n" in text or re.match(r"\s*(return|raise)\b", text):
+            first, *rest = text.splitlines()
+            lines = [first.strip(), *textwrap.dedent("\n".join(rest)).splitlines()]
+            return "\n".join("        " + l for l in lines)
+        return f"        return {text}"
+
+
+def _to_torch(value):
+    import torch
+
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(value.copy())
+    if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+        return type(value)(_to_torch(v) for v in value)
+    return value
+
+
+def _to_ms(value):
+    import mindspore
+
+    if isinstance(value, np.ndarray):
+        return mindspore.Tensor(value.copy())
+    if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+        return type(value)(_to_ms(v) for v in value)
+    return value
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).removeprefix("torch.").lower()
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+def compare(expected, actual, case: Case, where: str = "result") -> None:
+    """Raise Mismatch when the MindSpore result differs from the torch one."""
+    import mindspore
+    import torch
+
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, mindspore.Tensor):
+            raise Mismatch(f"{where}: torch gave a Tensor, MindSpore gave {type(actual).__name__}: {actual!r}")
+        if tuple(expected.shape) != tuple(actual.shape):
+            raise Mismatch(f"{where}: shape {tuple(expected.shape)} != {tuple(actual.shape)}")
+        if case.check_dtype and _dtype_name(expected.dtype) != _dtype_name(actual.dtype):
+            raise Mismatch(f"{where}: dtype {expected.dtype} != {actual.dtype}")
+        if case.random:
+            return
+        e = expected.detach()
+        if e.dtype == torch.bfloat16:
+            e = e.float()
+        e = e.numpy()
+        a = actual.float().asnumpy() if actual.dtype == mindspore.bfloat16 else actual.asnumpy()
+        _compare_arrays(e, a, case, where)
+        return
+    if isinstance(expected, np.ndarray):
+        if not isinstance(actual, np.ndarray):
+            raise Mismatch(f"{where}: torch gave an ndarray, MindSpore gave {type(actual).__name__}")
+        if expected.shape != actual.shape or (case.check_dtype and expected.dtype != actual.dtype):
+            raise Mismatch(f"{where}: {expected.shape} {expected.dtype} != {actual.shape} {actual.dtype}")
+        if not case.random:
+            _compare_arrays(expected, actual, case, where)
+        return
+    if isinstance(expected, torch.dtype):
+        if not isinstance(actual, mindspore.dtype.Type) or _dtype_name(expected) != _dtype_name(actual):
+            raise Mismatch(f"{where}: dtype {expected} != {actual!r}")
+        return
+    if isinstance(expected, (tuple, list)):
+        if not isinstance(actual, (tuple, list)):
+            raise Mismatch(f"{where}: torch gave a sequence, MindSpore gave {type(actual).__name__}")
+        if len(expected) != len(actual):
+            raise Mismatch(f"{where}: {len(expected)} items != {len(actual)} items")
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            compare(e, a, case, f"{where}[{i}]")
+        return
+    if expected is None or isinstance(expected, (str, bool)):
+        if expected != actual or type(expected) is not type(actual):
+            raise Mismatch(f"{where}: {expected!r} != {actual!r}")
+        return
+    if isinstance(expected, (int, float, complex)):
+        if isinstance(actual, (bool, mindspore.Tensor)) or not isinstance(actual, (int, float, complex, np.number)):
+            raise Mismatch(f"{where}: torch gave {expected!r}, MindSpore gave {type(actual).__name__}: {actual!r}")
+        if case.random:
+            return
+        if isinstance(expected, int) and not isinstance(actual, (int, np.integer)) and case.check_dtype:
+            raise Mismatch(f"{where}: int {expected!r} != {actual!r}")
+        _compare_arrays(np.asarray(expected), np.asarray(actual), case, where)
+        return
+    raise Mismatch(f"{where}: cannot compare a torch {type(expected).__name__} ({expected!r})")
+
+
+def _compare_arrays(e: np.ndarray, a: np.ndarray, case: Case, where: str) -> None:
+    if e.dtype.kind in "fc" or a.dtype.kind in "fc":
+        ok = np.allclose(a.astype(np.complex128 if e.dtype.kind == "c" else np.float64), e, atol=case.atol, rtol=case.rtol, equal_nan=True)
+    else:
+        ok = np.array_equal(e, a)
+    if not ok:
+        raise Mismatch(f"{where}: values differ\ntorch:\n{e}\nmindspore:\n{a}")
+
+
+@dataclass
+class _Built:
+    source: str
+    converted: str
+    torch_ns: dict
+    ms_ns: dict
+    problems: dict[int, list[str]] = field(default_factory=dict)  # case index -> reasons
+    segments: dict[str, str] = field(default_factory=dict)  # class name -> converted source
+    error: str | None = None
+
+
+class Suite:
+    """A list of cases converted and executed together (once, lazily).
+
+    The whole file is converted and run at once; when that fails (one case breaks the
+    file), each case is converted and run on its own, so only the culprits fail.
+    """
+
+    def __init__(self, cases: Sequence[Case], header: str = DEFAULT_HEADER):
+        self.cases = list(cases)
+        self.header = header
+        self.ids = _ids(self.cases)
+        self._index = {id(c): i for i, c in enumerate(self.cases)}
+        self._built: _Built | None = None
+
+    @property
+    def apis(self) -> set[str]:
+        return {c.api for c in self.cases}
+
+    def _case_source(self, i: int, case: Case) -> list[str]:
+        params = ", ".join(["self", *PARAM_NAMES[: len(case.inputs)]])
+        return ["", f"class Case_{i}:", f"    def {case.method}({params}):", *case.body().splitlines()]
+
+    def torch_source(self) -> tuple[str, list[tuple[int, int]]]:
+        """The torch file and, per case, its (first, last) line numbers."""
+        lines = self.header.rstrip("\n").splitlines() + [""]
+        spans = []
+        for i, case in enumerate(self.cases):
+            start = len(lines) + 2
+            lines += self._case_source(i, case)
+            spans.append((start, len(lines)))
+        return "\n".join(lines) + "\n", spans
+
+    @property
+    def built(self) -> _Built:
+        if self._built is None:
+            try:
+                self._built = self._build()
+            except Exception as exc:  # noqa: BLE001 - reported on every case, once
+                self._built = _Built("", "", {}, {}, error=f"the suite could not be built: {type(exc).__name__}: {exc}")
+        return self._built
+
+    def _build(self) -> _Built:
+        from transpile import convert_code
+
+        source, spans = self.torch_source()
+        built = _Built(source, "", {}, {})
+        try:
+            exec(compile(source, "<torch cases>", "exec"), built.torch_ns)
+        except Exception:  # noqa: BLE001
+            built.torch_ns = {}
+            exec(compile(self.header, "<torch header>", "exec"), built.torch_ns)
+            for i, case in enumerate(self.cases):
+                try:
+                    exec(compile("\n".join(self._case_source(i, case)), f"<torch case {i}>", "exec"), built.torch_ns)
+                except Exception as exc:  # noqa: BLE001
+                    built.problems.setdefault(i, []).append(f"the torch snippet does not compile: {exc}")
+        result = convert_code(source, filename="<differential>")
+        built.converted = result.code
+        whole_ok = not result.failed
+        if whole_ok:
+            try:
+                exec(compile(result.code, "<converted cases>", "exec"), built.ms_ns)
+            except Exception:  # noqa: BLE001
+                whole_ok = False
+        if whole_ok:
+            built.segments = _class_segments(result.code)
+            for i, (first, last) in enumerate(spans):
+                self._audit(built, i, built.segments.get(f"Case_{i}", ""), result.diagnostics, first, last)
+            return built
+        # one case broke the file: convert and run each on its own
+        built.ms_ns = {}
+        offset = len(self.header.rstrip("\n").splitlines()) + 1
+        for i, case in enumerate(self.cases):
+            single = self.header.rstrip("\n") + "\n" + "\n".join(self._case_source(i, case)) + "\n"
+            res = convert_code(single, filename=f"<differential case {i}>")
+            seg = _class_segments(res.code).get(f"Case_{i}", "") if not res.failed else ""
+            built.segments[f"Case_{i}"] = seg or res.code
+            if res.failed:
+                built.problems.setdefault(i, []).append(
+                    "conversion failed: " + "; ".join(d.message for d in res.diagnostics))
+                continue
+            try:
+                exec(compile(res.code, f"<converted case {i}>", "exec"), built.ms_ns)
+            except Exception as exc:  # noqa: BLE001
+                built.problems.setdefault(i, []).append(f"the converted code does not run: {type(exc).__name__}: {exc}")
+                continue
+            self._audit(built, i, seg, res.diagnostics, offset + 3, offset + 2 + len(case.body().splitlines()))
+        return built
+
+    @staticmethod
+    def _audit(built: _Built, i: int, seg: str, diagnostics, first: int, last: int) -> None:
+        reasons = built.problems.setdefault(i, [])
+        if not seg:
+            reasons.append("the converted file has no class for this case")
+        if re.search(r"\btorch\b", _strip_comments(seg)):
+            reasons.append("converted code still uses torch")
+        for marker in re.findall(r"# transpile:.*", seg):
+            reasons.append(marker)
+        for d in diagnostics:
+            if first <= d.line <= last and (
+                d.severity.name == "ERROR" or d.safety.name == "MANUAL" or "may not be a tensor" in d.message
+            ):
+                reasons.append(f"{d.code} {d.severity.name.lower()}: {d.message}")
+
+    def converted_case(self, case: Case) -> str:
+        return self.built.segments.get(f"Case_{self._index[id(case)]}", "")
+
+    def check(self, case: Case) -> None:
+        built = self.built
+        i = self._index[id(case)]
+        if built.error:
+            raise AssertionError(built.error)
+        converted = self.converted_case(case)
+        if built.problems.get(i):
+            raise AssertionError("not converted:\n  " + "\n  ".join(built.problems[i]) + "\n" + converted)
+        import torch
+
+        with torch.no_grad():
+            expected = getattr(built.torch_ns[f"Case_{i}"](), case.method)(*(_to_torch(v) for v in case.inputs))
+        try:
+            actual = getattr(built.ms_ns[f"Case_{i}"](), case.method)(*(_to_ms(v) for v in case.inputs))
+        except Exception as exc:
+            raise AssertionError(f"the converted case raised {type(exc).__name__}: {exc}\n{converted}") from exc
+        try:
+            compare(expected, actual, case)
+        except Mismatch as exc:
+            raise AssertionError(f"{exc}\n--- converted:\n{converted}") from None
+
+
+def _strip_comments(text: str) -> str:
+    return "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+
+
+def _class_segments(code: str) -> dict[str, str]:
+    tree = ast.parse(code)
+    lines = code.splitlines()
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+    return out
+
+
+def _ids(cases: Sequence[Case]) -> list[str]:
+    seen: dict[str, int] = {}
+    ids = []
+    for c in cases:
+        base = f"{c.api}[{c.form}]" if c.form else c.api
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        ids.append(base if n == 0 else f"{base}#{n}")
+    return ids
+
+
+def table_entries(files: Iterable[str | Path], select: Callable[[str], bool] = lambda name: True) -> dict[str, dict]:
+    """Entries of the given table files (names relative to rewrites/tables) -> their data."""
+    out: dict[str, dict] = {}
+    for f in files:
+        path = Path(f) if Path(f).is_absolute() else TABLE_DIR / f
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        data.pop("kind", None)
+        data.pop("modules", None)
+        for name, body in data.items():
+            if select(name):
+                out[name] = body
+    return out
+
+
+def uncovered(files: Iterable[str | Path], apis: Iterable[str], select: Callable[[str], bool] = lambda name: True) -> list[str]:
+    """Converted entries of ``files`` (those without ``unsupported``) with no case."""
+    apis = set(apis)
+    return sorted(n for n, body in table_entries(files, select).items() if not body.get("unsupported") and n not in apis)

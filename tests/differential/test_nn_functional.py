@@ -1,0 +1,342 @@
+"""Differential tests for torch.nn.functional (rewrites/tables/functional.toml).
+
+Uses the shared function-style harness (harness.py): every case is a torch
+expression over inputs ``a, b, c, ...``; the whole file is converted by the tool,
+both versions run on the same inputs and the results are compared.
+
+Every converted ``torch.nn.functional.*`` entry has cases
+(``test_every_functional_entry_has_cases``); entries with arguments are called in
+three forms at least: all positional, all keyword, defaults omitted (or, where torch
+has no defaults, a mixed form).
+"""
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, ints, pos, table_entries, uncovered
+from .layer_harness import signature_problems
+
+CASES: list[Case] = []
+PREFIX = "torch.nn.functional."
+
+
+def _parse(args: str) -> list[tuple[str, str]]:
+    if not args.strip():
+        return []
+    call = ast.parse(f"f({args})", mode="eval").body
+    return [(k.arg, ast.unparse(k.value)) for k in call.keywords]
+
+
+def forms(name: str, args: str, inputs=(), *, req: int | None = None, kw: str = "",
+          extra: tuple[str, ...] = (), minimal: str | None = None, **opts) -> None:
+    """Cases for ``F.<name>`` called with ``args`` ("name=value, ...", torch's positional
+    order): all positional, all keyword, and defaults omitted (the first ``req``
+    arguments) or, when everything is required, first positional and the rest keywords.
+    ``kw`` are keyword-only arguments; ``extra`` adds argument lists written as given;
+    ``minimal`` replaces the defaults form where torch needs an optional argument."""
+    pairs, kwpairs = _parse(args), _parse(kw)
+    req = len(pairs) if req is None else req
+    kws = [f"{k}={v}" for k, v in kwpairs]
+    api = PREFIX + name
+
+    def emit(form, parts):
+        CASES.append(Case(api, f"F.{name}({', '.join(parts)})", tuple(inputs), form, **opts))
+
+    emit("positional", [v for _, v in pairs] + kws)
+    emit("keyword", [f"{k}={v}" for k, v in pairs] + kws)
+    if minimal is not None:
+        emit("defaults", [minimal])
+    elif req < len(pairs) or kwpairs:
+        emit("defaults", [v for _, v in pairs[:req]])
+    elif len(pairs) >= 2:
+        emit("mixed", [v for _, v in pairs[:1]] + [f"{k}={v}" for k, v in pairs[1:]])
+    for i, e in enumerate(extra):
+        emit(f"extra{i}", [e])
+
+
+def case(name: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(PREFIX + name, code, tuple(inputs), form, **opts))
+
+
+M = arr(4, 5)  # a matrix
+M2 = arr(4, 5)
+X1 = arr(2, 4, 16)
+X2 = arr(2, 4, 8, 8)
+X3 = arr(2, 4, 4, 6, 6)
+WIDE = arr(4, 10, low=-5.0, high=5.0)
+LABELS = ints(4, high=5)
+PROB = arr(4, 5, low=0.05, high=0.95)
+TPROB = arr(4, 5, low=0.0, high=1.0)
+SIGN = np.where(arr(4, 5) < 0, -1.0, 1.0).astype("float32")
+SIGN4 = np.where(arr(4) < 0, -1.0, 1.0).astype("float32")
+BINARY = (arr(4, 5) > 0).astype("float32")
+W5 = np.array([0.5, 1.0, 1.5, 2.0, 0.8], dtype="float32")
+
+
+def _log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = x - x.max(axis=axis, keepdims=True)
+    return (x - np.log(np.exp(x).sum(axis=axis, keepdims=True))).astype("float32")
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.exp(_log_softmax(x, axis)).astype("float32")
+
+
+LOGP = _log_softmax(arr(4, 5))
+P = _softmax(arr(4, 5))
+
+TANH_WHY = "MindSpore's CPU tanh is a fast approximation: abs error up to ~3e-4 for |x| > 3"
+
+# -- activations -------------------------------------------------------------------
+forms("relu", "input=a, inplace=False", (M,), req=1)
+forms("relu6", "input=a, inplace=False", (WIDE,), req=1)
+forms("elu", "input=a, alpha=1.0, inplace=False", (M,), req=1)
+forms("selu", "input=a, inplace=False", (M,), req=1)
+forms("celu", "input=a, alpha=0.5, inplace=False", (M,), req=1)
+forms("leaky_relu", "input=a, negative_slope=0.2, inplace=False", (M,), req=1)
+forms("prelu", "input=a, weight=b", (X2, np.array([0.1, 0.2, 0.3, 0.4], "float32")))
+case("prelu", "F.prelu(a, b)", (X2, np.array([0.25], "float32")), "shared")
+forms("glu", "input=a, dim=1", (X2,), req=1)
+forms("gelu", "input=a", (M,), kw="approximate='tanh'")
+case("gelu", "F.gelu(a, approximate='none')", (M,), "exact")
+forms("logsigmoid", "input=a", (M,), extra=("a * 3 - 1",))
+forms("hardshrink", "input=a, lambd=0.3", (M,), req=1)
+forms("tanhshrink", "input=a", (M,))
+case("tanhshrink", "F.tanhshrink(a * 3 - 1)", (M,), "wide", atol=1e-3, why=TANH_WHY)
+forms("softsign", "input=a", (M,), extra=("a * 3 - 1",))
+forms("softplus", "input=a, beta=2.0, threshold=1.0", (M,), req=1)
+forms("softshrink", "input=a, lambd=0.3", (M,), req=1)
+forms("tanh", "input=a", (M,))
+case("tanh", "F.tanh(a * 3 - 1)", (M,), "wide", atol=1e-3, why=TANH_WHY)
+forms("sigmoid", "input=a", (M,), extra=("a * 3 - 1",))
+forms("hardsigmoid", "input=a, inplace=False", (WIDE,), req=1)
+forms("hardswish", "input=a, inplace=False", (WIDE,), req=1)
+forms("silu", "input=a, inplace=False", (M,), req=1)
+forms("mish", "input=a, inplace=False", (M,), req=1)
+forms("hardtanh", "input=a, min_val=-0.5, max_val=2.0, inplace=False", (WIDE,), req=1)
+forms("threshold", "input=a, threshold=0.1, value=20.0, inplace=False", (M,), req=3)
+forms("softmax", "input=a, dim=1", (M,), extra=("a, -1", "a, dim=0, dtype=torch.float64"))
+forms("softmin", "input=a, dim=1", (M,), extra=("a, 0",))
+forms("log_softmax", "input=a, dim=1", (M,), extra=("a, dim=0",))
+
+# -- normalisation -----------------------------------------------------------------
+RM = arr(4, low=-0.5, high=0.5)
+RV = arr(4, low=0.5, high=2.0)
+G4 = arr(4, low=0.5, high=1.5)
+B4 = arr(4)
+forms("batch_norm", "input=a, running_mean=b, running_var=c, weight=d, bias=e, training=False, momentum=0.1, eps=1e-3",
+      (X2, RM, RV, G4, B4), req=3)
+case("batch_norm", "F.batch_norm(a, b, c, training=True)", (X2, RM, RV), "training",
+     atol=1e-4, why="batch statistics are summed in another order")
+forms("group_norm", "input=a, num_groups=2, weight=b, bias=c, eps=1e-3", (X2, G4, B4), req=2)
+forms("layer_norm", "input=a, normalized_shape=[8], weight=b, bias=c, eps=1e-3", (X2, arr(8), arr(8)), req=2,
+      extra=("a, (8,), eps=1e-5",))
+forms("instance_norm",
+      "input=a, running_mean=None, running_var=None, weight=b, bias=c, use_input_stats=True, momentum=0.1, eps=1e-3",
+      (X2, G4, B4), req=1)
+forms("local_response_norm", "input=a, size=3, alpha=0.01, beta=0.5, k=2.0", (X2,), req=2)
+forms("normalize", "input=a, p=2.0, dim=0, eps=1e-6", (M,), req=1, extra=("a, dim=-1",))
+case("normalize", "F.normalize(a)", (np.zeros((3, 4), "float32"),), "zeros")
+
+# -- linear, convolution -----------------------------------------------------------
+forms("linear", "input=a, weight=b, bias=c", (M, arr(3, 5), arr(3)), req=2)
+forms("bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
+forms("conv1d", "input=a, weight=b, bias=c, stride=2, padding=1, dilation=2, groups=1", (X1, arr(6, 4, 3), arr(6)), req=2,
+      extra=("a, b, padding='same'", "a, b, padding='valid'"))
+case("conv1d", "F.conv1d(a, b, groups=2, padding=(2,))", (X1, arr(6, 2, 3)), "groups")
+forms("conv2d", "input=a, weight=b, bias=c, stride=(2, 1), padding=(1, 2), dilation=1, groups=1",
+      (X2, arr(6, 4, 3, 3), arr(6)), req=2, extra=("a, b, padding='same', dilation=2", "a, b, padding=1"))
+case("conv2d", "F.conv2d(a, b, None, 1, 1, 1, 2)", (X2, arr(6, 2, 3, 3)), "groups")
+forms("conv3d", "input=a, weight=b, bias=c, stride=1, padding=1, dilation=1, groups=1",
+      (X3, arr(2, 4, 3, 3, 3), arr(2)), req=2)
+forms("unfold", "input=a, kernel_size=3, dilation=1, padding=1, stride=2", (X2,), req=2)
+case("fold", "F.fold(a, (8, 8), 3, 1, 1, 2)", (arr(2, 36, 16),), "positional")
+case("fold", "F.fold(input=a, output_size=(8, 8), kernel_size=3, dilation=1, padding=1, stride=2)", (arr(2, 36, 16),),
+     "keyword")
+case("fold", "F.fold(a, 8, 3)", (arr(2, 36, 36),), "defaults")
+
+# -- pooling -----------------------------------------------------------------------
+forms("avg_pool1d", "input=a, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False", (X1,), req=2)
+forms("avg_pool2d", "input=a, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=None",
+      (X2,), req=2, extra=("a, 2, divisor_override=3",))
+forms("avg_pool3d", "input=a, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False, divisor_override=None",
+      (X3,), req=2)
+forms("max_pool1d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True, return_indices=False",
+      (X1,), req=2, extra=("a, a.size(2)", "a, (2,), (1,), dilation=2"))
+forms("max_pool2d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True, return_indices=False",
+      (X2,), req=2, extra=("a, 2, return_indices=True", "a, (2, 3), stride=1, dilation=2"))
+forms("max_pool3d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True, return_indices=False",
+      (X3,), req=2)
+forms("adaptive_avg_pool1d", "input=a, output_size=4", (X1,))
+forms("adaptive_avg_pool2d", "input=a, output_size=(3, 4)", (X2,), extra=("a, 1",))
+forms("adaptive_avg_pool3d", "input=a, output_size=(2, 3, 2)", (X3,))
+forms("adaptive_max_pool1d", "input=a, output_size=4, return_indices=False", (X1,), req=2)
+forms("adaptive_max_pool2d", "input=a, output_size=(3, 4), return_indices=True", (X2,), req=2)
+forms("adaptive_max_pool3d", "input=a, output_size=(2, 3, 2), return_indices=False", (X3,), req=2)
+forms("lp_pool1d", "input=a, norm_type=2, kernel_size=3, stride=2, ceil_mode=False", (X1,), req=3)
+forms("lp_pool2d", "input=a, norm_type=2, kernel_size=2, stride=2, ceil_mode=False", (X2,), req=3)
+
+
+def _unpool_indices(dims: int) -> np.ndarray:
+    out_spatial = (3,) * dims
+    in_spatial = tuple(2 * s for s in out_spatial)
+    idx = np.zeros((1, 2, *out_spatial), dtype=np.int64)
+    rng = np.random.default_rng(7)
+    for p in np.ndindex(*out_spatial):
+        coord = [2 * q + int(o) for q, o in zip(p, rng.integers(0, 2, dims))]
+        idx[(0, slice(None), *p)] = int(np.ravel_multi_index(coord, in_spatial))
+    return idx
+
+
+for d in (1, 2, 3):
+    forms(f"max_unpool{d}d", "input=a, indices=b, kernel_size=2, stride=2, padding=0, output_size=None",
+          (arr(1, 2, *(3,) * d), _unpool_indices(d)), req=3)
+
+# -- dropout -----------------------------------------------------------------------
+for name, x in (("dropout", arr(64, 64)), ("dropout1d", X1), ("dropout2d", X2), ("dropout3d", X3)):
+    case(name, f"F.{name}(a, 0.3, False, False)", (x,), "positional")
+    case(name, f"F.{name}(input=a, p=0.3, training=False, inplace=False)", (x,), "keyword")
+    case(name, f"F.{name}(a)", (x,), "defaults", random=True, why="training=True by default: a random mask")
+    case(name, f"F.{name}(a, p=0.3, training=True)", (x,), "train", random=True, why="random mask")
+
+# -- losses ------------------------------------------------------------------------
+forms("cross_entropy", "input=a, target=b, weight=c, size_average=None, ignore_index=2, reduce=None, reduction='sum', "
+      "label_smoothing=0.1", (M, LABELS, W5), req=2, extra=("a, b, reduction='none'",))
+case("cross_entropy", "F.cross_entropy(a, b)", (M, P), "probabilities")
+forms("nll_loss", "input=a, target=b, weight=c, size_average=None, ignore_index=1, reduce=None, reduction='sum'",
+      (LOGP, LABELS, W5), req=2, extra=("a, b, reduction='none'",))
+forms("binary_cross_entropy", "input=a, target=b, weight=None, size_average=None, reduce=None, reduction='sum'",
+      (PROB, TPROB), req=2, extra=("a, b, reduction='none'",))
+forms("binary_cross_entropy_with_logits", "input=a, target=b, weight=c, size_average=None, reduce=None, reduction='sum', "
+      "pos_weight=d", (M, TPROB, W5, W5 * 2), req=2)
+forms("mse_loss", "input=a, target=b, size_average=None, reduce=None, reduction='sum', weight=None", (M, M2), req=2)
+forms("l1_loss", "input=a, target=b, size_average=None, reduce=None, reduction='sum', weight=None", (M, M2), req=2)
+forms("smooth_l1_loss", "input=a, target=b, size_average=None, reduce=None, reduction='sum', beta=0.5", (M, M2), req=2)
+forms("huber_loss", "input=a, target=b, reduction='sum', delta=0.5, weight=None", (M, M2), req=2)
+forms("kl_div", "input=a, target=b, size_average=None, reduce=None, reduction='batchmean', log_target=False", (LOGP, P),
+      req=2, extra=("a, b, reduction='sum'",))
+forms("cosine_embedding_loss", "input1=a, input2=b, target=c, margin=0.2, size_average=None, reduce=None, reduction='sum'",
+      (M, M2, SIGN4), req=3)
+forms("margin_ranking_loss", "input1=a, input2=b, target=c, margin=0.2, size_average=None, reduce=None, reduction='sum'",
+      (arr(6), arr(6), np.where(arr(6) < 0, -1.0, 1.0).astype("float32")), req=3)
+forms("hinge_embedding_loss", "input=a, target=b, margin=0.5, size_average=None, reduce=None, reduction='sum'",
+      (M, SIGN), req=2)
+forms("multilabel_soft_margin_loss", "input=a, target=b, weight=c, size_average=None, reduce=None, reduction='sum'",
+      (M, BINARY, W5), req=2)
+forms("multi_margin_loss", "input=a, target=b, p=2, margin=2, weight=c, size_average=None, reduce=None, reduction='sum'",
+      (M, LABELS, W5), req=2, extra=("a, b, margin=3.0, reduction='none'",))
+forms("gaussian_nll_loss", "input=a, target=b, var=c, full=True, eps=1e-5, reduction='sum'",
+      (M, M2, pos(4, 5)), req=3)
+CTC = (_log_softmax(arr(10, 2, 5)), ints(2, 4, low=1, high=5), np.array([10, 8]), np.array([4, 3]))
+forms("ctc_loss", "log_probs=a, targets=b, input_lengths=c, target_lengths=d, blank=0, reduction='sum', zero_infinity=True",
+      CTC, req=4)
+
+# -- everything else ---------------------------------------------------------------
+EMB = arr(10, 3)
+forms("embedding", "input=a, weight=b, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False",
+      (ints(2, 5, high=10), EMB), req=2, extra=("a, b, padding_idx=0",))
+forms("one_hot", "input=a, num_classes=6", (ints(3, 4, high=6),))
+forms("pad", "input=a, pad=(1, 2, 0, 3), mode='constant', value=0.5", (X2,), req=2,
+      extra=("a, (1, 2, 1, 0), mode='reflect'", "a, (1, 1, 2, 0), mode='replicate'", "a, (1, 2, 2, 1), mode='circular'"))
+forms("interpolate", "input=a, size=None, scale_factor=2.0, mode='bilinear', align_corners=False, "
+      "recompute_scale_factor=None, antialias=False", (X2,), minimal="a, scale_factor=3",
+      extra=("a, scale_factor=2", "a, size=(5, 7)", "a, size=12, mode='bilinear', align_corners=True",
+             "a, scale_factor=(2, 3), mode='nearest'", "a, size=(9, 11), mode='area'"))
+case("interpolate", "F.interpolate(a, scale_factor=2, mode='linear')", (X1,), "linear")
+case("interpolate", "F.interpolate(a, scale_factor=2, mode='trilinear', align_corners=True)", (X3,), "trilinear")
+forms("upsample", "input=a, size=None, scale_factor=2, mode='bilinear', align_corners=True", (X2,), minimal="a, scale_factor=3",
+      extra=("a, size=(5, 7)",))
+forms("upsample_nearest", "input=a, size=None, scale_factor=2", (X2,), minimal="a, scale_factor=3", extra=("a, (5, 7)",))
+forms("upsample_bilinear", "input=a, size=None, scale_factor=2", (X2,), minimal="a, scale_factor=3",
+      extra=("a, (5, 7)",))
+forms("pixel_shuffle", "input=a, upscale_factor=2", (X2,))
+forms("pixel_unshuffle", "input=a, downscale_factor=2", (X2,))
+forms("channel_shuffle", "input=a, groups=2", (X2,))
+forms("cosine_similarity", "x1=a, x2=b, dim=0, eps=1e-6", (M, M2), req=2)
+forms("pairwise_distance", "x1=a, x2=b, p=3.0, eps=1e-4, keepdim=True", (M, M2), req=2, extra=("a + 1, b * 2",))
+forms("pdist", "input=a, p=3.0", (M,), req=1)
+THETA = np.array([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]], [[1.0, 0.0, 0.2], [0.0, 0.8, -0.1]]], "float32")
+forms("affine_grid", "theta=a, size=(2, 4, 5, 6), align_corners=True", (THETA,), req=2,
+      extra=("a, (2, 4, 5, 6), None",))
+forms("grid_sample", "input=a, grid=b, mode='bilinear', padding_mode='zeros', align_corners=True",
+      (X2, arr(2, 5, 5, 2, low=-1.1, high=1.1)), req=2,
+      extra=("a, b, mode='nearest', padding_mode='border'", "a, b, align_corners=None"))
+Q, K, V = arr(2, 3, 4, 8), arr(2, 3, 6, 8), arr(2, 3, 6, 5)
+forms("scaled_dot_product_attention", "query=a, key=b, value=c, attn_mask=None, dropout_p=0.0, is_causal=False",
+      (Q, K, V), req=3, kw="scale=0.3", extra=("a, b, c, is_causal=True",))
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, a, c)", (arr(2, 6, 8), None, arr(2, 6, 5)),
+     "self")
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_functional(case):
+    SUITE.check(case)
+
+
+def _is_functional(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+def test_every_functional_entry_has_cases():
+    missing = uncovered(["functional.toml"], SUITE.apis, _is_functional)
+    assert not missing, f"converted torch.nn.functional entries with no differential case: {missing}"
+    counts: dict[str, int] = {}
+    for c in SUITE.cases:
+        counts[c.api] = counts.get(c.api, 0) + 1
+    entries = table_entries(["functional.toml"], _is_functional)
+    few = sorted(
+        n for n, body in entries.items()
+        if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3
+    )
+    assert not few, f"entries taking arguments with fewer than three call forms: {few}"
+
+
+def test_entries_match_installed_signatures():
+    problems = signature_problems(table_entries(["functional.toml"], _is_functional))
+    assert not problems, "\n".join(problems)
+
+
+# Calls the table refuses (converting them would change results), with the reason
+# the "# transpile:" marker must give.
+UNCONVERTED = [
+    ("F.softmax(x)", "dim is not given"),
+    ("F.log_softmax(x, 1, dtype=torch.float64)", "no dtype"),
+    ("F.elu(x, alpha=0.5)", "alpha=1.0"),
+    ("F.normalize(x, p=1.0)", "2-norm only"),
+    ("F.layer_norm(x, (4, 8))", "spans 2 axes"),
+    ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", "fractional"),
+    ("F.interpolate(x, scale_factor=2, mode='bicubic')", "bicubic"),
+    ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialiasing"),
+    ("F.one_hot(x)", "num_classes is not given"),
+    ("F.binary_cross_entropy(x, y, weight=w)", "does not broadcast weight"),
+    ("F.mse_loss(x, y, weight=w)", "element weight"),
+    ("F.kl_div(x, y, log_target=True)", "probabilities only"),
+    ("F.multi_margin_loss(x, y, margin=0.5)", "integer margin"),
+    ("F.embedding(x, w, max_norm=1.0)", "renormalising"),
+    ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
+    ("F.batch_norm(x, None, None, training=True)", "running statistics"),
+    ("F.scaled_dot_product_attention(q, k, v, attn_mask=m)", "attn_mask"),
+    ("F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)", "dropout_p"),
+    ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
+    ("F.local_response_norm(x, 4)", "odd"),
+    ("F.conv2d(x, w, padding='circular')", "not understood"),
+    ("F.relu_(x)", "in place"),
+    ("F.soft_margin_loss(x, y)", "no CPU kernel"),
+    ("F.rrelu(x)", "random slope"),
+    ("F.conv_transpose2d(x, w)", "no CPU kernel"),
+]
+
+
+@pytest.mark.parametrize("expr, reason", UNCONVERTED, ids=[e for e, _ in UNCONVERTED])
+def test_refused_call_stays_marked(expr, reason):
+    from transpile import convert_code
+
+    result = convert_code(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
+    markers = [line for line in result.code.splitlines() if "# transpile:" in line]
+    assert markers and "torch.nn.functional." in result.code, result.code
+    assert any(reason in m for m in markers), f"expected {reason!r} in {markers}"

@@ -1,0 +1,155 @@
+"""Differential tests for torch.nn.init (rewrites/tables/nn_init.toml), with the shared
+function-style harness: each case fills an input tensor in place through the
+converted code and returns it (deterministic initialisers: compared exactly) or its
+statistics (random initialisers: mean, std and range of 256x256 draws compared with
+a tolerance of 5 % of the distribution's spread, since the RNG streams differ; both
+streams are seeded so that a run is reproducible).
+
+Every converted entry has cases; entries with arguments have three call forms.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, table_entries, uncovered
+from .layer_harness import signature_problems
+
+CASES: list[Case] = []
+
+
+def _seed() -> None:
+    import mindspore
+    import torch
+
+    torch.manual_seed(0)
+    mindspore.set_seed(0)
+
+
+PREFIX = "torch.nn.init."
+BIG = np.zeros((256, 256), "float32")
+CONV = np.zeros((64, 32, 3, 3), "float32")
+STATS = "return a.mean(), a.std(), a.min(), a.max()"
+MOMENTS = "return a.mean(), a.std()"
+WHY = "random initialiser: compares the statistics of 65536 draws"
+
+
+def case(name: str, call: str, inputs=(BIG,), form: str = "", **opts) -> None:
+    CASES.append(Case(PREFIX + name, call, tuple(inputs), form, **opts))
+
+
+def stats(name: str, calls: dict[str, str], inputs=(BIG,), ret: str = STATS, scale: float = 1.0) -> None:
+    """Random initialisers: the torch and converted statistics agree within 5 % of
+    ``scale`` (the distribution's spread; the standard error of the mean of 65536 draws
+    is ~0.4 % of it)."""
+    for form, call in calls.items():
+        case(name, f"{call}\n{ret}", inputs, form, atol=0.05 * scale, rtol=0.0, why=WHY)
+
+
+def deterministic(name: str, calls: dict[str, str], inputs) -> None:
+    for form, call in calls.items():
+        case(name, call, inputs, form)
+
+
+for suffix in ("_", ""):
+    # deterministic
+    if suffix:
+        deterministic("constant", {"positional": "nn.init.constant(a, 0.5)", "keyword": "nn.init.constant(tensor=a, val=0.5)",
+                                   "int": "nn.init.constant(a, 3)"}, (arr(3, 4),))
+        deterministic("eye", {"positional": "nn.init.eye(a)", "keyword": "nn.init.eye(tensor=a)",
+                              "square": "nn.init.eye(a)"}, (arr(3, 5),))
+        deterministic("dirac", {"positional": "nn.init.dirac(a, 2)", "keyword": "nn.init.dirac(tensor=a, groups=2)",
+                                "defaults": "nn.init.dirac(a)"}, (arr(4, 2, 3, 3),))
+    n = lambda f: f"nn.init.{f}{suffix}"  # noqa: E731
+    stats(f"normal{suffix}", {
+        "positional": f"{n('normal')}(a, 2.0, 0.5, None)",
+        "keyword": f"{n('normal')}(tensor=a, mean=2.0, std=0.5, generator=None)",
+        "defaults": f"{n('normal')}(a)",
+    }, ret=MOMENTS, scale=1.0)
+    stats(f"uniform{suffix}", {
+        "positional": f"{n('uniform')}(a, 0.5, 2.0, None)",
+        "keyword": f"{n('uniform')}(tensor=a, a=-1.5, b=1.5, generator=None)",
+        "defaults": f"{n('uniform')}(a)",
+    })
+    stats(f"xavier_uniform{suffix}", {
+        "positional": f"{n('xavier_uniform')}(a, 2.0, None)",
+        "keyword": f"{n('xavier_uniform')}(tensor=a, gain=2.0, generator=None)",
+        "defaults": f"{n('xavier_uniform')}(a)",
+    }, scale=0.2)
+    stats(f"xavier_normal{suffix}", {
+        "positional": f"{n('xavier_normal')}(a, 2.0, None)",
+        "keyword": f"{n('xavier_normal')}(tensor=a, gain=2.0, generator=None)",
+        "defaults": f"{n('xavier_normal')}(a)",
+    }, ret=MOMENTS, scale=0.1)
+    stats(f"kaiming_uniform{suffix}", {
+        "positional": f"{n('kaiming_uniform')}(a, 0.2, 'fan_out', 'leaky_relu', None)",
+        "keyword": f"{n('kaiming_uniform')}(tensor=a, a=0.0, mode='fan_in', nonlinearity='relu', generator=None)",
+        "defaults": f"{n('kaiming_uniform')}(a)",
+    }, inputs=(CONV,), scale=0.1)
+    stats(f"kaiming_normal{suffix}", {
+        "positional": f"{n('kaiming_normal')}(a, 0.2, 'fan_out', 'leaky_relu', None)",
+        "keyword": f"{n('kaiming_normal')}(tensor=a, a=0.0, mode='fan_in', nonlinearity='relu', generator=None)",
+        "defaults": f"{n('kaiming_normal')}(a)",
+    }, inputs=(CONV,), ret=MOMENTS, scale=0.1)
+    stats(f"orthogonal{suffix}", {
+        "positional": f"{n('orthogonal')}(a, 2.0, None)",
+        "keyword": f"{n('orthogonal')}(tensor=a, gain=2.0, generator=None)",
+        "defaults": f"{n('orthogonal')}(a)",
+    }, inputs=(np.zeros((6, 4), "float32"),), ret="return a.t() @ a", scale=0.5)
+    stats(f"sparse{suffix}", {
+        "positional": f"{n('sparse')}(a, 0.5, 0.1, None)",
+        "keyword": f"{n('sparse')}(tensor=a, sparsity=0.5, std=0.1, generator=None)",
+        "defaults": f"{n('sparse')}(a, 0.3)",
+    }, ret="return (a == 0).float().mean(), a.std()", scale=0.5)
+
+deterministic("zeros_", {"positional": "nn.init.zeros_(a)", "keyword": "nn.init.zeros_(tensor=a)",
+                         "3d": "nn.init.zeros_(a)"}, (arr(2, 3, 4),))
+deterministic("ones_", {"positional": "nn.init.ones_(a)", "keyword": "nn.init.ones_(tensor=a)",
+                        "1d": "nn.init.ones_(a)"}, (arr(5),))
+deterministic("constant_", {"positional": "nn.init.constant_(a, 0.5)", "keyword": "nn.init.constant_(tensor=a, val=0.5)",
+                            "int": "nn.init.constant_(a, 3)"}, (arr(3, 4),))
+deterministic("eye_", {"positional": "nn.init.eye_(a)", "keyword": "nn.init.eye_(tensor=a)", "wide": "nn.init.eye_(a)"},
+              (arr(3, 5),))
+deterministic("dirac_", {"positional": "nn.init.dirac_(a, 2)", "keyword": "nn.init.dirac_(tensor=a, groups=2)",
+                         "defaults": "nn.init.dirac_(a)"}, (arr(4, 2, 3, 3),))
+stats("trunc_normal_", {
+    "positional": "nn.init.trunc_normal_(a, 1.0, 0.5, 0.0, 2.0, None)",
+    "keyword": "nn.init.trunc_normal_(tensor=a, mean=1.0, std=0.5, a=0.0, b=2.0, generator=None)",
+    "defaults": "nn.init.trunc_normal_(a)",
+})
+case("trunc_normal_", f"nn.init.trunc_normal_(a, std=0.02)\n{MOMENTS}", (BIG,), "std", atol=0.001, rtol=0.0, why=WHY)
+case("normal_", "w = a[0]\nnn.init.normal_(w, 0.0, 0.01)\nreturn w.shape", (arr(3, 4),), "view")
+
+for form, call in {
+    "positional": "nn.init.calculate_gain('leaky_relu', 0.2)",
+    "keyword": "nn.init.calculate_gain(nonlinearity='tanh', param=None)",
+    "defaults": "nn.init.calculate_gain('relu')",
+    "selu": "nn.init.calculate_gain('selu')",
+    "conv": "nn.init.calculate_gain('conv2d')",
+    "default_slope": "nn.init.calculate_gain('leaky_relu')",
+}.items():
+    case("calculate_gain", call, (), form)
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_init(case):
+    _seed()
+    SUITE.check(case)
+
+
+def test_every_init_entry_has_cases():
+    missing = uncovered(["nn_init.toml"], SUITE.apis)
+    assert not missing, f"converted torch.nn.init entries with no differential case: {missing}"
+    counts: dict[str, int] = {}
+    for c in SUITE.cases:
+        counts[c.api] = counts.get(c.api, 0) + 1
+    few = sorted(n for n, body in table_entries(["nn_init.toml"]).items()
+                 if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3)
+    assert not few, f"entries with fewer than three call forms: {few}"
+
+
+def test_entries_match_installed_signatures():
+    problems = signature_problems(table_entries(["nn_init.toml"]))
+    assert not problems, "\n".join(problems)
