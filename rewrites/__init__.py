@@ -11,6 +11,7 @@ from .cell_containers import CellContainers
 from .graph_lint import GraphLint
 from .graph_scalars import GraphScalars
 from .layer_call_casts import LayerCallCasts
+from .layer_params import LayerParams
 from .imports import Imports
 from .tensor_methods import TensorMethods
 from .topk_mask import TopkMask
@@ -30,12 +31,13 @@ from .topk_mask import TopkMask
 #     `v.mean()` rewrite must win over TensorMethods' table rewrite of `.mean()`.
 #   - BoolIndex before TensorMethods for the same reason: `x[m].sum()` is a
 #     masked reduction, not a method call on a selection.
-#   - LayerCallCasts and GraphScalars wrap arguments and calls; any order works.
+#   - LayerCallCasts, LayerParams and GraphScalars wrap arguments, rename
+#     parameter attributes and unwrap scalars; any order works.
 #   - GraphLint only reports; it reads the original nodes like the others.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, TopkMask, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, GraphScalars, GraphLint),
+    (CellClass, CellContainers, TopkMask, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
     (Imports,),
 )
 

@@ -89,3 +89,22 @@ def plainly_not_tensor(expr: cst.BaseExpression, ctx) -> bool:
         if ctx.imports.qualify(expr) is not None:
             return True
     return False
+
+
+def layer_attributes(class_node: cst.ClassDef, ctx, tables) -> dict:
+    """``self.X = nn.Y(...)`` anywhere in a class body: attribute X -> Y's table entry."""
+    found: dict = {}
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, assign: cst.Assign) -> None:
+            if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
+                return
+            target = assign.targets[0].target
+            qual = ctx.imports.qualify(assign.value.func)
+            entry = tables.lookup(qual) if qual else None
+            if (entry is not None and isinstance(target, cst.Attribute)
+                    and isinstance(target.value, cst.Name) and target.value.value == "self"):
+                found[target.attr.value] = entry
+
+    class_node.body.visit(Finder())
+    return found

@@ -12,6 +12,7 @@ import libcst as cst
 from transpile.passes import Example, Pass
 
 from .apply import tables
+from .infer import layer_attributes
 
 
 class LayerCallCasts(Pass):
@@ -33,22 +34,8 @@ class LayerCallCasts(Pass):
         self._layers: list[dict[str, dict[str, str]]] = []  # per class: attribute -> casts
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        casts: dict[str, dict[str, str]] = {}
-        tables_, imports = self.tables, self.ctx.imports
-
-        class Finder(cst.CSTVisitor):
-            def visit_Assign(self, assign: cst.Assign) -> None:
-                if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
-                    return
-                target = assign.targets[0].target
-                qual = imports.qualify(assign.value.func)
-                entry = tables_.lookup(qual) if qual else None
-                if (entry is not None and entry.call_casts and isinstance(target, cst.Attribute)
-                        and isinstance(target.value, cst.Name) and target.value.value == "self"):
-                    casts[target.attr.value] = dict(entry.call_casts)
-
-        node.body.visit(Finder())
-        self._layers.append(casts)
+        layers = layer_attributes(node, self.ctx, self.tables)
+        self._layers.append({attr: dict(e.call_casts) for attr, e in layers.items() if e.call_casts})
 
     def leave_ClassDef(self, original, updated):
         self._layers.pop()
