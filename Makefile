@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test clean
+.PHONY: install demo test docs bench clean
 
 install: $(STAMP)
 
@@ -22,6 +22,13 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# docs/apis.md is generated from the tables (a test checks it is current)
+docs: install
+	$(BIN)/transpile apis --format markdown > docs/apis.md
+
+bench: install
+	$(BIN)/python benchmarks/throughput.py
 
 clean:
 	rm -rf $(VENV) out

@@ -113,3 +113,13 @@ def test_unsupported_entries_carry_a_reason() -> None:
     for e in ENTRIES:
         if e.status == "unsupported":
             assert len(e.unsupported.strip()) > 10, e.source
+
+
+def test_docs_apis_md_is_current() -> None:
+    """docs/apis.md is generated: `transpile apis --format markdown > docs/apis.md`."""
+    from pathlib import Path
+
+    from transpile.api import apis_markdown, list_apis
+
+    docs = Path(__file__).parent.parent / "docs" / "apis.md"
+    assert docs.read_text() == apis_markdown(list_apis()), "regenerate docs/apis.md"
