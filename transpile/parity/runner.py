@@ -246,8 +246,32 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 # -- parity ------------------------------------------------------------------------
 
-def run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = DEFAULT_TIMEOUT,
-             python: str | None = None, localise: bool = False, cells: bool = False) -> ModeResult:
+def graph_lint_findings(spec: ParitySpec, limit: int = 3) -> list[str]:
+    """What the graph-mode lint (MS5xx) says of the original source: the likely reason
+    a sample cannot compile or match in GRAPH_MODE."""
+    from ..api import convert_code
+
+    try:
+        result = convert_code(spec.source.read_text(encoding="utf-8"), filename=spec.source.name)
+    except OSError:
+        return []
+    found = [f"{d.code} line {d.line}: {d.message}" for d in result.diagnostics if d.code.startswith("MS5")]
+    return found[:limit]
+
+
+def run_mode(spec: ParitySpec, converted: Path, mode: str, **kwargs) -> ModeResult:
+    """One (model, mode) run in a child process (see ``_run_mode``). A GRAPH run that
+    does not match cites the graph-mode lint findings in its verdict."""
+    result = _run_mode(spec, converted, mode, **kwargs)
+    if mode == "GRAPH" and not result.ok:
+        findings = graph_lint_findings(spec)
+        if findings:
+            result = replace(result, verdict=f"{result.verdict} [GRAPH_MODE lint: {'; '.join(findings)}]")
+    return result
+
+
+def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = DEFAULT_TIMEOUT,
+              python: str | None = None, localise: bool = False, cells: bool = False) -> ModeResult:
     """One (model, mode) run in a child process. ``localise``: on a mismatch, find the
     first submodule that diverges; ``cells``: record the submodules' inputs."""
     if mode not in MODES:
