@@ -67,23 +67,13 @@ def pool_window(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
         if "kernel_size" not in out:
             raise Unconvertible("kernel_size is missing")
         out["stride"] = out["kernel_size"]
-    padding = out.get("padding")
-    if padding is not None and literal_value(padding) == 0:
-        out.pop("padding")
-        padding = None
-    ceil = out.get("ceil_mode")
-    if ceil is not None and literal_value(ceil) is False:
-        out.pop("ceil_mode")
-        ceil = None
-    # MindSpore rejects padding, dilation, return_indices and ceil_mode unless pad_mode='pad'
-    dilation = out.get("dilation")
-    if dilation is not None and literal_value(dilation) == 1:
-        out.pop("dilation")
-        dilation = None
-    indices = out.get("return_indices")
-    if indices is not None and literal_value(indices) is False:
-        out.pop("return_indices")
-        indices = None
+    # Arguments at their default are dropped; MindSpore rejects padding, dilation,
+    # return_indices and ceil_mode unless pad_mode='pad'.
+    for name, default in (("padding", 0), ("ceil_mode", False), ("dilation", 1), ("return_indices", False)):
+        value = literal_value(out[name]) if name in out else None
+        if type(value) is type(default) and value == default:
+            out.pop(name)
+    padding, ceil, dilation, indices = (out.get(n) for n in ("padding", "ceil_mode", "dilation", "return_indices"))
     if padding is not None or ceil is not None or dilation is not None or indices is not None:
         out["pad_mode"] = literal("pad")
         if padding is not None:

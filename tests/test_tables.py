@@ -1,8 +1,6 @@
 """The tables against the installed frameworks: symbols exist, defaults and keywords match."""
 from __future__ import annotations
 
-import importlib
-import inspect
 
 import pytest
 
@@ -10,21 +8,9 @@ from transpile.rewrites.apply import TABLE_DIR, tables
 from transpile.rewrites.hooks import HOOK_CONSUMES
 from transpile.tables import TableError, load_tables
 
+from differential.symbols import resolve, signature
+
 ENTRIES = tables().all_entries()
-
-
-def resolve(qualname: str):
-    """Import the longest module prefix, then getattr the rest."""
-    parts = qualname.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(qualname)
 
 
 def source_object(entry):
@@ -33,13 +19,6 @@ def source_object(entry):
     if entry.kind == "method":
         return getattr(torch.Tensor, entry.source.removeprefix("Tensor."))
     return resolve(entry.source)
-
-
-def signature(obj):
-    try:
-        return inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
-    except (TypeError, ValueError):
-        return None  # C functions without a signature
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.source)

@@ -24,6 +24,7 @@ every case:
 """
 from __future__ import annotations
 
+from .symbols import resolve, signature
 import ast
 import functools
 import os
@@ -397,27 +398,12 @@ def coverage(cases: Sequence[LayerCase]) -> tuple[dict[str, int], set[str]]:
 
 
 # -- table entries against the installed signatures ---------------------------------
-def _resolve(qualname: str):
-    import importlib
-
-    parts = qualname.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ImportError(qualname)
+_resolve = resolve
 
 
 def _signature(obj):
-    import inspect
-
-    try:
-        sig = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)
-    except (TypeError, ValueError):
+    sig = signature(obj)
+    if sig is None:
         return None
     params = [p for p in sig.parameters.values() if p.name != "self"]
     if any(p.kind is p.VAR_POSITIONAL for p in params) and len(params) <= 2:
