@@ -12,6 +12,8 @@ from .graph_lint import GraphLint
 from .graph_scalars import GraphScalars
 from .layer_call_casts import LayerCallCasts
 from .layer_params import LayerParams
+from .layer_values import LayerValues
+from .module_methods import ModuleMethods
 from .imports import Imports
 from .tensor_methods import TensorMethods
 from .topk_mask import TopkMask
@@ -33,11 +35,17 @@ from .topk_mask import TopkMask
 #     masked reduction, not a method call on a selection.
 #   - LayerCallCasts, LayerParams and GraphScalars wrap arguments, rename
 #     parameter attributes and unwrap scalars; any order works.
+#   - LayerValues after ApiCalls: where a torch layer class is a value (not
+#     called), it replaces ApiCalls' rename by a factory taking torch's arguments;
+#     it also converts super().__init__ in subclasses of torch layers.
+#   - ModuleMethods renames Module tree methods (receivers that no other pass
+#     touches) and inserts SequentialCell refreshes after the statements that
+#     grow one; it scans the updated function body, so any position works.
 #   - GraphLint only reports; it reads the original nodes like the others.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, TopkMask, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, ApiCalls, LayerValues, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
     (Imports,),
 )
 

@@ -8,6 +8,7 @@ from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
 from .calls import Unconvertible, code
+from .layer_values import factory_possible
 
 
 class ApiCalls(Pass):
@@ -111,7 +112,8 @@ class ApiCalls(Pass):
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return self.ctx.keep_source(qual)
-        if entry.kind in ("class", "function") and (entry.rename or entry.defaults or entry.set or entry.hook):
+        if entry.kind in ("class", "function") and (entry.rename or entry.defaults or entry.set or entry.hook) \
+                and not factory_possible(entry):  # MS205 makes the value take torch's arguments
             self.ctx.report(
                 original, self.id,
                 f"{qual} used as a value: renamed to {entry.target}, but its arguments are not converted where it is called",

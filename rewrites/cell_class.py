@@ -1,7 +1,8 @@
 """MS101: subclasses of nn.Module define ``construct``, not ``forward``.
 
 The base class itself is renamed by the table entry ``torch.nn.Module -> mindspore.nn.Cell``;
-this pass finds the subclasses (any import spelling, and local subclasses of them)
+this pass finds the subclasses (any import spelling, subclasses of torch's layer
+classes such as ``nn.Sequential`` or ``nn.Conv2d``, and local subclasses of them)
 and renames ``forward`` and explicit ``.forward(`` calls.
 """
 from __future__ import annotations
@@ -11,6 +12,20 @@ import libcst as cst
 from transpile.passes import Example, Pass
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+
+
+def is_module_class(qual: str | None) -> bool:
+    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``):
+    a subclass of any of them is a Module whose ``forward`` becomes ``construct``."""
+    if qual is None:
+        return False
+    if qual in MODULE_BASES:
+        return True
+    if not qual.startswith("torch.nn.") or qual.startswith(("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")):
+        return False
+    last = qual.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in _NOT_MODULES
 
 
 class CellClass(Pass):
@@ -42,7 +57,7 @@ class CellClass(Pass):
     def _is_cell_base(self, expr) -> bool:
         if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
             return True
-        return self.ctx.imports.qualify(expr) in MODULE_BASES
+        return is_module_class(self.ctx.imports.qualify(expr))
 
     def leave_ClassDef(self, original, updated):
         self._scopes.pop()

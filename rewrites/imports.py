@@ -65,11 +65,15 @@ class Imports(Pass):
         self.used: set[str] = set()
         self._depth = 0
         self._first_source_import: int | None = None
+        self.exported: set[str] = set()  # names listed in __all__
+        self._reexport = False  # the import line being converted re-exports on purpose
+        self._import_fallback = 0  # inside a try whose handler catches ImportError
 
     def visit_Module(self, node: cst.Module) -> None:
         uses = _NameUses()
         node.visit(uses)
         self.used = uses.names
+        self.exported = _all_names(node)
         for i, stmt in enumerate(node.body):
             if isinstance(stmt, cst.SimpleStatementLine) and any(
                 self._is_source_import(s) for s in stmt.body
@@ -87,11 +91,37 @@ class Imports(Pass):
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
 
+    def visit_Try(self, node: cst.Try) -> None:
+        if _catches_import_error(node):
+            self._import_fallback += 1
+
+    def leave_Try(self, original: cst.Try, updated):
+        if _catches_import_error(original):
+            self._import_fallback -= 1
+        return updated
+
+    def _unused(self, binding: str) -> bool:
+        """Not used in this file and not re-exported either: a re-export is a name in
+        ``__all__``, an import marked ``# noqa``, or one inside ``try: ... except
+        ImportError:`` (a fallback import is there for other modules to import)."""
+        if binding in self.used:
+            return False
+        return not (binding in self.exported or self._reexport or self._import_fallback)
+
+    def _reexport_target(self, binding: str, qual: str):
+        """A re-exported torch symbol the tables convert: import its MindSpore target."""
+        entry = tables().lookup(qual)
+        if binding in self.used or entry is None or entry.unsupported or not entry.target:
+            return None
+        if entry.target.startswith(".") or entry.hook or entry.params:
+            return None  # a call with converted arguments: the re-exported name would not take torch's
+        return import_statement(binding, entry.target)
+
     def _keep(self, binding: str, qual: str, small) -> None:
+        why = (f"{binding!r} is still used by code that was not converted" if binding in self.used
+               else f"{binding!r} is re-exported (__all__, # noqa or an ImportError fallback) and has no drop-in MindSpore counterpart")
         self.ctx.report_text(
-            cst.Module(body=[]).code_for_node(small), self.id,
-            f"import of {qual} kept: {binding!r} is still used by code that was not converted",
-            Severity.WARNING,
+            cst.Module(body=[]).code_for_node(small), self.id, f"import of {qual} kept: {why}", Severity.WARNING,
         )
 
     def _convert_import(self, node: cst.Import):
@@ -103,7 +133,7 @@ class Imports(Pass):
             qual = full if alias.asname else binding
             if qual.split(".")[0] not in self.roots:
                 names.append(alias)
-            elif binding not in self.used:
+            elif self._unused(binding):
                 continue
             elif alias.asname and qual in self.modules and "." in qual:
                 names.append(alias.with_changes(name=build_dotted(self.modules[qual])))
@@ -121,10 +151,12 @@ class Imports(Pass):
             name = alias.name.value
             binding = alias.asname.name.value if alias.asname else name
             qual = f"{module}.{name}"
-            if binding not in self.used:
+            if self._unused(binding):
                 continue
             if qual in self.modules:
                 moved.append(import_statement(binding, self.modules[qual]))
+            elif (target := self._reexport_target(binding, qual)) is not None:
+                moved.append(target)
             else:
                 self._keep(binding, qual, node)
                 kept.append(alias)
@@ -142,6 +174,8 @@ class Imports(Pass):
         if not any(self._is_source_import(s) for s in updated.body):
             return updated
         body, extra = [], []
+        comment = updated.trailing_whitespace.comment
+        self._reexport = comment is not None and "noqa" in comment.value.lower()
         for small in updated.body:
             if not self._is_source_import(small):
                 body.append(small)
@@ -215,6 +249,40 @@ class Imports(Pass):
 
 
 _REMOVED = "# transpile-removed-import"
+
+
+def _all_names(module: cst.Module) -> set[str]:
+    """The string literals assigned or added to ``__all__`` at the top level."""
+    names: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                targets = [small.target]
+            else:
+                continue
+            if not any(isinstance(t, cst.Name) and t.value == "__all__" for t in targets):
+                continue
+            value = small.value
+            if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+                for el in value.elements:
+                    if isinstance(el.value, cst.SimpleString):
+                        names.add(el.value.evaluated_value)
+    return names
+
+
+def _catches_import_error(node: cst.Try) -> bool:
+    for handler in node.handlers:
+        kinds = handler.type
+        items = kinds.elements if isinstance(kinds, cst.Tuple) else [kinds] if kinds is not None else []
+        for item in items:
+            value = item.value if isinstance(item, cst.Element) else item
+            if isinstance(value, cst.Name) and value.value in ("ImportError", "ModuleNotFoundError"):
+                return True
+    return False
 
 
 def _is_placeholder(stmt) -> bool:

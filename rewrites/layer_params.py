@@ -2,7 +2,10 @@
 
 Code that touches a layer's parameters by name (tied weights, custom init,
 freezing) must use MindSpore's names: BatchNorm ``gamma``/``beta``, Embedding
-``embedding_table``, ... The tables' ``weights`` renames say which.
+``embedding_table``, ... The tables' ``weights`` renames say which. The layer is
+known from ``self.X = nn.Y(...)`` in the class, or from an ``isinstance`` test:
+in ``if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):`` (the init loop over
+``self.modules()``) ``m.weight`` is ``m.gamma`` when every class tested agrees.
 """
 from __future__ import annotations
 
@@ -59,3 +62,51 @@ class LayerParams(Pass):
             return updated
         self.ctx.stats.converted += 1
         return updated.with_changes(attr=cst.Name(new))
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        """``if isinstance(m, nn.BatchNorm2d): init(m.weight)`` -> ``m.gamma`` in that branch."""
+        guard = _isinstance_guard(original.test, self.ctx, self.tables)
+        if guard is None:
+            return updated
+        name, renames = guard
+        if not renames:
+            return updated
+        renamer = _Renamer(name, renames)
+        body = updated.body.visit(renamer)
+        if renamer.count:
+            self.ctx.stats.converted += renamer.count
+        return updated.with_changes(body=body)
+
+
+def _isinstance_guard(test, ctx, tables):
+    """``isinstance(name, cls_or_tuple)`` with torch layer classes -> (name, the renames
+    all of them share); None when the test is something else."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return None
+    classes = test.args[1].value
+    items = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    shared: dict[str, str] | None = None
+    for item in items:
+        qual = ctx.imports.qualify(item)
+        entry = tables.lookup(qual) if qual else None
+        if entry is None or entry.kind != "class":
+            return None
+        renames = {k: v for k, v in entry.weights.items() if v and v != k}
+        # only what every class renames the same way (BatchNorm2d and Linear disagree on weight)
+        shared = renames if shared is None else {k: v for k, v in shared.items() if renames.get(k) == v}
+    return test.args[0].value.value, shared or {}
+
+
+class _Renamer(cst.CSTTransformer):
+    def __init__(self, name: str, renames: dict[str, str]):
+        self.name, self.renames, self.count = name, renames, 0
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if not (isinstance(updated.value, cst.Name) and updated.value.value == self.name):
+            return updated
+        new = self.renames.get(updated.attr.value)
+        if new is None:
+            return updated
+        self.count += 1
+        return cst.parse_expression(f"{self.name}.{new}")

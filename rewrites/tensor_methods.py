@@ -1,7 +1,10 @@
 """MS202: tensor methods (``x.view``, ``x.size(0)``) on receivers known to be tensors.
 
-The receiver's type is guessed locally: parameters of forward/construct, names
-assigned from torch calls or tensor methods. Receivers that are plainly not tensors
+The receiver's type is guessed locally: parameters of forward/construct and of the
+methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
+parameters of top-level functions the file calls with a tensor (``reduce_loss(loss, r)``),
+names assigned from torch calls or tensor methods, a parameter's ``.data``
+(``m.weight.data``). Receivers that are plainly not tensors
 are never touched; uncertain ones are reported, not guessed.
 """
 from __future__ import annotations
@@ -13,7 +16,7 @@ from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
 from .calls import Unconvertible
-from .infer import TensorScope, forward_params, is_tensor, plainly_not_tensor
+from .infer import TensorScope, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -34,13 +37,36 @@ class TensorMethods(Pass):
         self.tables = tables()
         self.roots = {m.split(".")[0] for m in self.tables.modules}
         self.scope = TensorScope()
+        self._helpers: list[set[str]] = []  # per class: methods forward calls (their parameters are tensors)
+        self._in_class: list[bool] = []  # innermost scope is a class body
         self._converted: set[int] = set()  # ids of the calls this pass produced
+        self._called_with_tensors: dict[str, set[str]] = {}  # top-level function -> tensor parameters
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._called_with_tensors = call_site_tensor_params(node, self.ctx, self.roots)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._helpers.append(forward_helpers(node))
+        self._in_class.append(True)
+
+    def leave_ClassDef(self, original, updated):
+        self._helpers.pop()
+        self._in_class.pop()
+        return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.scope.push(forward_params(node) if node.name.value in FORWARD_NAMES else ())
+        name = node.name.value
+        method = bool(self._in_class) and self._in_class[-1]
+        takes_tensors = name in FORWARD_NAMES or (method and name in self._helpers[-1])
+        if not self._in_class and name in self._called_with_tensors:  # a top-level function
+            self.scope.push(self._called_with_tensors[name])
+        else:
+            self.scope.push(forward_params(node) if takes_tensors else ())
+        self._in_class.append(False)
 
     def leave_FunctionDef(self, original, updated):
         self.scope.pop()
+        self._in_class.pop()
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -494,9 +494,14 @@ def nonzero(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU."""
+    """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
+
+    ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
+    tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
     if receiver is None or not _pure(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")), {"src": value})
 
 
@@ -591,3 +596,28 @@ HOOK_CONSUMES = {
     "diff_n": {"n"},
     "nonzero": {"as_tuple"},
 }
+
+
+# torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style
+# losses branch on: "elementwise_mean" is torch's deprecated spelling of "mean".
+_REDUCTION_CODES = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
+
+
+def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F._Reduction.get_enum(r)`` is a lookup: a literal ``r`` becomes its code, any
+    other expression indexes the same table (an unknown name raises KeyError; torch: ValueError)."""
+    value = args.get("reduction")
+    if value is None:
+        raise Unconvertible("reduction is missing")
+    v = literal_value(value)
+    if isinstance(v, str):
+        if v not in _REDUCTION_CODES:
+            raise Unconvertible(f"{v!r} is not a valid value for reduction")
+        return literal(_REDUCTION_CODES[v])
+    if v is not NOT_LITERAL:
+        raise Unconvertible(f"reduction={code(value)} is not a string")
+    table = ", ".join(f"{k!r}: {n}" for k, n in _REDUCTION_CODES.items()).replace("'", '"')
+    return cst.parse_expression(f"{{{table}}}[{code(value)}]")
+
+
+TORCH_HOOKS.update({"reduction_enum": reduction_enum})

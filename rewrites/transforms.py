@@ -65,3 +65,26 @@ def none_is_false(value: cst.BaseExpression) -> cst.BaseExpression:
 
 
 TRANSFORMS.update({"none_is_false": none_is_false})
+
+
+def ckpt_file(value: cst.BaseExpression) -> cst.BaseExpression:
+    """A checkpoint path with MindSpore's ``.ckpt`` suffix: save_checkpoint appends it to a
+    name without it, load_checkpoint rejects a name without it. A literal gets it here; a
+    name or attribute (``args.ckpt``) gets it at run time when it lacks it."""
+    v = literal_value(value)
+    if isinstance(v, str):
+        return value if v.endswith(".ckpt") else literal(v + ".ckpt")
+    if isinstance(value, cst.Name) or (isinstance(value, cst.Attribute) and _attr_chain(value)):
+        src = cst.Module(body=[]).code_for_node(value)
+        return cst.parse_expression(f'str({src}) if str({src}).endswith(".ckpt") else str({src}) + ".ckpt"')
+    raise Unconvertible("the file is neither a literal path nor a variable: MindSpore checkpoints are "
+                        "files whose name ends with .ckpt (assign the path to a name first)")
+
+
+def _attr_chain(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+TRANSFORMS.update({"ckpt_file": ckpt_file})

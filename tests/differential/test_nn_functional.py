@@ -270,6 +270,12 @@ forms("scaled_dot_product_attention", "query=a, key=b, value=c, attn_mask=None, 
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, a, c)", (arr(2, 6, 8), None, arr(2, 6, 5)),
      "self")
 
+# torch's private reduction codes, which MMDetection's reduce_loss branches on: a literal
+# is looked up while converting, any other expression through the same table at run time.
+forms("_Reduction.get_enum", "reduction='mean'", (), extra=("'none'", "'sum'", "'elementwise_mean'"))
+case("_Reduction.get_enum", "F._Reduction.get_enum(a)", ("sum",), "variable")
+case("_Reduction.get_enum", "r = 'none'\n        return F._Reduction.get_enum(r)", (), "local")
+
 SUITE = Suite(CASES)
 
 
@@ -329,6 +335,7 @@ UNCONVERTED = [
     ("F.soft_margin_loss(x, y)", "no CPU kernel"),
     ("F.rrelu(x)", "random slope"),
     ("F.conv_transpose2d(x, w)", "no CPU kernel"),
+    ("F._Reduction.get_enum('avg')", "not a valid value for reduction"),
 ]
 
 

@@ -344,6 +344,32 @@ forms("torch.dropout", "input=a, p=0.5, train=True", (X,), random=True)
 case("torch.dropout", "torch.dropout(a, 0.5, False)", (X,), "eval")
 case("torch.manual_seed", "torch.manual_seed(3)\n        return torch.zeros(1)", (), "positional")
 case("torch.manual_seed", "torch.manual_seed(seed=3)\n        return torch.zeros(1)", (), "keyword")
+# a generator's seed and state carry over (the numbers it draws differ between frameworks)
+case("torch.Generator", "g = torch.Generator()\n        g.manual_seed(7)\n        return g.initial_seed()", (), "call")
+case("torch.Generator", "return torch.Generator('cpu').manual_seed(5).initial_seed()", (), "positional")
+case("torch.Generator", "return torch.Generator(device='cpu').manual_seed(6).initial_seed()", (), "keyword")
+case("torch.Generator", "g1 = torch.Generator()\n        g1.manual_seed(3)\n        g2 = torch.Generator()\n"
+     "        g2.set_state(g1.get_state())\n        return g2.initial_seed()", (), "state")
+
+# -- serialisation: a state_dict saved and read back (the file name gets MindSpore's .ckpt) ----------
+def _saved(save: str, load: str, in_tmp_dir: bool = True) -> str:
+    """A Linear's state_dict saved with ``save`` and read back with ``load`` (over
+    ``path``), in a fresh temporary directory (``in_tmp_dir``: also the working one)."""
+    lines = ["m = nn.Linear(2, 3)", "nn.init.constant_(m.weight, 0.5)", "nn.init.constant_(m.bias, -1.5)", save, load]
+    if not in_tmp_dir:
+        return "\n".join(["import os, tempfile", "path = os.path.join(tempfile.mkdtemp(), 'w.pt')", *lines])
+    return "\n".join(["import os, tempfile", "old = os.getcwd()", "os.chdir(tempfile.mkdtemp())", "try:",
+                      *("    " + line for line in lines), "finally:", "    os.chdir(old)"])
+
+
+case("torch.save", _saved("torch.save(m.state_dict(), 'w.pth')", "return torch.load('w.pth')['weight']"), (), "positional")
+case("torch.save", _saved("torch.save(obj=m.state_dict(), f=path)", "return torch.load(path)['bias']", False), (), "keyword")
+case("torch.save", _saved("torch.save(m.state_dict(), 'w.ckpt', pickle_protocol=2)", "return torch.load('w.ckpt')['weight']"),
+     (), "defaults")
+case("torch.load", _saved("torch.save(m.state_dict(), 'w.pth')", "return torch.load('w.pth', 'cpu', None)['bias']"), (), "positional")
+case("torch.load", _saved("torch.save(m.state_dict(), path)",
+                          "sd = torch.load(f=path, map_location='cpu', weights_only=True)\n"
+                          "return [tuple(sd['weight'].shape), tuple(sd['bias'].shape)]", False), (), "keyword")
 
 # -- shape and indexing ------------------------------------------------------------------------
 forms("torch.reshape", "input=a, shape=(4, 3)", (X,), extra=("a, (-1,)",))
@@ -566,6 +592,9 @@ forms("Tensor.fill_", "value=3.5", (X,), extra=("2",))
 case("Tensor.fill_", "a.fill_(1.5)\n        return a", (X,), "statement")
 forms("Tensor.zero_", "", (X,))
 case("Tensor.zero_", "a.zero_()\n        return a", (X,), "statement")
+# a parameter written through .data (MindSpore writes the parameter itself: its .data is another tensor)
+case("Tensor.fill_", "m = nn.Linear(2, 3)\n        m.weight.data.fill_(0.5)\n        return m.weight.data", (), "parameter-data")
+case("Tensor.zero_", "m = nn.Linear(2, 3)\n        m.bias.data.zero_()\n        return m.bias.data", (), "parameter-data")
 for name in ("add_", "sub_"):
     forms(f"Tensor.{name}", "other=b", (X, Y), kw="alpha=2", extra=("1.5",))
 forms("Tensor.mul_", "other=b", (X, Y), extra=("1.5",))

@@ -1,0 +1,101 @@
+"""Which names hold Modules (Cells once converted): a cheap, local guess, like infer.py's
+for tensors.
+
+Known to be a Module:
+
+* ``self`` in the methods of a Module subclass (any import spelling, torch's layer
+  classes, local subclasses);
+* a name assigned, earlier in the same function (or at the top level), a call of such a
+  class (``net = Net()``, ``fc = nn.Linear(2, 1)``), or a Module method that returns
+  the Module (``net = net.to(torch.float32)``, ``model = Net().eval()``);
+* ``self.X`` where a method of the class assigned ``self.X`` such a call.
+
+Anything else is unknown, never guessed.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from .cell_class import is_module_class
+
+# Module methods that return the Module itself.
+RETURNS_SELF = frozenset({"to", "train", "eval", "float", "double", "half", "bfloat16", "cuda", "cpu",
+                          "requires_grad_", "apply", "type", "zero_grad", "share_memory"})
+
+
+class CellNames:
+    """Feed it the pass's visits (classes, functions, assignments); ask ``is_cell``."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.classes: set[str] = set()  # local Module subclasses
+        self._class_stack: list[tuple[bool, set[str]]] = []  # (is a Module, attributes holding Modules)
+        self._frames: list[tuple[set[str], bool]] = [(set(), False)]  # (names, self is a Module)
+        self._class_depth_at_def: list[int] = []  # classes open when each open function began
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        module = any(
+            (isinstance(b.value, cst.Name) and b.value.value in self.classes)
+            or is_module_class(self.ctx.imports.qualify(b.value))
+            for b in node.bases
+        )
+        if module:
+            self.classes.add(node.name.value)
+        self._class_stack.append((module, set()))
+
+    def leave_class(self) -> None:
+        self._class_stack.pop()
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        in_module_class = bool(self._class_stack) and self._class_stack[-1][0] and self._directly_in_class
+        self._frames.append((set(), in_module_class))
+        self._class_depth_at_def.append(len(self._class_stack))
+
+    def leave_function(self) -> None:
+        self._frames.pop()
+        self._class_depth_at_def.pop()
+
+    @property
+    def _directly_in_class(self) -> bool:
+        """The function being entered is a method: no function lies between it and the class."""
+        return not self._class_depth_at_def or self._class_depth_at_def[-1] < len(self._class_stack)
+
+    def assign(self, node: cst.Assign) -> None:
+        if not self.is_cell_expr(node.value):
+            return
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Name):
+                self._frames[-1][0].add(t.value)
+            elif (isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self"
+                  and self._class_stack and self._frames[-1][1]):
+                self._class_stack[-1][1].add(t.attr.value)
+
+    def is_cell_expr(self, expr: cst.BaseExpression) -> bool:
+        """A call building a Module, or a Module method returning the Module."""
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Name) and func.value in self.classes:
+                return True
+            qual = self.ctx.imports.qualify(func)
+            if qual is not None:
+                return is_module_class(qual)
+            if isinstance(func, cst.Attribute) and func.attr.value in RETURNS_SELF:
+                return self.is_cell(func.value) or self.is_cell_expr(func.value)
+            return False
+        return self.is_cell(expr)
+
+    def is_cell(self, expr: cst.BaseExpression) -> bool:
+        names, self_is_module = self._frames[-1]
+        if isinstance(expr, cst.Name):
+            if expr.value == "self":
+                return self_is_module
+            if expr.value in names:
+                return True
+            # a top-level name read inside a function that does not assign it
+            return len(self._frames) > 1 and expr.value in self._frames[0][0]
+        if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
+                and self_is_module and self._class_stack):
+            return expr.attr.value in self._class_stack[-1][1]
+        return False
+

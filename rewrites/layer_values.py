@@ -1,0 +1,411 @@
+"""MS205: torch layer classes used as values, and subclasses of torch layers.
+
+``norm_layer=nn.BatchNorm2d``, ``partial(nn.LayerNorm, eps=1e-6)``,
+``conv_layer=torch.nn.Conv2d``: the class is called somewhere else, with torch's
+arguments (``norm_layer(channels)``, ``activation_layer(inplace=True)``,
+``conv_layer(cin, cout, 3, 1, 1, bias=False)``), often through ``**kwargs``, where
+no call-site rewrite can reach them. Such a value becomes a factory defined in the
+converted file, ``_torch_BatchNorm2d``, that takes torch's arguments and converts
+them when it is called, by the same table entry (renames, defaults written out,
+dropped and refused arguments, value transforms; hooks have a run-time twin
+here). It returns the MindSpore layer itself, so ``isinstance`` tests still hold
+(``isinstance`` arguments, class bases, annotations and comparisons keep the class).
+
+A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
+with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
+layer, a subclass without ``__init__`` gets one that converts at run time, and
+``self.weight``/``self.eps`` read in its methods take the MindSpore names
+(``self.gamma``/``self.epsilon``).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .apply import convert_call, tables
+from .calls import Unconvertible, code, literal
+from .transforms import TRANSFORMS
+
+PREFIX = "_torch_"
+
+
+# -- run-time twins of the hooks: statements over ``kwargs`` (torch names) -----------
+def _conv_padding(entry) -> list[str]:
+    dims = int(entry.source.rsplit(".", 1)[-1][-2])
+    expand = ("padding if isinstance(padding, int) else padding[0]" if dims == 1
+              else "padding if isinstance(padding, int) else tuple(p for p in padding for _ in (0, 1))")
+    return [
+        'mode = kwargs.pop("padding_mode", "zeros")',
+        'if mode != "zeros":',
+        '    raise ValueError(f"padding_mode={mode!r} has no MindSpore Conv argument: pad the input with ops.pad")',
+        'padding = kwargs.pop("padding", 0)',
+        "if isinstance(padding, str):",
+        '    kwargs["pad_mode"] = padding',
+        "else:",
+        '    kwargs["pad_mode"] = "pad"',
+        f'    kwargs["padding"] = {expand}',
+    ]
+
+
+def _batch_norm_stats(entry) -> list[str]:
+    return [
+        'if not kwargs.pop("track_running_stats", True):',
+        '    kwargs["use_batch_statistics"] = True',
+    ]
+
+
+def _layer_norm(entry) -> list[str]:
+    return [
+        'shape = kwargs.pop("normalized_shape")',
+        "shape = (shape,) if isinstance(shape, int) else tuple(shape)",
+        "if len(shape) != 1:",
+        '    raise ValueError("normalized_shape spans several axes: MindSpore nn.LayerNorm takes -1 as its only negative axis")',
+        'kwargs.update(normalized_shape=shape, begin_norm_axis=-1, begin_params_axis=-1)',
+    ]
+
+
+def _softmax_axis(entry) -> list[str]:
+    return [
+        'if kwargs.get("dim") is None:',
+        '    raise ValueError("dim is not given: torch picks it from the input rank at run time")',
+    ]
+
+
+def _instance_norm(entry) -> list[str]:
+    return ['kwargs.setdefault("num_groups", kwargs["num_features"])']
+
+
+RUNTIME_HOOKS = {
+    "conv_padding": _conv_padding,
+    "batch_norm_stats": _batch_norm_stats,
+    "layer_norm": _layer_norm,
+    "softmax_axis": _softmax_axis,
+    "instance_norm": _instance_norm,
+}
+
+
+def factory_possible(entry) -> bool:
+    """Layers whose arguments need converting and can be converted at run time."""
+    if entry is None or entry.kind != "class" or entry.unsupported or not entry.target:
+        return False
+    if not entry.source.startswith("torch.nn.") or entry.target.startswith("."):
+        return False
+    if not (entry.params or entry.kwonly):
+        return False  # a pure rename: the class itself takes the same arguments
+    if any(p.startswith("*") for p in entry.params) or "*" in entry.rename.values():
+        return False
+    if entry.hook and entry.hook not in RUNTIME_HOOKS:
+        return False
+    try:
+        _transforms(entry)
+    except Unconvertible:
+        return False
+    return True
+
+
+def _transforms(entry) -> list[str]:
+    lines = []
+    for name, transform in entry.transform.items():
+        expr = TRANSFORMS[transform](cst.parse_expression(f"kwargs[{name!r}]"))
+        lines += [f"if {name!r} in kwargs:", f"    kwargs[{name!r}] = {code(expr)}"]
+    return lines
+
+
+def converter_source(ctx, entry, name: str) -> str:
+    """``def _torch_X_args(*args, **kwargs) -> dict``: torch's arguments of the layer
+    as MindSpore keyword arguments."""
+    params = tuple(entry.params)
+    body = [
+        f"if len(args) > {len(params)}:",
+        f'    raise TypeError("{entry.source} takes {len(params)} positional arguments")',
+        f"for key, value in zip({params!r}, args):",
+        "    if key in kwargs:",
+        '        raise TypeError(f"got multiple values for argument {key!r}")',
+        "    kwargs[key] = value",
+    ]
+    for arg, reason in entry.unsupported_args.items():
+        if arg in entry.allowed:
+            allowed = None if entry.allowed[arg] == "None" else entry.allowed[arg]
+            body += [f"if kwargs.pop({arg!r}, {allowed!r}) != {allowed!r}:", f"    raise ValueError({(arg + ': ' + reason)!r})"]
+        else:
+            body += [f"if {arg!r} in kwargs:", f"    raise ValueError({(arg + ': ' + reason)!r})"]
+    for arg in entry.drop:
+        body.append(f"kwargs.pop({arg!r}, None)")
+    for arg, default in entry.defaults.items():
+        body.append(f"kwargs.setdefault({arg!r}, {code(literal(default))})")
+    body += _transforms(entry)
+    if entry.hook:
+        body += RUNTIME_HOOKS[entry.hook](entry)
+    renames = {k: v for k, v in entry.rename.items() if k != v}
+    if renames:
+        body += [f"for old, new in {tuple(renames.items())!r}:", "    if old in kwargs:", "        kwargs[new] = kwargs.pop(old)"]
+    for arg, value in entry.set.items():
+        body.append(f"kwargs[{arg!r}] = {code(literal(value))}")
+    body.append("return kwargs")
+    doc = f'"""{entry.source}\'s arguments as {entry.target}\'s (transpile MS205)."""'
+    return f"def {name}_args(*args, **kwargs):\n    {doc}\n" + "".join(f"    {ln}\n" for ln in body)
+
+
+def factory_source(ctx, entry, name: str) -> str:
+    target = code(ctx.reference(entry.target))
+    source = (
+        converter_source(ctx, entry, name)
+        + f"\n\ndef {name}(*args, **kwargs):\n"
+        f'    """{entry.source} passed as a value: called with torch\'s arguments (transpile MS205)."""\n'
+        f"    return {target}(**{name}_args(*args, **kwargs))\n"
+    )
+    try:
+        import black
+
+        return black.format_str(source, mode=black.Mode())
+    except Exception:  # noqa: BLE001 - unformatted is still correct
+        return source
+
+
+def _is_super_init(func) -> bool:
+    """``super().__init__`` / ``super(C, self).__init__``."""
+    return (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
+
+
+class LayerValues(Pass):
+    id = "MS205"
+    name = "layer-values"
+    summary = "torch layer classes passed as values take torch's arguments; subclasses of torch layers are built with them."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass Block(nn.Module):\n    def __init__(self, act=nn.ReLU):\n"
+            "        super().__init__()\n        self.act = act(inplace=True)\n",
+            'import mindspore.nn as nn\n\n\ndef _torch_ReLU_args(*args, **kwargs):\n'
+            '    """torch.nn.ReLU\'s arguments as mindspore.nn.ReLU\'s (transpile MS205)."""\n'
+            '    if len(args) > 1:\n        raise TypeError("torch.nn.ReLU takes 1 positional arguments")\n'
+            '    for key, value in zip(("inplace",), args):\n        if key in kwargs:\n'
+            '            raise TypeError(f"got multiple values for argument {key!r}")\n'
+            '        kwargs[key] = value\n    kwargs.pop("inplace", None)\n    return kwargs\n\n\n'
+            "def _torch_ReLU(*args, **kwargs):\n"
+            '    """torch.nn.ReLU passed as a value: called with torch\'s arguments (transpile MS205)."""\n'
+            "    return nn.ReLU(**_torch_ReLU_args(*args, **kwargs))\n\n\n"
+            "class Block(nn.Cell):\n    def __init__(self, act=_torch_ReLU):\n"
+            "        super().__init__()\n        self.act = act(inplace=True)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self.needed: dict[str, object] = {}  # factory name -> entry
+        self._skip: set[int] = set()  # ids of nodes that keep the class (not values)
+        self._no_value = 0  # depth inside annotations and comparisons
+        self._classes: list[object] = []  # per open class: the torch layer entry it subclasses, or None
+        self._methods: list[tuple[str, bool]] = []  # (function name, directly in a class)
+        self._class_depth: list[int] = []
+
+    # -- positions that keep the class ------------------------------------------------
+    def _entry(self, node):
+        qual = self.ctx.imports.qualify(node)
+        if qual is None or not qual.startswith("torch.nn."):
+            return None
+        return self.tables.lookup(qual)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._skip.add(id(node.func))
+        if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass", "type") and len(node.args) >= 2:
+            classes = node.args[1].value
+            self._skip.add(id(classes))
+            if isinstance(classes, cst.Tuple):
+                self._skip.update(id(e.value) for e in classes.elements)
+
+    def visit_Annotation(self, node) -> None:
+        self._no_value += 1
+
+    def leave_Annotation(self, original, updated):
+        self._no_value -= 1
+        return updated
+
+    def visit_Comparison(self, node) -> None:
+        self._no_value += 1
+
+    def leave_Comparison(self, original, updated):
+        self._no_value -= 1
+        return updated
+
+    # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._skip.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def leave_Attribute(self, original, updated):
+        renamed = self._self_attribute(original, updated)
+        if renamed is not None:
+            return renamed
+        return self._value(original, updated)
+
+    def _self_attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.weight`` -> ``self.gamma``, ``self.eps`` -> ``self.epsilon`` in the methods of
+        a subclass of a torch layer: its parameters and the attributes holding its
+        constructor arguments have MindSpore's names."""
+        entry = self._layer_class()
+        if entry is None or not (isinstance(original.value, cst.Name) and original.value.value == "self"):
+            return None
+        attr = original.attr.value
+        new = entry.weights.get(attr)
+        if new is None and attr not in ("weight", "bias"):
+            new = entry.rename.get(attr)
+            if new is not None and (new.startswith("has_") or new == "*"):
+                new = None
+        if not new or new == attr:
+            return None
+        self.ctx.stats.converted += 1
+        return cst.parse_expression(f"{code(updated.value)}.{new}")
+
+    def leave_Name(self, original, updated):
+        return self._value(original, updated)
+
+    def _value(self, original, updated):
+        if self._no_value or id(original) in self._skip:
+            return updated
+        entry = self._entry(original)
+        if not factory_possible(entry):
+            return updated
+        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        self.needed[name] = entry
+        self.ctx.stats.converted += 1
+        return cst.Name(name)
+
+    # -- subclasses of torch layers ---------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+        for base in node.bases:
+            self._skip.add(id(base.value))
+        layers = [e for e in (self._entry(b.value) for b in node.bases) if e is not None and e.kind == "class"]
+        entry = layers[0] if len(layers) == 1 and layers[0].params and layers[0].target else None
+        self._classes.append(entry)
+        self._class_depth.append(len(self._methods))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
+        entry = self._classes.pop()
+        self._class_depth.pop()
+        if entry is None:
+            return updated
+        has_init = any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in original.body.body)
+        if has_init or not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        if not factory_possible(entry):
+            self.ctx.report(original, self.id, f"{original.name.value} subclasses {entry.source} and is built with "
+                            "torch's arguments, which cannot be converted here", Severity.WARNING)
+            return updated
+        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        self.needed[name] = entry
+        init = cst.parse_statement(
+            "def __init__(self, *args, **kwargs):\n"
+            f"    super().__init__(**{name}_args(*args, **kwargs))  # {entry.source}'s arguments\n"
+        )
+        body = list(updated.body.body)
+        start = 1 if body and _is_docstring(body[0]) else 0
+        self.ctx.stats.converted += 1
+        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], init, *body[start:]]))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+        direct = bool(self._class_depth) and self._class_depth[-1] == len(self._methods)
+        self._methods.append((node.name.value, direct))
+
+    def leave_FunctionDef(self, original, updated):
+        self._methods.pop()
+        return updated
+
+    def _layer_class(self):
+        """The torch layer entry of the class whose method we are directly in."""
+        if not self._classes or not self._methods or not self._methods[-1][1]:
+            return None
+        return self._classes[-1]
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        entry = self._layer_class()
+        if entry is None or not _is_super_init(original.func) or self._methods[-1][0] != "__init__":
+            return updated
+        try:
+            self.ctx.at = original
+            try:
+                result = convert_call(self.ctx, entry, updated, self.id)
+            finally:
+                self.ctx.at = None
+            if not isinstance(result, cst.Call):
+                raise Unconvertible("the entry builds an expression, not a call")
+        except Unconvertible as why:
+            if not factory_possible(entry):
+                self.ctx.stats.unconverted += 1
+                self.ctx.mark(original, self.id, f"super().__init__ of a {entry.source} subclass: {why}")
+                return updated
+            name = PREFIX + entry.source.rsplit(".", 1)[-1]
+            self.needed[name] = entry
+            self.ctx.stats.converted += 1
+            inner = cst.Call(func=cst.Name(f"{name}_args"), args=updated.args)
+            return updated.with_changes(args=[cst.Arg(inner, star="**")])
+        self.ctx.stats.converted += 1
+        return result.with_changes(func=updated.func)
+
+    # -- the definitions ----------------------------------------------------------------
+    def leave_Module(self, original: cst.Module, updated: cst.Module):
+        if not self.needed:
+            return updated
+        defs = []
+        two_blank = [cst.EmptyLine(), cst.EmptyLine()]
+        for name in sorted(self.needed):
+            for i, stmt in enumerate(cst.parse_module(factory_source(self.ctx, self.needed[name], name)).body):
+                defs.append(stmt.with_changes(leading_lines=two_blank) if i == 0 else stmt)
+        body = list(updated.body)
+        index = _after_imports(body)
+        if index < len(body):  # two blank lines before the code that follows
+            nxt = body[index]
+            blank = sum(1 for ln in nxt.leading_lines if ln.comment is None and not ln.indent)
+            if blank < 2:
+                body[index] = nxt.with_changes(leading_lines=[*[cst.EmptyLine()] * (2 - blank), *nxt.leading_lines])
+        return updated.with_changes(body=[*body[:index], *defs, *body[index:]])
+
+
+def _is_docstring(stmt) -> bool:
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _after_imports(body) -> int:
+    """After the docstring and the leading imports (also those in try/if blocks)."""
+    index = 0
+    for i, stmt in enumerate(body):
+        if i == 0 and _is_docstring(stmt):
+            index = 1
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            index = i + 1
+            continue
+        if isinstance(stmt, (cst.Try, cst.If)) and _only_imports(stmt):
+            index = i + 1
+            continue
+        break
+    return index
+
+
+def _only_imports(stmt) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node) -> None:
+            found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass)) for s in node.body))
+
+    stmt.visit(Finder())
+    return bool(found) and all(found)

@@ -1,0 +1,262 @@
+"""MS103: nn.Module's tree methods -> nn.Cell's, and SequentialCells filled after construction.
+
+``m.modules()``, ``m.named_modules()``, ``m.children()``, ``m.named_children()`` and
+``m.add_module(name, layer)`` have other names on a Cell, and ``m._modules`` is
+``m._cells`` (these names are the Module's own: no tensor has them, so the
+receiver needs no inference). So do ``m.parameters()`` and ``m.named_parameters()``
+(``get_parameters()``, ``parameters_and_names()``). ``m.train(mode)`` and ``m.eval()``
+become ``m.set_train(mode)`` / ``m.set_train(False)`` only where ``m`` is known to be a
+Module (cells.py: ``self`` in a Module, names built from a Module class); other receivers
+(``trainer.train()``) are reported and left.
+
+A SequentialCell runs the list of cells it was built with (``cell_list``); cells
+added later, by ``add_module`` or by attribute assignment in a subclass of
+``nn.Sequential``, are registered (their parameters load) but never run. torch runs
+them: after the last such addition, the list is refreshed from the children.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .calls import literal_value
+from .cells import CellNames
+
+SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+_ADDERS = ("add_module", "register_module")
+# Module methods whose Cell counterpart has another name, with their arguments (torch's
+# positional order) -> the Cell's keywords ("" = only torch's default passes).
+_PARAMETER_METHODS = {
+    "parameters": ("get_parameters", {"recurse": "expand"}),
+    "named_parameters": ("parameters_and_names", {"prefix": "name_prefix", "recurse": "expand", "remove_duplicate": ""}),
+}
+
+
+def _code(node) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+class ModuleMethods(Pass):
+    id = "MS103"
+    name = "module-methods"
+    summary = "nn.Module tree methods become Cell methods; SequentialCells filled after construction run their new cells."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.body = nn.Sequential()\n        self.body.add_module(\"act\", nn.ReLU())\n"
+            "        for m in self.modules():\n            pass\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.body = nn.SequentialCell()\n        self.body.insert_child_to_cell(\"act\", nn.ReLU())\n"
+            "        self.body.cell_list = list(self.body.cells())\n"
+            "        for m in (cell for _, cell in self.cells_and_names()):\n            pass\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._sequential_classes: set[str] = set()
+        self._scopes: list[str] = []  # "seqclass", "class" or "def", innermost last
+        self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
+        self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
+
+    # -- where we are ------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        seq = any(
+            (isinstance(b.value, cst.Name) and b.value.value in self._sequential_classes)
+            or self.ctx.imports.qualify(b.value) in SEQUENTIAL
+            for b in node.bases
+        )
+        if seq:
+            self._sequential_classes.add(node.name.value)
+        self._scopes.append("seqclass" if seq else "class")
+        self.cells.enter_class(node)
+
+    def leave_ClassDef(self, original, updated):
+        self._scopes.pop()
+        self.cells.leave_class()
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.cells.assign(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.cells.enter_function(node)
+        in_seq_init = bool(self._scopes) and self._scopes[-1] == "seqclass" and node.name.value == "__init__"
+        self._scopes.append("def")
+        receivers: set[str] = set()
+        grows_self = False
+
+        outer = self
+
+        class Finder(cst.CSTVisitor):
+            def visit_FunctionDef(self, inner) -> bool:
+                return inner is node  # nested functions are their own business
+
+            def visit_ClassDef(self, inner) -> bool:
+                return False
+
+            def visit_Assign(self, assign: cst.Assign) -> None:
+                nonlocal grows_self
+                for t in assign.targets:
+                    target = t.target
+                    if isinstance(assign.value, cst.Call) and outer.ctx.imports.qualify(assign.value.func) in SEQUENTIAL:
+                        receivers.add(_code(target))
+                    if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                            and target.value.value == "self" and isinstance(assign.value, cst.Call)):
+                        grows_self = True
+
+            def visit_Call(self, call: cst.Call) -> None:
+                nonlocal grows_self
+                f = call.func
+                if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS and _code(f.value) == "self":
+                    grows_self = True
+
+        node.visit(Finder())
+        self._functions.append((receivers, in_seq_init and grows_self))
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self.cells.leave_function()
+        self._scopes.pop()
+        receivers, refresh_self = self._functions.pop()
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        body = list(updated.body.body)
+        inserted = False
+        for receiver in sorted(receivers):
+            last = max((i for i, stmt in enumerate(body) if _adds_to(stmt, receiver)), default=None)
+            if last is None:
+                continue
+            body.insert(last + 1, cst.parse_statement(f"{receiver}.cell_list = list({receiver}.cells())\n"))
+            inserted = True
+            self.ctx.stats.converted += 1
+        if refresh_self:
+            at = len(body) - 1 if body and _is_return(body[-1]) else len(body)
+            body.insert(at, cst.parse_statement("self.cell_list = list(self.cells())\n"))
+            inserted = True
+            self.ctx.stats.converted += 1
+        if not inserted:
+            return updated
+        return updated.with_changes(body=updated.body.with_changes(body=body))
+
+    # -- the methods ------------------------------------------------------------------------
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """``m._modules`` (torch's ordered dict of children) is ``m._cells``."""
+        if original.attr.value != "_modules":
+            return updated
+        receiver = original.value
+        if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
+            return updated
+        self.ctx.stats.converted += 1
+        return updated.with_changes(attr=cst.Name("_cells"))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        func = updated.func
+        if not isinstance(func, cst.Attribute) or not isinstance(original.func, cst.Attribute):
+            return updated
+        method = func.attr.value
+        receiver = original.func.value
+        if method in _PARAMETER_METHODS or method in ("train", "eval"):
+            return self._cell_method(original, updated, method)
+        if method not in ("modules", "named_modules", "children", "named_children", *_ADDERS):
+            return updated
+        if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
+            return updated  # a module's function, not a layer's method
+        if self.ctx.imports.qualify(original.func) is not None:
+            return updated
+        new_receiver = func.value
+        if method in _ADDERS:
+            if len(updated.args) != 2 or any(a.star for a in updated.args):
+                self.ctx.report(original, self.id, f".{method}(): expected (name, module)", Severity.INFO)
+                return updated
+            args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for a in updated.args]
+            if any(a.keyword is not None for a in updated.args):
+                by_name = {a.keyword.value if a.keyword else ("name", "module")[i]: a for i, a in enumerate(updated.args)}
+                if set(by_name) != {"name", "module"}:
+                    return updated
+                args = [by_name["name"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
+                        by_name["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+                args[1] = args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            self.ctx.stats.converted += 1
+            return updated.with_changes(func=func.with_changes(attr=cst.Name("insert_child_to_cell")), args=args)
+        if updated.args:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"Module.{method}() with arguments: Cell's counterpart takes other ones")
+            return updated
+        self.ctx.stats.converted += 1
+        src = _code(new_receiver)
+        if method == "modules":
+            return cst.parse_expression(f"(cell for _, cell in {src}.cells_and_names())")
+        if method == "named_modules":
+            return cst.parse_expression(f"{src}.cells_and_names()")
+        if method == "children":
+            return cst.parse_expression(f"{src}.cells()")
+        return cst.parse_expression(f"{src}.name_cells().items()")
+
+
+    def _cell_method(self, original: cst.Call, updated: cst.Call, method: str):
+        """``parameters()`` / ``named_parameters()`` -> ``get_parameters()`` /
+        ``parameters_and_names()`` (the Module's own names: any receiver but an imported
+        module); ``train(mode)`` / ``eval()`` -> ``set_train(mode)`` / ``set_train(False)``,
+        only on receivers known to be Modules (``trainer.train()`` is something else)."""
+        receiver = original.func.value
+        if (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
+                self.ctx.imports.qualify(original.func) is not None):
+            return updated
+        func = updated.func
+        if method in ("train", "eval"):
+            if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
+                self.ctx.report(original, self.id, f".{method}(): receiver {_code(receiver)!r} is not known to be a "
+                                "Module; left as it is (a Cell switches modes with set_train)", Severity.INFO)
+                return updated
+            if method == "eval":
+                if updated.args:
+                    return updated
+                args = [cst.Arg(cst.Name("False"))]
+            else:
+                args = list(updated.args)
+                if len(args) > 1 or any(a.star or (a.keyword is not None and a.keyword.value != "mode") for a in args):
+                    return updated
+            self.ctx.stats.converted += 1
+            return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=args)
+        target, arg_names = _PARAMETER_METHODS[method]
+        order = list(arg_names)
+        args = []
+        for i, arg in enumerate(updated.args):
+            name = arg.keyword.value if arg.keyword is not None else (order[i] if i < len(order) else None)
+            if arg.star or name not in arg_names:
+                self.ctx.stats.unconverted += 1
+                self.ctx.mark(original, self.id, f"Module.{method}(): arguments not understood")
+                return updated
+            if not arg_names[name]:  # remove_duplicate: Cell's iterator yields each parameter once
+                if literal_value(arg.value) is not True:
+                    self.ctx.stats.unconverted += 1
+                    self.ctx.mark(original, self.id, f"Module.{method}({name}={_code(arg.value)}): Cell yields each "
+                                  "shared parameter once only")
+                    return updated
+                continue
+            args.append(arg.with_changes(keyword=cst.Name(arg_names[name]), equal=cst.AssignEqual(
+                cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        self.ctx.stats.converted += 1
+        return updated.with_changes(func=func.with_changes(attr=cst.Name(target)), args=args)
+
+def _adds_to(stmt, receiver: str) -> bool:
+    found = False
+
+    class Finder(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            nonlocal found
+            f = call.func
+            if (isinstance(f, cst.Attribute) and f.attr.value in (*_ADDERS, "insert_child_to_cell")
+                    and _code(f.value) == receiver):
+                found = True
+
+    stmt.visit(Finder())
+    return found
+
+
+def _is_return(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, cst.Return) for s in stmt.body)
