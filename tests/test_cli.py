@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SEED = Path(__file__).parent / "data" / "mycell_pt.py"
+SEED = Path(__file__).parent / "data" / "seeds" / "000_mycell_pt.py"
 
 
 def run(*args, cwd=None):
