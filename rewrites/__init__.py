@@ -35,9 +35,11 @@ from .topk_mask import TopkMask
 #     masked reduction, not a method call on a selection.
 #   - LayerCallCasts, LayerParams and GraphScalars wrap arguments, rename
 #     parameter attributes and unwrap scalars; any order works.
-#   - LayerValues after ApiCalls: where a torch layer class is a value (not
-#     called), it replaces ApiCalls' rename by a factory taking torch's arguments;
-#     it also converts super().__init__ in subclasses of torch layers.
+#   - LayerValues before ApiCalls: where a torch layer class is a value (not
+#     called), it puts a factory taking torch's arguments in place of the class,
+#     and ApiCalls leaves a reference another pass rewrote; calls with **kwargs
+#     ApiCalls leaves to it; it also converts super().__init__ in subclasses of
+#     torch layers.
 #   - ModuleMethods renames Module tree methods (receivers that no other pass
 #     touches) and inserts SequentialCell refreshes after the statements that
 #     grow one; it scans the updated function body, so any position works.
@@ -45,7 +47,7 @@ from .topk_mask import TopkMask
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, ApiCalls, LayerValues, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, LayerValues, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
     (Imports,),
 )
 

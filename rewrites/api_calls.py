@@ -58,6 +58,8 @@ class ApiCalls(Pass):
         entry = self.tables.lookup(qual)
         if entry is None and qual in self.tables.modules:
             return updated
+        if any(a.star for a in updated.args) and factory_possible(entry):
+            return updated  # nn.Conv2d(cin, cout, **kwargs): MS205 converts the arguments at run time
         try:
             if entry is None:
                 raise Unconvertible("no MindSpore mapping yet")
@@ -103,6 +105,8 @@ class ApiCalls(Pass):
     def _reference(self, original, updated):
         if id(original) in self._call_funcs:
             return updated
+        if isinstance(original, cst.Name) and isinstance(updated, cst.Name) and updated.value != original.value:
+            return updated  # an earlier pass already rewrote it (MS205: a layer class as a value)
         qual = self._source_qualname(original)
         if qual is None or qual in self.tables.modules:
             return updated

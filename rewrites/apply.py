@@ -16,9 +16,20 @@ from .transforms import TRANSFORMS
 TABLE_DIR = Path(__file__).parent / "tables"
 
 
+class _Tables(Tables):
+    def lookup(self, qualname: str) -> ApiEntry | None:
+        """Also the defining module's spelling of a layer class:
+        ``torch.nn.modules.instancenorm.InstanceNorm2d`` is ``torch.nn.InstanceNorm2d``."""
+        entry = self.entries.get(qualname)
+        if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") == 4:
+            entry = self.entries.get("torch.nn." + qualname.rsplit(".", 1)[1])
+        return entry
+
+
 @functools.lru_cache(maxsize=1)
 def tables() -> Tables:
-    return load_tables(TABLE_DIR)
+    t = load_tables(TABLE_DIR)
+    return _Tables(t.entries, t.methods, t.modules)
 
 
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0) -> dict:

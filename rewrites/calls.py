@@ -16,6 +16,10 @@ def bind(call: cst.Call, params: tuple[str, ...], kwonly: tuple[str, ...], skip:
     positional = [p for p in params]
     pos_index = skip
     for arg in call.args:
+        if arg.star == "*" and pos_index < len(positional) and positional[pos_index].startswith("*"):
+            # x.new_zeros(*size): an unpacked sequence fills the varargs
+            bound.setdefault(positional[pos_index][1:], []).append(cst.StarredElement(arg.value))
+            continue
         if arg.star:
             raise Unconvertible("arguments passed with * or ** cannot be matched to parameters")
         if arg.keyword is None:
@@ -61,15 +65,19 @@ NOT_LITERAL = _NotLiteral()
 
 
 def pack_varargs(values: list[cst.BaseExpression]) -> cst.BaseExpression:
-    """``f(2, 3)`` -> ``(2, 3)``; a single argument passes as it is (int or tuple)."""
+    """``f(2, 3)`` -> ``(2, 3)``; a single argument passes as it is (int or tuple);
+    ``f(*size)`` -> ``tuple(size)``, ``f(n, *rest)`` -> ``(n, *rest)``."""
     if len(values) == 1:
+        if isinstance(values[0], cst.StarredElement):
+            return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(values[0].value)])
         return values[0]
-    return cst.Tuple([cst.Element(v) for v in values])
+    return cst.Tuple([v if isinstance(v, cst.StarredElement) else cst.Element(v) for v in values])
 
 
 def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) -> cst.Call:
     """Every argument as a keyword; a ``"*"`` entry holds positional varargs."""
-    positional = [cst.Arg(v) for v in args.get("*", ())]
+    positional = [cst.Arg(v.value, star="*") if isinstance(v, cst.StarredElement) else cst.Arg(v)
+                  for v in args.get("*", ())]
     return cst.Call(
         func=func,
         args=positional + [

@@ -60,9 +60,10 @@ class CellContainers(Pass):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         appended: set[str] = set()
         if node.name.value == "__init__":
+            plain = _plain_list_attributes(node)
             for call in _append_calls(node):
                 target, value = call
-                if self._is_layer(value):
+                if self._is_layer(value) and target in plain:
                     appended.add(target)
         self._appended.append(appended)
 
@@ -109,6 +110,24 @@ def _code(node) -> str:
 
 def _appends_to(stmt, attr: str) -> bool:
     return any(target == attr for target, _ in _append_calls(stmt))
+
+
+def _plain_list_attributes(fn) -> set[str]:
+    """``self.X = []`` / ``self.X = list()`` in the function: lists that need wrapping once
+    filled (``self.X = nn.ModuleList()`` is a CellList already)."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            plain = isinstance(value, (cst.List, cst.ListComp)) or (
+                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
+            for t in node.targets:
+                if _is_self_attr(t.target) and plain:
+                    found.add(t.target.attr.value)
+
+    fn.visit(Finder())
+    return found
 
 
 def _append_calls(fn):

@@ -29,6 +29,14 @@ def _expand_padding(value: cst.BaseExpression, dims: int) -> cst.BaseExpression:
         if dims == 1:
             return literal(v[0])
         return literal([p for p in v for _ in (0, 1)])
+    if isinstance(value, (cst.Tuple, cst.List)) and all(isinstance(e, cst.Element) for e in value.elements):
+        # (0, padding, padding): the entries are expressions, the count is known
+        items = [e.value for e in value.elements]
+        if len(items) != dims:
+            raise Unconvertible(f"padding {code(value)} does not have {dims} entries")
+        if dims == 1:
+            return items[0]
+        return cst.Tuple([cst.Element(item) for item in items for _ in (0, 1)])
     if isinstance(value, (cst.Name, cst.Attribute)) and dims > 1:
         src = code(value)
         return cst.parse_expression(f"{src} if isinstance({src}, int) else tuple(side for side in {src} for _ in (0, 1))")

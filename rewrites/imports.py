@@ -6,6 +6,8 @@ diagnostic, so nothing still needed is silently dropped.
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from transpile.diagnostics import Severity
@@ -175,7 +177,7 @@ class Imports(Pass):
             return updated
         body, extra = [], []
         comment = updated.trailing_whitespace.comment
-        self._reexport = comment is not None and "noqa" in comment.value.lower()
+        self._reexport = comment is not None and _NOQA_UNUSED.search(comment.value) is not None
         for small in updated.body:
             if not self._is_source_import(small):
                 body.append(small)
@@ -249,6 +251,8 @@ class Imports(Pass):
 
 
 _REMOVED = "# transpile-removed-import"
+# ``# noqa`` alone, or naming the unused-import check (F401; torchvision writes ``401``)
+_NOQA_UNUSED = re.compile(r"noqa(?!\s*:)|noqa\s*:[^#]*\bF?401\b", re.IGNORECASE)
 
 
 def _all_names(module: cst.Module) -> set[str]:

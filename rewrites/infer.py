@@ -48,6 +48,54 @@ def forward_params(node: cst.FunctionDef) -> list[str]:
     return names[1:] if names and names[0] == "self" else names
 
 
+def tensor_attributes(class_node: cst.ClassDef, ctx) -> set[str]:
+    """``self.X = nn.Parameter(...)`` and ``self.register_buffer("X", ...)`` in the class:
+    ``"self.X"`` holds a tensor in its methods."""
+    found: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_ClassDef(self, node) -> bool:
+            return node is class_node
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            if not isinstance(value, cst.Call):
+                return
+            qual = ctx.imports.qualify(value.func) or ""
+            if qual not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                return
+            for t in node.targets:
+                target = t.target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                    found.add(f"self.{target.attr.value}")
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if (isinstance(f, cst.Attribute) and f.attr.value == "register_buffer" and isinstance(f.value, cst.Name)
+                    and f.value.value == "self" and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+                found.add(f"self.{node.args[0].value.evaluated_value}")
+
+    class_node.visit(Finder())
+    return found
+
+
+def annotated_tensors(node: cst.FunctionDef, ctx) -> list[str]:
+    """Parameters annotated as tensors: ``x: Tensor``, ``b: torch.Tensor``,
+    ``m: Optional[Tensor]``, ``m: Tensor | None``."""
+    def is_tensor_type(expr) -> bool:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+            return is_tensor_type(expr.left) or is_tensor_type(expr.right)
+        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            head = ctx.imports.qualify(expr.value) or (expr.value.value if isinstance(expr.value, cst.Name) else "")
+            if head.rsplit(".", 1)[-1] == "Optional":
+                return is_tensor_type(expr.slice[0].slice.value)
+            return False
+        return ctx.imports.qualify(expr) == "torch.Tensor"
+
+    params = [*node.params.params, *node.params.kwonly_params, *node.params.posonly_params]
+    return [p.name.value for p in params if p.annotation is not None and is_tensor_type(p.annotation.annotation)]
+
+
 def forward_helpers(class_node: cst.ClassDef) -> set[str]:
     """Methods of the class that forward/construct calls on ``self``, directly or through
     each other (``self.features(x)``, ``self._forward_impl(x)``): their parameters take
@@ -90,6 +138,10 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
     if isinstance(expr, cst.Comparison):  # (x > 0) is a boolean tensor
         return is_tensor(expr.left, scope, ctx, roots) or any(
             is_tensor(c.comparator, scope, ctx, roots) for c in expr.comparisons)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        # a layer's own parameters (in subclasses of torch layers: self.weight.size()), and
+        # attributes the class made parameters or buffers (scope holds "self.class_token")
+        return expr.attr.value in ("weight", "bias") or f"self.{expr.attr.value}" in scope
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return parameter_data(expr) or is_tensor(expr.value, scope, ctx, roots)
     if isinstance(expr, cst.Call):

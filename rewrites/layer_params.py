@@ -5,7 +5,8 @@ freezing) must use MindSpore's names: BatchNorm ``gamma``/``beta``, Embedding
 ``embedding_table``, ... The tables' ``weights`` renames say which. The layer is
 known from ``self.X = nn.Y(...)`` in the class, or from an ``isinstance`` test:
 in ``if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):`` (the init loop over
-``self.modules()``) ``m.weight`` is ``m.gamma`` when every class tested agrees.
+``self.modules()``) ``m.weight`` is ``m.gamma`` when every class tested agrees, and so
+are attributes holding constructor arguments (``m.out_features`` -> ``m.out_channels``).
 """
 from __future__ import annotations
 
@@ -93,6 +94,9 @@ def _isinstance_guard(test, ctx, tables):
         if entry is None or entry.kind != "class":
             return None
         renames = {k: v for k, v in entry.weights.items() if v and v != k}
+        # attributes holding constructor arguments: m.out_features -> m.out_channels
+        renames.update({k: v for k, v in entry.rename.items()
+                        if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
         # only what every class renames the same way (BatchNorm2d and Linear disagree on weight)
         shared = renames if shared is None else {k: v for k, v in shared.items() if renames.get(k) == v}
     return test.args[0].value.value, shared or {}

@@ -77,7 +77,24 @@ def _instance_norm(entry) -> list[str]:
     return ['kwargs.setdefault("num_groups", kwargs["num_features"])']
 
 
+def _pool_window(entry) -> list[str]:
+    dims = int(entry.source.rsplit(".", 1)[-1][-2])
+    lines = [
+        'if kwargs.get("stride") is None:',
+        '    kwargs["stride"] = kwargs["kernel_size"]',
+        'for name, default in (("padding", 0), ("ceil_mode", False), ("dilation", 1), ("return_indices", False)):',
+        "    if name in kwargs and type(kwargs[name]) is type(default) and kwargs[name] == default:",
+        "        del kwargs[name]",
+        'if any(name in kwargs for name in ("padding", "ceil_mode", "dilation", "return_indices")):',
+        '    kwargs["pad_mode"] = "pad"',
+    ]
+    if dims == 1:
+        lines += ['    if not isinstance(kwargs.get("padding", 0), int):', '        kwargs["padding"] = kwargs["padding"][0]']
+    return lines
+
+
 RUNTIME_HOOKS = {
+    "pool_window": _pool_window,
     "conv_padding": _conv_padding,
     "batch_norm_stats": _batch_norm_stats,
     "layer_norm": _layer_norm,
@@ -335,6 +352,10 @@ class LayerValues(Pass):
         return self._classes[-1]
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if any(a.star for a in original.args):
+            entry = self._entry(original.func)
+            if factory_possible(entry):  # nn.Conv2d(cin, cout, bias=False, **kwargs): ApiCalls left it
+                return self._runtime_call(entry, updated, self.ctx.reference(entry.target))
         entry = self._layer_class()
         if entry is None or not _is_super_init(original.func) or self._methods[-1][0] != "__init__":
             return updated
@@ -351,13 +372,17 @@ class LayerValues(Pass):
                 self.ctx.stats.unconverted += 1
                 self.ctx.mark(original, self.id, f"super().__init__ of a {entry.source} subclass: {why}")
                 return updated
-            name = PREFIX + entry.source.rsplit(".", 1)[-1]
-            self.needed[name] = entry
-            self.ctx.stats.converted += 1
-            inner = cst.Call(func=cst.Name(f"{name}_args"), args=updated.args)
-            return updated.with_changes(args=[cst.Arg(inner, star="**")])
+            return self._runtime_call(entry, updated, updated.func)
         self.ctx.stats.converted += 1
         return result.with_changes(func=updated.func)
+
+    def _runtime_call(self, entry, call: cst.Call, func) -> cst.Call:
+        """``func(**_torch_X_args(<the call's arguments>))``: converted when it runs."""
+        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        self.needed[name] = entry
+        self.ctx.stats.converted += 1
+        inner = cst.Call(func=cst.Name(f"{name}_args"), args=call.args)
+        return call.with_changes(func=func, args=[cst.Arg(inner, star="**")])
 
     # -- the definitions ----------------------------------------------------------------
     def leave_Module(self, original: cst.Module, updated: cst.Module):

@@ -125,10 +125,10 @@ class ModuleMethods(Pass):
         body = list(updated.body.body)
         inserted = False
         for receiver in sorted(receivers):
-            last = max((i for i, stmt in enumerate(body) if _adds_to(stmt, receiver)), default=None)
-            if last is None:
+            new_body = _insert_refresh(body, receiver)
+            if new_body is None:
                 continue
-            body.insert(last + 1, cst.parse_statement(f"{receiver}.cell_list = list({receiver}.cells())\n"))
+            body = new_body
             inserted = True
             self.ctx.stats.converted += 1
         if refresh_self:
@@ -242,6 +242,38 @@ class ModuleMethods(Pass):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=cst.Name(target)), args=args)
+
+def _insert_refresh(body: list, receiver: str) -> list | None:
+    """``receiver.cell_list = list(receiver.cells())`` after the last statement of ``body``
+    that adds to it; when one ``if``/``with``/``try`` holds every addition, inside its
+    block instead (``seq = nn.Sequential()`` may exist only there). Loops are not
+    entered: refreshing once after the loop is enough."""
+    found = [i for i, stmt in enumerate(body) if _adds_to(stmt, receiver)]
+    if not found:
+        return None
+    last = found[-1]
+    stmt = body[last]
+    if len(found) == 1 and isinstance(stmt, (cst.If, cst.With, cst.Try)):
+        blocks = [b for b in _blocks(stmt) if isinstance(b, cst.IndentedBlock) and any(_adds_to(x, receiver) for x in b.body)]
+        if len(blocks) == 1:
+            inner = _insert_refresh(list(blocks[0].body), receiver)
+            if inner is not None:
+                new_block = blocks[0].with_changes(body=inner)
+                return [*body[:last], stmt.deep_replace(blocks[0], new_block), *body[last + 1:]]
+    refresh = cst.parse_statement(f"{receiver}.cell_list = list({receiver}.cells())\n")
+    return [*body[:last + 1], refresh, *body[last + 1:]]
+
+
+def _blocks(stmt) -> list:
+    """The blocks directly under an if/with/try (elif and else included)."""
+    out = [stmt.body]
+    if isinstance(stmt, cst.If) and stmt.orelse is not None:
+        out += _blocks(stmt.orelse) if isinstance(stmt.orelse, cst.If) else [stmt.orelse.body]
+    if isinstance(stmt, cst.Try):
+        out += [h.body for h in stmt.handlers]
+        out += [x.body for x in (stmt.orelse, stmt.finalbody) if x is not None]
+    return out
+
 
 def _adds_to(stmt, receiver: str) -> bool:
     found = False

@@ -16,7 +16,7 @@ from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
 from .calls import Unconvertible
-from .infer import TensorScope, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor
+from .infer import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -37,6 +37,7 @@ class TensorMethods(Pass):
         self.tables = tables()
         self.roots = {m.split(".")[0] for m in self.tables.modules}
         self.scope = TensorScope()
+        self._attributes: list[set[str]] = []  # per class: "self.X" parameters and buffers
         self._helpers: list[set[str]] = []  # per class: methods forward calls (their parameters are tensors)
         self._in_class: list[bool] = []  # innermost scope is a class body
         self._converted: set[int] = set()  # ids of the calls this pass produced
@@ -47,10 +48,12 @@ class TensorMethods(Pass):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._helpers.append(forward_helpers(node))
+        self._attributes.append(tensor_attributes(node, self.ctx))
         self._in_class.append(True)
 
     def leave_ClassDef(self, original, updated):
         self._helpers.pop()
+        self._attributes.pop()
         self._in_class.pop()
         return updated
 
@@ -62,6 +65,11 @@ class TensorMethods(Pass):
             self.scope.push(self._called_with_tensors[name])
         else:
             self.scope.push(forward_params(node) if takes_tensors else ())
+        for param in annotated_tensors(node, self.ctx):  # x: Tensor, bias: Optional[torch.Tensor]
+            self.scope.add(param)
+        if method:
+            for attr in self._attributes[-1]:  # self.class_token = nn.Parameter(...)
+                self.scope.add(attr)
         self._in_class.append(False)
 
     def leave_FunctionDef(self, original, updated):
@@ -74,6 +82,14 @@ class TensorMethods(Pass):
             for target in node.targets:
                 for name in _target_names(target.target):
                     self.scope.add(name)
+            return
+        # q, k, v = qkv[0], qkv[1], qkv[2]: element by element
+        if isinstance(node.value, cst.Tuple) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(node.value.elements):
+                for t, v in zip(target.elements, node.value.elements):
+                    if isinstance(t.value, cst.Name) and is_tensor(v.value, self.scope, self.ctx, self.roots):
+                        self.scope.add(t.value.value)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         index = _named_tuple_field(original, self.ctx, self.roots)
@@ -99,7 +115,7 @@ class TensorMethods(Pass):
         receiver = func.value
         if plainly_not_tensor(receiver, self.ctx):
             return updated
-        if not is_tensor(receiver, self.scope, self.ctx, self.roots):
+        if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             self.ctx.report(
                 original, self.id,
                 f".{func.attr.value}(): receiver {cst.Module(body=[]).code_for_node(receiver)!r} may not be a tensor; left as it is",
@@ -151,6 +167,30 @@ def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:
 def _left_as_is(new: cst.BaseExpression) -> bool:
     """The function call kept its torch spelling: unconverted calls are spelled fully qualified."""
     return isinstance(new, cst.Call) and cst.Module(body=[]).code_for_node(new.func).split(".")[0] == "torch"
+
+
+# Methods only tensors have, whose conversion is right on any receiver that has them:
+# x.detach() -> ops.stop_gradient(x); x.contiguous(), x.cpu(), x.cuda() -> x (on a Module
+# too: MindSpore places cells by set_device).
+TENSOR_ONLY = frozenset({"detach", "contiguous", "cpu", "cuda"})
+
+
+def _safe_anyway(method: str, call: cst.Call) -> bool:
+    """Converted whatever the receiver: ``x.to(other.device)`` / ``x.to("cuda")`` moves
+    nothing in MindSpore, tensor or Module alike."""
+    if method in TENSOR_ONLY:
+        return True
+    if method != "to" or not call.args:
+        return False
+    from .torch_hooks import _looks_like_device
+
+    for arg in call.args:
+        if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking")):
+            return False
+        if arg.keyword is None or arg.keyword.value == "device":
+            if not _looks_like_device(arg.value):
+                return False
+    return True
 
 
 def _target_names(target: cst.BaseExpression):

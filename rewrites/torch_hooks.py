@@ -493,11 +493,27 @@ def nonzero(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference("mindspore.ops.unbind"), {"input": matrix, "dim": literal(1)})
 
 
+_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
+
+
+def _fresh(node: cst.BaseExpression) -> bool:
+    """A call creating a new tensor (``ops.zeros(...)``): an in-place op on it may work on a
+    copy, and writing the creation twice only costs its computation."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _FRESH and all(_pure(a.value) or literal_value(a.value) is not NOT_LITERAL
+                                  or isinstance(a.value, cst.Tuple) for a in node.args)
+
+
 def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
 
     ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
     tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
+    if receiver is not None and _fresh(receiver):
+        return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
     if receiver is None or not _pure(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":

@@ -418,6 +418,47 @@ CASES: list[LayerCase] = [
     C("nn.GaussianNLLLoss()", (P, T, rand(4, 5, low=0.1, high=2.0))),
     *forms("nn.CTCLoss", [("blank", "0"), ("reduction", "'sum'"), ("zero_infinity", "True")], 0, CTC_INPUTS),
     C("nn.CTCLoss(reduction='none')", CTC_INPUTS),
+    # -- layer classes as values (MS205 factories) and subclasses of torch layers --------
+    C("_Val1()", (X2,), primary="torch.nn.BatchNorm2d", prelude="import functools\n" + module(
+        "_Val1", "norm = functools.partial(nn.BatchNorm2d, eps=1e-3, momentum=0.01)\nself.bn = norm(4)", "self.bn(x)")),
+    C("_Val2()", (X2,), primary="torch.nn.Conv2d", prelude=module(
+        "_Val2", "layer = nn.Conv2d\nself.conv = layer(4, 6, (3, 1), 2, (1, 0), dilation=1, groups=2, bias=False)",
+        "self.conv(x)")),
+    C("_Val3()", (X2,), primary="torch.nn.Conv2d", prelude=module(
+        "_Val3", "kw = {'padding': 'same', 'bias': True}\nself.conv = nn.Conv2d(4, 6, 3, **kw)", "self.conv(x)")),
+    C("_Val4(4)", (randn(2, 3, 4),), primary="torch.nn.LayerNorm", prelude=(
+        "class _Val4(nn.Module):\n"
+        "    def __init__(self, d, norm_layer=nn.LayerNorm, act=nn.ReLU):\n"
+        "        super().__init__()\n"
+        "        self.norm = norm_layer(d, eps=1e-6)\n"
+        "        self.act = act(**{'inplace': True})\n\n"
+        "    def forward(self, x):\n"
+        "        return self.act(self.norm(x))\n")),
+    C("_Att1()", (randn(2, 5, 8),), primary="torch.nn.MultiheadAttention", prelude=module(
+        "_Att1", "self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
+        "self.attn(x, x, x, need_weights=False)[0] * (self.attn(x, x, x, need_weights=False)[1] is None)")),
+    C("_Val5()", (X2,), primary="torch.nn.MaxPool2d", prelude=module(
+        "_Val5", "pool = nn.MaxPool2d\nself.a = pool(3, 2, 1, ceil_mode=True)\nself.b = pool(kernel_size=2)",
+        "self.b(self.a(x))")),
+    C("_Sub3(4, 6, 3)", (X2,), primary="torch.nn.Conv2d", prelude=(
+        "class _Sub3(nn.Conv2d):\n"
+        "    def __init__(self, cin, cout, k, **kwargs):\n"
+        "        super().__init__(cin, cout, k, **kwargs)\n\n"
+        "    def forward(self, x):\n"
+        "        kh, kw = self.weight.size()[-2:]\n"
+        "        x = F.pad(x, [kw // 2, kw // 2, kh // 2, kh // 2])\n"
+        "        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)\n")),
+    C("_Sub1(4)", (X2,), primary="torch.nn.LayerNorm", prelude=(
+        "class _Sub1(nn.LayerNorm):\n"
+        "    def forward(self, x):\n"
+        "        x = x.permute(0, 2, 3, 1)\n"
+        "        x = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)\n"
+        "        return x.permute(0, 3, 1, 2)\n")),
+    C("_Sub2(4, 2, 1)", (X3,), primary="torch.nn.Conv3d", prelude=(
+        "class _Sub2(nn.Conv3d):\n"
+        "    def __init__(self, cin, cout, padding):\n"
+        "        super().__init__(in_channels=cin, out_channels=cout, kernel_size=(1, 3, 3), stride=(1, 2, 2),\n"
+        "                         padding=(0, padding, padding), bias=False)\n")),
 ]
 
 

@@ -474,6 +474,9 @@ case("Tensor.view", "a.view(4, 3)", (X,), "varargs")
 case("Tensor.view", "a.view((2, 6))", (X,), "tuple")
 case("Tensor.view", "a.view(size=(12,))", (X,), "keyword")
 case("Tensor.view", "a.view(-1)", (X,), "one")
+case("Tensor.view", "s = (2, 6)\n        return a.view(*s)", (X,), "unpacked")
+case("Tensor.new_zeros", "s = [2, 3]\n        return a.new_zeros(*s)", (X,), "unpacked")
+case("Tensor.new_ones", "s = [3]\n        return a.new_ones(2, *s)", (X,), "unpacked-after")
 case("torch.meshgrid", "torch.meshgrid(a, b)", (arr(3), arr(4)), "varargs")
 case("torch.meshgrid", "torch.meshgrid(a, b, indexing='xy')", (arr(3), arr(4)), "xy")
 case("torch.meshgrid", "torch.meshgrid(a, b, indexing='ij')", (arr(3), arr(4)), "ij")
@@ -610,6 +613,8 @@ case("Tensor.uniform_", "a.uniform_()", (X,), "defaults", random=True)
 case("Tensor.uniform_", "r = a.uniform_(2, 3)\n        return bool(((r >= 2) & (r <= 3)).all())", (X,), "range")
 forms("Tensor.normal_", "mean=1.0, std=2.0", (X,), req=0, random=True)
 case("Tensor.normal_", "a.normal_(5.0, 0.001)\n        return bool((a - 5.0).abs().max() < 0.1)", (X,), "statement")
+case("Tensor.normal_", "torch.empty(1, 3, 4).normal_(std=0.02)", (), "fresh", random=True)
+case("Tensor.uniform_", "r = torch.zeros(2, 3).uniform_(2, 3)\n        return bool(((r >= 2) & (r <= 3)).all())", (), "fresh")
 
 # -- dtypes and constants ---------------------------------------------------------------------
 for name in ("float16", "half", "float32", "float", "float64", "double", "bfloat16", "int8", "int16", "short",

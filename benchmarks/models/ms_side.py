@@ -1,0 +1,160 @@
+"""The MindSpore side of the real-model benchmark: one (model, mode) per process.
+
+    python ms_side.py REQUEST.json
+
+REQUEST names the model spec, the converted source root (put first on sys.path),
+the torch side's .npz/.json, the mode and where to write the JSON result. Steps:
+import the converted module, build the model with the same expression, copy the
+torch weights by the weight map (a tensor whose element count matches is reshaped:
+Conv1d's ``(out, in, k)`` is ``(out, in, 1, k)``), run in eval mode, compare.
+Every torch tensor must find its parameter (or buffer) and every MindSpore
+parameter must receive a tensor, or the run is an error.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+os.environ.setdefault("GLOG_v", "3")
+
+
+class Failure(Exception):
+    pass
+
+
+def _flatten(value) -> list:
+    import mindspore
+    import numpy as np
+
+    if isinstance(value, mindspore.Tensor):
+        return [value.asnumpy()]
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _flatten(v)]
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _flatten(v)]
+    raise Failure(f"the converted model returned a {type(value).__name__}, not tensors")
+
+
+def copy_weights(cell, mapping: dict, arrays, ms_only: dict | None = None) -> None:
+    import mindspore
+    import numpy as np
+
+    from transpile.parity.weights import ms_parameters
+
+    params = ms_parameters(cell)
+    buffers = dict(cell.named_buffers()) if hasattr(cell, "named_buffers") else {}
+    missing, assigned = [], set()
+    for key, name in mapping.items():
+        value = arrays[f"state/{key}"]
+        target = params.get(name)
+        if target is None:
+            target = buffers.get(name)
+        if target is None:
+            missing.append(f"{key} -> {name}")
+            continue
+        if tuple(value.shape) != tuple(target.shape):
+            if value.size != int(np.prod(target.shape)):
+                missing.append(f"{key} {tuple(value.shape)} -> {name} {tuple(target.shape)}")
+                continue
+            value = value.reshape(target.shape)
+        value = value.astype(mindspore.dtype_to_nptype(target.dtype))
+        if isinstance(target, mindspore.Parameter):
+            target.set_data(mindspore.Tensor(value))
+        else:
+            target.assign_value(mindspore.Tensor(value))
+        assigned.add(name)
+    if missing:
+        raise Failure(f"{len(missing)} torch tensors found no MindSpore parameter of that name and size: "
+                      + ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else ""))
+    params_by_path = dict(cell.parameters_and_names())
+    unset = []
+    for path, param in params_by_path.items():
+        if path in assigned:
+            continue
+        expected = (ms_only or {}).get(path)
+        if expected is not None and bool(np.all(param.asnumpy() == expected)):
+            continue  # by design (InstanceNorm without affine: GroupNorm's fixed gamma/beta)
+        unset.append(path)
+    if unset:
+        raise Failure(f"{len(unset)} MindSpore parameters received no torch tensor: "
+                      + ", ".join(unset[:6]) + (" ..." if len(unset) > 6 else ""))
+
+
+def tolerance(info: dict, request: dict) -> float:
+    """``rel * max(1, max|torch output|)``, or ``factor`` times torch's own float32 error
+    (its distance from a float64 run of the same model) when that is larger."""
+    scale = max(1.0, float(info.get("max_abs") or 0.0))
+    err = info.get("float32_error") or 0.0
+    return max(request["rel"] * scale, request["factor"] * err)
+
+
+def run(request: dict) -> dict:
+    import numpy as np
+
+    meta = json.loads(Path(request["torch_json"]).read_text(encoding="utf-8"))
+    mode = request["mode"]
+    out: dict = {"built": False, "error": None}
+    stage = "import mindspore"
+    try:
+        import mindspore
+
+        mindspore.set_device("CPU")
+        mindspore.set_context(mode=mindspore.GRAPH_MODE if mode == "GRAPH" else mindspore.PYNATIVE_MODE)
+        mindspore.set_seed(0)
+        sys.path.insert(0, request["converted_root"])
+        stage = "import converted module"
+        module = importlib.import_module(meta["module"])
+        stage = "build"
+        cell = eval(meta["build"], dict(vars(module)))
+        if not isinstance(cell, mindspore.nn.Cell):
+            raise Failure(f"the build expression gave a {type(cell).__name__}, not an nn.Cell")
+        stage = "copy weights"
+        arrays = np.load(request["torch_npz"])
+        copy_weights(cell, meta["mapping"], arrays, meta.get("ms_only"))
+        cell.set_train(False)
+        out["built"] = True
+        inputs = [arrays[f"input_{i}"] for i in range(meta["n_inputs"])]
+        stage = f"run ({mode})"
+        result = _flatten(cell(*[mindspore.Tensor(a) for a in inputs]))
+        stage = "compare"
+        expected = [arrays[f"output_{i}"] for i in range(len(meta["outputs"]))]
+        if len(result) != len(expected):
+            raise Failure(f"{len(result)} outputs, torch gave {len(expected)}")
+        diffs, tols, close = [], [], []
+        for got, want, info in zip(result, expected, meta["outputs"]):
+            if tuple(got.shape) != tuple(want.shape):
+                raise Failure(f"output shape {tuple(got.shape)}, torch gave {tuple(want.shape)}")
+            got = got.astype(np.float64)
+            want = want.astype(np.float64)
+            diff = float(np.abs(got - want).max()) if want.size else 0.0
+            tol = tolerance(info, request)
+            diffs.append(diff)
+            tols.append(tol)
+            close.append(bool(diff <= tol))  # NaN never passes
+        out.update(diffs=diffs, tolerances=tols, match=all(close), max_abs_diff=max(diffs) if diffs else 0.0)
+    except Exception as exc:
+        out.update(error=f"{stage}: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
+                   detail=traceback.format_exc(limit=-12))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    warnings.filterwarnings("ignore")
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    result = run(request)
+    result["seconds"] = round(time.perf_counter() - start, 2)
+    Path(request["result"]).write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,359 @@
+"""The real-model benchmark, in one command:
+
+    .venv/bin/python benchmarks/models/run.py [--only NAME ...] [--jobs N] [--timeout S]
+
+1. The torch side runs in its own virtualenv (torchvision does not import next to the
+   main venv's torch 2.13): ``benchmarks/.venv-tv``, created on first use with the
+   pins of ``models.toml`` plus this project (editable, no deps). ``--torch-python``
+   or ``$BENCH_TORCH_PYTHON`` names another interpreter that has them.
+   ``torch_side.py`` builds every model there and saves inputs, outputs, weights and
+   the weight map (``benchmarks/.work/torch/``).
+2. Each package's source tree is copied from that venv (``*.py`` only) and converted
+   as a whole with ``transpile.convert_paths`` (``benchmarks/.work/converted/``). The
+   only change made to converted code: the ``__init__.py`` files ``models.toml`` lists
+   under ``blank_init`` are replaced by empty files (package scaffolding).
+3. ``ms_side.py`` runs every model in PYNATIVE and GRAPH mode, each in a child process
+   of THIS interpreter (the main venv: MindSpore 2.10, and torch 2.13 for the torch
+   helpers converted code still imports) with a time limit.
+4. The table is printed and written to ``benchmarks/models/results.md`` (with every
+   failure's reason) and ``results.json``; a full run also refreshes the table in
+   ``benchmarks/README.md``.
+
+Match, per output: ``max|mindspore - torch| <= max(1e-4 * max(1, max|torch|), 10 * e32)``
+where ``e32 = max|torch float32 - torch float64|`` is the rounding error of torch's own
+float32 run (the torch side runs every model once more in float64).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent
+REPO = BENCH.parent
+WORK = BENCH / ".work"
+DEFAULT_VENV = BENCH / ".venv-tv"
+REL = 1e-4  # tolerance: REL * max(1, max|torch output|) ...
+FACTOR = 10.0  # ... or FACTOR * |torch float32 - torch float64|, whichever is larger
+MODES = ("PYNATIVE", "GRAPH")
+README_START = "<!-- bench-models:start -->"
+README_END = "<!-- bench-models:end -->"
+
+
+def say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# -- 1. the torch virtualenv ------------------------------------------------------
+def torch_python(args, config) -> str:
+    given = args.torch_python or os.environ.get("BENCH_TORCH_PYTHON")
+    if given:
+        return given
+    py = DEFAULT_VENV / "bin" / "python"
+    stamp = DEFAULT_VENV / ".installed"
+    want = json.dumps(config["torch_venv"]["pip"])
+    if py.exists() and stamp.exists() and stamp.read_text() == want:
+        return str(py)
+    say(f"creating {DEFAULT_VENV} (torch, torchvision and the model packages; a few minutes)")
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(DEFAULT_VENV)], check=True)
+    pip = [str(py), "-m", "pip", "install", "-q"]
+    subprocess.run(pip + config["torch_venv"]["pip"], check=True)
+    subprocess.run(pip + ["--no-deps", "-e", str(REPO)], check=True)
+    subprocess.run(pip + ["libcst>=1.1", "black>=24", "jinja2>=3.1"], check=True)
+    stamp.write_text(want)
+    return str(py)
+
+
+def run_torch_side(py: str, config_path: Path, names: list[str], reuse: bool) -> None:
+    out = WORK / "torch"
+    todo = [n for n in names if not (reuse and (out / f"{n}.json").exists())]
+    if not todo:
+        return
+    say(f"torch side: {len(todo)} models ({py})")
+    env = dict(os.environ, PYTHONWARNINGS="ignore", CUDA_VISIBLE_DEVICES="")
+    subprocess.run([py, str(HERE / "torch_side.py"), str(config_path), str(out), *todo], check=True, env=env)
+
+
+# -- 2. convert the package trees ---------------------------------------------------
+def package_dirs(py: str, packages: list[str]) -> dict[str, str]:
+    code = ("import importlib.util, json, sys; print(json.dumps({p: list(importlib.util.find_spec(p)"
+            ".submodule_search_locations)[0] for p in sys.argv[1:]}))")
+    proc = subprocess.run([py, "-c", code, *packages], check=True, capture_output=True, text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def convert_packages(py: str, config: dict) -> dict[str, dict]:
+    """Copy and convert each package; per source file (relative to the source root):
+    status, error diagnostics, torch uses left unconverted."""
+    from transpile import convert_paths
+    from transpile.diagnostics import Severity
+
+    src_root, conv_root = WORK / "src", WORK / "converted"
+    files: dict[str, dict] = {}
+    for pkg, where in package_dirs(py, list(config["packages"])).items():
+        src, dest = src_root / pkg, conv_root / pkg
+        for d in (src, dest):
+            if d.exists():
+                shutil.rmtree(d)
+        for path in Path(where).rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            target = src / path.relative_to(where)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        start = time.perf_counter()
+        report = convert_paths([src], output=dest)
+        for f in report.files:
+            rel = f.source.relative_to(src_root).as_posix()
+            r = f.result
+            errors = [d.format() for d in (r.diagnostics if r else []) if d.severity is Severity.ERROR]
+            files[rel] = {
+                "status": f.status,
+                "errors": errors,
+                "unconverted": r.stats.unconverted if r else 0,
+                "converted_uses": r.stats.converted if r else 0,
+                "marks": [d.format() for d in (r.diagnostics if r else [])
+                          if d.severity is Severity.WARNING],
+            }
+        for rel in config["packages"][pkg].get("blank_init", []):
+            (dest / rel).write_text("", encoding="utf-8")
+        say(f"converted {pkg}: {report.count('converted')} files changed, {report.count('unchanged')} unchanged, "
+            f"{report.count('failed')} failed, rate {report.conversion_rate:.1%} ({time.perf_counter() - start:.0f} s)")
+    return files
+
+
+def model_file(module: str) -> str:
+    rel = module.replace(".", "/")
+    return f"{rel}.py" if (WORK / "src" / f"{rel}.py").exists() else f"{rel}/__init__.py"
+
+
+# -- 3. the MindSpore side -------------------------------------------------------------
+def run_ms(name: str, mode: str, timeout: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-ms-") as tmp:
+        result = Path(tmp) / "result.json"
+        request = Path(tmp) / "request.json"
+        request.write_text(json.dumps({
+            "torch_json": str(WORK / "torch" / f"{name}.json"),
+            "torch_npz": str(WORK / "torch" / f"{name}.npz"),
+            "converted_root": str(WORK / "converted"),
+            "mode": mode, "result": str(result), "rel": REL, "factor": FACTOR,
+        }), encoding="utf-8")
+        env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run([sys.executable, str(HERE / "ms_side.py"), str(request)],
+                                  capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return {"built": None, "error": f"timed out after {timeout:g} s", "seconds": timeout}
+        if proc.returncode != 0 or not result.exists():
+            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            last = tail.splitlines()[-1] if tail else f"exit status {proc.returncode}"
+            return {"built": None, "error": f"child process died: {last}", "detail": tail,
+                    "seconds": round(time.perf_counter() - start, 2)}
+        return json.loads(result.read_text(encoding="utf-8"))
+
+
+# -- 4. the table ------------------------------------------------------------------------
+def tolerance(output: dict) -> float:
+    """The match tolerance of one output (ms_side.tolerance, with this run's settings)."""
+    scale = max(1.0, float(output.get("max_abs") or 0.0))
+    return max(REL * scale, FACTOR * (output.get("float32_error") or 0.0))
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if math.isnan(v):
+        return "nan"
+    return f"{v:.1e}"
+
+
+def _verdict(r: dict | None) -> str:
+    if r is None:
+        return "-"
+    if r.get("error"):
+        return "error"
+    return "yes" if r.get("match") else "NO"
+
+
+def build_rows(models, torch_meta, conv, results) -> list[dict]:
+    rows = []
+    for spec in models:
+        name = spec["name"]
+        meta = torch_meta.get(name, {})
+        f = model_file(spec["module"])
+        c = conv.get(f, {})
+        ok_conv = c.get("status") in ("converted", "unchanged") and not c.get("errors")
+        res = results.get(name, {})
+        built = any(r.get("built") for r in res.values())
+        rows.append({
+            "name": name, "file": f, "torch_error": meta.get("error"),
+            "converted": ok_conv, "unconverted": c.get("unconverted", 0),
+            "builds": built, "results": res,
+            "parameters": meta.get("parameters"),
+            "tolerance": min((tolerance(o) for o in meta.get("outputs", [])), default=None),
+        })
+    return rows
+
+
+def table(rows) -> str:
+    lines = [
+        "| model | file | converted without error | builds | PYNATIVE match | GRAPH match | max abs diff PYNATIVE | max abs diff GRAPH | tolerance |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        if r["torch_error"]:
+            lines.append(f"| {r['name']} | {r['file']} | - | - | - | - | torch side failed | | |")
+            continue
+        conv = "yes" if r["converted"] else "NO"
+        if r["unconverted"]:
+            conv += f" ({r['unconverted']} left)"
+        p, g = r["results"].get("PYNATIVE"), r["results"].get("GRAPH")
+        lines.append(
+            f"| {r['name']} | {r['file']} | {conv} | {'yes' if r['builds'] else 'NO'} | {_verdict(p)} | {_verdict(g)} "
+            f"| {_fmt(p.get('max_abs_diff') if p else None)} | {_fmt(g.get('max_abs_diff') if g else None)} "
+            f"| {_fmt(r['tolerance'])} |"
+        )
+    return "\n".join(lines)
+
+
+def summary(rows) -> str:
+    n = len(rows)
+    files = {r["file"] for r in rows}
+
+    def count(pred):
+        return sum(1 for r in rows if pred(r))
+
+    def pct(k):
+        return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "0/0"
+
+    def files_all(mode):
+        ok = {r["file"] for r in rows if _verdict(r["results"].get(mode)) == "yes"}
+        bad = {r["file"] for r in rows if _verdict(r["results"].get(mode)) != "yes"}
+        return len(ok - bad), len(ok)
+
+    pn = count(lambda r: _verdict(r["results"].get("PYNATIVE")) == "yes")
+    gr = count(lambda r: _verdict(r["results"].get("GRAPH")) == "yes")
+    fp_all, fp_any = files_all("PYNATIVE")
+    fg_all, fg_any = files_all("GRAPH")
+    return "\n".join([
+        f"- models: {n}, from {len(files)} distinct model files",
+        f"- converted without error: {pct(count(lambda r: r['converted'] and not r['torch_error']))}",
+        f"- builds (and takes every torch weight): {pct(count(lambda r: r['builds']))}",
+        f"- match in PYNATIVE: {pct(pn)}; model files with every model matching: {fp_all}/{len(files)}"
+        f" (with at least one: {fp_any})",
+        f"- match in GRAPH: {pct(gr)}; model files with every model matching: {fg_all}/{len(files)}"
+        f" (with at least one: {fg_any})",
+        f"- match, per output: max abs diff <= max({REL:g} * max(1, max|torch output|), {FACTOR:g} * e32), "
+        "e32 = max|torch float32 - torch float64| (torch's own rounding error)",
+    ])
+
+
+def _where(detail: str) -> str:
+    """The innermost traceback frame in converted code (or the last one), with its line."""
+    lines = detail.splitlines()
+    frames = [i for i, ln in enumerate(lines) if ln.strip().startswith("File ")]
+    inside = [i for i in frames if "/converted/" in lines[i]] or frames
+    if not inside:
+        return ""
+    i = inside[-1]
+    where = lines[i].strip().replace(str(WORK) + "/", "")
+    code = lines[i + 1].strip() if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File ") else ""
+    return f" — at {where}" + (f": `{code}`" if code else "")
+
+
+def failures(rows, conv) -> str:
+    out = []
+    for r in rows:
+        items = []
+        if r["torch_error"]:
+            items.append(f"torch side: {r['torch_error']}")
+        for mode in MODES:
+            res = r["results"].get(mode)
+            if res and res.get("error"):
+                items.append(f"{mode}: {res['error']}" + _where(res.get("detail", "")))
+            elif res and not res.get("match"):
+                items.append(f"{mode}: mismatch, max abs diff {_fmt(res.get('max_abs_diff'))} "
+                             f"(per output: {', '.join(_fmt(d) for d in res.get('diffs', []))})")
+        c = conv.get(r["file"], {})
+        for e in c.get("errors", []):
+            items.append(f"conversion: {e}")
+        if items:
+            out.append(f"- **{r['name']}** ({r['file']})")
+            out.extend(f"  - {i}" for i in items)
+    return "\n".join(out) or "none"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=str(HERE / "models.toml"))
+    ap.add_argument("--only", nargs="*", default=[], help="model names (default: all)")
+    ap.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds per (model, mode)")
+    ap.add_argument("--torch-python", default=None)
+    ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
+    args = ap.parse_args(argv)
+
+    config_path = Path(args.config)
+    config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    models = [m for m in config["models"] if not args.only or m["name"] in args.only]
+    if not models:
+        say("no such model")
+        return 2
+    start = time.perf_counter()
+    py = torch_python(args, config)
+    run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
+    torch_meta = {m["name"]: json.loads((WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
+    conv = convert_packages(py, config)
+
+    results: dict[str, dict] = {m["name"]: {} for m in models}
+    tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in args.modes]
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_ms, name, mode, args.timeout): (name, mode) for name, mode in tasks}
+        for fut in futures:
+            name, mode = futures[fut]
+            res = fut.result()
+            results[name][mode] = res
+            what = res.get("error") or (f"match, {_fmt(res.get('max_abs_diff'))}" if res.get("match")
+                                        else f"MISMATCH, {_fmt(res.get('max_abs_diff'))}")
+            say(f"{mode:<8} {name:<32} {res.get('seconds', 0):7.1f}s  {what}")
+
+    rows = build_rows(models, torch_meta, conv, results)
+    text = table(rows)
+    summ = summary(rows)
+    say("\n" + text + "\n\n" + summ)
+    stamp = time.strftime("%Y-%m-%d")
+    body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"
+            f"{' --only ' + ' '.join(args.only) if args.only else ''}; see benchmarks/README.md.\n\n"
+            f"{text}\n\n{summ}\n\n## Failures\n\n{failures(rows, conv)}\n")
+    (HERE / "results.md").write_text(body, encoding="utf-8")
+    (HERE / "results.json").write_text(json.dumps({
+        "rows": [{k: v for k, v in r.items()} for r in rows],
+        "torch": {k: {kk: vv for kk, vv in v.items() if kk not in ("mapping",)} for k, v in torch_meta.items()},
+        "conversion": {f: conv[f] for f in sorted({r["file"] for r in rows}) if f in conv},
+    }, indent=1, default=str), encoding="utf-8")
+    readme = BENCH / "README.md"
+    if not args.only and set(args.modes) == set(MODES) and readme.exists():
+        doc = readme.read_text(encoding="utf-8")
+        if README_START in doc and README_END in doc:
+            head, rest = doc.split(README_START, 1)
+            _, tail = rest.split(README_END, 1)
+            readme.write_text(f"{head}{README_START}\n{text}\n\n{summ}\n{README_END}{tail}", encoding="utf-8")
+    say(f"\n{time.perf_counter() - start:.0f} s; details in {HERE / 'results.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
