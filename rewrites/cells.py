@@ -99,3 +99,8 @@ class CellNames:
             return expr.attr.value in self._class_stack[-1][1]
         return False
 
+
+def is_super_init(func) -> bool:
+    """``super().__init__`` / ``super(C, self).__init__``."""
+    return (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")

@@ -26,6 +26,7 @@ from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
 from .calls import Unconvertible, code, literal
+from .cells import is_super_init
 from .transforms import TRANSFORMS
 
 PREFIX = "_torch_"
@@ -179,12 +180,6 @@ def factory_source(ctx, entry, name: str) -> str:
         return black.format_str(source, mode=black.Mode())
     except Exception:  # noqa: BLE001 - unformatted is still correct
         return source
-
-
-def _is_super_init(func) -> bool:
-    """``super().__init__`` / ``super(C, self).__init__``."""
-    return (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and isinstance(func.value, cst.Call)
-            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super")
 
 
 class LayerValues(Pass):
@@ -357,7 +352,7 @@ class LayerValues(Pass):
             if factory_possible(entry):  # nn.Conv2d(cin, cout, bias=False, **kwargs): ApiCalls left it
                 return self._runtime_call(entry, updated, self.ctx.reference(entry.target))
         entry = self._layer_class()
-        if entry is None or not _is_super_init(original.func) or self._methods[-1][0] != "__init__":
+        if entry is None or not is_super_init(original.func) or self._methods[-1][0] != "__init__":
             return updated
         try:
             self.ctx.at = original

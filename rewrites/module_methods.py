@@ -9,6 +9,10 @@ become ``m.set_train(mode)`` / ``m.set_train(False)`` only where ``m`` is known 
 Module (cells.py: ``self`` in a Module, names built from a Module class); other receivers
 (``trainer.train()``) are reported and left.
 
+A subclass of ``nn.ModuleDict`` with its own ``forward`` becomes a plain Cell holding its
+children under their keys (``self.items()`` -> ``self.name_cells().items()``): MindSpore's
+CellDict refuses container children and GRAPH mode cannot call one.
+
 A SequentialCell runs the list of cells it was built with (``cell_list``); cells
 added later, by ``add_module`` or by attribute assignment in a subclass of
 ``nn.Sequential``, are registered (their parameters load) but never run. torch runs
@@ -22,7 +26,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from .calls import literal_value
-from .cells import CellNames
+from .cells import CellNames, is_super_init
 
 SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 _ADDERS = ("add_module", "register_module")
@@ -59,6 +63,7 @@ class ModuleMethods(Pass):
         self._sequential_classes: set[str] = set()
         self._scopes: list[str] = []  # "seqclass", "class" or "def", innermost last
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
+        self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
         self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
 
     # -- where we are ------------------------------------------------------------------
@@ -70,21 +75,43 @@ class ModuleMethods(Pass):
         )
         if seq:
             self._sequential_classes.add(node.name.value)
-        self._scopes.append("seqclass" if seq else "class")
+        dict_model = not seq and _is_dict_model(node, self.ctx)
+        self._scopes.append("seqclass" if seq else "dictclass" if dict_model else "class")
         self.cells.enter_class(node)
 
     def leave_ClassDef(self, original, updated):
-        self._scopes.pop()
+        kind = self._scopes.pop()
         self.cells.leave_class()
-        return updated
+        if kind != "dictclass":
+            return updated
+        # class Getter(nn.ModuleDict) with a forward: a plain Cell holding the children
+        bases = [b.with_changes(value=self.ctx.reference("mindspore.nn.Cell"))
+                 if self.ctx.imports.qualify(o.value) in MODULE_DICT else b
+                 for b, o in zip(updated.bases, original.bases)]
+        self.ctx.stats.converted += 1
+        return updated.with_changes(bases=bases)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.cells.assign(node)
 
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        """``self.path = nn.ModuleList()`` filled only by ``add_module("pad", ...)`` and read
+        as ``self.path.pad``: a namespace of named children, a plain Cell (a CellList's
+        children are found by index in GRAPH mode)."""
+        if not self._namespaces or len(original.targets) != 1:
+            return updated
+        if _code(original.targets[0].target) not in self._namespaces[-1]:
+            return updated
+        if not (isinstance(original.value, cst.Call) and self.ctx.imports.qualify(original.value.func) in MODULE_LIST
+                and not original.value.args):
+            return updated
+        self.ctx.stats.converted += 1
+        return updated.with_changes(value=cst.Call(func=self.ctx.reference("mindspore.nn.Cell")))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.cells.enter_function(node)
         in_seq_init = bool(self._scopes) and self._scopes[-1] == "seqclass" and node.name.value == "__init__"
-        self._scopes.append("def")
+        self._scopes.append("dictmethod" if self._scopes and self._scopes[-1] == "dictclass" else "def")
         receivers: set[str] = set()
         grows_self = False
 
@@ -115,13 +142,17 @@ class ModuleMethods(Pass):
 
         node.visit(Finder())
         self._functions.append((receivers, in_seq_init and grows_self))
+        self._namespaces.append(_named_lists(node, self.ctx))
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self.cells.leave_function()
-        self._scopes.pop()
+        kind = self._scopes.pop()
         receivers, refresh_self = self._functions.pop()
+        self._namespaces.pop()
         if not isinstance(updated.body, cst.IndentedBlock):
             return updated
+        if kind == "dictmethod" and original.name.value == "__init__":
+            updated = self._dict_init(updated)
         body = list(updated.body.body)
         inserted = False
         for receiver in sorted(receivers):
@@ -151,12 +182,32 @@ class ModuleMethods(Pass):
         self.ctx.stats.converted += 1
         return updated.with_changes(attr=cst.Name("_cells"))
 
+    def _dict_init(self, fn: cst.FunctionDef) -> cst.FunctionDef:
+        """``super().__init__(modules)`` of a ModuleDict turned Cell: the Cell's own
+        ``__init__``, then each child inserted under its key."""
+        body = []
+        for stmt in fn.body.body:
+            call = _super_init_call(stmt)
+            if call is None or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                body.append(stmt)
+                continue
+            modules = _code(call.args[0].value)
+            body.append(stmt.with_changes(body=[cst.Expr(call.with_changes(args=[]))]))
+            body.append(cst.parse_statement(
+                f"for _name, _cell in dict({modules}).items():\n    self.insert_child_to_cell(_name, _cell)\n"))
+            self.ctx.stats.converted += 1
+        return fn.with_changes(body=fn.body.with_changes(body=body))
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = updated.func
         if not isinstance(func, cst.Attribute) or not isinstance(original.func, cst.Attribute):
             return updated
         method = func.attr.value
         receiver = original.func.value
+        if (method in ("items", "values", "keys") and not updated.args and "dictmethod" in self._scopes[-1:]
+                and isinstance(receiver, cst.Name) and receiver.value == "self"):
+            self.ctx.stats.converted += 1  # the ModuleDict's own view of its children
+            return cst.parse_expression(f"self.name_cells().{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
         if method not in ("modules", "named_modules", "children", "named_children", *_ADDERS):
@@ -242,6 +293,61 @@ class ModuleMethods(Pass):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=cst.Name(target)), args=args)
+
+MODULE_DICT = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+
+
+MODULE_LIST = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
+
+
+def _named_lists(fn: cst.FunctionDef, ctx) -> set[str]:
+    """Receivers assigned an empty ``nn.ModuleList()`` in the function whose every use
+    there is ``add_module`` with a string name (no append, no indexing, no iteration)."""
+    created: set[str] = set()
+    named: set[str] = set()
+    other: set[str] = set()
+
+    class Finder(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            v = node.value
+            if isinstance(v, cst.Call) and not v.args and ctx.imports.qualify(v.func) in MODULE_LIST:
+                created.update(_code(t.target) for t in node.targets)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            f = node.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS:
+                ok = bool(node.args) and isinstance(node.args[0].value, cst.SimpleString) \
+                    and not node.args[0].value.evaluated_value.isdigit()
+                (named if ok else other).add(_code(f.value))
+            elif isinstance(f, cst.Attribute) and f.attr.value in ("append", "extend", "insert"):
+                other.add(_code(f.value))
+
+        def visit_Subscript(self, node: cst.Subscript) -> None:
+            other.add(_code(node.value))
+
+        def visit_For(self, node: cst.For) -> None:
+            other.add(_code(node.iter))
+
+    fn.visit(Finder())
+    return (created & named) - other
+
+
+def _is_dict_model(node: cst.ClassDef, ctx) -> bool:
+    """A subclass of nn.ModuleDict with its own forward (torchvision's
+    IntermediateLayerGetter, DenseNet's blocks): MindSpore's CellDict refuses container
+    children (a SequentialCell stage) and GRAPH mode cannot call one, so it becomes a
+    Cell holding the children under their keys."""
+    if not any(ctx.imports.qualify(b.value) in MODULE_DICT for b in node.bases):
+        return False
+    return any(isinstance(s, cst.FunctionDef) and s.name.value == "forward" for s in node.body.body)
+
+
+def _super_init_call(stmt) -> cst.Call | None:
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+        return None
+    call = stmt.body[0].value
+    return call if isinstance(call, cst.Call) and is_super_init(call.func) else None
+
 
 def _insert_refresh(body: list, receiver: str) -> list | None:
     """``receiver.cell_list = list(receiver.cells())`` after the last statement of ``body``
