@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.diagnostics import Severity
+from transpile.imports import dotted_name
 from transpile.passes import Example, Pass
 
 from .calls import NOT_LITERAL, literal_value
@@ -50,9 +51,9 @@ class GraphLint(Pass):
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = [self.ctx.imports.qualify(a.value) or getattr(a.value, "value", "") for a in node.bases]
+        bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
         self._classes[node.name.value] = any(
-            (b or "").split(".")[0] in FRAMEWORK_ROOTS or self._classes.get(b or "", False) for b in bases
+            b.split(".")[0] in FRAMEWORK_ROOTS or self._classes.get(b, False) for b in bases
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
