@@ -14,6 +14,7 @@ from .layer_call_casts import LayerCallCasts
 from .layer_params import LayerParams
 from .layer_values import LayerValues
 from .module_methods import ModuleMethods
+from .scaffolding import Scaffolding
 from .imports import Imports
 from .tensor_methods import TensorMethods
 from .topk_mask import TopkMask
@@ -43,11 +44,13 @@ from .topk_mask import TopkMask
 #   - ModuleMethods renames Module tree methods (receivers that no other pass
 #     touches) and inserts SequentialCell refreshes after the statements that
 #     grow one; it scans the updated function body, so any position works.
+#   - Scaffolding replaces whole calls (is_scripting() -> False), decorators and
+#     stub definitions; ApiCalls skips the names it owns, so any position works.
 #   - GraphLint only reports; it reads the original nodes like the others.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, LayerValues, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
     (Imports,),
 )
 

@@ -9,6 +9,7 @@ from transpile.passes import Example, Pass
 from .apply import convert_call, tables
 from .calls import Unconvertible, code
 from .layer_values import factory_possible
+from .scaffolding import scaffolding_names
 
 
 class ApiCalls(Pass):
@@ -31,10 +32,11 @@ class ApiCalls(Pass):
         self.tables = tables()
         self.roots = {m.split(".")[0] for m in self.tables.modules}
         self._call_funcs: set[int] = set()  # ids of nodes handled elsewhere or not references
+        self._scaffolding = scaffolding_names()  # MS206 resolves these
 
     def _source_qualname(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
-        if qual is None or qual.split(".")[0] not in self.roots:
+        if qual is None or qual.split(".")[0] not in self.roots or qual in self._scaffolding:
             return None
         return qual
 
@@ -81,6 +83,8 @@ class ApiCalls(Pass):
     # Names that only look like references (x.Linear, f(bias=...), def nn()) are skipped.
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         self._call_funcs.add(id(node.attr))
+        if self.ctx.imports.qualify(node) in self._scaffolding:
+            return False  # MS206's: torch.jit.is_scripting is not the module torch.jit
         return self._source_qualname(node) is None
 
     def visit_Arg(self, node: cst.Arg) -> None:

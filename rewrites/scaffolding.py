@@ -1,0 +1,151 @@
+"""MS206: torch's TorchScript / FX / tracing scaffolding, resolved for eager mode.
+
+Model code asks ``torch.jit.is_scripting()``, decorates helpers with
+``@torch.jit.unused``, declares TorchScript overload stubs and registers functions
+with ``torch.fx.wrap``. None of it computes anything, but left in place it keeps the
+converted file importing torch, and GRAPH mode cannot compile a torch call. Eager
+mode's answers replace it: the checks become ``False``, the decorators and stubs go,
+``torch.jit.annotate(T, v)`` is ``v``, ``torch._assert(c, m)`` is ``assert c, m``.
+The names are data (``rewrites/scaffolding.toml``).
+"""
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+
+@lru_cache(maxsize=1)
+def scaffolding() -> dict:
+    with (Path(__file__).with_name("scaffolding.toml")).open("rb") as fh:
+        return tomllib.load(fh)
+
+
+def scaffolding_names() -> frozenset[str]:
+    """Every name this pass resolves (ApiCalls leaves them alone)."""
+    data = scaffolding()
+    return frozenset([*data["constant"], *data["identity"], *data["decorator"]["drop"],
+                      *data["decorator"]["overload_stub"], *data["statement"]["drop"], *data["check"]])
+
+
+def _decorator_name(decorator: cst.Decorator) -> cst.BaseExpression:
+    d = decorator.decorator
+    return d.func if isinstance(d, cst.Call) else d
+
+
+def _only_pass(fn: cst.FunctionDef) -> bool:
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+    small = [s for line in body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+    if len(small) != len(body):
+        return False
+    return all(isinstance(s, cst.Pass) or (isinstance(s, cst.Expr) and isinstance(s.value, (cst.Ellipsis, cst.SimpleString)))
+               for s in small)
+
+
+class Scaffolding(Pass):
+    id = "MS206"
+    name = "scaffolding"
+    summary = "TorchScript/FX/tracing scaffolding resolved for eager mode (is_scripting() -> False, jit decorators and overload stubs dropped)."
+    examples = (
+        Example(
+            "import torch\ndef f(x):\n    if torch.jit.is_scripting():\n        return x\n    return x + 1\n",
+            "def f(x):\n    if False:\n        return x\n    return x + 1\n",
+        ),
+        Example(
+            "import torch\n@torch.jit.unused\ndef g(x):\n    return x\n",
+            "def g(x):\n    return x\n",
+        ),
+        Example(
+            "import torch\ndef h(x, n):\n    torch._assert(n > 0, 'empty')\n    return x\n",
+            "def h(x, n):\n    assert n > 0, \"empty\"\n    return x\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        data = scaffolding()
+        self.constant: dict[str, str] = data["constant"]
+        self.identity: dict[str, int] = data["identity"]
+        self.decorators = frozenset(data["decorator"]["drop"])
+        self.stubs = frozenset(data["decorator"]["overload_stub"])
+        self.statements = frozenset(data["statement"]["drop"])
+        self.checks: dict[str, str] = data["check"]
+        self._depth = 0  # function / class nesting: statements are dropped only at module level
+
+    def _qual(self, node) -> str | None:
+        return self.ctx.imports.qualify(node)
+
+    # -- decorators and overload stubs -------------------------------------------------
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        # not descending keeps ApiCalls from marking a name that is about to go
+        return self._qual(_decorator_name(node)) not in self.decorators | self.stubs
+
+    def leave_Decorator(self, original: cst.Decorator, updated):
+        if self._qual(_decorator_name(original)) in self.decorators:
+            self.ctx.stats.converted += 1
+            return cst.RemovalSentinel.REMOVE
+        return updated
+
+    def visit_FunctionDef(self, node) -> None:
+        self._depth += 1
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated):
+        self._depth -= 1
+        if any(self._qual(_decorator_name(d)) in self.stubs for d in original.decorators) and _only_pass(original):
+            self.ctx.stats.converted += 1
+            return cst.RemovalSentinel.REMOVE
+        return updated
+
+    def visit_ClassDef(self, node) -> None:
+        self._depth += 1
+
+    def leave_ClassDef(self, original, updated):
+        self._depth -= 1
+        return updated
+
+    # -- calls -------------------------------------------------------------------------
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        qual = self._qual(original.func)
+        if qual in self.constant:
+            self.ctx.stats.converted += 1
+            return cst.Name(self.constant[qual])
+        if qual in self.identity:
+            index = self.identity[qual]
+            args = [a for a in updated.args if not a.keyword and not a.star]
+            if index < len(args) and len(args) == len(updated.args):
+                self.ctx.stats.converted += 1
+                return args[index].value
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        if len(original.body) != 1 or not isinstance(original.body[0], cst.Expr):
+            return updated
+        call = original.body[0].value
+        if not isinstance(call, cst.Call):
+            return updated
+        qual = self._qual(call.func)
+        if qual in self.statements and self._depth == 0:
+            self.ctx.stats.converted += 1
+            if any(line.comment for line in original.leading_lines):
+                return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
+            return cst.RemovalSentinel.REMOVE
+        if qual in self.checks:
+            return self._assert(updated, self.checks[qual])
+        return updated
+
+    def _assert(self, line: cst.SimpleStatementLine, message_kind: str):
+        call = line.body[0].value
+        if not isinstance(call, cst.Call) or any(a.star or a.keyword for a in call.args) or not call.args:
+            return line
+        message = call.args[1].value if len(call.args) > 1 else None
+        if message is not None and message_kind == "callable":
+            if not isinstance(message, cst.Lambda) or message.params.params:
+                message = None  # a named function: the check stays, without its message
+            else:
+                message = message.body
+        self.ctx.stats.converted += 1
+        return line.with_changes(body=[cst.Assert(test=call.args[0].value, msg=message)])
