@@ -611,6 +611,7 @@ HOOK_CONSUMES = {
     "cast_result_dtype": {"dtype"},
     "diff_n": {"n"},
     "nonzero": {"as_tuple"},
+    "einsum": {"args"},
 }
 
 
@@ -637,3 +638,104 @@ def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 TORCH_HOOKS.update({"reduction_enum": reduction_enum})
+
+
+def _einsum_spec(equation: str, count: int) -> tuple[list[str], str]:
+    """Operand subscripts and output subscript of a literal equation (implicit output:
+    the letters used once, in alphabetical order, as torch does)."""
+    eq = equation.replace(" ", "")
+    if "." in eq:
+        raise Unconvertible("einsum with an ellipsis is not converted")
+    lhs, arrow, out = eq.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != count or not all(s.isalpha() for s in inputs) or (arrow and out and not out.isalpha()):
+        raise Unconvertible(f"einsum equation {equation!r} does not match {count} operand(s)")
+    if not arrow:
+        out = "".join(sorted(c for c in set(lhs) if c.isalpha() and lhs.count(c) == 1))
+    if any(len(set(s)) != len(s) for s in [*inputs, out]):
+        raise Unconvertible("einsum with a repeated index in one operand (a diagonal) is not converted")
+    if set(out) - set("".join(inputs)):
+        raise Unconvertible(f"einsum output {out!r} names an index no operand has")
+    return inputs, out
+
+
+def _permuted(ctx, node: str, have: str, want: str) -> str:
+    if have == want:
+        return node
+    return f"{code(ctx.reference('mindspore.ops.permute'))}({node}, {tuple(have.index(c) for c in want)})"
+
+
+def _summed(ctx, node: str, have: str, keep: str) -> tuple[str, str]:
+    """Sum away the indices of ``have`` not in ``keep``: (expression, remaining subscript)."""
+    axes = tuple(i for i, c in enumerate(have) if c not in keep)
+    if not axes:
+        return node, have
+    return (f"{code(ctx.reference('mindspore.ops.sum'))}({node}, dim={axes})",
+            "".join(c for c in have if c in keep))
+
+
+def _einsum_broadcast(ctx, a: tuple[str, str], b: tuple[str, str], free: str, summed: str, out: str) -> str:
+    """Both operands laid out over every index (size-1 axes where one lacks it), multiplied
+    and summed: exact like the matmul form, but it holds the whole product in memory."""
+    expand = code(ctx.reference("mindspore.ops.expand_dims"))
+    union = free + summed
+    spread = []
+    for node, have in (a, b):
+        node = _permuted(ctx, node, have, "".join(c for c in union if c in have))
+        for axis, c in enumerate(union):
+            if c not in have:
+                node = f"{expand}({node}, {axis})"
+        spread.append(node)
+    product = f"{spread[0]} * {spread[1]}"
+    if summed:
+        axes = tuple(range(len(free), len(union)))
+        product = f"{code(ctx.reference('mindspore.ops.sum'))}({product}, dim={axes})"
+    return _permuted(ctx, product, free, out)
+
+
+def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.einsum`` with a literal equation and one or two operands, as permute,
+    sum and one broadcasting matmul (MindSpore's ops.einsum has no CPU kernel) where
+    each group of indices (free in the first operand, free in the second, summed) has at
+    most one; otherwise as a broadcast product and a sum."""
+    packed = args.get("args")  # torch's einsum(*args): the equation, then the operands
+    items = [e if isinstance(e, cst.StarredElement) else e.value for e in packed.elements] \
+        if isinstance(packed, cst.Tuple) else [packed]
+    equation, operands = literal_value(items[0]), items[1:]
+    if len(operands) == 1 and isinstance(operands[0], (cst.List, cst.Tuple)):  # einsum(eq, [a, b])
+        operands = [e if isinstance(e, cst.StarredElement) else e.value for e in operands[0].elements]
+    if not isinstance(equation, str):
+        raise Unconvertible("einsum equation is not a literal string")
+    if not operands or len(operands) > 2 or any(isinstance(o, cst.StarredElement) for o in operands):
+        raise Unconvertible("einsum with more than two operands (or *operands) is not converted")
+    inputs, out = _einsum_spec(equation, len(operands))
+    srcs = [_paren(o) for o in operands]
+    if len(operands) == 1:
+        node, have = _summed(ctx, srcs[0], inputs[0], out)
+        return cst.parse_expression(_permuted(ctx, node, have, out))
+    (a, la), (b, lb) = [_summed(ctx, s, sub, out + other) for s, sub, other in
+                        ((srcs[0], inputs[0], inputs[1]), (srcs[1], inputs[1], inputs[0]))]
+    batch = "".join(c for c in out if c in la and c in lb)
+    left = "".join(c for c in out if c in la and c not in lb)
+    right = "".join(c for c in out if c in lb and c not in la)
+    summed = "".join(c for c in la if c in lb and c not in out)
+    if max(len(left), len(right), len(summed)) > 1:
+        return cst.parse_expression(_einsum_broadcast(ctx, (a, la), (b, lb), batch + left + right, summed, out))
+    expand = code(ctx.reference("mindspore.ops.expand_dims"))
+    a = _permuted(ctx, a, la, batch + left + summed)
+    b = _permuted(ctx, b, lb, batch + summed + right)
+    n = len(batch)
+    if not left:
+        a = f"{expand}({a}, {n})"
+    if not summed:
+        a, b = f"{expand}({a}, -1)", f"{expand}({b}, {n})"
+    if not right:
+        b = f"{expand}({b}, -1)"
+    result = f"{code(ctx.reference('mindspore.ops.matmul'))}({a}, {b})"
+    drop = tuple(i for i, group in ((n, left), (n + 1, right)) if not group)
+    if drop:
+        result = f"{code(ctx.reference('mindspore.ops.squeeze'))}({result}, {drop})"
+    return cst.parse_expression(_permuted(ctx, result, batch + left + right, out))
+
+
+TORCH_HOOKS.update({"einsum": einsum})

@@ -135,6 +135,18 @@ forms("Tensor.mm", "mat2=b", (arr(3, 4), arr(4, 2)))
 forms("torch.bmm", "input=a, mat2=b", (arr(2, 3, 4), arr(2, 4, 2)), extra=("a, b, out=None",))
 forms("Tensor.bmm", "mat2=b", (arr(2, 3, 4), arr(2, 4, 2)))
 case("torch.matmul", "torch.matmul(a, b)", (arr(2, 3, 4), arr(4, 5)), "batched")
+# einsum is written out as permute/sum/matmul: one case per shape of the rewrite
+case("torch.einsum", 'torch.einsum("B G H I D, B G H J D -> B G H I J", a, b)', (arr(1, 2, 3, 4, 5), arr(1, 2, 3, 6, 5)), "attention", atol=1e-5)
+case("torch.einsum", 'torch.einsum("ij,jk->ik", a, b)', (arr(3, 4), arr(4, 5)), "matmul")
+case("torch.einsum", 'torch.einsum("ij,jk", [a, b])', (arr(3, 4), arr(4, 5)), "implicit-list")
+case("torch.einsum", 'torch.einsum("bhqd,bkhd->bhqk", (a, b))', (arr(2, 3, 4, 5), arr(2, 6, 3, 5)), "tuple")
+case("torch.einsum", 'torch.einsum("bchw,bkc->bkhw", a, b)', (arr(2, 3, 4, 5), arr(2, 6, 3)), "broadcast")
+case("torch.einsum", 'torch.einsum("i,j->ij", a, b)', (arr(3), arr(4)), "outer")
+case("torch.einsum", 'torch.einsum("bi,bi->b", a, b)', (arr(3, 4), arr(3, 4)), "dot")
+case("torch.einsum", 'torch.einsum("nchw,nc->nhw", a, b)', (arr(2, 3, 4, 5), arr(2, 3)), "weighted-sum")
+case("torch.einsum", 'torch.einsum("bij->bji", a)', (arr(2, 3, 4),), "transpose")
+case("torch.einsum", 'torch.einsum("ij->", a)', (arr(3, 4),), "total")
+case("torch.einsum", 'torch.einsum("ijk,k->ij", a, b)', (arr(2, 3, 4), arr(4)), "vector")
 forms("torch.mv", "input=a, vec=b", (arr(3, 4), arr(4)), extra=("a, b, out=None",))
 forms("Tensor.mv", "vec=b", (arr(3, 4), arr(4)))
 forms("torch.dist", "input=a, other=b, p=3", (X, Y), req=2, atol=1e-4)
@@ -657,7 +669,7 @@ def test_every_case_names_an_entry() -> None:
 
 
 REFUSED = {
-    "torch.einsum": "torch.einsum('ij,jk->ik', a, b)",
+    "torch.einsum": "torch.einsum('...ij,...jk->...ik', a, b)",
     "torch.unique": "torch.unique(a)",
     "torch.fmin": "torch.fmin(a, b)",
     "Tensor.fmin": "a.fmin(b)",
