@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test docs bench clean
+.PHONY: install demo test docs bench bench-models clean
 
 install: $(STAMP)
 
@@ -29,6 +29,10 @@ docs: install
 
 bench: install
 	$(BIN)/python benchmarks/throughput.py
+
+# real models, converted and parity-checked (creates benchmarks/.venv-tv for the torch side)
+bench-models: install
+	$(BIN)/python benchmarks/models/run.py
 
 clean:
 	rm -rf $(VENV) out
