@@ -10,7 +10,7 @@ Module (cells.py: ``self`` in a Module, names built from a Module class); other 
 (``trainer.train()``) are reported and left.
 
 A subclass of ``nn.ModuleDict`` with its own ``forward`` becomes a plain Cell holding its
-children under their keys (``self.items()`` -> ``self.name_cells().items()``): MindSpore's
+children under their keys (``self.items()`` -> ``self._cells.items()``): MindSpore's
 CellDict refuses container children and GRAPH mode cannot call one.
 
 A SequentialCell runs the list of cells it was built with (``cell_list``); cells
@@ -206,8 +206,10 @@ class ModuleMethods(Pass):
         receiver = original.func.value
         if (method in ("items", "values", "keys") and not updated.args and "dictmethod" in self._scopes[-1:]
                 and isinstance(receiver, cst.Name) and receiver.value == "self"):
-            self.ctx.stats.converted += 1  # the ModuleDict's own view of its children
-            return cst.parse_expression(f"self.name_cells().{method}()")
+            # the ModuleDict's own view of its children: torch's _modules is Cell's _cells
+            # (GRAPH mode cannot iterate name_cells() in construct; _cells it can)
+            self.ctx.stats.converted += 1
+            return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
         if method not in ("modules", "named_modules", "children", "named_children", *_ADDERS):
