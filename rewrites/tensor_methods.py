@@ -15,7 +15,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
-from .calls import Unconvertible
+from .calls import Unconvertible, literal_value
 from .infer import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor
 
 FORWARD_NAMES = ("forward", "construct")
@@ -180,6 +180,8 @@ def _safe_anyway(method: str, call: cst.Call) -> bool:
     nothing in MindSpore, tensor or Module alike."""
     if method in TENSOR_ONLY:
         return True
+    if method == "transpose":
+        return _torch_only_transpose(call)
     if method != "to" or not call.args:
         return False
     from .torch_hooks import _looks_like_device
@@ -191,6 +193,23 @@ def _safe_anyway(method: str, call: cst.Call) -> bool:
             if not _looks_like_device(arg.value):
                 return False
     return True
+
+
+def _torch_only_transpose(call: cst.Call) -> bool:
+    """``x.transpose(1, 2)``: two literal axes that a numpy array could not take (numpy
+    accepts two axes only on a 2-D array, as a full permutation) or that mean the same
+    swap there ((1, 0)); only an ascending 2-D pair like (0, 1) is numpy's identity."""
+    if len(call.args) != 2 or any(a.star for a in call.args):
+        return False
+    if any(a.keyword for a in call.args):  # dim0=/dim1= are torch's names
+        return all(a.keyword is not None and a.keyword.value in ("dim0", "dim1") for a in call.args)
+    axes = [literal_value(a.value) for a in call.args]
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in axes):
+        return False
+    if any(v not in (0, 1, -1, -2) for v in axes):
+        return True  # numpy raises on it: the receiver is not a numpy array
+    first, second = (v % 2 for v in axes)
+    return first > second  # (1, 0): a swap in both
 
 
 def _target_names(target: cst.BaseExpression):
