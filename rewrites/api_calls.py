@@ -33,6 +33,7 @@ class ApiCalls(Pass):
         self.roots = {m.split(".")[0] for m in self.tables.modules}
         self._call_funcs: set[int] = set()  # ids of nodes handled elsewhere or not references
         self._scaffolding = scaffolding_names()  # MS206 resolves these
+        self._list_names: list[frozenset[str]] = []  # ctx.list_names of the enclosing functions
 
     def _source_qualname(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
@@ -96,6 +97,12 @@ class ApiCalls(Pass):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._call_funcs.add(id(node.name))
+        self._list_names.append(self.ctx.list_names)
+        self.ctx.list_names = list_annotated_params(node)
+
+    def leave_FunctionDef(self, original, updated):
+        self.ctx.list_names = self._list_names.pop()
+        return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._call_funcs.add(id(node.name))
@@ -129,3 +136,23 @@ class ApiCalls(Pass):
             )
         self.ctx.stats.converted += 1
         return self.ctx.reference(entry.target)
+
+
+LIST_TYPES = frozenset({"list", "List", "MutableSequence"})
+
+
+def list_annotated_params(node: cst.FunctionDef) -> frozenset[str]:
+    """Parameters annotated ``list``, ``List[int]``, ``typing.List[int]`` or ``list[int]``."""
+    names = set()
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.annotation is None:
+            continue
+        ann = param.annotation.annotation
+        if isinstance(ann, cst.Subscript):
+            ann = ann.value
+        if isinstance(ann, cst.Attribute):
+            ann = ann.attr
+        if isinstance(ann, cst.Name) and ann.value in LIST_TYPES:
+            names.add(param.name.value)
+    return frozenset(names)

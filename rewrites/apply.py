@@ -52,14 +52,14 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
             ctx.report(call, pass_id, f"{entry.source}: argument {name!r} dropped (no MindSpore equivalent)", Severity.INFO)
             continue
         if name in entry.transform:
-            value = TRANSFORMS[entry.transform[name]](value)
+            value = TRANSFORMS[entry.transform[name]](value, ctx)
         out[entry.rename.get(name, name)] = value
     for name, default in entry.defaults.items():
         target_name = entry.rename.get(name, name)
         if target_name not in out:
             value = literal(default)
             if name in entry.transform:
-                value = TRANSFORMS[entry.transform[name]](value)
+                value = TRANSFORMS[entry.transform[name]](value, ctx)
             out[target_name] = value
     for name, value in entry.set.items():
         out[name] = literal(value)

@@ -37,6 +37,8 @@ def _expand_padding(value: cst.BaseExpression, dims: int) -> cst.BaseExpression:
         if dims == 1:
             return items[0]
         return cst.Tuple([cst.Element(item) for item in items for _ in (0, 1)])
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and dims > 1:  # a sequence, built once
+        return cst.parse_expression(f"tuple(side for side in {code(value)} for _ in (0, 1))")
     if isinstance(value, (cst.Name, cst.Attribute)) and dims > 1:
         src = code(value)
         return cst.parse_expression(f"{src} if isinstance({src}, int) else tuple(side for side in {src} for _ in (0, 1))")

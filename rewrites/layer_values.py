@@ -27,7 +27,7 @@ from transpile.passes import Example, Pass
 from .apply import convert_call, tables
 from .calls import Unconvertible, code, literal
 from .cells import is_super_init
-from .transforms import TRANSFORMS
+from .transforms import RUNTIME_TRANSFORMS, TRANSFORMS
 
 PREFIX = "_torch_"
 
@@ -125,9 +125,16 @@ def factory_possible(entry) -> bool:
 
 def _transforms(entry) -> list[str]:
     lines = []
+    at_run_time: dict[str, list[str]] = {}  # transform -> the arguments it applies to
     for name, transform in entry.transform.items():
+        if transform in RUNTIME_TRANSFORMS:
+            at_run_time.setdefault(transform, []).append(name)
+            continue
         expr = TRANSFORMS[transform](cst.parse_expression(f"kwargs[{name!r}]"))
         lines += [f"if {name!r} in kwargs:", f"    kwargs[{name!r}] = {code(expr)}"]
+    for transform, names in at_run_time.items():
+        lines += [f"for key in {tuple(names)!r}:", "    if key in kwargs:"]
+        lines += ["        " + line for line in RUNTIME_TRANSFORMS[transform]("kwargs[key]")]
     return lines
 
 

@@ -1,4 +1,6 @@
-"""Value transforms named by the tables (``transform = { momentum = "one_minus" }``)."""
+"""Value transforms named by the tables (``transform = { momentum = "one_minus" }``).
+
+Each takes the argument's expression and, where the call site is known, the context."""
 from __future__ import annotations
 
 import libcst as cst
@@ -6,7 +8,7 @@ import libcst as cst
 from .calls import Unconvertible, literal, literal_value
 
 
-def one_minus(value: cst.BaseExpression) -> cst.BaseExpression:
+def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """BatchNorm momentum: torch's 0.1 is MindSpore's 0.9."""
     v = literal_value(value)
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -16,7 +18,7 @@ def one_minus(value: cst.BaseExpression) -> cst.BaseExpression:
     return cst.parse_expression(f"1 - ({cst.Module(body=[]).code_for_node(value)})")
 
 
-def as_tuple(value: cst.BaseExpression) -> cst.BaseExpression:
+def as_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """An int or list shape as a tuple (LayerNorm's normalized_shape)."""
     v = literal_value(value)
     if isinstance(v, int):
@@ -30,7 +32,7 @@ def as_tuple(value: cst.BaseExpression) -> cst.BaseExpression:
 TRANSFORMS = {"one_minus": one_minus, "as_tuple": as_tuple}
 
 
-def gelu_approximate(value: cst.BaseExpression) -> cst.BaseExpression:
+def gelu_approximate(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """GELU: torch's approximate='none'/'tanh' is MindSpore nn.GELU's approximate=False/True."""
     v = literal_value(value)
     if v == "none":
@@ -45,7 +47,7 @@ def gelu_approximate(value: cst.BaseExpression) -> cst.BaseExpression:
 TRANSFORMS.update({"gelu_approximate": gelu_approximate})
 
 
-def bool_to_ddof(value: cst.BaseExpression) -> cst.BaseExpression:
+def bool_to_ddof(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """torch.std/var ``unbiased=True/False`` is MindSpore's ``ddof=1/0``."""
     v = literal_value(value)
     if isinstance(v, bool):
@@ -56,7 +58,7 @@ def bool_to_ddof(value: cst.BaseExpression) -> cst.BaseExpression:
 TRANSFORMS.update({"bool_to_ddof": bool_to_ddof})
 
 
-def none_is_false(value: cst.BaseExpression) -> cst.BaseExpression:
+def none_is_false(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """torch's align_corners=None means False (with a warning); MindSpore wants a bool."""
     v = literal_value(value)
     if v is None:
@@ -67,7 +69,7 @@ def none_is_false(value: cst.BaseExpression) -> cst.BaseExpression:
 TRANSFORMS.update({"none_is_false": none_is_false})
 
 
-def ckpt_file(value: cst.BaseExpression) -> cst.BaseExpression:
+def ckpt_file(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A checkpoint path with MindSpore's ``.ckpt`` suffix: save_checkpoint appends it to a
     name without it, load_checkpoint rejects a name without it. A literal gets it here; a
     name or attribute (``args.ckpt``) gets it at run time when it lacks it."""
@@ -88,3 +90,38 @@ def _attr_chain(node: cst.BaseExpression) -> bool:
 
 
 TRANSFORMS.update({"ckpt_file": ckpt_file})
+
+
+def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """Kernel size, stride, dilation: torch also takes a list, MindSpore only an int or a
+    tuple; a one-entry sequence stands for every axis in torch, MindSpore wants the int.
+    Literals are rewritten, and names the enclosing function annotates as lists
+    (``kernel: List[int]``); another variable is nearly always an int, and a list in it
+    fails loudly when the layer is built."""
+    if isinstance(value, cst.Name) and ctx is not None and value.value in ctx.list_names:
+        return cst.parse_expression(f"tuple({value.value})")
+    v = literal_value(value)
+    if isinstance(v, (list, tuple)) and len(v) == 1:
+        return literal(v[0])
+    if isinstance(v, list):
+        return literal(v)
+    if isinstance(value, cst.List) and all(isinstance(e, cst.Element) for e in value.elements):
+        items = [e.value for e in value.elements]
+        if len(items) == 1:
+            return items[0]
+        return cst.Tuple([cst.Element(item) for item in items])
+    return value
+
+
+def size_tuple_at_run_time(target: str) -> list[str]:
+    """``size_tuple`` as statements on ``target`` (a generated converter's ``kwargs[key]``)."""
+    return [
+        f"if isinstance({target}, (list, tuple)):",
+        f"    {target} = {target}[0] if len({target}) == 1 else tuple({target})",
+    ]
+
+
+TRANSFORMS.update({"size_tuple": size_tuple})
+# Generated converters see every argument as a variable: these write statements that
+# decide at run time, once for all the arguments a transform applies to.
+RUNTIME_TRANSFORMS = {"size_tuple": size_tuple_at_run_time}

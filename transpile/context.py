@@ -60,6 +60,9 @@ class FileContext:
         # While a pass rewrites a node, reports about the rewritten copy go here:
         # the original node, which has a position in the original file.
         self.at: cst.CSTNode | None = None
+        # Parameters of the function being rewritten that are annotated as lists
+        # (some arguments take a tuple but not a list).
+        self.list_names: frozenset[str] = frozenset()
 
     # -- diagnostics -------------------------------------------------------
     def report(

@@ -145,6 +145,22 @@ CASES: list[LayerCase] = [
                          ("padding", "(1, 0, 1)"), ("dilation", "1"), ("groups", "2"), ("bias", "False"),
                          ("padding_mode", "'zeros'")], 3, (X3,)),
     C("nn.Conv3d(4, 2, 3, padding=1, stride=2)", (X3,)),
+    # sizes as lists: MindSpore takes an int or a tuple only; [k] stands for every axis
+    C("nn.Conv2d(4, 6, [3, 2], stride=[2], padding=[1, 0], dilation=[1, 1])", (X2,)),
+    C("nn.Conv1d(4, 6, (3,), stride=[2])", (X1,)),
+    C("nn.MaxPool2d([3, 2], stride=[1, 2])", (X2,)),
+    C("_List1([3, 1, 3], [1, 2, 1])", (X3,), primary="torch.nn.Conv3d", prelude=(
+        "from typing import List\n\n\n"
+        "class _List1(nn.Module):\n"
+        "    def __init__(self, kernel: List[int], stride: list[int]):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv3d(4, 2, kernel, stride, padding=[k // 2 for k in kernel])\n\n"
+        "    def forward(self, x):\n"
+        "        return self.conv(x)\n")),
+    C("_List2(4, 6, 3, [2])", (X2,), primary="torch.nn.Conv2d", prelude=(
+        "class _List2(nn.Conv2d):\n"
+        "    def __init__(self, *args, **kwargs):\n"
+        "        super().__init__(*args, **kwargs)\n")),
     *forms("nn.ConvTranspose1d", [("in_channels", "4"), ("out_channels", "6"), ("kernel_size", "3"), ("stride", "2"),
                                   ("padding", "1"), ("output_padding", "0"), ("groups", "2"), ("bias", "False"),
                                   ("dilation", "1"), ("padding_mode", "'zeros'")], 3, (X1,)),
