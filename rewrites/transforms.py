@@ -95,11 +95,17 @@ TRANSFORMS.update({"ckpt_file": ckpt_file})
 def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """Kernel size, stride, dilation: torch also takes a list, MindSpore only an int or a
     tuple; a one-entry sequence stands for every axis in torch, MindSpore wants the int.
-    Literals are rewritten, and names the enclosing function annotates as lists
-    (``kernel: List[int]``); another variable is nearly always an int, and a list in it
-    fails loudly when the layer is built."""
+    Literals are rewritten, names known to hold lists (``kernel: List[int]``,
+    ``kernel = [s + 1 for s in stride]``) get ``tuple()``, and attributes some class of
+    the file declares as lists (``cnf.stride_q``) are converted when they hold one;
+    another variable is nearly always an int, and a list in it fails loudly when the
+    layer is built."""
     if isinstance(value, cst.Name) and ctx is not None and value.value in ctx.list_names:
         return cst.parse_expression(f"tuple({value.value})")
+    if isinstance(value, cst.Attribute) and ctx is not None and value.attr.value in ctx.list_attributes \
+            and _attr_chain(value):
+        src = cst.Module(body=[]).code_for_node(value)
+        return cst.parse_expression(f"tuple({src}) if isinstance({src}, list) else {src}")
     v = literal_value(value)
     if isinstance(v, (list, tuple)) and len(v) == 1:
         return literal(v[0])

@@ -60,9 +60,11 @@ class FileContext:
         # While a pass rewrites a node, reports about the rewritten copy go here:
         # the original node, which has a position in the original file.
         self.at: cst.CSTNode | None = None
-        # Parameters of the function being rewritten that are annotated as lists
-        # (some arguments take a tuple but not a list).
+        # Names of the function being rewritten that hold lists (parameters annotated
+        # as lists, locals only ever bound to list literals), and attribute names a
+        # class of the file declares as lists: some arguments take a tuple, not a list.
         self.list_names: frozenset[str] = frozenset()
+        self.list_attributes: frozenset[str] = frozenset()
 
     # -- diagnostics -------------------------------------------------------
     def report(

@@ -157,6 +157,20 @@ CASES: list[LayerCase] = [
         "        self.conv = nn.Conv3d(4, 2, kernel, stride, padding=[k // 2 for k in kernel])\n\n"
         "    def forward(self, x):\n"
         "        return self.conv(x)\n")),
+    C("_List3(_Cfg([2, 1, 2]))", (X3,), primary="torch.nn.MaxPool3d", prelude=(
+        "from dataclasses import dataclass\n"
+        "from typing import List\n\n\n"
+        "@dataclass\n"
+        "class _Cfg:\n"
+        "    stride_q: List[int]\n\n\n"
+        "class _List3(nn.Module):\n"
+        "    def __init__(self, cnf):\n"
+        "        super().__init__()\n"
+        "        kernel = [s + 1 if s > 1 else s for s in cnf.stride_q]\n"
+        "        padding = [k // 2 for k in kernel]\n"
+        "        self.pool = nn.MaxPool3d(kernel, stride=cnf.stride_q, padding=padding)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.pool(x)\n")),
     C("_List2(4, 6, 3, [2])", (X2,), primary="torch.nn.Conv2d", prelude=(
         "class _List2(nn.Conv2d):\n"
         "    def __init__(self, *args, **kwargs):\n"
