@@ -16,6 +16,7 @@ from .layer_values import LayerValues
 from .module_methods import ModuleMethods
 from .scaffolding import Scaffolding
 from .imports import Imports
+from .inplace_results import InplaceResults
 from .tensor_methods import TensorMethods
 from .topk_mask import TopkMask
 
@@ -46,11 +47,14 @@ from .topk_mask import TopkMask
 #     grow one; it scans the updated function body, so any position works.
 #   - Scaffolding replaces whole calls (is_scripting() -> False), decorators and
 #     stub definitions; ApiCalls skips the names it owns, so any position works.
+#   - InplaceResults turns a statement calling a helper that changes its
+#     argument in place into an assignment of the result; it replaces the
+#     Expr statement only, so the call inside keeps every other pass's rewrite.
 #   - GraphLint only reports; it reads the original nodes like the others.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, GraphLint),
     (Imports,),
 )
 

@@ -91,6 +91,24 @@ class TensorMethods(Pass):
                     if isinstance(t.value, cst.Name) and is_tensor(v.value, self.scope, self.ctx, self.roots):
                         self.scope.add(t.value.value)
 
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        """``x[i] += v`` on a tensor -> ``x[i] = x[i] + v``: MindSpore 2.10's GRAPH mode
+        miscompiled the augmented form in MViT (each block matched alone, not two in one
+        graph); the spelled-out form matches in both modes."""
+        target = original.target
+        binary = _BINARY_OF.get(type(original.operator))
+        if binary is None or not isinstance(target, cst.Subscript) or not _writable_twice(target):
+            return updated
+        if not is_tensor(target.value, self.scope, self.ctx, self.roots):
+            return updated
+        value = updated.value
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        read = updated.target.with_changes(lpar=[], rpar=[])
+        return cst.Assign(targets=[cst.AssignTarget(target=updated.target)],
+                          value=cst.BinaryOperation(left=read, operator=binary(), right=value),
+                          semicolon=updated.semicolon)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         index = _named_tuple_field(original, self.ctx, self.roots)
         value = updated.value
@@ -144,6 +162,30 @@ NAMED_TUPLES = {
     "topk": ("values", "indices"), "median": ("values", "indices"), "cummax": ("values", "indices"),
     "cummin": ("values", "indices"), "slogdet": ("sign", "logabsdet"),
 }
+
+
+_BINARY_OF = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract,
+              cst.MultiplyAssign: cst.Multiply, cst.DivideAssign: cst.Divide}
+
+
+def _writable_twice(node: cst.BaseExpression) -> bool:
+    """An expression that may be evaluated twice: names, attribute chains, literals,
+    slices and tuples of them (``x[:, :, 1:, :]``, ``self.buf[i, -1]``)."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Ellipsis)):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _writable_twice(node.value)
+    if isinstance(node, cst.UnaryOperation):
+        return _writable_twice(node.expression)
+    if isinstance(node, cst.Tuple):
+        return all(_writable_twice(e.value) for e in node.elements)
+    if isinstance(node, cst.Subscript):
+        return _writable_twice(node.value) and all(_writable_twice(e.slice) for e in node.slice)
+    if isinstance(node, cst.Index):
+        return _writable_twice(node.value)
+    if isinstance(node, cst.Slice):
+        return all(part is None or _writable_twice(part) for part in (node.lower, node.upper, node.step))
+    return False
 
 
 def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:

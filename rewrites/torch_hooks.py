@@ -526,6 +526,15 @@ def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
 
 
+def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.add_(y, alpha=2)`` -> ``x.copy_(x.add(y, alpha=2))`` (and sub_, mul_, div_).
+
+    MindSpore 2.10's ``add_``/``sub_``/``mul_``/``div_`` on CPU in PYNATIVE mode return
+    the result but leave ``x`` unchanged."""
+    method = entry.source.rsplit(".", 1)[-1].rstrip("_")
+    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name(method)), args))
+
+
 def fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_(v)`` -> ``x.copy_(ops.full_like(x, v))``."""
     full = keyword_call(ctx.reference("mindspore.ops.full_like"), {"input": receiver, "fill_value": args["value"]})
@@ -569,6 +578,7 @@ TORCH_HOOKS.update({
     "diff_n": diff_n,
     "nonzero": nonzero,
     "masked_fill_": masked_fill_,
+    "arithmetic_": arithmetic_,
     "fill_": fill_,
     "zero_": zero_,
     "clamp_": clamp_,

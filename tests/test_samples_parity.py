@@ -30,7 +30,7 @@ warnings.filterwarnings("ignore", module="mindspore")
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
 SPEC_FILES = sorted(SAMPLES.glob("*.parity.toml"))
 NAMES = [p.name[: -len(".parity.toml")] for p in SPEC_FILES]
-REQUIRED = {"mycell", "network", "box_select", "lenet", "resnet", "mlp_list"}
+REQUIRED = {"mycell", "network", "box_select", "lenet", "resnet", "mlp_list", "residual_inplace"}
 
 needs_frameworks = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("mindspore") is None,

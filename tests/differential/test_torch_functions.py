@@ -614,6 +614,10 @@ for name in ("add_", "sub_"):
     forms(f"Tensor.{name}", "other=b", (X, Y), kw="alpha=2", extra=("1.5",))
 forms("Tensor.mul_", "other=b", (X, Y), extra=("1.5",))
 forms("Tensor.div_", "other=b", (X, B_POS), kw="rounding_mode='floor'", extra=("2.0",))
+# the receiver itself must change (MindSpore's add_/sub_/mul_/div_ on CPU only return the result)
+for name in ("add_", "sub_", "mul_", "div_"):
+    case(f"Tensor.{name}", f"a.{name}(b)\n        return a", (X, B_POS), "statement")
+case("Tensor.add_", "a.add_(b, alpha=2)\n        return a", (X, Y), "statement-alpha")
 forms("Tensor.clamp_", "min=-0.5, max=0.5", (X,), req=1, extra=("None, 0.2",))
 case("Tensor.clamp_", "a.clamp_(0.0)\n        return a", (X,), "statement")
 forms("Tensor.copy_", "src=b, non_blocking=False", (X, Y), req=1, only=("positional", "defaults"))

@@ -1,0 +1,138 @@
+"""MS207: a helper that changes its argument in place has its result assigned back.
+
+torch code often calls a helper for its side effect and drops the result::
+
+    def _add_shortcut(x, shortcut):
+        x[:, :, 1:, :] += shortcut[:, :, 1:, :]
+        return x
+
+    _add_shortcut(x, q)          # x is changed in place
+
+MindSpore's PYNATIVE mode changes the caller's tensor too, but GRAPH mode compiles
+``x[...] += ...`` (and ``x.add_(...)``) to a new value bound to the helper's local
+name: the caller's ``x`` is left as it was and the result is silently wrong. When a
+function of the same file mutates one of its parameters in place and every
+``return`` gives back exactly that parameter, a call to it made as a statement, with
+a plain name for that argument, becomes ``x = helper(x, ...)``. In torch the helper
+returns the very object it was given, so the assignment changes nothing there.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+
+def _params(fn: cst.FunctionDef) -> list[str]:
+    p = fn.params
+    return [param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+class _Body(cst.CSTVisitor):
+    """Within one function (not nested ones): the names returned, and the names
+    changed in place (``n[...] = v``, ``n[...] op= v``, ``n op= v``, ``n.op_(...)``)."""
+
+    def __init__(self):
+        self.returned: list[str | None] = []
+        self.mutated: set[str] = set()
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returned.append(node.value.value if isinstance(node.value, cst.Name) else None)
+
+    def _target(self, target: cst.BaseExpression, augmented: bool) -> None:
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.mutated.add(target.value.value)
+        elif augmented and isinstance(target, cst.Name):
+            self.mutated.add(target.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._target(t.target, augmented=False)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target, augmented=True)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
+                and f.attr.value.endswith("_") and not f.attr.value.endswith("__")):
+            self.mutated.add(f.value.value)
+
+
+def returns_mutated_param(fn: cst.FunctionDef) -> tuple[int, str] | None:
+    """(position, name) of the parameter ``fn`` changes in place and always returns."""
+    body = _Body()
+    fn.body.visit(body)
+    names = set(body.returned)
+    if len(names) != 1:
+        return None
+    (name,) = names
+    params = _params(fn)
+    if name is None or name not in params or name not in body.mutated:
+        return None
+    return params.index(name), name
+
+
+class InplaceResults(Pass):
+    id = "MS207"
+    name = "inplace-results"
+    summary = ("A call, made as a statement, to a helper that changes its argument in place and returns it "
+               "gets its result assigned back (GRAPH mode does not change the caller's tensor).")
+    examples = (
+        Example(
+            "import torch\ndef bump(x, y):\n    x[1:] += y[1:]\n    return x\n\ndef f(a, b):\n    bump(a, b)\n    return a\n",
+            "def bump(x, y):\n    x[1:] += y[1:]\n    return x\n\ndef f(a, b):\n    a = bump(a, b)\n    return a\n",
+        ),
+        Example(
+            "import torch\ndef scale(t: torch.Tensor, k):\n    t.mul_(k)\n    return t\n\ndef g(a):\n    scale(t=a, k=2)\n    return a\n",
+            "import mindspore as ms\ndef scale(t: ms.Tensor, k):\n    t.copy_(src=t.mul(other=k))\n    return t\n\n"
+            "def g(a):\n    a = scale(t=a, k=2)\n    return a\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.helpers: dict[str, tuple[int, str]] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, cst.FunctionDef):
+                found = returns_mutated_param(stmt)
+                if found is not None:
+                    self.helpers[stmt.name.value] = found
+
+    def _argument(self, call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
+        for arg in call.args:
+            if arg.star:
+                return None  # *args / **kwargs: which value is the argument is unknown
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None]
+        return positional[position].value if position < len(positional) else None
+
+    def leave_Expr(self, original: cst.Expr, updated: cst.Expr):
+        call = original.value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+            return updated
+        helper = self.helpers.get(call.func.value)
+        if helper is None:
+            return updated
+        target = self._argument(call, *helper)
+        if not isinstance(target, cst.Name):
+            return updated
+        self.ctx.report(original, self.id,
+                        f"{call.func.value}() changes {target.value} in place: its result is assigned back "
+                        "(GRAPH mode would leave the caller's tensor unchanged)", Severity.INFO)
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=updated.value,
+                          semicolon=updated.semicolon)
