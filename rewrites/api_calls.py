@@ -8,6 +8,7 @@ from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
 from .calls import Unconvertible, code
+from .infer import named_params, target_names
 from .layer_values import factory_possible
 from .scaffolding import scaffolding_names
 
@@ -161,9 +162,8 @@ def list_names_of(node: cst.FunctionDef) -> frozenset[str]:
     lists, and local names every binding of which is a list display or comprehension
     (``padding = [k // 2 for k in kernel]``)."""
     params = node.params
-    all_params = (*params.posonly_params, *params.params, *params.kwonly_params)
-    names = {p.name.value for p in all_params if is_list_annotation(p.annotation)}
-    unannotated = {p.name.value for p in all_params if p.name.value not in names}
+    names = {p.name.value for p in named_params(node) if is_list_annotation(p.annotation)}
+    unannotated = {p.name.value for p in named_params(node) if p.name.value not in names}
     if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
         unannotated.add(params.star_arg.name.value)
     if params.star_kwarg is not None:
@@ -196,8 +196,8 @@ class _LocalBindings(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             is_list = isinstance(value, (cst.List, cst.ListComp))
             (self.list_only if is_list else self.other).add(target.value)
-        else:  # unpacking, starred, attributes: nothing about the names inside is known
-            for name in _names_in(target):
+        else:  # unpacking: the names inside hold unknown values (a starred name always a list)
+            for name in target_names(target):
                 self.other.add(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -235,16 +235,6 @@ class _LocalBindings(cst.CSTVisitor):
 
     def visit_ImportFrom(self, node) -> None:
         self.other.update(_imported_names(node))
-
-
-def _names_in(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names_in(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names_in(target.value)
-    return []
 
 
 def _imported_names(node) -> list[str]:

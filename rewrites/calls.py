@@ -94,3 +94,11 @@ def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) 
 
 def code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+
+def operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` safe to use as an operand or a receiver: parenthesized unless it is a name,
+    attribute, call, subscript or number."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

@@ -92,8 +92,7 @@ def annotated_tensors(node: cst.FunctionDef, ctx) -> list[str]:
             return False
         return ctx.imports.qualify(expr) == "torch.Tensor"
 
-    params = [*node.params.params, *node.params.kwonly_params, *node.params.posonly_params]
-    return [p.name.value for p in params if p.annotation is not None and is_tensor_type(p.annotation.annotation)]
+    return [p.name.value for p in named_params(node) if p.annotation is not None and is_tensor_type(p.annotation.annotation)]
 
 
 def forward_helpers(class_node: cst.ClassDef) -> set[str]:
@@ -266,7 +265,7 @@ def call_site_tensor_params(module: cst.Module, ctx, roots: set[str]) -> dict[st
                 if isinstance(event, cst.Assign):
                     if is_tensor(event.value, scope, ctx, roots):
                         for target in event.targets:
-                            for name in _names(target.target):
+                            for name in target_names(target.target):
                                 scope.add(name)
                     continue
                 params = functions[event.func.value].params
@@ -286,9 +285,18 @@ def call_site_tensor_params(module: cst.Module, ctx, roots: set[str]) -> dict[st
     return {name: params for name, params in known.items() if params}
 
 
-def _names(target: cst.BaseExpression):
+def target_names(target: cst.BaseExpression):
+    """The names an assignment target binds to one value each (``a`` and ``b`` of
+    ``a, (b, c.d) = ...``; not attributes, subscripts or starred names)."""
     if isinstance(target, cst.Name):
         yield target.value
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
-            yield from _names(el.value)
+            yield from target_names(el.value)
+
+
+def named_params(fn: cst.FunctionDef) -> tuple[cst.Param, ...]:
+    """Every parameter of ``fn`` that can be passed by position or by name (not ``*args``
+    or ``**kwargs``), in order."""
+    p = fn.params
+    return (*p.posonly_params, *p.params, *p.kwonly_params)

@@ -23,10 +23,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-
-def _params(fn: cst.FunctionDef) -> list[str]:
-    p = fn.params
-    return [param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params)]
+from .infer import named_params
 
 
 class _Body(cst.CSTVisitor):
@@ -77,7 +74,7 @@ def returns_mutated_param(fn: cst.FunctionDef) -> tuple[int, str] | None:
     if len(names) != 1:
         return None
     (name,) = names
-    params = _params(fn)
+    params = [p.name.value for p in named_params(fn)]
     if name is None or name not in params or name not in body.mutated:
         return None
     return params.index(name), name

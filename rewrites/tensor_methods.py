@@ -15,8 +15,8 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from .apply import convert_call, tables
-from .calls import Unconvertible, literal_value
-from .infer import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor
+from .calls import Unconvertible, literal_value, operand
+from .infer import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor, target_names
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -80,7 +80,7 @@ class TensorMethods(Pass):
     def visit_Assign(self, node: cst.Assign) -> None:
         if is_tensor(node.value, self.scope, self.ctx, self.roots):
             for target in node.targets:
-                for name in _target_names(target.target):
+                for name in target_names(target.target):
                     self.scope.add(name)
             return
         # q, k, v = qkv[0], qkv[1], qkv[2]: element by element
@@ -101,12 +101,9 @@ class TensorMethods(Pass):
             return updated
         if not is_tensor(target.value, self.scope, self.ctx, self.roots):
             return updated
-        value = updated.value
-        if not isinstance(value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer, cst.Float)):
-            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         read = updated.target.with_changes(lpar=[], rpar=[])
         return cst.Assign(targets=[cst.AssignTarget(target=updated.target)],
-                          value=cst.BinaryOperation(left=read, operator=binary(), right=value),
+                          value=cst.BinaryOperation(left=read, operator=binary(), right=operand(updated.value)),
                           semicolon=updated.semicolon)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
@@ -119,9 +116,7 @@ class TensorMethods(Pass):
                 return updated
         elif id(value) not in self._converted:
             return updated
-        if not isinstance(value, (cst.Call, cst.Name, cst.Attribute, cst.Subscript)):
-            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return cst.Subscript(value=value, slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
+        return cst.Subscript(value=operand(value), slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
@@ -254,9 +249,3 @@ def _torch_only_transpose(call: cst.Call) -> bool:
     return first > second  # (1, 0): a swap in both
 
 
-def _target_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for el in target.elements:
-            yield from _target_names(el.value)

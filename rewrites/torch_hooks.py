@@ -12,7 +12,7 @@ from typing import Any
 
 import libcst as cst
 
-from .calls import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
+from .calls import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand
 
 # torch dtype spellings (after the API pass renamed them) -> MindSpore dtype names
 _DTYPE_NAMES = {
@@ -24,10 +24,7 @@ _DTYPE_NAMES = {
 
 def _paren(node: cst.BaseExpression) -> str:
     """Source of ``node`` safe to use as an operand."""
-    src = code(node)
-    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
-        return src
-    return f"({src})"
+    return code(operand(node))
 
 
 def _first(entry) -> str:
