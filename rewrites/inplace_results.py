@@ -23,6 +23,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
+from .calls import Unconvertible, bind
 from .infer import named_params
 
 
@@ -66,18 +67,17 @@ class _Body(cst.CSTVisitor):
             self.mutated.add(f.value.value)
 
 
-def returns_mutated_param(fn: cst.FunctionDef) -> tuple[int, str] | None:
-    """(position, name) of the parameter ``fn`` changes in place and always returns."""
+def returns_mutated_param(fn: cst.FunctionDef) -> str | None:
+    """The parameter ``fn`` changes in place and always returns."""
     body = _Body()
     fn.body.visit(body)
     names = set(body.returned)
     if len(names) != 1:
         return None
     (name,) = names
-    params = [p.name.value for p in named_params(fn)]
-    if name is None or name not in params or name not in body.mutated:
+    if name is None or name not in body.mutated or name not in {p.name.value for p in named_params(fn)}:
         return None
-    return params.index(name), name
+    return name
 
 
 class InplaceResults(Pass):
@@ -99,24 +99,17 @@ class InplaceResults(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.helpers: dict[str, tuple[int, str]] = {}
+        # helper name -> (positional parameters, keyword-only parameters, the one it returns)
+        self.helpers: dict[str, tuple[tuple[str, ...], tuple[str, ...], str]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         for stmt in node.body:
             if isinstance(stmt, cst.FunctionDef):
-                found = returns_mutated_param(stmt)
-                if found is not None:
-                    self.helpers[stmt.name.value] = found
-
-    def _argument(self, call: cst.Call, position: int, name: str) -> cst.BaseExpression | None:
-        for arg in call.args:
-            if arg.star:
-                return None  # *args / **kwargs: which value is the argument is unknown
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value == name:
-                return arg.value
-        positional = [a for a in call.args if a.keyword is None]
-        return positional[position].value if position < len(positional) else None
+                returned = returns_mutated_param(stmt)
+                if returned is not None:
+                    p = stmt.params
+                    positional = tuple(q.name.value for q in (*p.posonly_params, *p.params))
+                    self.helpers[stmt.name.value] = (positional, tuple(q.name.value for q in p.kwonly_params), returned)
 
     def leave_Expr(self, original: cst.Expr, updated: cst.Expr):
         call = original.value
@@ -125,7 +118,11 @@ class InplaceResults(Pass):
         helper = self.helpers.get(call.func.value)
         if helper is None:
             return updated
-        target = self._argument(call, *helper)
+        positional, kwonly, returned = helper
+        try:
+            target = bind(call, positional, kwonly).get(returned)
+        except Unconvertible:  # *args / **kwargs, or a call that does not fit the signature
+            return updated
         if not isinstance(target, cst.Name):
             return updated
         self.ctx.report(original, self.id,
