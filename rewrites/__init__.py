@@ -3,22 +3,22 @@ from __future__ import annotations
 
 from transpile.pipeline import Pipeline
 
-from .api_calls import ApiCalls
-from .apply import tables
-from .bool_index import BoolIndex
-from .cell_class import CellClass
-from .cell_containers import CellContainers
-from .graph_lint import GraphLint
-from .graph_scalars import GraphScalars
-from .layer_call_casts import LayerCallCasts
-from .layer_params import LayerParams
-from .layer_values import LayerValues
-from .module_methods import ModuleMethods
-from .scaffolding import Scaffolding
-from .imports import Imports
-from .inplace_results import InplaceResults
-from .tensor_methods import TensorMethods
-from .topk_mask import TopkMask
+from .passes.api_calls import ApiCalls
+from .table_calls import tables
+from .passes.bool_index import BoolIndex
+from .passes.cell_class import CellClass
+from .passes.cell_containers import CellContainers
+from .passes.graph_lint import GraphLint
+from .passes.graph_scalars import GraphScalars
+from .passes.layer_call_casts import LayerCallCasts
+from .passes.layer_params import LayerParams
+from .passes.layer_values import LayerValues
+from .passes.module_methods import ModuleMethods
+from .passes.scaffolding import Scaffolding
+from .passes.imports import Imports
+from .passes.inplace_results import InplaceResults
+from .passes.tensor_methods import TensorMethods
+from .passes.topk_mask import TopkMask
 
 # The order, and why:
 # Stage 1 runs in ONE traversal. Its passes all match on the ORIGINAL nodes

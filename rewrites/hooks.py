@@ -10,7 +10,7 @@ from typing import Any
 
 import libcst as cst
 
-from .calls import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
+from .syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
 
 
 def _dims(entry) -> int:

@@ -12,7 +12,7 @@ from typing import Any
 
 import libcst as cst
 
-from .calls import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand
+from .syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand
 
 # torch dtype spellings (after the API pass renamed them) -> MindSpore dtype names
 _DTYPE_NAMES = {

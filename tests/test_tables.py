@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transpile.rewrites.apply import TABLE_DIR, tables
+from transpile.rewrites.table_calls import TABLE_DIR, tables
 from transpile.rewrites.hooks import HOOK_CONSUMES
 from transpile.tables import TableError, load_tables
 

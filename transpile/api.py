@@ -248,7 +248,7 @@ class ApiStatus:
 
 def list_apis() -> list[ApiStatus]:
     """Every source API the tables know, with its status."""
-    from .rewrites.apply import tables
+    from .rewrites.table_calls import tables
 
     out = []
     for e in tables().all_entries():

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .diagnostics import Diagnostic, Safety, Severity
-from .imports import ImportTable, build_dotted
+from .import_table import ImportTable, build_dotted
 
 
 @dataclass

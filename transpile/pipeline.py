@@ -10,7 +10,7 @@ import libcst as cst
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .formatting import format_statement
-from .imports import ImportTable
+from .import_table import ImportTable
 from .passes import Pass
 
 Stage = tuple[type[Pass], ...]

@@ -35,7 +35,7 @@ class WeightMap:
 
 
 def _layer_renames(module) -> dict[str, str]:
-    from transpile.rewrites.apply import tables
+    from transpile.rewrites.table_calls import tables
 
     t = tables()
     for cls in type(module).__mro__:

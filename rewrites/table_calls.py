@@ -9,9 +9,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.tables import ApiEntry, Tables, load_tables
 
-from .calls import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
+from .syntax import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
 from .hooks import HOOKS
-from .transforms import TRANSFORMS
+from .value_transforms import TRANSFORMS
 
 TABLE_DIR = Path(__file__).parent / "tables"
 

@@ -23,8 +23,8 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .calls import Unconvertible, bind
-from .infer import named_params
+from ..syntax import Unconvertible, bind
+from ..tensor_inference import named_params
 
 
 class _Body(cst.CSTVisitor):

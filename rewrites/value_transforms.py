@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .calls import Unconvertible, literal, literal_value
+from .syntax import Unconvertible, literal, literal_value
 
 
 def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:

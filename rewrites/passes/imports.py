@@ -11,10 +11,10 @@ import re
 import libcst as cst
 
 from transpile.diagnostics import Severity
-from transpile.imports import build_dotted, dotted_name
+from transpile.import_table import build_dotted, dotted_name
 from transpile.passes import Example, Pass
 
-from .apply import tables
+from ..table_calls import tables
 
 
 class _NameUses(cst.CSTVisitor):

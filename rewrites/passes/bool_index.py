@@ -12,7 +12,7 @@ import libcst as cst
 from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
 
-from .calls import code, literal_value
+from ..syntax import code, literal_value
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})

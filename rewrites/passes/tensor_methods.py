@@ -14,9 +14,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .apply import convert_call, tables
-from .calls import Unconvertible, literal_value, operand
-from .infer import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor, target_names
+from ..table_calls import convert_call, tables
+from ..syntax import Unconvertible, literal_value, operand
+from ..tensor_inference import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor, target_names
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -221,7 +221,7 @@ def _safe_anyway(method: str, call: cst.Call) -> bool:
         return _torch_only_transpose(call)
     if method != "to" or not call.args:
         return False
-    from .torch_hooks import _looks_like_device
+    from ..torch_hooks import _looks_like_device
 
     for arg in call.args:
         if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking")):

@@ -16,7 +16,23 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .cell_class import is_module_class
+
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+
+
+def is_module_class(qual: str | None) -> bool:
+    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``):
+    a subclass of any of them is a Module whose ``forward`` becomes ``construct``."""
+    if qual is None:
+        return False
+    if qual in MODULE_BASES:
+        return True
+    if not qual.startswith("torch.nn.") or qual.startswith(("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")):
+        return False
+    last = qual.rsplit(".", 1)[-1]
+    return last[:1].isupper() and last not in _NOT_MODULES
+
 
 # Module methods that return the Module itself.
 RETURNS_SELF = frozenset({"to", "train", "eval", "float", "double", "half", "bfloat16", "cuda", "cpu",

@@ -15,11 +15,11 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.diagnostics import Severity
-from transpile.imports import dotted_name
+from transpile.import_table import dotted_name
 from transpile.passes import Example, Pass
 
-from .calls import NOT_LITERAL, literal_value
-from .infer import TensorScope, forward_params, is_tensor
+from ..syntax import NOT_LITERAL, literal_value
+from ..tensor_inference import TensorScope, forward_params, is_tensor
 
 FRAMEWORK_ROOTS = frozenset({"torch", "mindspore"})
 # Modules whose pure functions GRAPH_MODE handles on constants.

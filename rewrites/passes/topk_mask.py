@@ -12,7 +12,7 @@ import libcst as cst
 from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
 
-from .calls import NOT_LITERAL, Unconvertible, bind, code, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, bind, code, literal_value
 
 TOPK = "torch.topk"
 TOPK_PARAMS = ("input", "k", "dim", "largest", "sorted")

@@ -25,8 +25,8 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .calls import literal_value
-from .cells import CellNames, is_super_init
+from ..syntax import literal_value
+from ..cell_names import CellNames, is_super_init
 
 SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 _ADDERS = ("add_module", "register_module")

@@ -24,10 +24,10 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .apply import convert_call, tables
-from .calls import Unconvertible, code, literal
-from .cells import is_super_init
-from .transforms import RUNTIME_TRANSFORMS, TRANSFORMS
+from ..table_calls import convert_call, tables
+from ..syntax import Unconvertible, code, literal
+from ..cell_names import is_super_init
+from ..value_transforms import RUNTIME_TRANSFORMS, TRANSFORMS
 
 PREFIX = "_torch_"
 

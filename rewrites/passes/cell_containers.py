@@ -10,7 +10,7 @@ import libcst as cst
 
 from transpile.passes import Example, Pass
 
-from .apply import tables
+from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
 

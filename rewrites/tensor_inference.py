@@ -17,7 +17,7 @@ TENSOR_METHODS_RETURNING_TENSORS = frozenset(
 @functools.lru_cache(maxsize=1)
 def _table_tensor_methods() -> frozenset[str]:
     """Tensor methods the tables convert and say return a tensor."""
-    from .apply import tables
+    from .table_calls import tables
 
     return frozenset(name for name, e in tables().methods.items() if e.tensor_result and not e.unsupported)
 

@@ -12,7 +12,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .infer import TensorScope, forward_params, is_tensor
+from ..tensor_inference import TensorScope, forward_params, is_tensor
 
 FRAMEWORK_ROOTS = frozenset({"torch"})
 CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}

@@ -15,8 +15,8 @@ import libcst as cst
 
 from transpile.passes import Example, Pass
 
-from .apply import tables
-from .infer import layer_attributes
+from ..table_calls import tables
+from ..tensor_inference import layer_attributes
 
 
 class LayerCallCasts(Pass):

@@ -6,9 +6,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .apply import convert_call, tables
-from .calls import Unconvertible, code
-from .infer import named_params, target_names
+from ..table_calls import convert_call, tables
+from ..syntax import Unconvertible, code
+from ..tensor_inference import named_params, target_names
 from .layer_values import factory_possible
 from .scaffolding import scaffolding_names
 
