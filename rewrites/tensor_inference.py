@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
+from transpile.walk import read
 
 # Method names whose call on a tensor gives a tensor.
 TENSOR_METHODS_RETURNING_TENSORS = frozenset(
@@ -75,7 +76,7 @@ def tensor_attributes(class_node: cst.ClassDef, ctx) -> set[str]:
                     and f.value.value == "self" and node.args and isinstance(node.args[0].value, cst.SimpleString)):
                 found.add(f"self.{node.args[0].value.evaluated_value}")
 
-    class_node.visit(Finder())
+    read(class_node, Finder())
     return found
 
 
@@ -117,7 +118,7 @@ def forward_helpers(class_node: cst.ClassDef) -> set[str]:
                 if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
                     called.add(f.attr.value)
 
-        methods[todo.pop()].visit(Finder())
+        read(methods[todo.pop()], Finder())
         for name in called & set(methods):
             if name not in reached and not name.startswith("__"):
                 reached.add(name)
@@ -199,7 +200,7 @@ def layer_attributes(class_node: cst.ClassDef, ctx, tables) -> dict:
                     and isinstance(target.value, cst.Name) and target.value.value == "self"):
                 found[target.attr.value] = entry
 
-    class_node.body.visit(Finder())
+    read(class_node.body, Finder())
     return found
 
 
@@ -240,7 +241,7 @@ def call_site_tensor_params(module: cst.Module, ctx, roots: set[str]) -> dict[st
 
     def add_scope(owner: str | None, initial, body) -> None:
         events = Events()
-        body.visit(events)
+        read(body, events)
         if events.events:
             scopes.append((owner, tuple(initial), events.events))
 

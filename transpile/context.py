@@ -7,6 +7,7 @@ import libcst as cst
 
 from .diagnostics import Diagnostic, Safety, Severity
 from .import_table import ImportTable, build_dotted
+from .positions import start_positions
 
 
 @dataclass
@@ -155,14 +156,11 @@ class FileContext:
                 (Diagnostic(p.code, p.severity, p.message, self.filename, p.line, p.col, p.safety) for p in self.pending),
                 key=lambda d: (d.line, d.col, d.code, d.message),
             )
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        # unsafe_skip_copy keeps node identity, so positions map to the nodes we hold.
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = start_positions(module, [p.node for p in self.pending if p.node is not None])
         out = []
         for p in self.pending:
-            pos = positions.get(p.node) if p.node is not None else None
-            line, col = (pos.start.line, pos.start.column) if pos else (p.line, p.col)
+            pos = positions.get(id(p.node)) if p.node is not None else None
+            line, col = pos if pos else (p.line, p.col)
             out.append(Diagnostic(p.code, p.severity, p.message, self.filename, line, col, p.safety))
         out.sort(key=lambda d: (d.line, d.col, d.code, d.message))
         return out

@@ -12,6 +12,7 @@ from .diagnostics import Diagnostic, Safety, Severity
 from .formatting import format_statement
 from .import_table import ImportTable
 from .passes import Pass
+from .walk import transform
 
 Stage = tuple[type[Pass], ...]
 
@@ -202,7 +203,7 @@ class Pipeline:
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
             # (blaming that pass), and the whole tree after each stage.
-            current = current.visit(StageTransformer([p(ctx) for p in stage], ctx, debug))
+            current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
         code = current.code

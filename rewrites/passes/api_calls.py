@@ -5,6 +5,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code
@@ -169,7 +170,7 @@ def list_names_of(node: cst.FunctionDef) -> frozenset[str]:
     if params.star_kwarg is not None:
         unannotated.add(params.star_kwarg.name.value)
     bindings = _LocalBindings()
-    node.body.visit(bindings)
+    read(node.body, bindings)
     locals_ = {name for name in bindings.list_only if name not in bindings.other and name not in unannotated}
     return frozenset(names | locals_)
 
@@ -256,7 +257,7 @@ def list_attributes_of(module: cst.Module) -> frozenset[str]:
     """Attribute names some class of the file declares as lists (dataclass fields and
     class-level annotations: ``stride_q: List[int]``)."""
     found = _ListFields()
-    module.visit(found)
+    read(module, found)
     return frozenset(found.names)
 
 

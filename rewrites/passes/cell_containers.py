@@ -9,6 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..table_calls import tables
 
@@ -126,7 +127,7 @@ def _plain_list_attributes(fn) -> set[str]:
                 if _is_self_attr(t.target) and plain:
                     found.add(t.target.attr.value)
 
-    fn.visit(Finder())
+    read(fn, Finder())
     return found
 
 
@@ -141,5 +142,5 @@ def _append_calls(fn):
                     and len(node.args) == 1):
                 found.append((f.value.attr.value, node.args[0].value))
 
-    fn.visit(Finder())
+    read(fn, Finder())
     return found

@@ -17,6 +17,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.import_table import dotted_name
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..syntax import NOT_LITERAL, literal_value
 from ..tensor_inference import TensorScope, forward_params, is_tensor
@@ -159,5 +160,5 @@ def _mentions_tensor(expr, lint: GraphLint) -> bool:
             nonlocal found
             found = found or node.value in lint.scope
 
-    expr.visit(Finder())
+    read(expr, Finder())
     return found

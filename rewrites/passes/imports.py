@@ -13,6 +13,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.import_table import build_dotted, dotted_name
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..table_calls import tables
 
@@ -73,7 +74,7 @@ class Imports(Pass):
 
     def visit_Module(self, node: cst.Module) -> None:
         uses = _NameUses()
-        node.visit(uses)
+        read(node, uses)
         self.used = uses.names
         self.exported = _all_names(node)
         for i, stmt in enumerate(node.body):

@@ -22,6 +22,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..syntax import Unconvertible, bind
 from ..tensor_inference import named_params
@@ -70,7 +71,7 @@ class _Body(cst.CSTVisitor):
 def returns_mutated_param(fn: cst.FunctionDef) -> str | None:
     """The parameter ``fn`` changes in place and always returns."""
     body = _Body()
-    fn.body.visit(body)
+    read(fn.body, body)
     names = set(body.returned)
     if len(names) != 1:
         return None

@@ -14,6 +14,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
+from transpile.walk import rewrite
 
 from ..table_calls import tables
 from ..tensor_inference import layer_attributes
@@ -73,7 +74,7 @@ class LayerParams(Pass):
         if not renames:
             return updated
         renamer = _Renamer(name, renames)
-        body = updated.body.visit(renamer)
+        body = rewrite(updated.body, renamer)
         if renamer.count:
             self.ctx.stats.converted += renamer.count
         return updated.with_changes(body=body)

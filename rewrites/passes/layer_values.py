@@ -23,6 +23,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, literal
@@ -434,5 +435,5 @@ def _only_imports(stmt) -> bool:
         def visit_SimpleStatementLine(self, node) -> None:
             found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass)) for s in node.body))
 
-    stmt.visit(Finder())
+    read(stmt, Finder())
     return bool(found) and all(found)

@@ -24,6 +24,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
+from transpile.walk import read
 
 from ..syntax import literal_value
 from ..cell_names import CellNames, is_super_init
@@ -140,7 +141,7 @@ class ModuleMethods(Pass):
                 if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS and _code(f.value) == "self":
                     grows_self = True
 
-        node.visit(Finder())
+        read(node, Finder())
         self._functions.append((receivers, in_seq_init and grows_self))
         self._namespaces.append(_named_lists(node, self.ctx))
 
@@ -330,7 +331,7 @@ def _named_lists(fn: cst.FunctionDef, ctx) -> set[str]:
         def visit_For(self, node: cst.For) -> None:
             other.add(_code(node.iter))
 
-    fn.visit(Finder())
+    read(fn, Finder())
     return (created & named) - other
 
 
@@ -394,7 +395,7 @@ def _adds_to(stmt, receiver: str) -> bool:
                     and _code(f.value) == receiver):
                 found = True
 
-    stmt.visit(Finder())
+    read(stmt, Finder())
     return found
 
 

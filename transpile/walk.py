@@ -1,0 +1,212 @@
+"""Tree walks cheaper than LibCST's own visitors.
+
+LibCST rebuilds every node of the tree on a transformer traversal (and calls two
+attribute hooks per field), which made one traversal cost more than parsing. These
+walks visit children in the same lexical order as LibCST, skip layout subtrees
+(whitespace, commas, brackets) that no handler asks for, and rebuild a node only when
+one of its children changed.
+
+``transform(node, driver)`` calls ``driver.on_visit(node)`` / ``driver.on_leave(original,
+updated)`` like a ``CSTTransformer``; ``read(node, reader)`` calls a reader's
+``visit_<Type>`` / ``leave_<Type>`` methods like a ``CSTVisitor``, changing nothing.
+"""
+from __future__ import annotations
+
+import weakref
+from typing import Callable, Iterable
+
+import libcst as cst
+from libcst import CSTNode, FlattenSentinel, MaybeSentinel, RemovalSentinel
+
+# Node types that hold nothing but layout: their subtrees are skipped unless a handler
+# names one of these types.
+LAYOUT_TYPES: frozenset[type] = frozenset({
+    cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.Newline, cst.EmptyLine,
+    cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+    cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar,
+    # operators (``+``, ``and``, ``<``, ``+=``) hold only their surrounding whitespace
+    *(t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, (
+        cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp))),
+})
+
+# Fields of these node types hold statement bodies: a statement line left empty by
+# removals is dropped from them, as LibCST does.
+_BODY_OWNERS = (cst.Module, cst.IndentedBlock)
+
+_FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Learns the order in which LibCST visits a node type's fields (lexical order)."""
+
+    def __init__(self, parent: CSTNode) -> None:
+        super().__init__()
+        self.parent = parent
+        self.fields: list[str] = []
+
+    def on_visit(self, node) -> bool:
+        return False
+
+    def on_visit_attribute(self, node, attribute) -> None:
+        if node is self.parent:
+            self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        pass
+
+
+def field_order(node: CSTNode) -> tuple[str, ...]:
+    """The fields of ``node``'s type that hold child nodes, in LibCST's visiting order."""
+    kind = type(node)
+    order = _FIELD_ORDER.get(kind)
+    if order is None:
+        recorder = _FieldRecorder(node)
+        node._visit_and_replace_children(recorder)
+        order = _FIELD_ORDER[kind] = tuple(dict.fromkeys(recorder.fields))
+    return order
+
+
+def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]:
+    """The child nodes of ``node`` in lexical order, layout left out."""
+    for name in field_order(node):
+        value = getattr(node, name)
+        if isinstance(value, CSTNode):
+            if type(value) not in skip:
+                yield value
+        elif type(value) is tuple or type(value) is list:
+            for item in value:
+                if type(item) not in skip:
+                    yield item
+
+
+def _removed_value(parent: CSTNode, name: str):
+    default = parent.__dataclass_fields__[name].default
+    if default is None or default is MaybeSentinel.DEFAULT:
+        return default
+    raise TypeError(f"a {type(getattr(parent, name)).__name__} in {type(parent).__name__}.{name} cannot be removed")
+
+
+def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
+    """Transform ``node`` with ``driver.on_visit``/``on_leave``; returns the new node, a
+    RemovalSentinel or a FlattenSentinel, like ``CSTNode.visit``."""
+    on_visit, on_leave = driver.on_visit, driver.on_leave
+
+    def walk(node: CSTNode):
+        if on_visit(node):
+            changes = None
+            for name in field_order(node):
+                value = getattr(node, name)
+                if isinstance(value, CSTNode):
+                    if type(value) in skip:
+                        continue
+                    new = walk(value)
+                    if new is not value:
+                        if isinstance(new, RemovalSentinel):
+                            new = _removed_value(node, name)
+                        elif isinstance(new, FlattenSentinel):
+                            raise TypeError(f"{type(node).__name__}.{name} cannot hold a sequence")
+                        changes = changes or {}
+                        changes[name] = new
+                elif type(value) is tuple or type(value) is list:
+                    items = None
+                    for i, item in enumerate(value):
+                        if type(item) in skip:
+                            if items is not None:
+                                items.append(item)
+                            continue
+                        new = walk(item)
+                        if new is item and items is None:
+                            continue
+                        if items is None:
+                            items = list(value[:i])
+                        if isinstance(new, RemovalSentinel):
+                            continue
+                        news = new.nodes if isinstance(new, FlattenSentinel) else (new,)
+                        for one in news:
+                            if name == "body" and isinstance(node, _BODY_OWNERS) and not item._is_removable() \
+                                    and one._is_removable():
+                                continue  # a statement line emptied by removals goes
+                            items.append(one)
+                    if items is not None:
+                        changes = changes or {}
+                        changes[name] = tuple(items)
+            updated = node.with_changes(**changes) if changes else node
+        else:
+            updated = node
+        return on_leave(node, updated)
+
+    return walk(node)
+
+
+def _dispatch(reader_type: type) -> tuple[dict, dict]:
+    """visit_/leave_ handlers by node type name. LibCST's visitor base classes define a
+    no-op for every node type; only the handlers written outside LibCST count."""
+    table = _DISPATCH.get(reader_type)
+    if table is None:
+        visits: dict[str, Callable] = {}
+        leaves: dict[str, Callable] = {}
+        for klass in reversed(reader_type.__mro__):
+            if klass.__module__.startswith("libcst") or klass is object:
+                continue
+            for attr, value in vars(klass).items():
+                kind, _, node_type = attr.partition("_")
+                if node_type and "_" not in node_type and kind in ("visit", "leave") and callable(value):
+                    (visits if kind == "visit" else leaves)[node_type] = value
+        table = _DISPATCH[reader_type] = (visits, leaves)
+    return table
+
+
+_DISPATCH: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKeyDictionary()  # readers are often local classes
+
+
+def read(node: CSTNode, reader) -> None:
+    """Walk ``node`` calling ``reader.visit_<Type>(node)`` (False: skip the children) and
+    ``reader.leave_<Type>(node)``; layout nodes are skipped unless the reader handles them."""
+    visits, leaves = _dispatch(type(reader))
+    handled = {t for t in LAYOUT_TYPES if t.__name__ in visits or t.__name__ in leaves}
+    skip = LAYOUT_TYPES - handled if handled else LAYOUT_TYPES
+
+    def walk(node: CSTNode) -> None:
+        name = type(node).__name__
+        visit = visits.get(name)
+        if visit is None or visit(reader, node) is not False:
+            for child in children(node, skip):
+                walk(child)
+        leave = leaves.get(name)
+        if leave is not None:
+            leave(reader, node)
+
+    walk(node)
+
+
+def iter_nodes(node: CSTNode, prune: Callable[[CSTNode], bool] | None = None) -> Iterable[CSTNode]:
+    """Every node under ``node`` (itself first), depth first, layout left out; children of
+    nodes for which ``prune`` says True are not entered."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if prune is None or current is node or not prune(current):
+            stack.extend(reversed(list(children(current))))
+
+
+class _HandlerDriver:
+    """Drives a transformer-like object's ``visit_<Type>``/``leave_<Type>`` methods."""
+
+    def __init__(self, transformer) -> None:
+        self.transformer = transformer
+        self.visits, self.leaves = _dispatch(type(transformer))
+
+    def on_visit(self, node) -> bool:
+        visit = self.visits.get(type(node).__name__)
+        return visit is None or visit(self.transformer, node) is not False
+
+    def on_leave(self, original, updated):
+        leave = self.leaves.get(type(original).__name__)
+        return updated if leave is None else leave(self.transformer, original, updated)
+
+
+def rewrite(node: CSTNode, transformer):
+    """``node.visit(transformer)`` for a transformer with ``visit_<Type>``/``leave_<Type>``
+    methods only, on the cheaper walk."""
+    return transform(node, _HandlerDriver(transformer))
