@@ -1,6 +1,7 @@
 """Binding a call's arguments to the source signature and emitting keyword calls."""
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import libcst as cst
@@ -46,11 +47,23 @@ def literal(value: Any) -> cst.BaseExpression:
     return cst.parse_expression(repr(value))
 
 
+_NAMED_CONSTANTS = {"True": True, "False": False, "None": None}
+# Expressions that are never literals: answered without generating their code.
+_NEVER_LITERAL = (cst.Attribute, cst.Call, cst.Subscript, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                  cst.GeneratorExp, cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Await, cst.Yield,
+                  cst.FormattedString, cst.NamedExpr, cst.StarredElement)
+
+
 def literal_value(node: cst.BaseExpression) -> Any:
     """The Python value of a literal expression, or a sentinel ``NotLiteral``."""
+    kind = type(node)
+    if kind is cst.Name:
+        return _NAMED_CONSTANTS.get(node.value, NOT_LITERAL)
+    if kind in _NEVER_LITERAL:
+        return NOT_LITERAL
     try:
-        import ast
-
+        if kind in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString):
+            return ast.literal_eval(node.value)  # the token alone: no code generation
         return ast.literal_eval(cst.Module(body=[]).code_for_node(node))
     except Exception:
         return NOT_LITERAL

@@ -21,6 +21,8 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int) -> cst.Si
     mode = black.Mode(line_length=max(40, 88 - indent_width))
     try:
         formatted = black.format_str(code, mode=mode)
+        if formatted == code:
+            return stmt  # already black's layout: no need to parse it back
         module = cst.parse_module(formatted)
     except Exception:  # black refuses some valid code; the statement stays as generated
         return stmt

@@ -49,6 +49,15 @@ def _handler_tables(passes: Sequence[Pass]):
     return visit, leave
 
 
+# Whole statements: what markers attach to and black formats (a set of concrete types,
+# because isinstance against LibCST's abstract bases is slow on every node).
+STATEMENT_TYPES = frozenset(
+    t for t in vars(cst).values()
+    if isinstance(t, type) and issubclass(t, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    and not getattr(t, "__abstractmethods__", None)
+)
+
+
 class StageTransformer(cst.CSTTransformer):
     """Dispatches every node to the passes that handle its type, in pass order.
 
@@ -66,10 +75,11 @@ class StageTransformer(cst.CSTTransformer):
         self._depth = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        kind = type(node)
+        if kind in STATEMENT_TYPES:
             self.ctx.markers.append([])
             self._edit_marks.append(self._edits)
-        elif isinstance(node, cst.IndentedBlock):
+        elif kind is cst.IndentedBlock:
             self._depth += 1
         descend = True
         for handler in self._visit.get(type(node).__name__, ()):
@@ -88,9 +98,10 @@ class StageTransformer(cst.CSTTransformer):
                 result = new
             if not isinstance(result, type(original)):
                 break  # removed or replaced by another kind of node
-        if isinstance(original, cst.IndentedBlock):
+        kind = type(original)
+        if kind is cst.IndentedBlock:
             self._depth -= 1
-        elif isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        elif kind in STATEMENT_TYPES:
             markers = self.ctx.markers.pop()
             edited = self._edits != self._edit_marks.pop()
             if edited and isinstance(result, cst.SimpleStatementLine):

@@ -34,6 +34,15 @@ LAYOUT_TYPES: frozenset[type] = frozenset({
 _BODY_OWNERS = (cst.Module, cst.IndentedBlock)
 
 _FIELD_ORDER: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}  # isinstance(x, CSTNode) goes through ABCMeta: slow per node
+
+
+def is_node(value) -> bool:
+    kind = type(value)
+    known = _IS_NODE.get(kind)
+    if known is None:
+        known = _IS_NODE[kind] = issubclass(kind, CSTNode)
+    return known
 
 
 class _FieldRecorder(cst.CSTVisitor):
@@ -70,7 +79,7 @@ def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]
     """The child nodes of ``node`` in lexical order, layout left out."""
     for name in field_order(node):
         value = getattr(node, name)
-        if isinstance(value, CSTNode):
+        if is_node(value):
             if type(value) not in skip:
                 yield value
         elif type(value) is tuple or type(value) is list:
@@ -96,7 +105,7 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
             changes = None
             for name in field_order(node):
                 value = getattr(node, name)
-                if isinstance(value, CSTNode):
+                if is_node(value):
                     if type(value) in skip:
                         continue
                     new = walk(value)
