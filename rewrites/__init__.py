@@ -4,6 +4,7 @@ from __future__ import annotations
 from transpile.pipeline import Pipeline
 
 from .passes.api_calls import ApiCalls
+from .facts import FileFacts
 from .table_calls import tables
 from .passes.bool_index import BoolIndex
 from .passes.cell_class import CellClass
@@ -63,4 +64,5 @@ ALL_PASSES = tuple(p for stage in STAGES for p in stage)
 
 def default_pipeline() -> Pipeline:
     t = tables()
-    return Pipeline(STAGES, dict(t.modules), {m.split(".")[0] for m in t.modules})
+    return Pipeline(STAGES, dict(t.modules), {m.split(".")[0] for m in t.modules},
+                    aliases=dict(t.aliases), analyse=FileFacts)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
-from transpile.walk import read
 
 # Method names whose call on a tensor gives a tensor.
 TENSOR_METHODS_RETURNING_TENSORS = frozenset(
@@ -49,37 +48,6 @@ def forward_params(node: cst.FunctionDef) -> list[str]:
     return names[1:] if names and names[0] == "self" else names
 
 
-def tensor_attributes(class_node: cst.ClassDef, ctx) -> set[str]:
-    """``self.X = nn.Parameter(...)`` and ``self.register_buffer("X", ...)`` in the class:
-    ``"self.X"`` holds a tensor in its methods."""
-    found: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_ClassDef(self, node) -> bool:
-            return node is class_node
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if not isinstance(value, cst.Call):
-                return
-            qual = ctx.imports.qualify(value.func) or ""
-            if qual not in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-                return
-            for t in node.targets:
-                target = t.target
-                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
-                    found.add(f"self.{target.attr.value}")
-
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            if (isinstance(f, cst.Attribute) and f.attr.value == "register_buffer" and isinstance(f.value, cst.Name)
-                    and f.value.value == "self" and node.args and isinstance(node.args[0].value, cst.SimpleString)):
-                found.add(f"self.{node.args[0].value.evaluated_value}")
-
-    read(class_node, Finder())
-    return found
-
-
 def annotated_tensors(node: cst.FunctionDef, ctx) -> list[str]:
     """Parameters annotated as tensors: ``x: Tensor``, ``b: torch.Tensor``,
     ``m: Optional[Tensor]``, ``m: Tensor | None``."""
@@ -94,36 +62,6 @@ def annotated_tensors(node: cst.FunctionDef, ctx) -> list[str]:
         return ctx.imports.qualify(expr) == "torch.Tensor"
 
     return [p.name.value for p in named_params(node) if p.annotation is not None and is_tensor_type(p.annotation.annotation)]
-
-
-def forward_helpers(class_node: cst.ClassDef) -> set[str]:
-    """Methods of the class that forward/construct calls on ``self``, directly or through
-    each other (``self.features(x)``, ``self._forward_impl(x)``): their parameters take
-    what forward passes on, tensors by the same convention. Properties are left out."""
-    methods = {}
-    for stmt in class_node.body.body:
-        if isinstance(stmt, cst.FunctionDef) and not any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators
-        ):
-            methods[stmt.name.value] = stmt
-    roots = [n for n in ("forward", "construct") if n in methods]
-    reached = set(roots)
-    todo = list(roots)
-    while todo:
-        called: set[str] = set()
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                f = call.func
-                if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
-                    called.add(f.attr.value)
-
-        read(methods[todo.pop()], Finder())
-        for name in called & set(methods):
-            if name not in reached and not name.startswith("__"):
-                reached.add(name)
-                todo.append(name)
-    return reached - set(roots)
 
 
 def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]) -> bool:
@@ -183,107 +121,6 @@ def plainly_not_tensor(expr: cst.BaseExpression, ctx) -> bool:
         if ctx.imports.qualify(expr) is not None:
             return True
     return False
-
-
-def layer_attributes(class_node: cst.ClassDef, ctx, tables) -> dict:
-    """``self.X = nn.Y(...)`` anywhere in a class body: attribute X -> Y's table entry."""
-    found: dict = {}
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, assign: cst.Assign) -> None:
-            if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
-                return
-            target = assign.targets[0].target
-            qual = ctx.imports.qualify(assign.value.func)
-            entry = tables.lookup(qual) if qual else None
-            if (entry is not None and isinstance(target, cst.Attribute)
-                    and isinstance(target.value, cst.Name) and target.value.value == "self"):
-                found[target.attr.value] = entry
-
-    read(class_node.body, Finder())
-    return found
-
-
-def call_site_tensor_params(module: cst.Module, ctx, roots: set[str]) -> dict[str, set[str]]:
-    """Parameters of the file's top-level functions that receive a tensor where the file
-    calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
-    ``reduce_loss(loss, reduction)`` from a function in which ``loss`` is a tensor. They
-    are tensors inside the function too. The calls are read in every top-level function,
-    every method of a top-level class (forward/construct parameters are tensors) and the
-    top level itself, to a fixed point: a parameter counts once any call passes it a tensor."""
-    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
-    if not functions:
-        return {}
-
-    class Events(cst.CSTVisitor):
-        """Assignments and calls of the top-level functions, in source order."""
-
-        def __init__(self) -> None:
-            self.events: list[cst.CSTNode] = []
-
-        def visit_FunctionDef(self, node) -> bool:
-            return False  # nested functions: their own scope, not read
-
-        def visit_ClassDef(self, node) -> bool:
-            return False
-
-        def visit_Lambda(self, node) -> bool:
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            self.events.append(node)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            if isinstance(node.func, cst.Name) and node.func.value in functions:
-                self.events.append(node)
-
-    scopes: list[tuple[str | None, tuple[str, ...], list[cst.CSTNode]]] = []  # (function, tensors, events)
-
-    def add_scope(owner: str | None, initial, body) -> None:
-        events = Events()
-        read(body, events)
-        if events.events:
-            scopes.append((owner, tuple(initial), events.events))
-
-    for stmt in module.body:
-        if isinstance(stmt, cst.FunctionDef):
-            add_scope(stmt.name.value, (), stmt.body)
-        elif isinstance(stmt, cst.ClassDef):
-            for item in stmt.body.body:
-                if isinstance(item, cst.FunctionDef):
-                    forward = item.name.value in ("forward", "construct")
-                    add_scope(None, forward_params(item) if forward else (), item.body)
-        else:
-            add_scope(None, (), stmt)
-    known: dict[str, set[str]] = {name: set() for name in functions}
-    changed = True
-    while changed:
-        changed = False
-        for owner, initial, events in scopes:
-            scope = TensorScope()
-            scope.push(set(initial) | (known[owner] if owner else set()))
-            for event in events:
-                if isinstance(event, cst.Assign):
-                    if is_tensor(event.value, scope, ctx, roots):
-                        for target in event.targets:
-                            for name in target_names(target.target):
-                                scope.add(name)
-                    continue
-                params = functions[event.func.value].params
-                positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-                by_name = {p.name.value for p in (*params.params, *params.kwonly_params)}
-                for i, arg in enumerate(event.args):
-                    if arg.star:
-                        break
-                    if arg.keyword is not None:
-                        name = arg.keyword.value if arg.keyword.value in by_name else None
-                    else:
-                        name = positional[i] if i < len(positional) else None
-                    target = known[event.func.value]
-                    if name and name not in target and is_tensor(arg.value, scope, ctx, roots):
-                        target.add(name)
-                        changed = True
-    return {name: params for name, params in known.items() if params}
 
 
 def target_names(target: cst.BaseExpression):

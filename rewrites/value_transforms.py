@@ -100,9 +100,11 @@ def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     the file declares as lists (``cnf.stride_q``) are converted when they hold one;
     another variable is nearly always an int, and a list in it fails loudly when the
     layer is built."""
-    if isinstance(value, cst.Name) and ctx is not None and value.value in ctx.list_names:
+    facts = ctx.facts if ctx is not None else None
+    if isinstance(value, cst.Name) and facts is not None \
+            and value.value in facts.list_names(ctx.innermost(cst.FunctionDef)):
         return cst.parse_expression(f"tuple({value.value})")
-    if isinstance(value, cst.Attribute) and ctx is not None and value.attr.value in ctx.list_attributes \
+    if isinstance(value, cst.Attribute) and facts is not None and value.attr.value in facts.list_attributes() \
             and _attr_chain(value):
         src = cst.Module(body=[]).code_for_node(value)
         return cst.parse_expression(f"tuple({src}) if isinstance({src}, list) else {src}")

@@ -31,14 +31,6 @@ class Stats:
         return 1.0 if total == 0 else self.converted / total
 
 
-@dataclass
-class ModuleAlias:
-    """How the converted file spells a target module: ``nn`` for ``mindspore.nn``."""
-
-    binding: str
-    source_module: str  # what the binding held before (e.g. torch.nn), or "" if new
-
-
 class FileContext:
     """Diagnostics, the import table, requested imports and statistics of one file.
 
@@ -47,25 +39,33 @@ class FileContext:
     itself stays framework-agnostic.
     """
 
-    def __init__(self, source: str, filename: str, module_map: dict[str, str]):
+    def __init__(self, source: str, filename: str, module_map: dict[str, str], aliases: dict[str, str] | None = None):
         self.source = source
         self.filename = filename
         self.module_map = module_map
+        self.aliases = aliases or {}  # target module -> preferred name for a new import of it
         self.imports = ImportTable()
         self.pending: list[PendingDiagnostic] = []
         self.markers: list[list[str]] = []  # one list per open statement
         self.stats = Stats()
         self.new_imports: dict[str, str] = {}  # binding -> target module it must hold
         self.kept_source_modules: set[str] = set()  # source modules still referenced
-        self.original_module: cst.Module | None = None
         # While a pass rewrites a node, reports about the rewritten copy go here:
         # the original node, which has a position in the original file.
         self.at: cst.CSTNode | None = None
-        # Names of the function being rewritten that hold lists (parameters annotated
-        # as lists, locals only ever bound to list literals), and attribute names a
-        # class of the file declares as lists: some arguments take a tuple, not a list.
-        self.list_names: frozenset[str] = frozenset()
-        self.list_attributes: frozenset[str] = frozenset()
+        # What the rewrites' analysis knows about this file (built by the pipeline's
+        # ``analyse``, read by the passes; the engine never looks inside).
+        self.facts: object = None
+        # The functions, classes and lambdas the traversal is inside, outermost first
+        # (original nodes).
+        self.open_scopes: list[cst.CSTNode] = []
+
+    def innermost(self, kind: type) -> cst.CSTNode | None:
+        """The innermost open scope of type ``kind`` (``cst.FunctionDef``), if any."""
+        for node in reversed(self.open_scopes):
+            if type(node) is kind:
+                return node
+        return None
 
     # -- diagnostics -------------------------------------------------------
     def report(
@@ -114,10 +114,11 @@ class FileContext:
             if qual == target_module:
                 return binding
         if "." in target_module:
-            short = target_module.rsplit(".", 1)[-1]
-            candidates = [short, f"ms_{short}", f"_{short}"]
-        elif target_module == "mindspore":
-            candidates = ["ms", "mindspore"]
+            root, short = target_module.split(".", 1)[0], target_module.rsplit(".", 1)[-1]
+            prefix = self.aliases.get(root, root)
+            candidates = [short, f"{prefix}_{short}", f"_{short}"]
+        elif target_module in self.aliases:
+            candidates = [self.aliases[target_module], target_module]
         else:
             candidates = [target_module, f"_{target_module}"]
         for name in candidates:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .context import FileContext
-from .diagnostics import Safety
 
 
 @dataclass(frozen=True)
@@ -26,17 +25,12 @@ class Pass:
     id: ClassVar[str] = ""
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
-    safety: ClassVar[Safety] = Safety.SAFE
     examples: ClassVar[tuple[Example, ...]] = ()
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx
 
-    @classmethod
-    def handlers(cls) -> dict[str, list[str]]:
-        """Node type name -> the visit_/leave_ method names this pass defines."""
-        out: dict[str, list[str]] = {}
-        for attr in dir(cls):
-            if attr.startswith(("visit_", "leave_")):
-                out.setdefault(attr, []).append(attr)
-        return out
+    @property
+    def facts(self):
+        """What the analysis knows about the file being converted (shared by all passes)."""
+        return self.ctx.facts

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import libcst as cst
 
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
-from .formatting import format_statement
+from .formatting import InvalidStatement, format_statement
 from .import_table import ImportTable
 from .passes import Pass
-from .walk import transform
+from .walk import SCOPE_TYPES, transform
 
 Stage = tuple[type[Pass], ...]
 
@@ -81,6 +81,8 @@ class StageTransformer(cst.CSTTransformer):
             self._edit_marks.append(self._edits)
         elif kind is cst.IndentedBlock:
             self._depth += 1
+        if kind in SCOPE_TYPES:
+            self.ctx.open_scopes.append(node)
         descend = True
         for handler in self._visit.get(type(node).__name__, ()):
             if handler(node) is False:
@@ -93,29 +95,58 @@ class StageTransformer(cst.CSTTransformer):
             new = handler(original, result)
             if new is not result:
                 self._edits += 1
+                new = _keep_parentheses(result, new)
                 if self.debug:
                     check_node(new, type(handler.__self__).id)
                 result = new
             if not isinstance(result, type(original)):
                 break  # removed or replaced by another kind of node
         kind = type(original)
+        if kind in SCOPE_TYPES:
+            self.ctx.open_scopes.pop()
         if kind is cst.IndentedBlock:
             self._depth -= 1
         elif kind in STATEMENT_TYPES:
             markers = self.ctx.markers.pop()
             edited = self._edits != self._edit_marks.pop()
-            if edited and isinstance(result, cst.SimpleStatementLine):
-                result = format_statement(result, 4 * self._depth)
-            elif edited and isinstance(result, cst.FlattenSentinel):
-                result = cst.FlattenSentinel([
-                    format_statement(n, 4 * self._depth) if isinstance(n, cst.SimpleStatementLine) else n
-                    for n in result.nodes
-                ])
+            if edited and isinstance(result, (cst.SimpleStatementLine, cst.FlattenSentinel)):
+                try:
+                    result = self._format(result)
+                except InvalidStatement as why:
+                    result = self._keep_original(original, markers, why)
             if markers:
                 result = _attach_markers(result, markers)
             if edited:
                 self._edits += 1  # the enclosing statement changed too
         return result
+
+
+    def _format(self, result):
+        """Black's layout for a changed statement line (or each line of a sequence)."""
+        if isinstance(result, cst.FlattenSentinel):
+            return cst.FlattenSentinel([
+                format_statement(n, 4 * self._depth) if isinstance(n, cst.SimpleStatementLine) else n
+                for n in result.nodes
+            ])
+        return format_statement(result, 4 * self._depth)
+
+    def _keep_original(self, original, markers: list[str], why: Exception):
+        """A statement whose rewrite is not valid Python stays as it was, marked, and
+        counts as unconverted; the rest of the file is still converted."""
+        message = f"this statement's conversion is not valid Python ({why}); it is left as it was"
+        self.ctx.report(original, "MS000", message, Severity.ERROR, Safety.MANUAL)
+        self.ctx.stats.unconverted += 1
+        markers[:] = [f"# transpile: MS000 {message}"]
+        return original
+
+
+def _keep_parentheses(replaced: cst.CSTNode, new):
+    """A replacement keeps the parentheses of the expression it replaces: a multi-line
+    ``(x.f()\n .contiguous())`` whose call is dropped is still inside them."""
+    lpar = getattr(replaced, "lpar", None)
+    if lpar and isinstance(new, cst.BaseExpression) and not getattr(new, "lpar", True):
+        return new.with_changes(lpar=lpar, rpar=replaced.rpar)
+    return new
 
 
 def _attach_markers(stmt, markers: list[str]):
@@ -183,10 +214,16 @@ def _syntax_error(source: str, filename: str, message: str, line: int, col: int)
 class Pipeline:
     """An explicit sequence of stages; each stage is one traversal."""
 
-    def __init__(self, stages: Sequence[Stage], module_map: dict[str, str], source_roots: set[str]):
+    def __init__(self, stages: Sequence[Stage], module_map: dict[str, str], source_roots: set[str], *,
+                 aliases: dict[str, str] | None = None,
+                 analyse: Callable[[cst.Module, FileContext], object] | None = None):
+        """``analyse(module, ctx)`` gathers, once per file, what the passes need to know
+        about it; the passes read the result as ``ctx.facts``."""
         self.stages = tuple(stages)
         self.module_map = module_map
         self.source_roots = source_roots
+        self.aliases = aliases or {}
+        self.analyse = analyse
 
     @property
     def passes(self) -> tuple[type[Pass], ...]:
@@ -205,11 +242,12 @@ class Pipeline:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
-        ctx = FileContext(source, filename, self.module_map)
+        ctx = FileContext(source, filename, self.module_map, self.aliases)
         ctx.imports = ImportTable.from_module(module)
-        ctx.original_module = module
         if not (ctx.imports.roots() & self.source_roots):
             return ConversionResult(source, [], False, filename)
+        if self.analyse is not None:
+            ctx.facts = self.analyse(module, ctx)
         current = module
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
@@ -219,4 +257,10 @@ class Pipeline:
                 check_reparse(current, "+".join(p.id for p in stage))
         code = current.code
         diagnostics = ctx.resolve(module)
+        try:  # never hand out code that does not parse (each changed statement was checked)
+            ast.parse(code, filename)
+        except SyntaxError as exc:
+            message = f"the converted code does not parse (line {exc.lineno}: {exc.msg}); nothing is converted"
+            diag = Diagnostic("MS000", Severity.ERROR, message, filename, 0, 0, Safety.MANUAL)
+            return ConversionResult(source, [*diagnostics, diag], False, filename, ctx.stats, failed=True)
         return ConversionResult(code, diagnostics, code != source, filename, ctx.stats)

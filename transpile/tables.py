@@ -1,7 +1,8 @@
 """Mapping tables: TOML data loaded into frozen dataclasses, validated at load time.
 
 A table file holds a ``kind`` ("class", "function", "method", "attribute") and one
-table per source symbol. ``modules.toml`` maps source modules to target modules.
+table per source symbol. ``modules.toml`` maps source modules to target modules
+(``[modules]``) and names the alias a new import of a target module takes (``[aliases]``).
 """
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class Tables:
     entries: Mapping[str, ApiEntry]  # qualified source name -> entry (not methods)
     methods: Mapping[str, ApiEntry]  # method name -> entry ("view" for Tensor.view)
     modules: Mapping[str, str]  # source module -> target module
+    aliases: Mapping[str, str] = field(default_factory=dict)  # target module -> the name it is imported as
 
     def lookup(self, qualname: str) -> ApiEntry | None:
         return self.entries.get(qualname)
@@ -113,11 +115,14 @@ def load_tables(directory: Path) -> Tables:
     entries: dict[str, ApiEntry] = {}
     methods: dict[str, ApiEntry] = {}
     modules: dict[str, str] = {}
+    aliases: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
         with path.open("rb") as fh:
             data = tomllib.load(fh)
         if "modules" in data:
             modules.update(data.pop("modules"))
+        if "aliases" in data:
+            aliases.update(data.pop("aliases"))
         if not data:
             continue
         kind = data.pop("kind", None)
@@ -132,4 +137,5 @@ def load_tables(directory: Path) -> Tables:
             if key in bucket:
                 raise TableError(f"{path.name}: {source}: defined twice")
             bucket[key] = entry
-    return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules))
+    return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules),
+                  MappingProxyType(aliases))

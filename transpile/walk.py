@@ -219,3 +219,66 @@ def rewrite(node: CSTNode, transformer):
     """``node.visit(transformer)`` for a transformer with ``visit_<Type>``/``leave_<Type>``
     methods only, on the cheaper walk."""
     return transform(node, _HandlerDriver(transformer))
+
+
+SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
+class ScopeIndex:
+    """The nodes of chosen types in a module, listed by the scope that holds them
+    (function, class, lambda or the module), in source order: one walk of the file, after
+    which questions about any scope are answered without walking it again.
+
+    A scope holds its body; a function's decorators, parameters and annotations, and a
+    class's bases, belong to the enclosing scope, where Python evaluates them. A nested
+    scope is listed in its parent at its place, so ``nodes`` can step into it.
+    """
+
+    def __init__(self, module: cst.Module, kinds: Iterable[type]) -> None:
+        self.kinds = frozenset(kinds) | SCOPE_TYPES
+        held = self._held = {id(module): []}
+        top = held[id(module)]
+        self._spans: dict[int, tuple[int, int]] = {}  # top-level statement -> its share of ``top``
+        for child in children(module):
+            start = len(top)
+            self._visit(child, top)
+            self._spans[id(child)] = (start, len(top))
+
+    def _visit(self, node: CSTNode, held: list) -> None:
+        kind = type(node)
+        if kind not in SCOPE_TYPES:
+            if kind in self.kinds:
+                held.append(node)
+            for child in children(node):
+                self._visit(child, held)
+            return
+        inner = self._held[id(node)] = []
+        for field in field_order(node):
+            if field == "body":
+                held.append(node)  # after its header, which runs first
+            value = getattr(node, field)
+            parts = (value,) if is_node(value) else value if type(value) in (tuple, list) else ()
+            for part in parts:
+                if type(part) not in LAYOUT_TYPES:
+                    # the body is the scope's own; the rest is evaluated outside it
+                    self._visit(part, inner if field == "body" else held)
+
+    def nodes(self, scope: CSTNode, kinds: tuple[type, ...] | frozenset, enter: Callable[[CSTNode], bool] | None = None):
+        """Nodes of ``kinds`` in ``scope``, in source order, with those of the nested scopes
+        ``enter`` accepts (all of them when ``enter`` is None)."""
+        return self._expand(self._held.get(id(scope), ()), kinds, enter)
+
+    def _expand(self, held, kinds, enter):
+        for node in held:
+            kind = type(node)
+            if kind in kinds:
+                yield node
+            if kind in SCOPE_TYPES and (enter is None or enter(node)):
+                yield from self.nodes(node, kinds, enter)
+
+    def top_level_statement_nodes(self, stmt: CSTNode, kinds, enter: Callable[[CSTNode], bool] | None = None):
+        """``nodes`` for one statement of the module's body (what of the module's own
+        scope that statement holds)."""
+        start, end = self._spans.get(id(stmt), (0, 0))
+        module_held = next(iter(self._held.values()))
+        return self._expand(module_held[start:end], kinds, enter)

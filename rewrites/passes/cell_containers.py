@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.walk import iter_nodes
 
 from ..table_calls import tables
 
@@ -61,11 +61,12 @@ class CellContainers(Pass):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         appended: set[str] = set()
         if node.name.value == "__init__":
-            plain = _plain_list_attributes(node)
-            for call in _append_calls(node):
-                target, value = call
-                if self._is_layer(value) and target in plain:
-                    appended.add(target)
+            events = self.facts.assignments_and_calls(node)
+            plain = {attr for n in events if type(n) is cst.Assign for attr in _plain_list_targets(n)}
+            for n in events:
+                found = _append_call(n) if type(n) is cst.Call else None
+                if found is not None and self._is_layer(found[1]) and found[0] in plain:
+                    appended.add(found[0])
         self._appended.append(appended)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
@@ -110,37 +111,23 @@ def _code(node) -> str:
 
 
 def _appends_to(stmt, attr: str) -> bool:
-    return any(target == attr for target, _ in _append_calls(stmt))
+    """The statement (being rewritten) appends to ``self.<attr>``."""
+    return any(type(n) is cst.Call and (found := _append_call(n)) is not None and found[0] == attr
+               for n in iter_nodes(stmt))
 
 
-def _plain_list_attributes(fn) -> set[str]:
-    """``self.X = []`` / ``self.X = list()`` in the function: lists that need wrapping once
-    filled (``self.X = nn.ModuleList()`` is a CellList already)."""
-    found: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            plain = isinstance(value, (cst.List, cst.ListComp)) or (
-                isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
-            for t in node.targets:
-                if _is_self_attr(t.target) and plain:
-                    found.add(t.target.attr.value)
-
-    read(fn, Finder())
-    return found
+def _plain_list_targets(assign: cst.Assign) -> list[str]:
+    """``self.X = []`` / ``self.X = list()``: lists that need wrapping once filled
+    (``self.X = nn.ModuleList()`` is a CellList already)."""
+    value = assign.value
+    plain = isinstance(value, (cst.List, cst.ListComp)) or (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list")
+    return [t.target.attr.value for t in assign.targets if plain and _is_self_attr(t.target)]
 
 
-def _append_calls(fn):
-    """(attribute, appended value) for every ``self.X.append(value)`` in the function."""
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            f = node.func
-            if (isinstance(f, cst.Attribute) and f.attr.value == "append" and _is_self_attr(f.value)
-                    and len(node.args) == 1):
-                found.append((f.value.attr.value, node.args[0].value))
-
-    read(fn, Finder())
-    return found
+def _append_call(call: cst.Call):
+    """(attribute, appended value) of ``self.X.append(value)``, else None."""
+    f = call.func
+    if isinstance(f, cst.Attribute) and f.attr.value == "append" and _is_self_attr(f.value) and len(call.args) == 1:
+        return f.value.attr.value, call.args[0].value
+    return None

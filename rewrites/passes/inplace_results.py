@@ -22,63 +22,8 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
-from transpile.walk import read
 
 from ..syntax import Unconvertible, bind
-from ..tensor_inference import named_params
-
-
-class _Body(cst.CSTVisitor):
-    """Within one function (not nested ones): the names returned, and the names
-    changed in place (``n[...] = v``, ``n[...] op= v``, ``n op= v``, ``n.op_(...)``)."""
-
-    def __init__(self):
-        self.returned: list[str | None] = []
-        self.mutated: set[str] = set()
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.returned.append(node.value.value if isinstance(node.value, cst.Name) else None)
-
-    def _target(self, target: cst.BaseExpression, augmented: bool) -> None:
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-            self.mutated.add(target.value.value)
-        elif augmented and isinstance(target, cst.Name):
-            self.mutated.add(target.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._target(t.target, augmented=False)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target, augmented=True)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        f = node.func
-        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
-                and f.attr.value.endswith("_") and not f.attr.value.endswith("__")):
-            self.mutated.add(f.value.value)
-
-
-def returns_mutated_param(fn: cst.FunctionDef) -> str | None:
-    """The parameter ``fn`` changes in place and always returns."""
-    body = _Body()
-    read(fn.body, body)
-    names = set(body.returned)
-    if len(names) != 1:
-        return None
-    (name,) = names
-    if name is None or name not in body.mutated or name not in {p.name.value for p in named_params(fn)}:
-        return None
-    return name
 
 
 class InplaceResults(Pass):
@@ -106,7 +51,7 @@ class InplaceResults(Pass):
     def visit_Module(self, node: cst.Module) -> None:
         for stmt in node.body:
             if isinstance(stmt, cst.FunctionDef):
-                returned = returns_mutated_param(stmt)
+                returned = self.facts.returns_mutated_param(stmt)
                 if returned is not None:
                     p = stmt.params
                     positional = tuple(q.name.value for q in (*p.posonly_params, *p.params))

@@ -16,7 +16,6 @@ import libcst as cst
 from transpile.passes import Example, Pass
 
 from ..table_calls import tables
-from ..tensor_inference import layer_attributes
 
 
 class LayerCallCasts(Pass):
@@ -39,7 +38,7 @@ class LayerCallCasts(Pass):
         self._attention: list[set[str]] = []  # per class: attributes holding nn.MultiheadAttention
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        layers = layer_attributes(node, self.ctx, self.tables)
+        layers = self.facts.layer_attributes(node, self.tables)
         self._layers.append({attr: dict(e.call_casts) for attr, e in layers.items() if e.call_casts})
         self._attention.append({attr for attr, e in layers.items() if e.source == "torch.nn.MultiheadAttention"})
 

@@ -17,7 +17,6 @@ from transpile.passes import Example, Pass
 from transpile.walk import rewrite
 
 from ..table_calls import tables
-from ..tensor_inference import layer_attributes
 
 
 class LayerParams(Pass):
@@ -42,7 +41,7 @@ class LayerParams(Pass):
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        layers = layer_attributes(node, self.ctx, self.tables)
+        layers = self.facts.layer_attributes(node, self.tables)
         self._renames.append({attr: dict(e.weights) for attr, e in layers.items() if e.weights})
 
     def leave_ClassDef(self, original, updated):

@@ -24,10 +24,11 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.walk import iter_nodes
 
 from ..syntax import literal_value
 from ..cell_names import CellNames, is_super_init
+from ..facts import lambdas_only
 
 SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 _ADDERS = ("add_module", "register_module")
@@ -116,34 +117,21 @@ class ModuleMethods(Pass):
         receivers: set[str] = set()
         grows_self = False
 
-        outer = self
-
-        class Finder(cst.CSTVisitor):
-            def visit_FunctionDef(self, inner) -> bool:
-                return inner is node  # nested functions are their own business
-
-            def visit_ClassDef(self, inner) -> bool:
-                return False
-
-            def visit_Assign(self, assign: cst.Assign) -> None:
-                nonlocal grows_self
-                for t in assign.targets:
+        for event in self.facts.assignments_and_calls(node, enter=lambdas_only):
+            if type(event) is cst.Assign:
+                for t in event.targets:
                     target = t.target
-                    if isinstance(assign.value, cst.Call) and outer.ctx.imports.qualify(assign.value.func) in SEQUENTIAL:
+                    if isinstance(event.value, cst.Call) and self.ctx.imports.qualify(event.value.func) in SEQUENTIAL:
                         receivers.add(_code(target))
                     if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
-                            and target.value.value == "self" and isinstance(assign.value, cst.Call)):
+                            and target.value.value == "self" and isinstance(event.value, cst.Call)):
                         grows_self = True
-
-            def visit_Call(self, call: cst.Call) -> None:
-                nonlocal grows_self
-                f = call.func
+            else:
+                f = event.func
                 if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS and _code(f.value) == "self":
                     grows_self = True
-
-        read(node, Finder())
         self._functions.append((receivers, in_seq_init and grows_self))
-        self._namespaces.append(_named_lists(node, self.ctx))
+        self._namespaces.append(_named_lists(self.facts.nodes(node, (cst.Assign, cst.Call, cst.Subscript, cst.For)), self.ctx))
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self.cells.leave_function()
@@ -303,20 +291,20 @@ MODULE_DICT = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.Modu
 MODULE_LIST = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
 
 
-def _named_lists(fn: cst.FunctionDef, ctx) -> set[str]:
-    """Receivers assigned an empty ``nn.ModuleList()`` in the function whose every use
-    there is ``add_module`` with a string name (no append, no indexing, no iteration)."""
+def _named_lists(nodes, ctx) -> set[str]:
+    """Receivers assigned an empty ``nn.ModuleList()`` in the function (``nodes``: its
+    assignments, calls, subscripts and loops) whose every use there is ``add_module``
+    with a string name (no append, no indexing, no iteration)."""
     created: set[str] = set()
     named: set[str] = set()
     other: set[str] = set()
-
-    class Finder(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Assign:
             v = node.value
             if isinstance(v, cst.Call) and not v.args and ctx.imports.qualify(v.func) in MODULE_LIST:
                 created.update(_code(t.target) for t in node.targets)
-
-        def visit_Call(self, node: cst.Call) -> None:
+        elif kind is cst.Call:
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS:
                 ok = bool(node.args) and isinstance(node.args[0].value, cst.SimpleString) \
@@ -324,14 +312,10 @@ def _named_lists(fn: cst.FunctionDef, ctx) -> set[str]:
                 (named if ok else other).add(_code(f.value))
             elif isinstance(f, cst.Attribute) and f.attr.value in ("append", "extend", "insert"):
                 other.add(_code(f.value))
-
-        def visit_Subscript(self, node: cst.Subscript) -> None:
+        elif kind is cst.Subscript:
             other.add(_code(node.value))
-
-        def visit_For(self, node: cst.For) -> None:
+        else:
             other.add(_code(node.iter))
-
-    read(fn, Finder())
     return (created & named) - other
 
 
@@ -385,18 +369,13 @@ def _blocks(stmt) -> list:
 
 
 def _adds_to(stmt, receiver: str) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            nonlocal found
-            f = call.func
-            if (isinstance(f, cst.Attribute) and f.attr.value in (*_ADDERS, "insert_child_to_cell")
-                    and _code(f.value) == receiver):
-                found = True
-
-    read(stmt, Finder())
-    return found
+    """The statement (being rewritten) adds a cell to ``receiver``."""
+    for call in iter_nodes(stmt):
+        f = call.func if type(call) is cst.Call else None
+        if (isinstance(f, cst.Attribute) and f.attr.value in (*_ADDERS, "insert_child_to_cell")
+                and _code(f.value) == receiver):
+            return True
+    return False
 
 
 def _is_return(stmt) -> bool:

@@ -16,7 +16,7 @@ from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, literal_value, operand
-from ..tensor_inference import TensorScope, annotated_tensors, tensor_attributes, call_site_tensor_params, forward_helpers, forward_params, is_tensor, plainly_not_tensor, target_names
+from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -44,11 +44,11 @@ class TensorMethods(Pass):
         self._called_with_tensors: dict[str, set[str]] = {}  # top-level function -> tensor parameters
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._called_with_tensors = call_site_tensor_params(node, self.ctx, self.roots)
+        self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._helpers.append(forward_helpers(node))
-        self._attributes.append(tensor_attributes(node, self.ctx))
+        self._helpers.append(self.facts.forward_helpers(node))
+        self._attributes.append(self.facts.tensor_attributes(node))
         self._in_class.append(True)
 
     def leave_ClassDef(self, original, updated):

@@ -1,0 +1,328 @@
+"""What the passes know about one file, gathered once and shared.
+
+The pipeline builds one ``FileFacts`` per file before the passes run (``analyse``), from
+ONE walk that lists the interesting nodes by scope (``transpile.walk.ScopeIndex``).
+Every fact below is computed from that index the first time a pass asks for it, once
+per node, and every pass reads the same answer: no pass walks the file on its own.
+
+Facts are about the ORIGINAL file: ask with the original nodes (``visit_*`` arguments
+and ``original`` in ``leave_*``).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from transpile.walk import ScopeIndex
+
+from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
+
+# The node types the index lists (scopes are always listed).
+INDEXED = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Call, cst.For, cst.WithItem, cst.NamedExpr,
+           cst.ExceptHandler, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.Return, cst.Subscript)
+
+_PARAMETER_CLASSES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+LIST_TYPES = frozenset({"list", "List", "MutableSequence"})
+
+
+def _never(scope) -> bool:
+    return False
+
+
+def lambdas_only(scope) -> bool:
+    return type(scope) is cst.Lambda
+
+
+def _not_a_class(scope) -> bool:
+    return type(scope) is not cst.ClassDef
+
+
+def _self_attribute(expr) -> str | None:
+    """``X`` of ``self.X``."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+class FileFacts:
+    """Facts about one file for the passes; see the module docstring."""
+
+    def __init__(self, module: cst.Module, ctx) -> None:
+        self.module = module
+        self.ctx = ctx
+        self.index = ScopeIndex(module, INDEXED)
+        self._memo: dict[tuple[str, int], object] = {}
+
+    def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
+        key = (fact, id(node))
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def nodes(self, scope, kinds, enter=None):
+        return self.index.nodes(scope, kinds, enter)
+
+    # -- classes -------------------------------------------------------------------
+    def tensor_attributes(self, class_node: cst.ClassDef) -> frozenset[str]:
+        """``self.X = nn.Parameter(...)`` and ``self.register_buffer("X", ...)`` in the class
+        (nested classes left out): ``"self.X"`` holds a tensor in its methods."""
+        def compute():
+            found: set[str] = set()
+            for node in self.nodes(class_node, (cst.Assign, cst.Call), _not_a_class):
+                if type(node) is cst.Assign:
+                    value = node.value
+                    if isinstance(value, cst.Call) and (self.ctx.imports.qualify(value.func) or "") in _PARAMETER_CLASSES:
+                        found.update(f"self.{a}" for t in node.targets if (a := _self_attribute(t.target)))
+                else:
+                    f = node.func
+                    if (isinstance(f, cst.Attribute) and f.attr.value == "register_buffer" and _self_attribute(f)
+                            and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+                        found.add(f"self.{node.args[0].value.evaluated_value}")
+            return frozenset(found)
+        return self._once("tensor_attributes", class_node, compute)
+
+    def forward_helpers(self, class_node: cst.ClassDef) -> frozenset[str]:
+        """Methods of the class that forward/construct calls on ``self``, directly or through
+        each other (``self.features(x)``, ``self._forward_impl(x)``): their parameters take
+        what forward passes on, tensors by the same convention. Properties are left out."""
+        def compute():
+            methods = {}
+            for stmt in class_node.body.body:
+                if isinstance(stmt, cst.FunctionDef) and not any(
+                    isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators
+                ):
+                    methods[stmt.name.value] = stmt
+            roots = [n for n in ("forward", "construct") if n in methods]
+            reached, todo = set(roots), list(roots)
+            while todo:
+                called = {a for call in self.nodes(methods[todo.pop()], (cst.Call,))
+                          if (a := _self_attribute(call.func))}
+                for name in called & set(methods):
+                    if name not in reached and not name.startswith("__"):
+                        reached.add(name)
+                        todo.append(name)
+            return frozenset(reached - set(roots))
+        return self._once("forward_helpers", class_node, compute)
+
+    def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
+        """``self.X = nn.Y(...)`` anywhere in a class body: attribute X -> Y's table entry."""
+        def compute():
+            found: dict = {}
+            for assign in self.nodes(class_node, (cst.Assign,)):
+                if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
+                    continue
+                qual = self.ctx.imports.qualify(assign.value.func)
+                entry = tables.lookup(qual) if qual else None
+                attr = _self_attribute(assign.targets[0].target)
+                if entry is not None and attr is not None:
+                    found[attr] = entry
+            return found
+        return self._once("layer_attributes", class_node, compute)
+
+    # -- functions -----------------------------------------------------------------
+    def list_names(self, fn: cst.FunctionDef | None) -> frozenset[str]:
+        """Names that hold a list wherever the function uses them: parameters annotated as
+        lists, and local names every binding of which is a list display or comprehension
+        (``padding = [k // 2 for k in kernel]``)."""
+        if fn is None:
+            return frozenset()
+        return self._once("list_names", fn, lambda: _list_names(self, fn))
+
+    def module_calls(self, fn: cst.FunctionDef) -> tuple[cst.Call, ...]:
+        """Calls in the function, its lambdas included, nested functions and classes left out."""
+        return self._once("module_calls", fn, lambda: tuple(
+            self.nodes(fn, (cst.Call,), lambda s: type(s) is cst.Lambda)))
+
+    def assignments_and_calls(self, fn: cst.FunctionDef, enter=None) -> tuple:
+        """Assignments and calls anywhere in the function (nested scopes included unless
+        ``enter`` says otherwise), in source order."""
+        key = "assignments_and_calls" if enter is None else f"assignments_and_calls:{enter.__name__}"
+        return self._once(key, fn, lambda: tuple(self.nodes(fn, (cst.Assign, cst.Call), enter)))
+
+    def returns_mutated_param(self, fn: cst.FunctionDef) -> str | None:
+        """The parameter ``fn`` changes in place (``n[...] = v``, ``n[...] op= v``,
+        ``n op= v``, ``n.op_(...)``) and always returns; nested scopes left out."""
+        def compute():
+            returned: set[str | None] = set()
+            mutated: set[str] = set()
+            for node in self.nodes(fn, (cst.Return, cst.Assign, cst.AugAssign, cst.Call), _never):
+                kind = type(node)
+                if kind is cst.Return:
+                    returned.add(node.value.value if isinstance(node.value, cst.Name) else None)
+                elif kind is cst.Call:
+                    f = node.func
+                    if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
+                            and f.attr.value.endswith("_") and not f.attr.value.endswith("__")):
+                        mutated.add(f.value.value)
+                else:
+                    targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+                    for target in targets:
+                        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                            mutated.add(target.value.value)
+                        elif kind is cst.AugAssign and isinstance(target, cst.Name):
+                            mutated.add(target.value)
+            if len(returned) != 1:
+                return None
+            (name,) = returned
+            if name is None or name not in mutated or name not in {p.name.value for p in named_params(fn)}:
+                return None
+            return name
+        return self._once("returns_mutated_param", fn, compute)
+
+    # -- the whole file --------------------------------------------------------------
+    def list_attributes(self) -> frozenset[str]:
+        """Attribute names some class of the file declares as lists (dataclass fields and
+        class-level annotations: ``stride_q: List[int]``)."""
+        def compute():
+            names: set[str] = set()
+            for node in self.nodes(self.module, (cst.ClassDef,)):
+                for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                    if isinstance(stmt, cst.SimpleStatementLine):
+                        for small in stmt.body:
+                            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                                    and is_list_annotation(small.annotation):
+                                names.add(small.target.value)
+            return frozenset(names)
+        return self._once("list_attributes", self.module, compute)
+
+    def call_site_tensor_params(self, roots: set[str]) -> dict[str, set[str]]:
+        """Parameters of the file's top-level functions that receive a tensor where the file
+        calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
+        ``reduce_loss(loss, reduction)`` from a function in which ``loss`` is a tensor. They
+        are tensors inside the function too. The calls are read in every top-level function,
+        every method of a top-level class (forward/construct parameters are tensors) and
+        each top-level statement, to a fixed point: a parameter counts once any call passes
+        it a tensor."""
+        return self._once("call_site_tensor_params", self.module, lambda: _call_site_tensor_params(self, roots))
+
+
+def is_list_annotation(annotation: cst.Annotation | None) -> bool:
+    """``list``, ``List[int]``, ``typing.List[int]`` or ``list[int]``."""
+    if annotation is None:
+        return False
+    ann = annotation.annotation
+    if isinstance(ann, cst.Subscript):
+        ann = ann.value
+    if isinstance(ann, cst.Attribute):
+        ann = ann.attr
+    return isinstance(ann, cst.Name) and ann.value in LIST_TYPES
+
+
+_BINDINGS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr, cst.ExceptHandler,
+             cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
+
+
+def _list_names(facts: FileFacts, fn: cst.FunctionDef) -> frozenset[str]:
+    params = fn.params
+    names = {p.name.value for p in named_params(fn) if is_list_annotation(p.annotation)}
+    unannotated = {p.name.value for p in named_params(fn) if p.name.value not in names}
+    if params.star_arg is not None and isinstance(params.star_arg, cst.Param):
+        unannotated.add(params.star_arg.name.value)
+    if params.star_kwarg is not None:
+        unannotated.add(params.star_kwarg.name.value)
+    list_only: set[str] = set()
+    other: set[str] = set()
+
+    def bind(target, value) -> None:
+        if isinstance(target, cst.Name):
+            (list_only if isinstance(value, (cst.List, cst.ListComp)) else other).add(target.value)
+        else:  # unpacking: the names inside hold unknown values (a starred name always a list)
+            other.update(target_names(target))
+
+    for node in facts.nodes(fn, _BINDINGS, _never):
+        kind = type(node)
+        if kind is cst.Assign:
+            for t in node.targets:
+                bind(t.target, node.value)
+        elif kind in (cst.AnnAssign, cst.NamedExpr):
+            bind(node.target, node.value)
+        elif kind in (cst.AugAssign, cst.For):
+            bind(node.target, None)
+        elif kind is cst.WithItem:
+            if node.asname is not None:
+                bind(node.asname.name, None)
+        elif kind is cst.ExceptHandler:
+            if node.name is not None:
+                bind(node.name.name, None)
+        elif kind in (cst.Global, cst.Nonlocal):
+            other.update(n.name.value for n in node.names)
+        elif kind in (cst.Import, cst.ImportFrom):
+            other.update(_imported_names(node))
+        elif node is not fn:  # a nested function or class is a name of this scope
+            other.add(node.name.value)
+    locals_ = {name for name in list_only if name not in other and name not in unannotated}
+    return frozenset(names | locals_)
+
+
+def _imported_names(node) -> list[str]:
+    if isinstance(node.names, cst.ImportStar):
+        return []
+    out = []
+    for alias in node.names:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            out.append(alias.asname.name.value)
+        else:
+            n = alias.name
+            while isinstance(n, cst.Attribute):
+                n = n.value
+            out.append(n.value)
+    return out
+
+
+def _call_site_tensor_params(facts: FileFacts, roots: set[str]) -> dict[str, set[str]]:
+    module, ctx = facts.module, facts.ctx
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    if not functions:
+        return {}
+
+    def events(scope) -> list:
+        return [n for n in facts.nodes(scope, (cst.Assign, cst.Call), _never)
+                if type(n) is cst.Assign or (isinstance(n.func, cst.Name) and n.func.value in functions)]
+
+    scopes: list[tuple[str | None, tuple[str, ...], list]] = []  # (function, tensors, events)
+
+    def add_scope(owner, initial, found) -> None:
+        if found:
+            scopes.append((owner, tuple(initial), found))
+
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            add_scope(stmt.name.value, (), events(stmt))
+        elif isinstance(stmt, cst.ClassDef):
+            for item in stmt.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    forward = item.name.value in ("forward", "construct")
+                    add_scope(None, forward_params(item) if forward else (), events(item))
+        else:
+            add_scope(None, (), [n for n in facts.index.top_level_statement_nodes(stmt, (cst.Assign, cst.Call), _never)
+                                 if type(n) is cst.Assign or (isinstance(n.func, cst.Name) and n.func.value in functions)])
+    known: dict[str, set[str]] = {name: set() for name in functions}
+    changed = True
+    while changed:
+        changed = False
+        for owner, initial, found in scopes:
+            scope = TensorScope()
+            scope.push(set(initial) | (known[owner] if owner else set()))
+            for event in found:
+                if isinstance(event, cst.Assign):
+                    if is_tensor(event.value, scope, ctx, roots):
+                        for target in event.targets:
+                            for name in target_names(target.target):
+                                scope.add(name)
+                    continue
+                params = functions[event.func.value].params
+                positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+                by_name = {p.name.value for p in (*params.params, *params.kwonly_params)}
+                for i, arg in enumerate(event.args):
+                    if arg.star:
+                        break
+                    if arg.keyword is not None:
+                        name = arg.keyword.value if arg.keyword.value in by_name else None
+                    else:
+                        name = positional[i] if i < len(positional) else None
+                    target = known[event.func.value]
+                    if name and name not in target and is_tensor(arg.value, scope, ctx, roots):
+                        target.add(name)
+                        changed = True
+    return {name: params for name, params in known.items() if params}
