@@ -63,6 +63,16 @@ ALL_PASSES = tuple(p for stage in STAGES for p in stage)
 
 
 def default_pipeline() -> Pipeline:
+    return _pipeline(STAGES)
+
+
+def pipeline_of(*passes: type) -> Pipeline:
+    """Only the given passes (in their STAGES order), then Imports: a pass tested alone."""
+    stage = tuple(p for p in STAGES[0] if p in passes)
+    return _pipeline(((stage,) if stage else ()) + ((Imports,),))
+
+
+def _pipeline(stages) -> Pipeline:
     t = tables()
-    return Pipeline(STAGES, dict(t.modules), {m.split(".")[0] for m in t.modules},
+    return Pipeline(stages, dict(t.modules), {m.split(".")[0] for m in t.modules},
                     aliases=dict(t.aliases), analyse=FileFacts)

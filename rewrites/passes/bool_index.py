@@ -3,7 +3,11 @@
 ``x[mask]`` has a shape that depends on the data, which GRAPH_MODE cannot compile
 well. ``x * mask`` (the mask broadcast over x's trailing axes) keeps x's shape with
 the unselected rows zeroed. That changes the result's shape, so the rewrite is
-unsafe and says so. ``x[mask] = v`` becomes ``masked_fill``/``where``.
+unsafe and says so. ``x[mask] = v`` becomes ``masked_fill``/``where``, and
+``x[mask] op= v`` becomes ``x = where(mask, x op v, x)``: both write the receiver
+twice, so a receiver that cannot be (``a.diagonal()[mask] *= -1`` writes into a view)
+stays as it is, marked. A boolean-indexed subscript is never replaced where it is
+written to: other targets (``del``, ``for``, tuples, several targets) are marked.
 """
 from __future__ import annotations
 
@@ -12,10 +16,13 @@ import libcst as cst
 from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import code, literal_value
+from ..syntax import code, literal_value, operand
+from .tensor_methods import _writable_twice
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
+# a product (``x * m``, ``a / b``) needs parentheses as the right operand of these
+TIGHTER_ON_THE_RIGHT = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
 MASK_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "lt", "ge", "le"})
 
 
@@ -31,12 +38,20 @@ class BoolIndex(Pass):
             "    return box * mask.reshape(mask.shape + (1,) * (box.ndim - mask.ndim)).astype(\n"
             "        box.dtype\n    )\n",
         ),
+        Example(
+            "import torch\ndef flip(x, s):\n    x[s < 0] *= -1\n    return x\n",
+            "from mindspore import ops\ndef flip(x, s):\n    x = ops.where(\n"
+            "        (s < 0).reshape((s < 0).shape + (1,) * (x.ndim - (s < 0).ndim)), x * (-1), x\n    )\n"
+            "    return x\n",
+        ),
     )
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self._masks: list[set[str]] = [set()]
         self._reduced: set[int] = set()  # selections that are only reduced
+        self._written: set[int] = set()  # subscripts written to (targets): never a mask multiply
+        self._products: dict[int, cst.CSTNode] = {}  # products put in place of an operand (kept alive: ids stay theirs)
 
     def visit_FunctionDef(self, node) -> None:
         self._masks.append(set())
@@ -64,7 +79,41 @@ class BoolIndex(Pass):
         index = sub.slice[0].slice.value
         return index if self._is_mask(index) else None
 
+    def _note_written(self, target) -> None:
+        if isinstance(target, cst.Subscript):
+            self._written.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:  # Element or StarredElement
+                self._note_written(element.value)
+
+    def _masked_targets(self, target) -> list[cst.Subscript]:
+        """The boolean-indexed subscripts ``target`` writes to."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return [s for element in target.elements for s in self._masked_targets(element.value)]
+        return [target] if isinstance(target, cst.Subscript) and self._mask_index(target) is not None else []
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_written(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._note_written(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._note_written(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note_written(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._note_written(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._note_written(node.asname.name)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._note_written(t.target)
         if self._is_mask(node.value):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
@@ -90,8 +139,9 @@ class BoolIndex(Pass):
         found = self._reduced_selection(original)
         if found is None:
             return updated
-        sub, mask, reduction = found
         x = updated.func.value.value
+        mask = updated.func.value.slice[0].slice.value  # with the other passes' rewrites
+        reduction = found[2]
         xs, m = code(_atom(x)), code(_broadcast(mask, x, cast=True))
         ops = code(self.ctx.reference("mindspore.ops.ones_like").value)
         text = {
@@ -102,14 +152,40 @@ class BoolIndex(Pass):
         }[reduction]
         self.ctx.stats.converted += 1
         self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
-        return cst.parse_expression(text)
+        return self._product(cst.parse_expression(text))
+
+    def _product(self, expr):
+        self._products[id(expr)] = expr
+        return expr
+
+    def _parenthesise(self, node, field: str):
+        """``x[m].f()`` -> ``(x * m).f()``: a product this pass put in place of an operand
+        gets parentheses where its parent binds tighter than ``*``."""
+        child = getattr(node, field)
+        if not self._products or id(child) not in self._products or child.lpar:
+            return node
+        return node.with_changes(**{field: child.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])})
+
+    def leave_Attribute(self, original, updated):
+        return self._parenthesise(updated, "value")
+
+    def leave_UnaryOperation(self, original, updated):
+        return self._parenthesise(updated, "expression")
+
+    def leave_BinaryOperation(self, original, updated):
+        if isinstance(updated.operator, cst.Power):
+            updated = self._parenthesise(updated, "left")
+        if isinstance(updated.operator, TIGHTER_ON_THE_RIGHT):
+            updated = self._parenthesise(updated, "right")
+        return updated
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
-        if getattr(self, "_in_target", False) or id(original) in self._reduced:
+        updated = self._parenthesise(updated, "value")
+        if id(original) in self._written or id(original) in self._reduced:
             return updated
-        mask = self._mask_index(original)
-        if mask is None:
+        if self._mask_index(original) is None:
             return updated
+        mask = updated.slice[0].slice.value  # with the other passes' rewrites
         self.ctx.stats.converted += 1
         self.ctx.report(
             original, self.id,
@@ -118,41 +194,90 @@ class BoolIndex(Pass):
             Severity.WARNING, Safety.UNSAFE,
         )
         value = updated.value
-        return cst.BinaryOperation(left=_atom(value), operator=cst.Multiply(), right=_broadcast(mask, value, cast=True))
-
-    def visit_AssignTarget(self, node) -> None:
-        self._in_target = True
-
-    def leave_AssignTarget(self, original, updated):
-        self._in_target = False
-        return updated
+        return self._product(cst.BinaryOperation(left=_atom(value), operator=cst.Multiply(),
+                                                 right=_broadcast(mask, value, cast=True)))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
-        if len(original.targets) != 1 or not isinstance(original.targets[0].target, cst.Subscript):
+        written = [s for t in original.targets for s in self._masked_targets(t.target)]
+        if not written:
             return updated
-        sub = original.targets[0].target
-        mask = self._mask_index(sub)
-        if mask is None:
+        if len(original.targets) != 1 or original.targets[0].target is not written[0]:
+            return self._leave_marked(original, updated, written, "an assignment to several targets")
+        parts = self._receiver_and_mask(original, written[0], updated.targets[0].target)
+        if parts is None:
             return updated
-        target = sub.value
-        if not isinstance(target, (cst.Name, cst.Attribute)):
-            self.ctx.stats.unconverted += 1
-            self.ctx.mark(original, self.id, f"masked assignment to {code(target)} needs a manual where()")
-            return updated
-        ops = self.ctx.reference("mindspore.ops.masked_fill").value
+        target, mask = parts
         value = updated.value
         number = literal_value(value)
         if isinstance(number, (int, float)) and not isinstance(number, bool):
-            new = f"{code(ops)}.masked_fill({code(target)}, {code(_broadcast(mask, target, cast=False))}, {code(value)})"
-        else:
-            new = f"{code(ops)}.where({code(_broadcast(mask, target, cast=False))}, {code(value)}, {code(target)})"
+            ops = code(self.ctx.reference("mindspore.ops.masked_fill").value)
+            new = f"{ops}.masked_fill({code(target)}, {code(_broadcast(mask, target, cast=False))}, {code(value)})"
+            return self._rebind(original, updated, target, cst.parse_expression(new))
+        return self._rebind(original, updated, target, self._where(mask, value, target))
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        """``x[m] op= v`` -> ``x = where(m, x op v, x)``."""
+        written = self._masked_targets(original.target)
+        if not written:
+            return updated
+        binary = getattr(cst, type(original.operator).__name__.removesuffix("Assign"))
+        if binary is cst.MatrixMultiply:
+            return self._leave_marked(original, updated, written, "a matrix-multiply assignment")
+        parts = self._receiver_and_mask(original, written[0], updated.target)
+        if parts is None:
+            return updated
+        target, mask = parts
+        new = cst.BinaryOperation(left=target, operator=binary(), right=operand(updated.value))
+        return self._rebind(original, updated, target, self._where(mask, new, target))
+
+    def leave_AnnAssign(self, original, updated):
+        return self._leave_marked(original, updated, self._masked_targets(original.target), "an annotated assignment")
+
+    def leave_Del(self, original, updated):
+        return self._leave_marked(original, updated, self._masked_targets(original.target), "del")
+
+    def leave_For(self, original, updated):
+        return self._leave_marked(original, updated, self._masked_targets(original.target), "a for loop")
+
+    def leave_CompFor(self, original, updated):
+        return self._leave_marked(original, updated, self._masked_targets(original.target), "a comprehension")
+
+    def leave_WithItem(self, original, updated):
+        written = self._masked_targets(original.asname.name) if original.asname is not None else []
+        return self._leave_marked(original, updated, written, "a with statement")
+
+    def _leave_marked(self, original, updated, written: list[cst.Subscript], where: str):
+        """A boolean-indexed target the pass cannot write as a masked update stays as it is.
+        (Markers quote no code: the other passes may rewrite it, and converting the output
+        again must give the same marker.)"""
+        for _ in written:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"a boolean-indexed target of {where} needs a manual "
+                          "where() (only `x[m] = v` and `x[m] op= v` are converted)")
+        return updated
+
+    def _receiver_and_mask(self, statement, original: cst.Subscript, updated):
+        """(receiver, mask) of a masked write, with the other passes' rewrites; None, with
+        a marker, when the receiver cannot be evaluated and written twice."""
+        if not isinstance(updated, cst.Subscript) or not _writable_twice(original.value):
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(statement, self.id, "a masked write whose receiver cannot be written twice (a call, "
+                          "or a view of another tensor) needs a manual where()")
+            return None
+        return updated.value, updated.slice[0].slice.value
+
+    def _where(self, mask, value, target) -> cst.BaseExpression:
+        ops = code(self.ctx.reference("mindspore.ops.where").value)
+        return cst.parse_expression(f"{ops}.where({code(_broadcast(mask, target, cast=False))}, {code(value)}, {code(target)})")
+
+    def _rebind(self, original, updated, target, value) -> cst.Assign:
         self.ctx.stats.converted += 1
         self.ctx.report(
             original, self.id,
             f"masked assignment to {code(target)} rebinds it to a new tensor (other references keep the old values)",
             Severity.WARNING, Safety.UNSAFE,
         )
-        return updated.with_changes(targets=[cst.AssignTarget(target)], value=cst.parse_expression(new))
+        return cst.Assign(targets=[cst.AssignTarget(target)], value=value, semicolon=updated.semicolon)
 
 
 def _atom(expr):

@@ -226,9 +226,13 @@ class Imports(Pass):
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
         updated = updated.with_changes(body=self._drop_placeholders(updated.body))
-        new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items())]
+        # Only the imports the converted code names: a pass may ask for a reference and
+        # then give its rewrite up, and which binding it asks for depends on the file's
+        # imports (``F.x`` reuses ``F``; once ``F`` is gone, ``ops`` is asked for), so an
+        # unused one would appear only when converting the output again.
+        new = [import_statement(b, m) for b, m in sorted(self.ctx.new_imports.items()) if b in self.used]
         bound = {b for b, q in self.ctx.imports.bindings.items()}
-        for root in sorted(self.ctx.kept_source_modules):
+        for root in sorted(self.ctx.kept_source_modules & self.used):
             if root not in bound or self.ctx.imports.bindings.get(root) != root:
                 new.insert(0, import_statement(root, root))
         if not new:

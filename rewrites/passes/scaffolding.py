@@ -148,4 +148,12 @@ class Scaffolding(Pass):
             else:
                 message = message.body
         self.ctx.stats.converted += 1
-        return line.with_changes(body=[cst.Assert(test=call.args[0].value, msg=message)])
+        return line.with_changes(body=[cst.Assert(test=_one_line(call.args[0].value), msg=_one_line(message))])
+
+
+def _one_line(expr):
+    """An argument spread over lines (a message ``"a"`` ``"b"`` split after ``"a"``) is held
+    together by the call's parentheses; an ``assert`` has none, so it gets its own."""
+    if expr is None or expr.lpar or "\n" not in cst.Module(body=[]).code_for_node(expr):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
