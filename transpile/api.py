@@ -6,10 +6,13 @@ import os
 import re
 import shutil
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from .cache import ResultCache, cache_key, default_cache_dir
 from .diagnostics import Diagnostic, Safety, Severity
 from .pipeline import ConversionResult, Pipeline
 
@@ -32,8 +35,8 @@ def _error(filename: str, message: str, line: int = 0, code: str = "MS000") -> D
 def convert_code(source: str, *, filename: str | None = None, debug: bool = False) -> ConversionResult:
     """Convert one PyTorch source text to MindSpore.
 
-    ``debug`` runs each pass in its own traversal and checks that its output
-    re-parses to the same tree. Never raises for bad input: a source that cannot be
+    ``debug`` re-parses every replacement a pass makes (blaming that pass) and the
+    tree after each stage, and raises if the code would parse to a different tree. Never raises for bad input: a source that cannot be
     converted comes back unchanged with ``failed=True`` and an error diagnostic.
     """
     name = filename or "<string>"
@@ -181,6 +184,9 @@ def convert_paths(
     in_place: bool = False,
     write: bool = True,
     debug: bool = False,
+    jobs: int | None = None,
+    cache: bool = True,
+    cache_dir: str | os.PathLike | None = None,
 ) -> PathReport:
     """Convert files and directory trees.
 
@@ -188,16 +194,26 @@ def convert_paths(
     go to ``output/<name>``); other files in a tree are copied as they are. With
     ``in_place`` the inputs are overwritten. With ``write=False`` nothing is written.
     One bad file never stops the run; nothing partial is ever written.
+
+    ``jobs`` worker processes convert the files (default: one per core; 1 converts
+    in this process); the report is the same, in the same order, whatever ``jobs``.
+    With ``cache``, results are looked up and stored by content hash in ``cache_dir``
+    (default ``$TRANSPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/transpile`` or
+    ``~/.cache/transpile``); ``debug`` runs never use the cache.
     """
     paths = [Path(p) for p in paths]
     out_root = Path(output) if output is not None else None
     if write and not in_place and out_root is None:
         raise ValueError("convert_paths needs output=, in_place=True or write=False")
-    report = PathReport()
+    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    if jobs < 1:
+        raise ValueError("convert_paths needs jobs >= 1")
+    store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if cache and not debug else None
+    slots: list[FileOutcome | _Pending] = []
     for given in paths:
         if not given.exists():
             missing = ConversionResult("", [_error(str(given), "no such file or directory")], False, str(given), failed=True)
-            report.files.append(FileOutcome(given, None, missing))
+            slots.append(FileOutcome(given, None, missing))
             continue
         if given.is_dir():
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
@@ -211,11 +227,37 @@ def convert_paths(
                 dest = out_root / given.name
             items = [(given, dest, True)]
         for src, dest, explicit in items:
-            report.files.append(_convert_file(src, dest if not in_place else src, explicit, write, debug))
-    return report
+            slots.append(_prepare(src, dest if not in_place else src, explicit, write, store))
+    todo = [s for s in slots if isinstance(s, _Pending) and s.result is None]
+    for pending, (result, internal) in zip(todo, _convert_all(todo, jobs, debug)):
+        pending.result, pending.internal_error = result, internal
+        if store is not None and not internal:
+            store.put(pending.key, result)
+    return PathReport([s.finish(write) if isinstance(s, _Pending) else s for s in slots])
 
 
-def _convert_file(src: Path, dest: Path | None, explicit: bool, write: bool, debug: bool) -> FileOutcome:
+@dataclass
+class _Pending:
+    """A file read and waiting for its result (from the cache or a conversion)."""
+
+    src: Path
+    dest: Path | None
+    text: str
+    key: str | None
+    result: ConversionResult | None = None
+    internal_error: bool = False
+
+    def finish(self, write: bool) -> FileOutcome:
+        src, dest, result = self.src, self.dest, self.result
+        if self.internal_error or result.failed or not write or dest is None:
+            return FileOutcome(src, None, result, internal_error=self.internal_error)
+        if dest.resolve() != src.resolve() or result.changed:
+            _write_atomic(dest, result.code)
+        return FileOutcome(src, dest, result)
+
+
+def _prepare(src: Path, dest: Path | None, explicit: bool, write: bool, store: ResultCache | None):
+    """Copy what is not converted; read what is, and look it up in the cache."""
     if src.suffix not in (".py", ".ipynb"):
         if write and dest is not None and dest.resolve() != src.resolve():
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -224,17 +266,61 @@ def _convert_file(src: Path, dest: Path | None, explicit: bool, write: bool, deb
     text, problem = _read(src, explicit)
     if problem is not None:
         return FileOutcome(src, None, ConversionResult("", [problem], False, str(src), failed=True))
+    if store is None:
+        return _Pending(src, dest, text, None)
+    key = cache_key(text, str(src))
+    return _Pending(src, dest, text, key, store.get(key))
+
+
+def _convert_one(text: str, filename: str, debug: bool) -> tuple[ConversionResult, bool]:
+    """One file's result, and whether it is an internal error (run in a worker or here)."""
     try:
-        convert = convert_notebook if src.suffix == ".ipynb" else convert_code
-        result = convert(text, filename=str(src), debug=debug)
+        convert = convert_notebook if filename.endswith(".ipynb") else convert_code
+        return convert(text, filename=filename, debug=debug), False
     except Exception as exc:  # a bug in a pass: isolate it to this file
-        diag = _error(str(src), f"internal error: {type(exc).__name__}: {exc}", code="MS999")
-        return FileOutcome(src, None, ConversionResult(text, [diag], False, str(src), failed=True), internal_error=True)
-    if result.failed or not write or dest is None:
-        return FileOutcome(src, None, result)
-    if dest.resolve() != src.resolve() or result.changed:
-        _write_atomic(dest, result.code)
-    return FileOutcome(src, dest, result)
+        return _internal_error(text, filename, f"{type(exc).__name__}: {exc}"), True
+
+
+def _internal_error(text: str, filename: str, what: str) -> ConversionResult:
+    return ConversionResult(text, [_error(filename, f"internal error: {what}", code="MS999")], False, filename, failed=True)
+
+
+def _convert_all(todo: list[_Pending], jobs: int, debug: bool) -> list[tuple[ConversionResult, bool]]:
+    """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes."""
+    tasks = [(p.text, str(p.src), debug) for p in todo]
+    if jobs < 2 or len(tasks) < 2:
+        return [_convert_one(*t) for t in tasks]
+    try:
+        _pipeline()  # built once here: forked workers inherit it
+    except Exception:
+        pass  # each file reports it as an internal error
+    results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)
+    # Longest first, so that the last task to finish is a short one.
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][0]))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+    try:
+        futures = {i: pool.submit(_convert_one, *tasks[i]) for i in order}
+        for i in range(len(tasks)):
+            try:
+                results[i] = futures[i].result()
+            except BrokenProcessPool:
+                pass  # a worker died: which file killed it is found below
+            except Exception as exc:  # the result could not come back (pickling, ...)
+                results[i] = _internal_error(tasks[i][0], tasks[i][1], f"{type(exc).__name__}: {exc}"), True
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    for i, result in enumerate(results):
+        if result is None:  # each file the dead worker took down with it, alone in a new process
+            results[i] = _convert_isolated(tasks[i])
+    return results
+
+
+def _convert_isolated(task: tuple[str, str, bool]) -> tuple[ConversionResult, bool]:
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        try:
+            return pool.submit(_convert_one, *task).result()
+        except Exception as exc:
+            return _internal_error(task[0], task[1], f"the worker process died ({type(exc).__name__}: {exc})"), True
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,13 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--check", action="store_true", help="exit 1 if any file would change; write nothing")
     mode.add_argument("--in-place", action="store_true", help="overwrite the inputs")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
-    conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow)")
+    conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
+    conv.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+                      help="convert in N worker processes (default: one per core; 1: no workers); "
+                           "outputs and report are the same whatever N")
+    conv.add_argument("--no-cache", action="store_true",
+                      help="neither read nor write the cache of results (by content hash, in $TRANSPILE_CACHE_DIR, "
+                           "else $XDG_CACHE_HOME/transpile or ~/.cache/transpile)")
     conv.set_defaults(func=cmd_convert)
 
     apis = sub.add_parser("apis", help="list every torch API the tables know, with its status")
@@ -39,6 +45,16 @@ def _parser() -> argparse.ArgumentParser:
     add_parity_parser(sub)
     add_weights_parser(sub)
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _summary(report: PathReport) -> str:
@@ -60,7 +76,8 @@ def cmd_convert(args) -> int:
         print("transpile convert: give -o OUT, --in-place, --diff or --check (stdout takes one .py file)", file=sys.stderr)
         return EXIT_USAGE
     report = convert_paths(args.paths, output=args.output, in_place=args.in_place,
-                           write=not (dry or single_stdout), debug=args.debug)
+                           write=not (dry or single_stdout), debug=args.debug,
+                           jobs=args.jobs, cache=not args.no_cache)
     out = sys.stdout
     if args.diff:
         for f in report.files:

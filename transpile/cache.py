@@ -1,0 +1,112 @@
+"""A content-hash cache of conversion results, so that re-running on an unchanged tree skips the work.
+
+The key is the sha256 of the input text, the file name given to the converter (the
+diagnostics carry it), the tool's version and a fingerprint of the tool itself (every
+.py and .toml file of the ``transpile`` and ``transpile.rewrites`` packages). The value
+is the :class:`ConversionResult` as JSON. Entries are written atomically; an entry
+that cannot be read or does not make sense is a miss, never an error.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from .context import Stats
+from .diagnostics import Diagnostic, Safety, Severity
+from .pipeline import ConversionResult
+
+_FORMAT = 1  # bump when the JSON layout of an entry changes
+
+
+def default_cache_dir() -> Path:
+    """``$TRANSPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/transpile``, else ``~/.cache/transpile``."""
+    explicit = os.environ.get("TRANSPILE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "transpile"
+
+
+@functools.lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """sha256 of the tool's own code and tables (once per process)."""
+    import importlib.util
+
+    # transpile.rewrites's file, found without importing it (and every pass with it)
+    rewrites = importlib.util.find_spec("transpile.rewrites").origin
+    roots = {Path(__file__).resolve().parent, Path(rewrites).resolve().parent}
+    files = sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
+                    if "__pycache__" not in p.parts})
+    digest = hashlib.sha256()
+    for path in files:
+        data = path.read_bytes()
+        digest.update(f"{path.as_posix()}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def cache_key(text: str, filename: str) -> str:
+    from . import __version__
+
+    digest = hashlib.sha256()
+    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename])
+    digest.update(header.encode("utf-8") + b"\0")
+    digest.update(text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _to_json(result: ConversionResult) -> str:
+    return json.dumps({
+        "format": _FORMAT,
+        "code": result.code,
+        "diagnostics": [d.to_dict() for d in result.diagnostics],
+        "changed": result.changed,
+        "filename": result.filename,
+        "stats": {"converted": result.stats.converted, "unconverted": result.stats.unconverted},
+        "failed": result.failed,
+    }, ensure_ascii=False)
+
+
+def _from_json(text: str) -> ConversionResult:
+    data = json.loads(text)
+    if data["format"] != _FORMAT:
+        raise ValueError("another entry format")
+    diagnostics = [
+        Diagnostic(str(d["code"]), Severity(d["severity"]), str(d["message"]), str(d["filename"]),
+                   int(d["line"]), int(d["col"]), Safety(d["safety"]))
+        for d in data["diagnostics"]
+    ]
+    stats = Stats(int(data["stats"]["converted"]), int(data["stats"]["unconverted"]))
+    code, filename = data["code"], data["filename"]
+    if not isinstance(code, str) or not isinstance(filename, str):
+        raise ValueError("code and filename must be text")
+    return ConversionResult(code, diagnostics, bool(data["changed"]), filename, stats, bool(data["failed"]))
+
+
+class ResultCache:
+    """Conversion results on disk, one JSON file per key (``dir/ab/abcd....json``)."""
+
+    def __init__(self, directory: str | os.PathLike):
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ConversionResult | None:
+        """The stored result, or None when there is none or it cannot be used."""
+        try:
+            return _from_json(self._path(key).read_text(encoding="utf-8"))
+        except Exception:  # missing, unreadable, corrupt, another layout: a miss
+            return None
+
+    def put(self, key: str, result: ConversionResult) -> None:
+        """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
+        from .api import _write_atomic
+
+        try:
+            _write_atomic(self._path(key), _to_json(result))
+        except OSError:
+            pass
