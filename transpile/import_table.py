@@ -92,8 +92,5 @@ class ImportTable:
             return None
         return f"{target}.{rest}" if rest else target
 
-    def names_bound_to(self, qualname: str) -> list[str]:
-        return sorted(b for b, q in self.bindings.items() if q == qualname)
-
     def roots(self) -> set[str]:
         return {q.split(".")[0] for q in self.bindings.values()}

@@ -30,7 +30,6 @@ class BoolIndex(Pass):
     id = "MS301"
     name = "bool-index"
     summary = "Boolean indexing becomes a mask multiply (shape kept, rows zeroed)."
-    safety = Safety.UNSAFE
     examples = (
         Example(
             "import torch\ndef box_select(box, iou_score):\n    mask = iou_score > 0.3\n    return box[mask]\n",

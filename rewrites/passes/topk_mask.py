@@ -22,7 +22,6 @@ class TopkMask(Pass):
     id = "MS302"
     name = "topk-mask"
     summary = "torch.topk with a variable k becomes sort + k-th value + mask."
-    safety = Safety.UNSAFE
     examples = (
         Example(
             "import torch\ndef f(con, k):\n    loss, _ = torch.topk(con, k=k)\n    return loss.mean()\n",
