@@ -21,37 +21,31 @@ from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
 
-# The order, and why:
-# Stage 1 runs in ONE traversal. Its passes all match on the ORIGINAL nodes
-# (names are resolved through the file's torch imports, which stay untouched
-# until stage 2), so they are independent of each other:
-#   - CellClass first: it learns which classes are Cells while visiting class
-#     headers; the others never look at that.
-#   - CellContainers before ApiCalls: at the same Assign, it wraps the list after
-#     ApiCalls has converted the layer calls inside it (leave runs bottom-up).
-#   - BoolIndex and TensorMethods rewrite subscripts and method calls that
-#     ApiCalls never touches.
-#   - TopkMask before ApiCalls: it replaces whole `v, _ = torch.topk(x, k)`
-#     statements (the inner call ApiCalls converted is discarded), and its
-#     `v.mean()` rewrite must win over TensorMethods' table rewrite of `.mean()`.
-#   - BoolIndex before TensorMethods for the same reason: `x[m].sum()` is a
-#     masked reduction, not a method call on a selection.
-#   - LayerCallCasts, LayerParams and GraphScalars wrap arguments, rename
-#     parameter attributes and unwrap scalars; any order works.
+# The order, and why.
+# Stage 1 runs in ONE traversal. At each node the passes' handlers run in the
+# order below, each given the previous one's result; once a handler replaces the
+# node by another kind (or removes it) the later ones do not see it. Handlers
+# match on the ORIGINAL nodes, resolved through the file's torch imports (which
+# stay untouched until stage 2), so most passes are independent. Moving each
+# pass to the front and to the back, over the samples, seed snippets, fixtures,
+# torchvision, pretrainedmodels and efficientnet_pytorch, changed outputs only
+# for these pairs:
+#   - CellClass before Scaffolding: Scaffolding replaces some definitions (stub
+#     overloads), after which CellClass would not get to rename forward.
+#   - CellClass before GraphLint: GraphLint checks the methods CellClass has
+#     marked as construct while visiting the class.
 #   - LayerValues before ApiCalls: where a torch layer class is a value (not
-#     called), it puts a factory taking torch's arguments in place of the class,
-#     and ApiCalls leaves a reference another pass rewrote; calls with **kwargs
-#     ApiCalls leaves to it; it also converts super().__init__ in subclasses of
-#     torch layers.
-#   - ModuleMethods renames Module tree methods (receivers that no other pass
-#     touches) and inserts SequentialCell refreshes after the statements that
-#     grow one; it scans the updated function body, so any position works.
-#   - Scaffolding replaces whole calls (is_scripting() -> False), decorators and
-#     stub definitions; ApiCalls skips the names it owns, so any position works.
-#   - InplaceResults turns a statement calling a helper that changes its
-#     argument in place into an assignment of the result; it replaces the
-#     Expr statement only, so the call inside keeps every other pass's rewrite.
-#   - GraphLint only reports; it reads the original nodes like the others.
+#     called) or a call passes **kwargs, LayerValues puts a factory in place and
+#     ApiCalls leaves a reference another pass rewrote.
+#   - BoolIndex before TensorMethods: `x[m].sum()` is a masked reduction, not a
+#     method call on a selection.
+#   - TensorMethods before GraphScalars: GraphScalars rewrites `int(t.item())`
+#     whole from the call TensorMethods already rewrote (run first, it made
+#     `ops.item(low=...)` out of `torch.randint(...).item()`).
+# The rest (CellContainers, ModuleMethods, TopkMask, LayerCallCasts,
+# LayerParams, InplaceResults) gave the same outputs at either end; their place
+# follows reading order. tests/test_invariants.py checks that reversing
+# them changes no output.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (

@@ -35,6 +35,25 @@ def test_deterministic(source: str) -> None:
     assert convert_code(source).code == convert_code(source).code
 
 
+# Passes whose place in stage 1 is free (see the order comment in rewrites/__init__.py).
+ORDER_FREE = ("CellContainers", "ModuleMethods", "TopkMask", "LayerCallCasts", "LayerParams", "InplaceResults")
+
+
+def test_order_free_passes_commute(source: str) -> None:
+    from transpile.rewrites import STAGES, _pipeline
+
+    first = list(STAGES[0])
+    slots = [i for i, p in enumerate(first) if p.__name__ in ORDER_FREE]
+    assert len(slots) == len(ORDER_FREE)
+    reordered = list(first)
+    for slot, p in zip(slots, reversed([first[i] for i in slots])):
+        reordered[slot] = p
+    default = _pipeline(STAGES).run(source)
+    other = _pipeline((tuple(reordered),) + tuple(STAGES[1:])).run(source)
+    assert other.code == default.code
+    assert [d.format() for d in other.diagnostics] == [d.format() for d in default.diagnostics]
+
+
 def test_mindspore_code_is_left_alone() -> None:
     ms = (ROOT / "tests" / "fixtures" / "api-calls" / "unchanged_mindspore.py").read_text()
     result = convert_code(ms)
