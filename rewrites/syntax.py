@@ -1,4 +1,5 @@
-"""Binding a call's arguments to the source signature and emitting keyword calls."""
+"""Small syntax helpers shared by passes and hooks: binding a call's arguments to the
+source signature, literals, emitting calls, operands and expressions safe to repeat."""
 from __future__ import annotations
 
 import ast
@@ -115,3 +116,62 @@ def operand(node: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
         return node
     return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def operand_code(node: cst.BaseExpression) -> str:
+    """Source of ``node`` safe to use as an operand (for code built as text)."""
+    return code(operand(node))
+
+
+def name_chain(node: cst.BaseExpression) -> bool:
+    """A name or an attribute chain (``x``, ``self.conv.weight``): a stored value, so a
+    hook may write it twice (cheap, same value) and an in-place write through it reaches
+    the stored tensor (a subscript may be a copy in MindSpore)."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return type(node) is cst.Name
+
+
+def repeatable(node: cst.BaseExpression) -> bool:
+    """An expression that may be written (evaluated) twice: names, attribute chains,
+    numbers, and subscripts, slices and tuples of them (``x[:, :, 1:, :]``,
+    ``self.buf[i, -1]``); never a call."""
+    kind = type(node)
+    if kind in (cst.Name, cst.Integer, cst.Float, cst.Ellipsis):
+        return True
+    if kind is cst.Attribute or kind is cst.Index:
+        return repeatable(node.value)
+    if kind is cst.UnaryOperation:
+        return repeatable(node.expression)
+    if kind is cst.Tuple:
+        return all(repeatable(e.value) for e in node.elements)
+    if kind is cst.Subscript:
+        return repeatable(node.value) and all(repeatable(e.slice) for e in node.slice)
+    if kind is cst.Slice:
+        return all(part is None or repeatable(part) for part in (node.lower, node.upper, node.step))
+    return False
+
+
+def first_param(entry) -> str:
+    """The target name of a table entry's first source parameter."""
+    p = entry.params[0].lstrip("*")
+    return entry.rename.get(p, p)
+
+
+def mindspore_ref(ctx, name: str) -> cst.BaseExpression:
+    """``mindspore.<name>`` as the file spells it (``ms.int64``), its import requested."""
+    return ctx.reference(f"mindspore.{name}")
+
+
+def target_call(ctx, target: str, args: dict[str, Any], positional: tuple = ()) -> cst.Call:
+    """``target(*positional, **args)`` with ``target`` a qualified name."""
+    call = keyword_call(ctx.reference(target), args)
+    return call.with_changes(args=[cst.Arg(p) for p in positional] + list(call.args)) if positional else call
+
+
+def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = None) -> cst.Call:
+    """What a table entry converts to: ``target(**args)``, a method's receiver passed as
+    the first argument (named ``entry.receiver``, else ``input``)."""
+    if receiver is not None:
+        args = {entry.receiver or "input": receiver, **args}
+    return target_call(ctx, target or entry.target, args)

@@ -52,14 +52,14 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
             ctx.report(call, pass_id, f"{entry.source}: argument {name!r} dropped (no MindSpore equivalent)", Severity.INFO)
             continue
         if name in entry.transform:
-            value = TRANSFORMS[entry.transform[name]](value, ctx)
+            value = TRANSFORMS[entry.transform[name]].function(value, ctx)
         out[entry.rename.get(name, name)] = value
     for name, default in entry.defaults.items():
         target_name = entry.rename.get(name, name)
         if target_name not in out:
             value = literal(default)
             if name in entry.transform:
-                value = TRANSFORMS[entry.transform[name]](value, ctx)
+                value = TRANSFORMS[entry.transform[name]].function(value, ctx)
             out[target_name] = value
     for name, value in entry.set.items():
         out[name] = literal(value)
@@ -86,7 +86,7 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
         return call.with_changes(func=ctx.reference(entry.target))
     args = convert_args(ctx, entry, call, pass_id)
     if entry.hook:
-        result = HOOKS[entry.hook](ctx, entry, args, receiver)
+        result = HOOKS[entry.hook].function(ctx, entry, args, receiver)
         if isinstance(result, cst.BaseExpression):
             return result
         args = result

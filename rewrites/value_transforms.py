@@ -1,13 +1,42 @@
 """Value transforms named by the tables (``transform = { momentum = "one_minus" }``).
 
-Each takes the argument's expression and, where the call site is known, the context."""
+Each takes the argument's expression and, where the call site is known, the context,
+and is registered by ``@transform``: a table's ``transform`` names resolve here."""
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import libcst as cst
 
-from .syntax import Unconvertible, literal, literal_value
+from .syntax import Unconvertible, code, literal, literal_value, name_chain
 
 
+@dataclass(frozen=True)
+class Transform:
+    name: str
+    function: Callable
+    # generated converters see every argument as a variable: ``at_run_time(target)``
+    # returns statements deciding at run time (one block for all the arguments it
+    # applies to); without it the generated code applies ``function`` to ``kwargs[name]``
+    at_run_time: Callable | None
+
+
+TRANSFORMS: dict[str, Transform] = {}
+
+
+def transform(name: str | None = None, *, at_run_time: Callable | None = None):
+    """Register the decorated function as the value transform ``name`` (default: its name)."""
+    def register(function: Callable) -> Callable:
+        key = name or function.__name__
+        if key in TRANSFORMS:
+            raise ValueError(f"transform {key!r} registered twice")
+        TRANSFORMS[key] = Transform(key, function, at_run_time)
+        return function
+    return register
+
+
+@transform()
 def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """BatchNorm momentum: torch's 0.1 is MindSpore's 0.9."""
     v = literal_value(value)
@@ -15,23 +44,23 @@ def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
         return literal(round(1 - v, 12))
     if v is None:
         raise Unconvertible("momentum=None (cumulative average) has no MindSpore equivalent")
-    return cst.parse_expression(f"1 - ({cst.Module(body=[]).code_for_node(value)})")
+    return cst.parse_expression(f"1 - ({code(value)})")
 
 
+@transform()
 def as_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """An int or list shape as a tuple (LayerNorm's normalized_shape)."""
     v = literal_value(value)
-    if isinstance(v, int):
+    if isinstance(v, int) and not isinstance(v, bool):
         return literal([v])
     if isinstance(v, (list, tuple)):
         return literal(list(v))
-    src = cst.Module(body=[]).code_for_node(value)
+    src = code(value)
     return cst.parse_expression(f"({src},) if isinstance({src}, int) else tuple({src})")
 
 
-TRANSFORMS = {"one_minus": one_minus, "as_tuple": as_tuple}
 
-
+@transform()
 def gelu_approximate(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """GELU: torch's approximate='none'/'tanh' is MindSpore nn.GELU's approximate=False/True."""
     v = literal_value(value)
@@ -41,23 +70,21 @@ def gelu_approximate(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
         return literal(True)
     if isinstance(v, str):
         raise Unconvertible(f"approximate={v!r} is not a GELU mode")
-    return cst.parse_expression(f"({cst.Module(body=[]).code_for_node(value)}) == 'tanh'")
+    return cst.parse_expression(f"({code(value)}) == 'tanh'")
 
 
-TRANSFORMS.update({"gelu_approximate": gelu_approximate})
 
-
+@transform()
 def bool_to_ddof(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """torch.std/var ``unbiased=True/False`` is MindSpore's ``ddof=1/0``."""
     v = literal_value(value)
     if isinstance(v, bool):
         return literal(int(v))
-    return cst.parse_expression(f"int({cst.Module(body=[]).code_for_node(value)})")
+    return cst.parse_expression(f"int({code(value)})")
 
 
-TRANSFORMS.update({"bool_to_ddof": bool_to_ddof})
 
-
+@transform()
 def none_is_false(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """torch's align_corners=None means False (with a warning); MindSpore wants a bool."""
     v = literal_value(value)
@@ -66,9 +93,8 @@ def none_is_false(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     return value
 
 
-TRANSFORMS.update({"none_is_false": none_is_false})
 
-
+@transform()
 def ckpt_file(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A checkpoint path with MindSpore's ``.ckpt`` suffix: save_checkpoint appends it to a
     name without it, load_checkpoint rejects a name without it. A literal gets it here; a
@@ -76,22 +102,23 @@ def ckpt_file(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     v = literal_value(value)
     if isinstance(v, str):
         return value if v.endswith(".ckpt") else literal(v + ".ckpt")
-    if isinstance(value, cst.Name) or (isinstance(value, cst.Attribute) and _attr_chain(value)):
-        src = cst.Module(body=[]).code_for_node(value)
+    if name_chain(value):
+        src = code(value)
         return cst.parse_expression(f'str({src}) if str({src}).endswith(".ckpt") else str({src}) + ".ckpt"')
     raise Unconvertible("the file is neither a literal path nor a variable: MindSpore checkpoints are "
                         "files whose name ends with .ckpt (assign the path to a name first)")
 
 
-def _attr_chain(node: cst.BaseExpression) -> bool:
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name)
+
+def size_tuple_at_run_time(target: str) -> list[str]:
+    """``size_tuple`` as statements on ``target`` (a generated converter's ``kwargs[key]``)."""
+    return [
+        f"if isinstance({target}, (list, tuple)):",
+        f"    {target} = {target}[0] if len({target}) == 1 else tuple({target})",
+    ]
 
 
-TRANSFORMS.update({"ckpt_file": ckpt_file})
-
-
+@transform(at_run_time=size_tuple_at_run_time)
 def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """Kernel size, stride, dilation: torch also takes a list, MindSpore only an int or a
     tuple; a one-entry sequence stands for every axis in torch, MindSpore wants the int.
@@ -105,8 +132,8 @@ def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
             and value.value in facts.list_names(ctx.innermost(cst.FunctionDef)):
         return cst.parse_expression(f"tuple({value.value})")
     if isinstance(value, cst.Attribute) and facts is not None and value.attr.value in facts.list_attributes() \
-            and _attr_chain(value):
-        src = cst.Module(body=[]).code_for_node(value)
+            and name_chain(value):
+        src = code(value)
         return cst.parse_expression(f"tuple({src}) if isinstance({src}, list) else {src}")
     v = literal_value(value)
     if isinstance(v, (list, tuple)) and len(v) == 1:
@@ -119,17 +146,3 @@ def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
             return items[0]
         return cst.Tuple([cst.Element(item) for item in items])
     return value
-
-
-def size_tuple_at_run_time(target: str) -> list[str]:
-    """``size_tuple`` as statements on ``target`` (a generated converter's ``kwargs[key]``)."""
-    return [
-        f"if isinstance({target}, (list, tuple)):",
-        f"    {target} = {target}[0] if len({target}) == 1 else tuple({target})",
-    ]
-
-
-TRANSFORMS.update({"size_tuple": size_tuple})
-# Generated converters see every argument as a variable: these write statements that
-# decide at run time, once for all the arguments a transform applies to.
-RUNTIME_TRANSFORMS = {"size_tuple": size_tuple_at_run_time}

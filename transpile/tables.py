@@ -64,6 +64,7 @@ class ApiEntry:
     note: str = ""
     tensor_result: bool = True
     call_casts: Mapping[str, str] = field(default_factory=dict)
+    table: str = ""  # the table file's stem: its hooks live in rewrites/hooks/<table>.py
 
     @property
     def status(self) -> str:
@@ -99,7 +100,7 @@ def _entry(source: str, kind: str, data: dict, where: str) -> ApiEntry:
         k: MappingProxyType(dict(v)) if isinstance(v, dict) else tuple(v) if isinstance(v, list) else v
         for k, v in data.items()
     }
-    entry = ApiEntry(source=source, kind=kind, **frozen)
+    entry = ApiEntry(source=source, kind=kind, table=Path(where).stem, **frozen)
     known = entry.source_args()
     for group in ("rename", "defaults", "transform", "unsupported_args", "allowed"):
         extra = set(getattr(entry, group)) - known

@@ -16,8 +16,7 @@ import libcst as cst
 from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import code, literal_value, operand
-from .tensor_methods import _writable_twice
+from ..syntax import code, literal_value, operand, repeatable
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
@@ -258,7 +257,7 @@ class BoolIndex(Pass):
     def _receiver_and_mask(self, statement, original: cst.Subscript, updated):
         """(receiver, mask) of a masked write, with the other passes' rewrites; None, with
         a marker, when the receiver cannot be evaluated and written twice."""
-        if not isinstance(updated, cst.Subscript) or not _writable_twice(original.value):
+        if not isinstance(updated, cst.Subscript) or not repeatable(original.value):
             self.ctx.stats.unconverted += 1
             self.ctx.mark(statement, self.id, "a masked write whose receiver cannot be written twice (a call, "
                           "or a view of another tensor) needs a manual where()")

@@ -92,7 +92,6 @@ class CellContainers(Pass):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
-        attr = original.targets[0].target.attr.value
         value = original.value
         if self._is_layer_list(value):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])

@@ -28,81 +28,10 @@ from transpile.walk import read
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, literal
 from ..cell_names import is_super_init
-from ..value_transforms import RUNTIME_TRANSFORMS, TRANSFORMS
+from ..hooks import HOOKS
+from ..value_transforms import TRANSFORMS
 
 PREFIX = "_torch_"
-
-
-# -- run-time twins of the hooks: statements over ``kwargs`` (torch names) -----------
-def _conv_padding(entry) -> list[str]:
-    dims = int(entry.source.rsplit(".", 1)[-1][-2])
-    expand = ("padding if isinstance(padding, int) else padding[0]" if dims == 1
-              else "padding if isinstance(padding, int) else tuple(p for p in padding for _ in (0, 1))")
-    return [
-        'mode = kwargs.pop("padding_mode", "zeros")',
-        'if mode != "zeros":',
-        '    raise ValueError(f"padding_mode={mode!r} has no MindSpore Conv argument: pad the input with ops.pad")',
-        'padding = kwargs.pop("padding", 0)',
-        "if isinstance(padding, str):",
-        '    kwargs["pad_mode"] = padding',
-        "else:",
-        '    kwargs["pad_mode"] = "pad"',
-        f'    kwargs["padding"] = {expand}',
-    ]
-
-
-def _batch_norm_stats(entry) -> list[str]:
-    return [
-        'if not kwargs.pop("track_running_stats", True):',
-        '    kwargs["use_batch_statistics"] = True',
-    ]
-
-
-def _layer_norm(entry) -> list[str]:
-    return [
-        'shape = kwargs.pop("normalized_shape")',
-        "shape = (shape,) if isinstance(shape, int) else tuple(shape)",
-        "if len(shape) != 1:",
-        '    raise ValueError("normalized_shape spans several axes: MindSpore nn.LayerNorm takes -1 as its only negative axis")',
-        'kwargs.update(normalized_shape=shape, begin_norm_axis=-1, begin_params_axis=-1)',
-    ]
-
-
-def _softmax_axis(entry) -> list[str]:
-    return [
-        'if kwargs.get("dim") is None:',
-        '    raise ValueError("dim is not given: torch picks it from the input rank at run time")',
-    ]
-
-
-def _instance_norm(entry) -> list[str]:
-    return ['kwargs.setdefault("num_groups", kwargs["num_features"])']
-
-
-def _pool_window(entry) -> list[str]:
-    dims = int(entry.source.rsplit(".", 1)[-1][-2])
-    lines = [
-        'if kwargs.get("stride") is None:',
-        '    kwargs["stride"] = kwargs["kernel_size"]',
-        'for name, default in (("padding", 0), ("ceil_mode", False), ("dilation", 1), ("return_indices", False)):',
-        "    if name in kwargs and type(kwargs[name]) is type(default) and kwargs[name] == default:",
-        "        del kwargs[name]",
-        'if any(name in kwargs for name in ("padding", "ceil_mode", "dilation", "return_indices")):',
-        '    kwargs["pad_mode"] = "pad"',
-    ]
-    if dims == 1:
-        lines += ['    if not isinstance(kwargs.get("padding", 0), int):', '        kwargs["padding"] = kwargs["padding"][0]']
-    return lines
-
-
-RUNTIME_HOOKS = {
-    "pool_window": _pool_window,
-    "conv_padding": _conv_padding,
-    "batch_norm_stats": _batch_norm_stats,
-    "layer_norm": _layer_norm,
-    "softmax_axis": _softmax_axis,
-    "instance_norm": _instance_norm,
-}
 
 
 def factory_possible(entry) -> bool:
@@ -115,7 +44,7 @@ def factory_possible(entry) -> bool:
         return False  # a pure rename: the class itself takes the same arguments
     if any(p.startswith("*") for p in entry.params) or "*" in entry.rename.values():
         return False
-    if entry.hook and entry.hook not in RUNTIME_HOOKS:
+    if entry.hook and HOOKS[entry.hook].at_run_time is None:
         return False
     try:
         _transforms(entry)
@@ -128,14 +57,14 @@ def _transforms(entry) -> list[str]:
     lines = []
     at_run_time: dict[str, list[str]] = {}  # transform -> the arguments it applies to
     for name, transform in entry.transform.items():
-        if transform in RUNTIME_TRANSFORMS:
+        if TRANSFORMS[transform].at_run_time is not None:
             at_run_time.setdefault(transform, []).append(name)
             continue
-        expr = TRANSFORMS[transform](cst.parse_expression(f"kwargs[{name!r}]"))
+        expr = TRANSFORMS[transform].function(cst.parse_expression(f"kwargs[{name!r}]"))
         lines += [f"if {name!r} in kwargs:", f"    kwargs[{name!r}] = {code(expr)}"]
     for transform, names in at_run_time.items():
         lines += [f"for key in {tuple(names)!r}:", "    if key in kwargs:"]
-        lines += ["        " + line for line in RUNTIME_TRANSFORMS[transform]("kwargs[key]")]
+        lines += ["        " + line for line in TRANSFORMS[transform].at_run_time("kwargs[key]")]
     return lines
 
 
@@ -163,7 +92,7 @@ def converter_source(ctx, entry, name: str) -> str:
         body.append(f"kwargs.setdefault({arg!r}, {code(literal(default))})")
     body += _transforms(entry)
     if entry.hook:
-        body += RUNTIME_HOOKS[entry.hook](entry)
+        body += HOOKS[entry.hook].at_run_time(entry)
     renames = {k: v for k, v in entry.rename.items() if k != v}
     if renames:
         body += [f"for old, new in {tuple(renames.items())!r}:", "    if old in kwargs:", "        kwargs[new] = kwargs.pop(old)"]

@@ -15,7 +15,8 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, literal_value, operand
+from ..syntax import Unconvertible, literal_value, operand, repeatable
+from ..hooks.tensor_methods import looks_like_device
 from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names
 
 FORWARD_NAMES = ("forward", "construct")
@@ -97,7 +98,7 @@ class TensorMethods(Pass):
         graph); the spelled-out form matches in both modes."""
         target = original.target
         binary = _BINARY_OF.get(type(original.operator))
-        if binary is None or not isinstance(target, cst.Subscript) or not _writable_twice(target):
+        if binary is None or not isinstance(target, cst.Subscript) or not repeatable(target):
             return updated
         if not is_tensor(target.value, self.scope, self.ctx, self.roots):
             return updated
@@ -163,26 +164,6 @@ _BINARY_OF = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract,
               cst.MultiplyAssign: cst.Multiply, cst.DivideAssign: cst.Divide}
 
 
-def _writable_twice(node: cst.BaseExpression) -> bool:
-    """An expression that may be evaluated twice: names, attribute chains, literals,
-    slices and tuples of them (``x[:, :, 1:, :]``, ``self.buf[i, -1]``)."""
-    if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.Ellipsis)):
-        return True
-    if isinstance(node, cst.Attribute):
-        return _writable_twice(node.value)
-    if isinstance(node, cst.UnaryOperation):
-        return _writable_twice(node.expression)
-    if isinstance(node, cst.Tuple):
-        return all(_writable_twice(e.value) for e in node.elements)
-    if isinstance(node, cst.Subscript):
-        return _writable_twice(node.value) and all(_writable_twice(e.slice) for e in node.slice)
-    if isinstance(node, cst.Index):
-        return _writable_twice(node.value)
-    if isinstance(node, cst.Slice):
-        return all(part is None or _writable_twice(part) for part in (node.lower, node.upper, node.step))
-    return False
-
-
 def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:
     """Index of ``.values``-like fields read off a torch call that returns a named tuple."""
     call = node.value
@@ -221,13 +202,12 @@ def _safe_anyway(method: str, call: cst.Call) -> bool:
         return _torch_only_transpose(call)
     if method != "to" or not call.args:
         return False
-    from ..torch_hooks import _looks_like_device
 
     for arg in call.args:
         if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking")):
             return False
         if arg.keyword is None or arg.keyword.value == "device":
-            if not _looks_like_device(arg.value):
+            if not looks_like_device(arg.value):
                 return False
     return True
 

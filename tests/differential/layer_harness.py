@@ -38,6 +38,8 @@ warnings.filterwarnings("ignore")
 
 import numpy as np
 
+from transpile.rewrites.hooks import HOOKS
+
 HEADER = (
     "import torch\n"
     "import torch.nn as nn\n"
@@ -411,17 +413,6 @@ def _signature(obj):
     return params
 
 
-# arguments a hook turns into something else (they never reach the target as they are)
-HOOK_CONSUMES = {
-    "conv_padding": {"padding_mode"},
-    "conv_transpose2d_padding": {"padding_mode", "output_padding"},
-    "batch_norm_stats": {"track_running_stats"},
-    "local_response_norm": {"size"},
-    "f_local_response_norm": {"size"},
-    "init_fill": {"tensor"},
-}
-
-
 def signature_problems(entries: dict, hook_targets_are_calls: bool = True) -> list[str]:
     """Differences between table entries and the installed torch / MindSpore:
     a missing symbol, ``params`` not in torch's positional order, a ``defaults`` value
@@ -472,7 +463,8 @@ def signature_problems(entries: dict, hook_targets_are_calls: bool = True) -> li
         if body.get("hook") and "input" in wanted and "input" not in accepted:
             wanted.discard("input")  # expression hooks place the input themselves
         wanted |= set(body.get("set", {}))
-        wanted -= HOOK_CONSUMES.get(body.get("hook"), set())
+        if body.get("hook"):
+            wanted -= HOOKS[body["hook"]].consumes
         unknown = sorted(wanted - accepted)
         if unknown:
             problems.append(f"{name}: {body['target']} takes no {unknown} (it takes {sorted(accepted)})")

@@ -1,134 +1,19 @@
-"""Hooks for torch.* functions and Tensor methods (torch_functions.toml, tensor_methods.toml).
+"""Hooks of tables/torch_functions.toml: torch.* functions (several also
+serve the Tensor method of the same name, see tensor_methods.py).
 
-Same contract as ``hooks.py`` (which registers these): ``hook(ctx, entry, args, receiver)``
-gets the converted keyword arguments (target names) and returns the arguments to emit
-or a whole replacement expression; it raises ``Unconvertible`` to leave the call.
 Every composition here is exact: where it would not be, the hook refuses.
 """
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import libcst as cst
 
-from .syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand
-
-# torch dtype spellings (after the API pass renamed them) -> MindSpore dtype names
-_DTYPE_NAMES = {
-    "float16", "half", "float32", "float", "float64", "double", "bfloat16", "int8", "int16",
-    "short", "int32", "int", "int64", "long", "uint8", "bool", "bool_", "complex64", "cfloat",
-    "complex128", "cdouble",
-}
+from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain
+from .registry import hook
 
 
-def _paren(node: cst.BaseExpression) -> str:
-    """Source of ``node`` safe to use as an operand."""
-    return code(operand(node))
-
-
-def _first(entry) -> str:
-    """The target name of the entry's first source parameter."""
-    p = entry.params[0].lstrip("*")
-    return entry.rename.get(p, p)
-
-
-def _call(ctx, entry, args: dict[str, Any], receiver, target: str | None = None) -> cst.Call:
-    """What ``convert_call`` builds: ``target(**args)``, a receiver as the first argument."""
-    target = target or entry.target
-    if receiver is not None:
-        args = {entry.receiver or "input": receiver, **args}
-    return keyword_call(ctx.reference(target), args)
-
-
-def _ms(ctx, name: str) -> cst.BaseExpression:
-    return ctx.reference(f"mindspore.{name}")
-
-
-def _pure(node: cst.BaseExpression) -> bool:
-    """An expression that may be written twice (a name or an attribute chain)."""
-    return isinstance(node, cst.Name) or (isinstance(node, cst.Attribute) and _pure(node.value))
-
-
-# -- dtypes ----------------------------------------------------------------------
-def astype(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.float()`` / ``x.type(dt)`` / ``x.type_as(y)`` -> ``x.astype(dtype)``.
-
-    The table gives a fixed dtype as ``set = { dtype = "float32" }`` (a MindSpore name).
-    """
-    x = receiver if receiver is not None else args.pop(_first(entry))
-    dtype = args.get("dtype")
-    if dtype is not None:
-        v = literal_value(dtype)
-        if isinstance(v, str):
-            dtype = _ms(ctx, v)
-        elif v is None:
-            raise Unconvertible("without a dtype, .type() returns the type's name (a string)")
-    elif "other" in args:
-        dtype = cst.Attribute(value=args["other"], attr=cst.Name("dtype"))
-    else:
-        raise Unconvertible("without a dtype, .type() returns the type's name (a string)")
-    return cst.Call(
-        func=cst.Attribute(value=x, attr=cst.Name("astype")),
-        args=[cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_EQ)],
-    )
-
-
-_EQ = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-
-
-def _looks_like_dtype(node: cst.BaseExpression) -> bool:
-    src = code(node)
-    last = src.rsplit(".", 1)[-1]
-    if last in _DTYPE_NAMES and "." in src:
-        return True
-    if isinstance(node, (cst.Name, cst.Attribute)) and re.search(r"dtype$", last):
-        return True
-    return bool(isinstance(node, cst.Attribute) and node.attr.value == "dtype")
-
-
-def _looks_like_device(node: cst.BaseExpression) -> bool:
-    v = literal_value(node)
-    if isinstance(v, str):
-        return bool(re.match(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$", v))
-    if isinstance(v, int) and not isinstance(v, bool):
-        return True  # x.to(0): a CUDA device index
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        last = code(node).rsplit(".", 1)[-1]
-        return "device" in last.lower()
-    if isinstance(node, cst.Call):
-        return code(node.func).rsplit(".", 1)[-1] == "device"
-    return False
-
-
-def tensor_to(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.to(...)``: devices go (MindSpore places tensors by ``set_device``), dtypes stay.
-
-    ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(dtype=...)`` -> ``x.astype(dtype)``;
-    ``x.to(device)`` -> ``x``. ``x.to(other_tensor)`` -> ``x.astype(other.dtype)`` only
-    when the argument is plainly not a device or dtype is not knowable: refused.
-    """
-    dtype = args.pop("dtype", None)
-    for value in args.pop("*", []):
-        if _looks_like_dtype(value):
-            if dtype is not None:
-                raise Unconvertible("two dtypes given")
-            dtype = value
-        elif not _looks_like_device(value):
-            raise Unconvertible(f"cannot tell whether {code(value)!r} is a device, a dtype or a tensor")
-    if dtype is None:
-        return receiver
-    return cst.Call(
-        func=cst.Attribute(value=receiver, attr=cst.Name("astype")),
-        args=[cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_EQ)],
-    )
-
-
-def receiver_only(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.contiguous()``, ``x.cpu()``, ``x.cuda()`` -> ``x``."""
-    return receiver
-
-
+@hook(consumes=("dtype",))
 def cast_input_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``dtype=`` casts the input first (torch.sum(x, dtype=...) and friends)."""
     dtype = args.pop("dtype", None)
@@ -137,32 +22,36 @@ def cast_input_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
         if receiver is not None:
             receiver = keyword_call(cast, {"input": receiver, "dtype": dtype})
         else:
-            first = _first(entry)
+            first = first_param(entry)
             args[first] = keyword_call(cast, {"input": args[first], "dtype": dtype})
-    return _call(ctx, entry, args, receiver)
+    return entry_call(ctx, entry, args, receiver)
 
 
+@hook(consumes=("dtype",))
 def cast_result_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``dtype=`` casts the result (torch.linspace(..., dtype=...))."""
     dtype = args.pop("dtype", None)
-    result = _call(ctx, entry, args, receiver)
+    result = entry_call(ctx, entry, args, receiver)
     if dtype is None or literal_value(dtype) is None:
         return result
     return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": dtype})
 
 
+@hook()
 def int64_result(ctx, entry, args, receiver) -> cst.BaseExpression:
     """MindSpore gives int32 indices here; torch gives int64."""
-    result = _call(ctx, entry, args, receiver)
-    return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": _ms(ctx, "int64")})
+    result = entry_call(ctx, entry, args, receiver)
+    return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": mindspore_ref(ctx, "int64")})
 
 
+@hook()
 def int64_dtype(ctx, entry, args, receiver) -> dict:
     """The target takes a result dtype and defaults to int32; torch gives int64."""
-    args["dtype"] = _ms(ctx, "int64")
+    args["dtype"] = mindspore_ref(ctx, "int64")
     return args
 
 
+@hook()
 def full_dtype(ctx, entry, args, receiver) -> dict:
     """torch.full infers the dtype from the fill value; ops.full defaults to int64."""
     if "dtype" in args and literal_value(args["dtype"]) is not None:
@@ -172,14 +61,14 @@ def full_dtype(ctx, entry, args, receiver) -> dict:
         raise Unconvertible("fill_value is missing")
     v = literal_value(value)
     if isinstance(v, bool):
-        args["dtype"] = _ms(ctx, "bool_")
+        args["dtype"] = mindspore_ref(ctx, "bool_")
     elif isinstance(v, int):
-        args["dtype"] = _ms(ctx, "int64")
+        args["dtype"] = mindspore_ref(ctx, "int64")
     elif isinstance(v, float):
-        args["dtype"] = _ms(ctx, "float32")
-    elif v is NOT_LITERAL and _pure(value):
+        args["dtype"] = mindspore_ref(ctx, "float32")
+    elif v is NOT_LITERAL and name_chain(value):
         src = code(value)
-        b, i, f = (code(_ms(ctx, n)) for n in ("bool_", "int64", "float32"))
+        b, i, f = (code(mindspore_ref(ctx, n)) for n in ("bool_", "int64", "float32"))
         args["dtype"] = cst.parse_expression(f"{b} if isinstance({src}, bool) else {i} if isinstance({src}, int) else {f}")
     else:
         raise Unconvertible("cannot tell the fill value's type: give dtype=")
@@ -189,14 +78,6 @@ def full_dtype(ctx, entry, args, receiver) -> dict:
     return args
 
 
-def new_full(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.new_full(size, v)`` -> ``ops.full(size, v, dtype=x.dtype)`` (new_full is Ascend only)."""
-    if "dtype" not in args or literal_value(args["dtype"]) is None:
-        args["dtype"] = cst.Attribute(value=receiver, attr=cst.Name("dtype"))
-    return keyword_call(ctx.reference("mindspore.ops.full"), args)
-
-
-# -- overloads that change meaning with their arguments ----------------------------
 def _is_dim(node: cst.BaseExpression) -> bool | None:
     """True: plainly a dim; False: plainly not; None: cannot tell."""
     v = literal_value(node)
@@ -211,6 +92,7 @@ def _is_dim(node: cst.BaseExpression) -> bool | None:
     return None
 
 
+@hook()
 def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     """torch.max/min (and Tensor.max/min) are three functions:
 
@@ -251,7 +133,7 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
         return reduce(dim)
     if verdict is False:
         return elementwise(dim)
-    if not _pure(dim):
+    if not name_chain(dim):
         raise Unconvertible(f"cannot tell whether {code(dim)!r} is a dim or a tensor (torch.{kind} means different things)")
     tensor = code(ctx.reference("mindspore.Tensor"))
     return cst.parse_expression(
@@ -259,6 +141,7 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     )
 
 
+@hook()
 def median(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``median(x)`` is the lower median of all elements; ``median(x, dim)`` a (values, indices) pair."""
     x = receiver if receiver is not None else args.pop("input")
@@ -271,6 +154,7 @@ def median(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference("mindspore.ops.median"), {"input": x, **args})
 
 
+@hook()
 def where(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.where(cond)`` is ``nonzero(cond, as_tuple=True)``."""
     if receiver is None and "input" not in args and "other" not in args:
@@ -278,9 +162,10 @@ def where(ctx, entry, args, receiver) -> cst.BaseExpression:
         return keyword_call(ctx.reference("mindspore.ops.unbind"), {"input": matrix, "dim": literal(1)})
     if (receiver is None and "input" not in args) or "other" not in args:
         raise Unconvertible("where needs the condition and both values")
-    return _call(ctx, entry, args, receiver)
+    return entry_call(ctx, entry, args, receiver)
 
 
+@hook()
 def randint(ctx, entry, args, receiver) -> dict:
     """``randint(high, size)``: torch's low is optional in front."""
     if "size" not in args:
@@ -290,10 +175,11 @@ def randint(ctx, entry, args, receiver) -> dict:
     elif "low" not in args:
         args = {"low": literal(0), **args}
     if "dtype" not in args:
-        args["dtype"] = _ms(ctx, "int64")
+        args["dtype"] = mindspore_ref(ctx, "int64")
     return args
 
 
+@hook()
 def randint_like(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``randint_like(x, high)``: torch's low is optional in front, and the result has
     x's dtype (MindSpore wants an integer dtype: draw int64, then cast)."""
@@ -302,15 +188,16 @@ def randint_like(ctx, entry, args, receiver) -> cst.BaseExpression:
     elif "low" not in args:
         args = {"low": literal(0), **args}
     if "dtype" in args and literal_value(args["dtype"]) is not None:
-        return _call(ctx, entry, args, receiver)
+        return entry_call(ctx, entry, args, receiver)
     x = receiver if receiver is not None else args["input"]
-    if not _pure(x):
+    if not name_chain(x):
         raise Unconvertible("the input is used twice (for its dtype): give it a name first")
-    args["dtype"] = _ms(ctx, "int64")
-    drawn = _call(ctx, entry, args, receiver)
+    args["dtype"] = mindspore_ref(ctx, "int64")
+    drawn = entry_call(ctx, entry, args, receiver)
     return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": drawn, "dtype": cst.Attribute(value=x, attr=cst.Name("dtype"))})
 
 
+@hook()
 def bernoulli(ctx, entry, args, receiver) -> dict:
     """``torch.bernoulli(probs)`` draws with the probabilities in ``probs``: ``p=probs``."""
     if "p" not in args:
@@ -318,34 +205,38 @@ def bernoulli(ctx, entry, args, receiver) -> dict:
     return args
 
 
+@hook(consumes=("alpha",))
 def add_alpha(ctx, entry, args, receiver) -> dict:
     """``add(x, y, alpha=a)`` is ``x + a * y``."""
     alpha = args.pop("alpha", None)
     if alpha is not None and literal_value(alpha) != 1:
-        args["other"] = cst.parse_expression(f"{_paren(args['other'])} * {_paren(alpha)}")
+        args["other"] = cst.parse_expression(f"{operand_code(args['other'])} * {operand_code(alpha)}")
     return args
 
 
+@hook()
 def allclose(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.allclose`` -> ``bool(ops.isclose(...).all())``."""
-    close = _call(ctx, entry, args, receiver)
+    close = entry_call(ctx, entry, args, receiver)
     return cst.parse_expression(f"bool({code(close)}.all())")
 
 
+@hook()
 def equal(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.equal(a, b)``: same shape and same values, as a Python bool."""
     a = receiver if receiver is not None else args["input"]
     b = args["other"]
-    if not (_pure(a) and _pure(b)):
+    if not (name_chain(a) and name_chain(b)):
         raise Unconvertible("both arguments are used twice: give them names first")
     eq = keyword_call(ctx.reference("mindspore.ops.equal"), {"input": a, "other": b})
     return cst.parse_expression(f"({code(a)}.shape == {code(b)}.shape and bool({code(eq)}.all()))")
 
 
+@hook()
 def diag(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.diag``: builds a matrix from a vector, takes the diagonal of a matrix."""
     x = receiver if receiver is not None else args.pop("input")
-    if not _pure(x):
+    if not name_chain(x):
         raise Unconvertible("the input is used twice (to test its rank): give it a name first")
     offset = args.get("diagonal", literal(0))
     build = keyword_call(ctx.reference("mindspore.ops.diagflat"), {"input": x, "offset": offset})
@@ -353,6 +244,7 @@ def diag(ctx, entry, args, receiver) -> cst.BaseExpression:
     return cst.parse_expression(f"{code(build)} if {code(x)}.ndim == 1 else {code(take)}")
 
 
+@hook()
 def select(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.select(x, dim, i)`` -> ``x[:, ..., i]`` (dim must be a literal; ops.select is where)."""
     x = receiver if receiver is not None else args.pop("input")
@@ -364,27 +256,17 @@ def select(ctx, entry, args, receiver) -> cst.BaseExpression:
         parts = [":"] * dim + [code(index)]
     else:
         parts = ["..."] + [code(index)] + [":"] * (-dim - 1)
-    return cst.parse_expression(f"{_paren(x)}[{', '.join(parts)}]")
+    return cst.parse_expression(f"{operand_code(x)}[{', '.join(parts)}]")
 
 
-def expand_as(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.expand_as(y)`` -> ``ops.broadcast_to(x, y.shape)``."""
-    shape = cst.Attribute(value=args.pop("other"), attr=cst.Name("shape"))
-    return keyword_call(ctx.reference("mindspore.ops.broadcast_to"), {"input": receiver, "shape": shape})
-
-
-def view_as(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.view_as(y)`` / ``x.reshape_as(y)`` -> ``ops.reshape(x, y.shape)``."""
-    shape = cst.Attribute(value=args.pop("other"), attr=cst.Name("shape"))
-    return keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": receiver, "shape": shape})
-
-
+@hook()
 def method_on_first(ctx, entry, args, receiver) -> cst.BaseExpression:
     """Functions whose MindSpore form is a Tensor method: ``f(x, ...)`` -> ``x.f(...)``."""
-    x = receiver if receiver is not None else args.pop(_first(entry))
+    x = receiver if receiver is not None else args.pop(first_param(entry))
     return keyword_call(cst.Attribute(value=x, attr=cst.Name(entry.target.lstrip("."))), args)
 
 
+@hook()
 def take(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.take(x, idx)`` indexes the flattened input: ``ops.gather(x.reshape(-1), idx, 0)``."""
     x = receiver if receiver is not None else args.pop("input")
@@ -392,6 +274,7 @@ def take(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference("mindspore.ops.gather"), {"input_params": flat, "input_indices": args["index"], "axis": literal(0)})
 
 
+@hook()
 def meshgrid(ctx, entry, args, receiver) -> cst.BaseExpression:
     """torch.meshgrid's indexing (None: the deprecated default) means 'ij'; ops.meshgrid's
     is 'xy'. torch also takes the tensors as one list (ops.meshgrid only as varargs)."""
@@ -405,62 +288,33 @@ def meshgrid(ctx, entry, args, receiver) -> cst.BaseExpression:
             raise Unconvertible("starred elements in the tensor list")
     elif len(tensors) == 1:
         one = code(tensors[0])
-        if not _pure(tensors[0]):
+        if not name_chain(tensors[0]):
             raise Unconvertible("a single argument that may be a list of tensors: give it a name first")
         spread = cst.parse_expression(f"{one} if isinstance({one}, (list, tuple)) else ({one},)")
-        return cst.Call(
-            func=ctx.reference(entry.target),
-            args=[cst.Arg(spread, star="*"), cst.Arg(keyword=cst.Name("indexing"), value=indexing, equal=_EQ)],
-        )
+        return keyword_call(ctx.reference(entry.target), {"*": [cst.StarredElement(spread)], "indexing": indexing})
     return keyword_call(ctx.reference(entry.target), {"*": tensors, "indexing": indexing})
 
 
-TORCH_HOOKS = {
-    "astype": astype,
-    "tensor_to": tensor_to,
-    "receiver_only": receiver_only,
-    "cast_input_dtype": cast_input_dtype,
-    "cast_result_dtype": cast_result_dtype,
-    "int64_result": int64_result,
-    "int64_dtype": int64_dtype,
-    "full_dtype": full_dtype,
-    "new_full": new_full,
-    "max_min": max_min,
-    "median": median,
-    "where": where,
-    "randint": randint,
-    "randint_like": randint_like,
-    "bernoulli": bernoulli,
-    "add_alpha": add_alpha,
-    "allclose": allclose,
-    "equal": equal,
-    "diag": diag,
-    "select": select,
-    "expand_as": expand_as,
-    "view_as": view_as,
-    "method_on_first": method_on_first,
-    "take": take,
-    "meshgrid": meshgrid,
-}
-
-
+@hook()
 def polygamma(ctx, entry, args, receiver) -> dict:
     """ops.polygamma wants the order as a tensor."""
     n = args.get("n")
     if n is not None and not (isinstance(n, cst.Call) and code(n.func).endswith("Tensor")):
-        args["n"] = keyword_call(ctx.reference("mindspore.Tensor"), {"input_data": n, "dtype": _ms(ctx, "int64")})
+        args["n"] = keyword_call(ctx.reference("mindspore.Tensor"), {"input_data": n, "dtype": mindspore_ref(ctx, "int64")})
     return args
 
 
+@hook()
 def bincount(ctx, entry, args, receiver) -> cst.BaseExpression:
     """Counts are int64 in torch (MindSpore: float32) when there are no weights."""
     weights = args.get("weights")
-    result = _call(ctx, entry, args, receiver)
+    result = entry_call(ctx, entry, args, receiver)
     if weights is not None and literal_value(weights) is not None:
         return result
-    return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": _ms(ctx, "int64")})
+    return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": mindspore_ref(ctx, "int64")})
 
 
+@hook(consumes=("n",))
 def diff_n(ctx, entry, args, receiver) -> cst.BaseExpression:
     """ops.diff only takes n=1: torch's n-th difference is n first differences,
     prepend/append applied before the first."""
@@ -469,121 +323,29 @@ def diff_n(ctx, entry, args, receiver) -> cst.BaseExpression:
     if not isinstance(v, int) or isinstance(v, bool) or v < 0:
         raise Unconvertible("n must be a non-negative integer literal")
     if v == 0:
-        return receiver if receiver is not None else args[_first(entry)]
-    result = _call(ctx, entry, args, receiver)
-    first = entry.receiver or _first(entry)
+        return receiver if receiver is not None else args[first_param(entry)]
+    result = entry_call(ctx, entry, args, receiver)
+    first = entry.receiver or first_param(entry)
     rest = {k: val for k, val in args.items() if k not in (first, "prepend", "append")}
     for _ in range(v - 1):
         result = keyword_call(ctx.reference(entry.target), {first: result, **rest})
     return result
 
 
+@hook(consumes=("as_tuple",))
 def nonzero(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``as_tuple=True`` has no CPU kernel: the columns of the (N, ndim) index matrix."""
     as_tuple = args.pop("as_tuple", None)
     v = False if as_tuple is None else literal_value(as_tuple)
     if v is False:
-        return _call(ctx, entry, args, receiver)
+        return entry_call(ctx, entry, args, receiver)
     if v is not True:
         raise Unconvertible("as_tuple must be a literal True or False")
-    matrix = _call(ctx, entry, args, receiver)
+    matrix = entry_call(ctx, entry, args, receiver)
     return keyword_call(ctx.reference("mindspore.ops.unbind"), {"input": matrix, "dim": literal(1)})
 
 
-_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
-
-
-def _fresh(node: cst.BaseExpression) -> bool:
-    """A call creating a new tensor (``ops.zeros(...)``): an in-place op on it may work on a
-    copy, and writing the creation twice only costs its computation."""
-    if not isinstance(node, cst.Call):
-        return False
-    func = node.func
-    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in _FRESH and all(_pure(a.value) or literal_value(a.value) is not NOT_LITERAL
-                                  or isinstance(a.value, cst.Tuple) for a in node.args)
-
-
-def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
-
-    ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
-    tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
-    if receiver is not None and _fresh(receiver):
-        return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
-    if receiver is None or not _pure(receiver):
-        raise Unconvertible("the tensor is used twice: give it a name first")
-    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
-        receiver = receiver.value
-    return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")), {"src": value})
-
-
-def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.masked_fill_(m, v)`` -> ``x.copy_(x.masked_fill(m, v))``."""
-    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
-
-
-def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.add_(y, alpha=2)`` -> ``x.copy_(x.add(y, alpha=2))`` (and sub_, mul_, div_).
-
-    MindSpore 2.10's ``add_``/``sub_``/``mul_``/``div_`` on CPU in PYNATIVE mode return
-    the result but leave ``x`` unchanged."""
-    method = entry.source.rsplit(".", 1)[-1].rstrip("_")
-    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name(method)), args))
-
-
-def fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.fill_(v)`` -> ``x.copy_(ops.full_like(x, v))``."""
-    full = keyword_call(ctx.reference("mindspore.ops.full_like"), {"input": receiver, "fill_value": args["value"]})
-    return _inplace(receiver, full)
-
-
-def zero_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.zero_()`` -> ``x.copy_(ops.zeros_like(x))``."""
-    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
-
-
-def clamp_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.clamp_(lo, hi)`` -> ``x.copy_(ops.clamp(x, lo, hi))``."""
-    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
-
-
-def uniform_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.uniform_(a, b)`` -> ``x.copy_(ops.rand_like(x) * (b - a) + a)``."""
-    low = args.get("from", literal(0))
-    high = args.get("to", literal(1))
-    rand = code(keyword_call(ctx.reference("mindspore.ops.rand_like"), {"input": receiver}))
-    lv, hv = literal_value(low), literal_value(high)
-    if isinstance(lv, (int, float)) and isinstance(hv, (int, float)):
-        span, start = literal(hv - lv), literal(lv)
-    else:
-        span, start = cst.parse_expression(f"{_paren(high)} - {_paren(low)}"), low
-    return _inplace(receiver, cst.parse_expression(f"{rand} * {_paren(span)} + {_paren(start)}"))
-
-
-def normal_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.normal_(m, s)`` -> ``x.copy_(ops.randn_like(x) * s + m)``."""
-    mean = args.get("mean", literal(0.0))
-    std = args.get("std", literal(1.0))
-    randn = code(keyword_call(ctx.reference("mindspore.ops.randn_like"), {"input": receiver}))
-    return _inplace(receiver, cst.parse_expression(f"{randn} * {_paren(std)} + {_paren(mean)}"))
-
-
-TORCH_HOOKS.update({
-    "polygamma": polygamma,
-    "bincount": bincount,
-    "diff_n": diff_n,
-    "nonzero": nonzero,
-    "masked_fill_": masked_fill_,
-    "arithmetic_": arithmetic_,
-    "fill_": fill_,
-    "zero_": zero_,
-    "clamp_": clamp_,
-    "uniform_": uniform_,
-    "normal_": normal_,
-})
-
-
+@hook()
 def norm(ctx, entry, args, receiver) -> dict:
     """torch.norm is a vector norm (over all elements when dim is None) for a numeric p
     and for p='fro' (= ord 2); 'nuc' is a matrix norm and is refused."""
@@ -593,11 +355,12 @@ def norm(ctx, entry, args, receiver) -> dict:
         args["ord"] = literal(2)
     elif v == "nuc":
         raise Unconvertible("p='nuc' (nuclear norm): use ops.matrix_norm(x, ord='nuc')")
-    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or _pure(p)):
+    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or name_chain(p)):
         raise Unconvertible(f"p={code(p)} is not understood")
     return args
 
 
+@hook()
 def normal(ctx, entry, args, receiver) -> dict:
     """torch.normal(mean, std, size): ops.normal(shape, mean, stddev). The tensor forms
     (one draw per element of mean/std, no size) are refused."""
@@ -605,46 +368,6 @@ def normal(ctx, entry, args, receiver) -> dict:
         raise Unconvertible("without size, torch.normal draws one sample per element of mean/std: "
                             "write mindspore.ops.normal(shape, mean, stddev)")
     return args
-
-
-TORCH_HOOKS.update({"norm": norm, "normal": normal})
-
-
-# Arguments (target names) these hooks read and do not pass on to the entry's target:
-# a check that every emitted keyword exists in the target should not expect them there.
-HOOK_CONSUMES = {
-    "add_alpha": {"alpha"},
-    "cast_input_dtype": {"dtype"},
-    "cast_result_dtype": {"dtype"},
-    "diff_n": {"n"},
-    "nonzero": {"as_tuple"},
-    "einsum": {"args"},
-}
-
-
-# torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style
-# losses branch on: "elementwise_mean" is torch's deprecated spelling of "mean".
-_REDUCTION_CODES = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
-
-
-def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``F._Reduction.get_enum(r)`` is a lookup: a literal ``r`` becomes its code, any
-    other expression indexes the same table (an unknown name raises KeyError; torch: ValueError)."""
-    value = args.get("reduction")
-    if value is None:
-        raise Unconvertible("reduction is missing")
-    v = literal_value(value)
-    if isinstance(v, str):
-        if v not in _REDUCTION_CODES:
-            raise Unconvertible(f"{v!r} is not a valid value for reduction")
-        return literal(_REDUCTION_CODES[v])
-    if v is not NOT_LITERAL:
-        raise Unconvertible(f"reduction={code(value)} is not a string")
-    table = ", ".join(f"{k!r}: {n}" for k, n in _REDUCTION_CODES.items()).replace("'", '"')
-    return cst.parse_expression(f"{{{table}}}[{code(value)}]")
-
-
-TORCH_HOOKS.update({"reduction_enum": reduction_enum})
 
 
 def _einsum_spec(equation: str, count: int) -> tuple[list[str], str]:
@@ -700,6 +423,7 @@ def _einsum_broadcast(ctx, a: tuple[str, str], b: tuple[str, str], free: str, su
     return _permuted(ctx, product, free, out)
 
 
+@hook(consumes=("args",))
 def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.einsum`` with a literal equation and one or two operands, as permute,
     sum and one broadcasting matmul (MindSpore's ops.einsum has no CPU kernel) where
@@ -716,7 +440,7 @@ def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
     if not operands or len(operands) > 2 or any(isinstance(o, cst.StarredElement) for o in operands):
         raise Unconvertible("einsum with more than two operands (or *operands) is not converted")
     inputs, out = _einsum_spec(equation, len(operands))
-    srcs = [_paren(o) for o in operands]
+    srcs = [operand_code(o) for o in operands]
     if len(operands) == 1:
         node, have = _summed(ctx, srcs[0], inputs[0], out)
         return cst.parse_expression(_permuted(ctx, node, have, out))
@@ -743,6 +467,3 @@ def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
     if drop:
         result = f"{code(ctx.reference('mindspore.ops.squeeze'))}({result}, {drop})"
     return cst.parse_expression(_permuted(ctx, result, batch + left + right, out))
-
-
-TORCH_HOOKS.update({"einsum": einsum})

@@ -1,0 +1,288 @@
+"""Hooks of tables/functional.toml: torch.nn.functional."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand, name_chain, target_call
+from ..value_transforms import as_tuple
+from .registry import hook
+from .nn_layers import default_stride, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
+
+
+@hook()
+def f_conv(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """F.conv1d/2d/3d: ops.conv* pad with pad_mode='valid' unless told 'pad'."""
+    out = dict(args)
+    padding = out.pop("padding", None)
+    if padding is None:
+        return out
+    v = literal_value(padding)
+    if isinstance(v, str):
+        out["pad_mode"] = named_pad_mode(v)
+        return out
+    if v == 0 or (isinstance(v, (tuple, list)) and not any(v)):
+        return out
+    out["pad_mode"] = literal("pad")
+    out["padding"] = padding
+    return out
+
+
+@hook()
+def f_pool_stride(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """F.avg_pool*/lp_pool*: torch's stride defaults to the kernel size, ops' to 1;
+    torch's divisor_override=None is ops' 0."""
+    out = dict(args)
+    default_stride(out)
+    div = out.get("divisor_override")
+    if div is not None and literal_value(div) is None:
+        out.pop("divisor_override")
+    return out
+
+
+@hook()
+def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.normalize(x, p=2, dim, eps) is x / max(||x||, eps); ops.L2Normalize divides by
+    sqrt(max(sum(x^2), epsilon)): the same with epsilon = eps ** 2. p must be 2."""
+    p = args.get("p")
+    if p is not None and literal_value(p) not in (2, 2.0):
+        raise Unconvertible(f"p={code(p)}: ops.L2Normalize is the 2-norm only")
+    dim = args.get("dim", literal(1))
+    eps = args.get("eps", literal(1e-12))
+    e = literal_value(eps)
+    if isinstance(e, (int, float)) and not isinstance(e, bool):
+        epsilon = literal(float(e) ** 2)
+    else:
+        epsilon = cst.parse_expression(f"({code(eps)}) ** 2")
+    prim = keyword_call(ctx.reference("mindspore.ops.L2Normalize"), {"axis": dim, "epsilon": epsilon})
+    return cst.Call(func=prim, args=[cst.Arg(args["input"])])
+
+
+@hook()
+def f_layer_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.layer_norm over ONE trailing axis: ops.layer_norm has no CPU kernel, the
+    ops.LayerNorm primitive runs everywhere but only takes -1 as a negative axis."""
+    shape = args["normalized_shape"]
+    v = literal_value(shape)
+    if isinstance(v, (tuple, list)) and len(v) != 1:
+        raise Unconvertible(
+            f"normalized_shape={code(shape)} spans {len(v)} axes: MindSpore's LayerNorm only takes -1 as a "
+            "negative begin axis and the input rank is unknown here"
+        )
+    tup = as_tuple(shape)
+    weight = args.get("weight")
+    bias = args.get("bias")
+    if weight is None or literal_value(weight) is None:
+        weight = target_call(ctx, "mindspore.ops.ones", {}, (tup,))
+    if bias is None or literal_value(bias) is None:
+        bias = target_call(ctx, "mindspore.ops.zeros", {}, (tup,))
+    eps = args.get("eps", literal(1e-5))
+    prim = keyword_call(
+        ctx.reference("mindspore.ops.LayerNorm"),
+        {"begin_norm_axis": literal(-1), "begin_params_axis": literal(-1), "epsilon": eps},
+    )
+    call = cst.Call(func=prim, args=[cst.Arg(args["input"]), cst.Arg(weight), cst.Arg(bias)])
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+
+
+@hook()
+def f_embedding(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.embedding(input, weight) is weight[input]: ops.gather(weight, input, 0).
+    (ops.embedding has no CPU kernel; padding_idx only changes the gradient.)"""
+    return target_call(ctx, "mindspore.ops.gather", {}, (args["weight"], args["input"], literal(0)))
+
+
+@hook()
+def f_one_hot(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """F.one_hot: num_classes=-1 infers the depth from the data (a dynamic shape)."""
+    depth = args.get("depth")
+    if depth is None or literal_value(depth) == -1:
+        raise Unconvertible("num_classes is not given: torch infers it from the data; write num_classes=")
+    return args
+
+
+@hook()
+def f_pairwise_distance(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.pairwise_distance(x1, x2, p, eps, keepdim) is ||x1 - x2 + eps||_p over the last axis."""
+    x1, x2 = operand(args["x1"]), operand(args["x2"])
+    eps = operand(args.get("eps", literal(1e-6)))
+    diff = cst.parse_expression(f"{code(x1)} - {code(x2)} + {code(eps)}")
+    return target_call(ctx, "mindspore.ops.vector_norm", {
+        "ord": args.get("p", literal(2.0)), "axis": literal(-1), "keepdims": args.get("keepdim", literal(False)),
+    }, (diff,))
+
+
+@hook()
+def f_instance_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.instance_norm without running statistics is ops.group_norm with one group per channel."""
+    for name in ("running_mean", "running_var"):
+        if name in args and literal_value(args[name]) is not None:
+            raise Unconvertible(f"{name}: instance norm with running statistics has no MindSpore equivalent")
+    use = args.get("use_input_stats")
+    if use is not None and literal_value(use) is not True:
+        raise Unconvertible("use_input_stats=False needs running statistics")
+    x = args["input"]
+    if not name_chain(x):
+        raise Unconvertible("the input must be a plain name (it is used twice: ops.group_norm needs its channel count)")
+    out = {"num_groups": cst.parse_expression(f"{code(x)}.shape[1]")}
+    for name in ("weight", "bias", "eps"):
+        if name in args and literal_value(args[name]) is not None:
+            out[name] = args[name]
+    return target_call(ctx, "mindspore.ops.group_norm", out, (x,))
+
+
+@hook()
+def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """F.batch_norm: ops.batch_norm needs weight and bias tensors (torch: None = 1 and 0)."""
+    out = dict(args)
+    mean = out.get("running_mean")
+    if mean is None or literal_value(mean) is None or literal_value(out.get("running_var", literal(None))) is None:
+        raise Unconvertible("running_mean/running_var are None: ops.batch_norm needs running statistics")
+    if not name_chain(mean):
+        raise Unconvertible("running_mean must be a plain name (used for the default weight/bias)")
+    for name, fill in (("weight", "mindspore.ops.ones_like"), ("bias", "mindspore.ops.zeros_like")):
+        value = out.get(name)
+        if value is None or literal_value(value) is None:
+            out[name] = target_call(ctx, fill, {}, (mean,))
+    return out
+
+
+@hook(consumes=("size",))
+def f_local_response_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    out = local_response_norm(ctx, entry, args, receiver)
+    return {"x": args["x"], **out}
+
+
+@hook()
+def first_output(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """The target returns a tuple whose first item is torch's result (ops.ctc_loss also
+    returns log_alpha)."""
+    call = keyword_call(ctx.reference(entry.target), args)
+    return cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+
+
+@hook()
+def f_multi_margin(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """ops.multi_margin_loss takes an int margin only (a float raises)."""
+    out = dict(args)
+    margin = out.get("margin")
+    if margin is None:
+        return out
+    v = literal_value(margin)
+    if isinstance(v, float) and v.is_integer():
+        out["margin"] = literal(int(v))
+        return out
+    if isinstance(v, int) and not isinstance(v, bool):
+        return out
+    raise Unconvertible(f"margin={code(margin)}: ops.multi_margin_loss takes an integer margin only (nn.MultiMarginLoss takes any)")
+
+
+@hook()
+def f_fold(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """ops.fold takes output_size as an int32 Tensor."""
+    out = dict(args)
+    size = out.get("output_size")
+    if size is None:
+        raise Unconvertible("output_size is missing")
+    v = literal_value(size)
+    if isinstance(v, int) and not isinstance(v, bool):
+        size = literal([v, v])
+    out["output_size"] = target_call(ctx, "mindspore.Tensor", {}, (size, ctx.reference("mindspore.int32")))
+    return out
+
+
+@hook()
+def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.scaled_dot_product_attention without a mask or dropout, composed from
+    ops.matmul/softmax (MindSpore's fused attention kernels are Ascend-only):
+    softmax(q @ k^T * scale [+ causal -inf above the diagonal]) @ v."""
+    q, k, v = args["query"], args["key"], args["value"]
+    if not (name_chain(q) and name_chain(k)):
+        raise Unconvertible("query and key must be plain names (their shapes are used)")
+    mask = args.get("attn_mask")
+    if mask is not None and literal_value(mask) is not None:
+        raise Unconvertible("attn_mask: a bool mask selects and a float mask adds; write the masking by hand")
+    p = args.get("dropout_p")
+    if p is not None and literal_value(p) not in (0, 0.0):
+        raise Unconvertible("dropout_p > 0 is random: MindSpore's RNG stream differs")
+    gqa = args.get("enable_gqa")
+    if gqa is not None and literal_value(gqa) is not False:
+        raise Unconvertible("enable_gqa=True (grouped-query heads) is not composed")
+    causal = args.get("is_causal")
+    cv = False if causal is None else literal_value(causal)
+    if cv not in (True, False):
+        raise Unconvertible("is_causal must be a literal True/False")
+    ops_ = code(ctx.reference("mindspore.ops.matmul")).rsplit(".", 1)[0]
+    ms_ = code(ctx.reference("mindspore.bool_")).rsplit(".", 1)[0]
+    scale = args.get("scale")
+    scale_src = f"{code(q)}.shape[-1] ** -0.5" if scale is None or literal_value(scale) is None else f"({code(scale)})"
+    scores = f"{ops_}.matmul({code(q)}, {ops_}.swapaxes({code(k)}, -2, -1)) * {scale_src}"
+    if cv:
+        tri = f"{ops_}.triu({ops_}.ones(({code(q)}.shape[-2], {code(k)}.shape[-2]), {ms_}.bool_), diagonal=1)"
+        scores = f"{ops_}.masked_fill({scores}, {tri}, float('-inf'))"
+    return cst.parse_expression(f"{ops_}.matmul({ops_}.softmax({scores}, axis=-1), {code(v)})")
+
+
+@hook()
+def f_max_pool1d(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """F.max_pool1d: mindspore.ops has none; pool a height-1 image with ops.max_pool2d:
+    squeeze(max_pool2d(expand_dims(x, 2), (1, k), (1, s), (0, p), (1, d), ceil_mode), 2)."""
+    ri = args.get("return_indices")
+    if ri is not None and literal_value(ri) is not False:
+        raise Unconvertible("return_indices=True is not composed (use nn.MaxPool1d)")
+
+    def one(name: str, default):
+        value = args.get(name)
+        if value is None or literal_value(value) is None:
+            return default
+        v = literal_value(value)
+        if isinstance(v, (tuple, list)):
+            if len(v) != 1:
+                raise Unconvertible(f"{name}={code(value)} has more than one entry")
+            return literal(v[0])
+        return value
+
+    k = one("kernel_size", None)
+    if k is None:
+        raise Unconvertible("kernel_size is missing")
+    s = one("stride", k)
+    pairs = {
+        "kernel_size": cst.parse_expression(f"(1, {code(k)})"),
+        "stride": cst.parse_expression(f"(1, {code(s)})"),
+    }
+    p = one("padding", literal(0))
+    if literal_value(p) != 0:
+        pairs["padding"] = cst.parse_expression(f"(0, {code(p)})")
+    d = one("dilation", literal(1))
+    if literal_value(d) != 1:
+        pairs["dilation"] = cst.parse_expression(f"(1, {code(d)})")
+    ceil = args.get("ceil_mode")
+    if ceil is not None and literal_value(ceil) is not False:
+        pairs["ceil_mode"] = ceil
+    x4 = target_call(ctx, "mindspore.ops.expand_dims", {}, (args["input"], literal(2)))
+    pooled = target_call(ctx, "mindspore.ops.max_pool2d", pairs, (x4,))
+    return target_call(ctx, "mindspore.ops.squeeze", {}, (pooled, literal(2)))
+
+
+# torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style
+# losses branch on: "elementwise_mean" is torch's deprecated spelling of "mean".
+_REDUCTION_CODES = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
+
+
+@hook()
+def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F._Reduction.get_enum(r)`` is a lookup: a literal ``r`` becomes its code, any
+    other expression indexes the same table (an unknown name raises KeyError; torch: ValueError)."""
+    value = args.get("reduction")
+    if value is None:
+        raise Unconvertible("reduction is missing")
+    v = literal_value(value)
+    if isinstance(v, str):
+        if v not in _REDUCTION_CODES:
+            raise Unconvertible(f"{v!r} is not a valid value for reduction")
+        return literal(_REDUCTION_CODES[v])
+    if v is not NOT_LITERAL:
+        raise Unconvertible(f"reduction={code(value)} is not a string")
+    table = ", ".join(f"{k!r}: {n}" for k, n in _REDUCTION_CODES.items()).replace("'", '"')
+    return cst.parse_expression(f"{{{table}}}[{code(value)}]")

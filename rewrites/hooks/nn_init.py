@@ -1,0 +1,112 @@
+"""Hooks of tables/nn_init.toml: torch.nn.init."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
+from .registry import hook
+
+
+def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The tensor an init function fills; ``w.data`` fills ``w`` (MindSpore's
+    Parameter.data is a copy)."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    probe = node
+    while isinstance(probe, (cst.Attribute, cst.Subscript)):
+        if isinstance(probe, cst.Subscript):
+            if any(
+                literal_value(e.slice.value) is NOT_LITERAL and not isinstance(e.slice.value, cst.Name)
+                for e in probe.slice if isinstance(e.slice, cst.Index)
+            ):
+                raise Unconvertible("the tensor is written three times: index it with a literal or a plain name")
+        probe = probe.value
+    if not isinstance(probe, cst.Name):
+        raise Unconvertible("the tensor must be a name or attribute (it is written three times)")
+    return node
+
+
+def _fill(ctx, tensor: cst.BaseExpression, init: cst.BaseExpression) -> cst.BaseExpression:
+    """``t.assign_value(initializer(init, t.shape, t.dtype).init_data())``: fills t in
+    place and returns it, like torch's init functions."""
+    t = code(tensor)
+    init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
+    return cst.parse_expression(
+        f"{t}.assign_value({init_fn}({code(init)}, {t}.shape, {t}.dtype).init_data())"
+    )
+
+
+@hook(consumes=("tensor",))
+def init_fill(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """torch.nn.init.*_(tensor, ...) -> tensor.assign_value(initializer(<Init>(...), ...)).
+
+    The entry's target is the mindspore.common.initializer class; the other converted
+    arguments are its keyword arguments. Random initialisers draw from the same
+    distribution, not the same numbers (the RNG streams differ)."""
+    out = dict(args)
+    tensor = out.pop("tensor", None)
+    if tensor is None:
+        raise Unconvertible("the tensor argument is missing")
+    init = keyword_call(ctx.reference(entry.target), out)
+    return _fill(ctx, _init_target(tensor), init)
+
+
+@hook()
+def init_uniform(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """uniform_(t, a, b): MindSpore's Uniform(scale) draws from [-scale, scale]; a
+    shifted interval is Uniform((b - a) / 2) + (a + b) / 2."""
+    out = dict(args)
+    tensor = out.pop("tensor", None)
+    if tensor is None:
+        raise Unconvertible("the tensor argument is missing")
+    tensor = _init_target(tensor)
+    a, b = out.get("a", literal(0.0)), out.get("b", literal(1.0))
+    av, bv = literal_value(a), literal_value(b)
+    uniform = code(ctx.reference("mindspore.common.initializer.Uniform"))
+    if isinstance(av, (int, float)) and isinstance(bv, (int, float)):
+        half, mid = (bv - av) / 2, (av + bv) / 2
+        init = cst.parse_expression(f"{uniform}(scale={half!r})")
+        if mid == 0:
+            return _fill(ctx, tensor, init)
+        mid_src = repr(mid)
+    else:
+        init = cst.parse_expression(f"{uniform}(scale=(({code(b)}) - ({code(a)})) / 2)")
+        mid_src = f"(({code(a)}) + ({code(b)})) / 2"
+    t = code(tensor)
+    init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
+    return cst.parse_expression(
+        f"{t}.assign_value({init_fn}({code(init)}, {t}.shape, {t}.dtype).init_data() + {mid_src})"
+    )
+
+
+def _gain(nonlinearity: str, param) -> float | int:
+    import math
+
+    if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                        "conv_transpose3d", "sigmoid"):
+        return 1  # an int, as torch returns
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):
+            raise Unconvertible(f"negative_slope {slope!r} is not a number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise Unconvertible(f"unsupported nonlinearity {nonlinearity!r}")
+
+
+@hook()
+def init_gain(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """calculate_gain('relu') is a number: computed here from literal arguments."""
+    nl = literal_value(args.get("nonlinearity", literal(None)))
+    param = args.get("param")
+    pv = None if param is None else literal_value(param)
+    if not isinstance(nl, str) or pv is NOT_LITERAL:
+        raise Unconvertible("calculate_gain is computed at conversion time: its arguments must be literals")
+    return literal(_gain(nl, pv))

@@ -1,0 +1,318 @@
+"""Hooks of tables/nn_layers.toml: torch.nn layer classes."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
+from ..value_transforms import as_tuple
+from .registry import hook
+
+
+def default_stride(out: dict[str, Any]) -> None:
+    """torch's pooling stride defaults to the kernel size (also when None), MindSpore's to 1."""
+    stride = out.get("stride")
+    if stride is None or literal_value(stride) is None:
+        if "kernel_size" not in out:
+            raise Unconvertible("kernel_size is missing")
+        out["stride"] = out["kernel_size"]
+
+
+def named_pad_mode(padding: str) -> cst.BaseExpression:
+    """torch's padding='same'/'valid' is MindSpore's pad_mode of that name."""
+    if padding not in ("same", "valid"):
+        raise Unconvertible(f"padding={padding!r} is not understood")
+    return literal(padding)
+
+
+def _dims(entry) -> int:
+    name = entry.source.rsplit(".", 1)[-1]
+    return int(name[-2])  # Conv2d -> 2, ConvTranspose1d -> 1, MaxPool3d -> 3
+
+
+def _expand_padding(value: cst.BaseExpression, dims: int) -> cst.BaseExpression:
+    """torch pads each spatial axis on both sides: (h, w) -> (h, h, w, w)."""
+    v = literal_value(value)
+    if isinstance(v, int):
+        return value
+    if isinstance(v, (tuple, list)):
+        if len(v) != dims:
+            raise Unconvertible(f"padding {v!r} does not have {dims} entries")
+        if dims == 1:
+            return literal(v[0])
+        return literal([p for p in v for _ in (0, 1)])
+    if isinstance(value, (cst.Tuple, cst.List)) and all(isinstance(e, cst.Element) for e in value.elements):
+        # (0, padding, padding): the entries are expressions, the count is known
+        items = [e.value for e in value.elements]
+        if len(items) != dims:
+            raise Unconvertible(f"padding {code(value)} does not have {dims} entries")
+        if dims == 1:
+            return items[0]
+        return cst.Tuple([cst.Element(item) for item in items for _ in (0, 1)])
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and dims > 1:  # a sequence, built once
+        return cst.parse_expression(f"tuple(side for side in {code(value)} for _ in (0, 1))")
+    if isinstance(value, (cst.Name, cst.Attribute)) and dims > 1:
+        src = code(value)
+        return cst.parse_expression(f"{src} if isinstance({src}, int) else tuple(side for side in {src} for _ in (0, 1))")
+    return value
+
+
+def conv_padding_at_run_time(entry) -> list[str]:
+    dims = _dims(entry)
+    expand = ("padding if isinstance(padding, int) else padding[0]" if dims == 1
+              else "padding if isinstance(padding, int) else tuple(p for p in padding for _ in (0, 1))")
+    return [
+        'mode = kwargs.pop("padding_mode", "zeros")',
+        'if mode != "zeros":',
+        '    raise ValueError(f"padding_mode={mode!r} has no MindSpore Conv argument: pad the input with ops.pad")',
+        'padding = kwargs.pop("padding", 0)',
+        "if isinstance(padding, str):",
+        '    kwargs["pad_mode"] = padding',
+        "else:",
+        '    kwargs["pad_mode"] = "pad"',
+        f'    kwargs["padding"] = {expand}',
+    ]
+
+
+@hook(consumes=("padding_mode",), adds=("pad_mode",), at_run_time=conv_padding_at_run_time)
+def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """Conv layers: MindSpore defaults to pad_mode='same'; torch pads explicitly."""
+    mode = args.pop("padding_mode", None)
+    if mode is not None and literal_value(mode) != "zeros":
+        raise Unconvertible(
+            f"padding_mode={code(mode)} has no MindSpore Conv argument: pad the input with ops.pad "
+            "(mode='reflect'/'replicate'/'circular') and use pad_mode='valid'"
+        )
+    padding = args.pop("padding", None)
+    out = dict(args)
+    if padding is None:
+        out["pad_mode"] = literal("pad")
+        return out
+    v = literal_value(padding)
+    if isinstance(v, str):
+        out["pad_mode"] = named_pad_mode(v)
+        return out
+    out["pad_mode"] = literal("pad")
+    out["padding"] = _expand_padding(padding, _dims(entry))
+    return out
+
+
+def pool_window_at_run_time(entry) -> list[str]:
+    dims = _dims(entry)
+    lines = [
+        'if kwargs.get("stride") is None:',
+        '    kwargs["stride"] = kwargs["kernel_size"]',
+        'for name, default in (("padding", 0), ("ceil_mode", False), ("dilation", 1), ("return_indices", False)):',
+        "    if name in kwargs and type(kwargs[name]) is type(default) and kwargs[name] == default:",
+        "        del kwargs[name]",
+        'if any(name in kwargs for name in ("padding", "ceil_mode", "dilation", "return_indices")):',
+        '    kwargs["pad_mode"] = "pad"',
+    ]
+    if dims == 1:
+        lines += ['    if not isinstance(kwargs.get("padding", 0), int):', '        kwargs["padding"] = kwargs["padding"][0]']
+    return lines
+
+
+@hook(adds=("pad_mode",), at_run_time=pool_window_at_run_time)
+def pool_window(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """Pooling: torch's stride defaults to the kernel size, MindSpore's to 1."""
+    out = dict(args)
+    default_stride(out)
+    # Arguments at their default are dropped; MindSpore rejects padding, dilation,
+    # return_indices and ceil_mode unless pad_mode='pad'.
+    for name, default in (("padding", 0), ("ceil_mode", False), ("dilation", 1), ("return_indices", False)):
+        value = literal_value(out[name]) if name in out else None
+        if type(value) is type(default) and value == default:
+            out.pop(name)
+    padding, ceil, dilation, indices = (out.get(n) for n in ("padding", "ceil_mode", "dilation", "return_indices"))
+    if padding is not None or ceil is not None or dilation is not None or indices is not None:
+        out["pad_mode"] = literal("pad")
+        if padding is not None:
+            out["padding"] = _expand_padding(padding, 1) if _dims(entry) == 1 else padding
+    return out
+
+
+def layer_norm_at_run_time(entry) -> list[str]:
+    return [
+        'shape = kwargs.pop("normalized_shape")',
+        "shape = (shape,) if isinstance(shape, int) else tuple(shape)",
+        "if len(shape) != 1:",
+        '    raise ValueError("normalized_shape spans several axes: MindSpore nn.LayerNorm takes -1 as its only negative axis")',
+        'kwargs.update(normalized_shape=shape, begin_norm_axis=-1, begin_params_axis=-1)',
+    ]
+
+
+@hook(at_run_time=layer_norm_at_run_time)
+def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """nn.LayerNorm: a tuple shape, normalised over the last axis.
+
+    MindSpore's begin_norm_axis/begin_params_axis accept -1 as the only negative
+    value (-2 raises), and the input rank is unknown here: a literal shape with more
+    than one dimension cannot be converted. A non-literal shape (``d_model``) is taken
+    to be one dimension; if it is not, MindSpore raises when the layer runs (gamma's
+    size does not match), it never silently normalises the wrong axes.
+    """
+    out = dict(args)
+    shape = out.pop("normalized_shape", None)
+    if shape is None:
+        raise Unconvertible("normalized_shape is missing")
+    v = literal_value(shape)
+    if isinstance(v, (tuple, list)) and len(v) != 1:
+        raise Unconvertible(
+            f"normalized_shape={code(shape)} spans {len(v)} axes: MindSpore nn.LayerNorm counts "
+            "begin_norm_axis from the front (-1 is the only negative value it accepts); "
+            "write begin_norm_axis=begin_params_axis=rank - n by hand"
+        )
+    return {"normalized_shape": as_tuple(shape), "begin_norm_axis": literal(-1), "begin_params_axis": literal(-1), **out}
+
+
+@hook(consumes=("padding_mode", "output_padding"))
+def conv_transpose2d_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """ConvTranspose2d: MindSpore's output_padding only appends zeros, torch computes the
+    extra rows/columns; an asymmetric padding ``(p, p - op, ...)`` gives torch's result."""
+    out = dict(args)
+    op = out.pop("output_padding", None)
+    opv = 0 if op is None else literal_value(op)
+    out = conv_padding(ctx, entry, out, receiver)
+    if opv == 0 or opv == (0, 0):
+        return out
+    pad = literal_value(args.get("padding", literal(0)))
+    if isinstance(opv, int) and not isinstance(opv, bool):
+        opv = (opv, opv)
+    if isinstance(pad, int) and not isinstance(pad, bool):
+        pad = (pad, pad)
+    if not (isinstance(opv, (tuple, list)) and isinstance(pad, (tuple, list)) and len(opv) == len(pad) == 2):
+        raise Unconvertible("output_padding and padding must be literal ints or pairs")
+    if any(p < o for p, o in zip(pad, opv)):
+        raise Unconvertible(f"output_padding={opv} larger than padding={pad} has no MindSpore equivalent")
+    out["pad_mode"] = literal("pad")
+    out["padding"] = literal([pad[0], pad[0] - opv[0], pad[1], pad[1] - opv[1]])
+    return out
+
+
+def batch_norm_stats_at_run_time(entry) -> list[str]:
+    return [
+        'if not kwargs.pop("track_running_stats", True):',
+        '    kwargs["use_batch_statistics"] = True',
+    ]
+
+
+@hook(consumes=("track_running_stats",), at_run_time=batch_norm_stats_at_run_time)
+def batch_norm_stats(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """BatchNorm ``track_running_stats=False`` (always batch statistics) is
+    MindSpore's ``use_batch_statistics=True``; True is MindSpore's default (None)."""
+    out = dict(args)
+    track = out.pop("track_running_stats", None)
+    if track is None:
+        return out
+    v = literal_value(track)
+    if v is True:
+        return out
+    if v is False:
+        out["use_batch_statistics"] = literal(True)
+        return out
+    out["use_batch_statistics"] = cst.parse_expression(f"None if {code(track)} else True")
+    return out
+
+
+def softmax_axis_at_run_time(entry) -> list[str]:
+    return [
+        'if kwargs.get("dim") is None:',
+        '    raise ValueError("dim is not given: torch picks it from the input rank at run time")',
+    ]
+
+
+@hook(at_run_time=softmax_axis_at_run_time)
+def softmax_axis(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """Softmax-like layers: torch's ``dim=None`` picks an axis from the input's rank at
+    run time (a deprecated implicit choice); MindSpore needs the axis."""
+    axis = args.get("axis")
+    if axis is None or literal_value(axis) is None:
+        raise Unconvertible("dim is not given: torch picks it from the input's rank at run time; write dim= explicitly")
+    return args
+
+
+@hook(consumes=("size",))
+def local_response_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """nn.LocalResponseNorm(size, alpha, beta, k) -> nn.LRN(depth_radius, bias, alpha, beta).
+
+    torch divides by ``(k + alpha / size * sum(a^2 over size channels)) ** beta``, with
+    the window centred for odd sizes; TF-style LRN sums over 2 * depth_radius + 1
+    channels and does not divide alpha. Exact for an odd literal size only.
+    """
+    size = literal_value(args.get("size"))
+    if not isinstance(size, int) or isinstance(size, bool) or size % 2 == 0:
+        raise Unconvertible("size must be an odd integer literal: an even window is not centred in torch")
+    alpha = args.get("alpha", literal(0.0001))
+    a = literal_value(alpha)
+    if isinstance(a, (int, float)) and not isinstance(a, bool):
+        alpha_expr = literal(a / size)
+    else:
+        alpha_expr = cst.parse_expression(f"({code(alpha)}) / {size}")
+    out = {
+        "depth_radius": literal((size - 1) // 2),
+        "bias": args.get("bias", literal(1.0)),
+        "alpha": alpha_expr,
+        "beta": args.get("beta", literal(0.75)),
+    }
+    return out
+
+
+def _float_scale(value: cst.BaseExpression) -> cst.BaseExpression:
+    v = literal_value(value)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return literal(float(v))
+    if isinstance(v, (tuple, list)):
+        return literal([float(x) for x in v])
+    src = code(value)
+    return cst.parse_expression(f"tuple(float(s) for s in {src}) if isinstance({src}, (tuple, list)) else float({src})")
+
+
+@hook()
+def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """nn.Upsample / F.interpolate: MindSpore wants a float scale_factor and, except for
+    'trilinear' and 'area', an output size instead of a scale factor
+    (``recompute_scale_factor=True`` computes ``floor(in * scale)``, as torch does).
+
+    torch samples with ``1 / scale`` unless told to recompute, MindSpore with
+    ``in / out``: the same when ``in * scale`` is whole, which a whole literal scale
+    guarantees. A fractional literal scale is refused; a variable one is converted
+    (the note on the entry says so).
+    """
+    out = dict(args)
+    mode = literal_value(out.get("mode", literal("nearest")))
+    if mode is NOT_LITERAL:
+        raise Unconvertible("mode must be a literal string")
+    if mode == "bicubic":
+        raise Unconvertible("MindSpore's bicubic resize uses other cubic coefficients than torch (results differ by ~0.2)")
+    scale = out.get("scale_factor")
+    if scale is None or literal_value(scale) is None:
+        out.pop("scale_factor", None)
+        return out
+    v = literal_value(scale)
+    values = v if isinstance(v, (tuple, list)) else [v]
+    if v is not NOT_LITERAL and any(float(x) != int(x) for x in values):
+        raise Unconvertible(
+            f"scale_factor={code(scale)} is fractional: torch samples with 1/scale, MindSpore with "
+            "in/out, which differ unless in * scale is whole; pass size= instead"
+        )
+    out["scale_factor"] = _float_scale(scale)
+    if mode not in ("trilinear", "area"):  # whole scales: recomputing the size changes nothing
+        out["recompute_scale_factor"] = literal(True)
+    return out
+
+
+def instance_norm_at_run_time(entry) -> list[str]:
+    return ['kwargs.setdefault("num_groups", kwargs["num_features"])']
+
+
+@hook(at_run_time=instance_norm_at_run_time)
+def instance_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """nn.InstanceNorm*d(C) is nn.GroupNorm(C, C): one group per channel normalises each
+    (sample, channel) over its spatial axes. MindSpore's own InstanceNorm has no CPU
+    kernel; GroupNorm runs everywhere and takes any rank >= 3."""
+    channels = args.get("num_channels")
+    if channels is None:
+        raise Unconvertible("num_features is missing")
+    return {"num_groups": channels, **args}

@@ -1,0 +1,45 @@
+"""The one registry of hooks: ``@hook(...)`` on a function in ``hooks/<table>.py``.
+
+A hook finishes the conversion of a table entry where data alone cannot say it. Its
+signature is ``hook(ctx, entry, args, receiver)``: ``args`` are the converted keyword
+arguments (target names), ``receiver`` the converted receiver of a method (else None).
+It returns the arguments to emit, or a whole replacement expression, and raises
+``Unconvertible`` (from ``rewrites.syntax``) to leave the call as it is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Hook:
+    name: str
+    function: Callable
+    # arguments (target names) the hook reads and does not pass on to the target
+    consumes: frozenset[str]
+    # keywords the hook emits that the entry's data does not name
+    adds: frozenset[str]
+    # for layers whose arguments are only known at run time (a layer class used as a
+    # value): ``at_run_time(entry)`` returns statements over ``kwargs`` (torch names)
+    # doing the same conversion inside a generated converter
+    at_run_time: Callable | None
+
+    @property
+    def module(self) -> str:
+        """The hooks module that defines it (named after a table)."""
+        return self.function.__module__.rsplit(".", 1)[-1]
+
+
+HOOKS: dict[str, Hook] = {}
+
+
+def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable | None = None):
+    """Register the decorated function as the hook ``name`` (default: its own name)."""
+    def register(function: Callable) -> Callable:
+        key = name or function.__name__
+        if key in HOOKS:
+            raise ValueError(f"hook {key!r} registered twice ({HOOKS[key].function.__module__}, {function.__module__})")
+        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time)
+        return function
+    return register

@@ -1,0 +1,235 @@
+"""Hooks of tables/tensor_methods.toml: Tensor methods.
+
+Every composition here is exact: where it would not be, the hook refuses.
+"""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain
+from .registry import hook
+# hooks shared with torch_functions.toml (torch.where and Tensor.where are one conversion)
+from .torch_functions import (  # noqa: F401
+    add_alpha,
+    allclose,
+    bernoulli,
+    bincount,
+    cast_input_dtype,
+    diag,
+    diff_n,
+    equal,
+    int64_dtype,
+    int64_result,
+    max_min,
+    median,
+    nonzero,
+    norm,
+    select,
+    take,
+    where,
+)
+
+
+@hook()
+def tensor_size(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.size()`` -> ``x.shape``; ``x.size(d)`` -> ``x.shape[d]`` (Tensor.size is numel)."""
+    shape = cst.Attribute(value=receiver, attr=cst.Name("shape"))
+    dim = args.get("dim")
+    if dim is None:
+        return shape
+    return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(dim))])
+
+
+@hook()
+def tensor_dim(ctx, entry, args, receiver) -> cst.BaseExpression:
+    return cst.Attribute(value=receiver, attr=cst.Name("ndim"))
+
+
+@hook()
+def astype(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.float()`` / ``x.type(dt)`` / ``x.type_as(y)`` -> ``x.astype(dtype)``.
+
+    The table gives a fixed dtype as ``set = { dtype = "float32" }`` (a MindSpore name).
+    """
+    x = receiver if receiver is not None else args.pop(first_param(entry))
+    dtype = args.get("dtype")
+    if dtype is not None:
+        v = literal_value(dtype)
+        if isinstance(v, str):
+            dtype = mindspore_ref(ctx, v)
+        elif v is None:
+            raise Unconvertible("without a dtype, .type() returns the type's name (a string)")
+    elif "other" in args:
+        dtype = cst.Attribute(value=args["other"], attr=cst.Name("dtype"))
+    else:
+        raise Unconvertible("without a dtype, .type() returns the type's name (a string)")
+    return keyword_call(cst.Attribute(value=x, attr=cst.Name("astype")), {"dtype": dtype})
+
+
+# torch dtype spellings (after the API pass renamed them) -> MindSpore dtype names
+_DTYPE_NAMES = {
+    "float16", "half", "float32", "float", "float64", "double", "bfloat16", "int8", "int16",
+    "short", "int32", "int", "int64", "long", "uint8", "bool", "bool_", "complex64", "cfloat",
+    "complex128", "cdouble",
+}
+
+
+def _looks_like_dtype(node: cst.BaseExpression) -> bool:
+    src = code(node)
+    last = src.rsplit(".", 1)[-1]
+    if last in _DTYPE_NAMES and "." in src:
+        return True
+    if isinstance(node, (cst.Name, cst.Attribute)) and re.search(r"dtype$", last):
+        return True
+    return bool(isinstance(node, cst.Attribute) and node.attr.value == "dtype")
+
+
+def looks_like_device(node: cst.BaseExpression) -> bool:
+    v = literal_value(node)
+    if isinstance(v, str):
+        return bool(re.match(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$", v))
+    if isinstance(v, int) and not isinstance(v, bool):
+        return True  # x.to(0): a CUDA device index
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        last = code(node).rsplit(".", 1)[-1]
+        return "device" in last.lower()
+    if isinstance(node, cst.Call):
+        return code(node.func).rsplit(".", 1)[-1] == "device"
+    return False
+
+
+@hook()
+def tensor_to(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.to(...)``: devices go (MindSpore places tensors by ``set_device``), dtypes stay.
+
+    ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(dtype=...)`` -> ``x.astype(dtype)``;
+    ``x.to(device)`` -> ``x``. ``x.to(other_tensor)`` -> ``x.astype(other.dtype)`` only
+    when the argument is plainly not a device or dtype is not knowable: refused.
+    """
+    dtype = args.pop("dtype", None)
+    for value in args.pop("*", []):
+        if _looks_like_dtype(value):
+            if dtype is not None:
+                raise Unconvertible("two dtypes given")
+            dtype = value
+        elif not looks_like_device(value):
+            raise Unconvertible(f"cannot tell whether {code(value)!r} is a device, a dtype or a tensor")
+    if dtype is None:
+        return receiver
+    return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("astype")), {"dtype": dtype})
+
+
+@hook()
+def receiver_only(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.contiguous()``, ``x.cpu()``, ``x.cuda()`` -> ``x``."""
+    return receiver
+
+
+@hook()
+def new_full(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.new_full(size, v)`` -> ``ops.full(size, v, dtype=x.dtype)`` (new_full is Ascend only)."""
+    if "dtype" not in args or literal_value(args["dtype"]) is None:
+        args["dtype"] = cst.Attribute(value=receiver, attr=cst.Name("dtype"))
+    return keyword_call(ctx.reference("mindspore.ops.full"), args)
+
+
+@hook()
+def expand_as(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.expand_as(y)`` -> ``ops.broadcast_to(x, y.shape)``."""
+    shape = cst.Attribute(value=args.pop("other"), attr=cst.Name("shape"))
+    return keyword_call(ctx.reference("mindspore.ops.broadcast_to"), {"input": receiver, "shape": shape})
+
+
+@hook()
+def view_as(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.view_as(y)`` / ``x.reshape_as(y)`` -> ``ops.reshape(x, y.shape)``."""
+    shape = cst.Attribute(value=args.pop("other"), attr=cst.Name("shape"))
+    return keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": receiver, "shape": shape})
+
+
+_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
+
+
+def _fresh(node: cst.BaseExpression) -> bool:
+    """A call creating a new tensor (``ops.zeros(...)``): an in-place op on it may work on a
+    copy, and writing the creation twice only costs its computation."""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _FRESH and all(name_chain(a.value) or literal_value(a.value) is not NOT_LITERAL
+                                  or isinstance(a.value, cst.Tuple) for a in node.args)
+
+
+def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
+
+    ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
+    tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
+    if receiver is not None and _fresh(receiver):
+        return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
+    if receiver is None or not name_chain(receiver):
+        raise Unconvertible("the tensor is used twice: give it a name first")
+    if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+        receiver = receiver.value
+    return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")), {"src": value})
+
+
+@hook()
+def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.masked_fill_(m, v)`` -> ``x.copy_(x.masked_fill(m, v))``."""
+    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
+
+
+@hook()
+def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.add_(y, alpha=2)`` -> ``x.copy_(x.add(y, alpha=2))`` (and sub_, mul_, div_).
+
+    MindSpore 2.10's ``add_``/``sub_``/``mul_``/``div_`` on CPU in PYNATIVE mode return
+    the result but leave ``x`` unchanged."""
+    method = entry.source.rsplit(".", 1)[-1].rstrip("_")
+    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name(method)), args))
+
+
+@hook()
+def fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.fill_(v)`` -> ``x.copy_(ops.full_like(x, v))``."""
+    full = keyword_call(ctx.reference("mindspore.ops.full_like"), {"input": receiver, "fill_value": args["value"]})
+    return _inplace(receiver, full)
+
+
+@hook()
+def zero_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.zero_()`` -> ``x.copy_(ops.zeros_like(x))``."""
+    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
+
+
+@hook()
+def clamp_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.clamp_(lo, hi)`` -> ``x.copy_(ops.clamp(x, lo, hi))``."""
+    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
+
+
+@hook()
+def uniform_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.uniform_(a, b)`` -> ``x.copy_(ops.rand_like(x) * (b - a) + a)``."""
+    low = args.get("from", literal(0))
+    high = args.get("to", literal(1))
+    rand = code(keyword_call(ctx.reference("mindspore.ops.rand_like"), {"input": receiver}))
+    lv, hv = literal_value(low), literal_value(high)
+    if isinstance(lv, (int, float)) and isinstance(hv, (int, float)):
+        span, start = literal(hv - lv), literal(lv)
+    else:
+        span, start = cst.parse_expression(f"{operand_code(high)} - {operand_code(low)}"), low
+    return _inplace(receiver, cst.parse_expression(f"{rand} * {operand_code(span)} + {operand_code(start)}"))
+
+
+@hook()
+def normal_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.normal_(m, s)`` -> ``x.copy_(ops.randn_like(x) * s + m)``."""
+    mean = args.get("mean", literal(0.0))
+    std = args.get("std", literal(1.0))
+    randn = code(keyword_call(ctx.reference("mindspore.ops.randn_like"), {"input": receiver}))
+    return _inplace(receiver, cst.parse_expression(f"{randn} * {operand_code(std)} + {operand_code(mean)}"))
