@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 from pathlib import Path
 
 import libcst as cst
@@ -84,7 +85,12 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
         if entry.target.startswith("."):
             return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
         return call.with_changes(func=ctx.reference(entry.target))
-    args = convert_args(ctx, entry, call, pass_id)
+    return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id), receiver)
+
+
+def build_call(ctx, entry: ApiEntry, args: dict[str, Any], receiver=None) -> cst.BaseExpression:
+    """The entry's conversion from arguments already converted (target names): its hook,
+    then ``target(**args)`` or ``receiver.method(**args)``."""
     if entry.hook:
         result = HOOKS[entry.hook].function(ctx, entry, args, receiver)
         if isinstance(result, cst.BaseExpression):

@@ -90,6 +90,8 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if updated is not original and type(original) in _OPERAND_FIELDS:
+            updated = _parenthesize_replaced(original, updated)
         result = updated
         for handler in self._leave.get(type(original).__name__, ()):
             new = handler(original, result)
@@ -147,6 +149,62 @@ def _keep_parentheses(replaced: cst.CSTNode, new):
     if lpar and isinstance(new, cst.BaseExpression) and not getattr(new, "lpar", True):
         return new.with_changes(lpar=lpar, rpar=replaced.rpar)
     return new
+
+
+# Binding strength: a child weaker than its parent's operator needs parentheses.
+_ATOM = 100
+_OPERATOR_STRENGTH = {
+    cst.BitOr: 6, cst.BitXor: 7, cst.BitAnd: 8, cst.LeftShift: 9, cst.RightShift: 9, cst.Add: 10,
+    cst.Subtract: 10, cst.Multiply: 11, cst.Divide: 11, cst.FloorDivide: 11, cst.Modulo: 11,
+    cst.MatrixMultiply: 11, cst.Power: 13, cst.And: 3, cst.Or: 2, cst.Not: 4, cst.Minus: 12,
+    cst.Plus: 12, cst.BitInvert: 12,
+}
+_UNARY = 12
+_OPERAND_FIELDS = {
+    cst.Attribute: ("value",), cst.Subscript: ("value",), cst.Call: ("func",),
+    cst.BinaryOperation: ("left", "right"), cst.BooleanOperation: ("left", "right"),
+    cst.UnaryOperation: ("expression",), cst.Comparison: ("left",),
+}
+
+
+def _strength(node: cst.BaseExpression) -> int:
+    kind = type(node)
+    if node.lpar:
+        return _ATOM
+    if kind in (cst.BinaryOperation, cst.BooleanOperation, cst.UnaryOperation):
+        return _OPERATOR_STRENGTH[type(node.operator)]
+    if kind is cst.Comparison:
+        return 5
+    if kind is cst.IfExp:
+        return 1
+    if kind in (cst.Lambda, cst.NamedExpr, cst.Yield):
+        return 0
+    if kind is cst.Await:
+        return 14
+    return _ATOM
+
+
+def _needs_parentheses(parent: cst.CSTNode, field_name: str, child: cst.BaseExpression) -> bool:
+    strength = _strength(child)
+    if isinstance(parent, (cst.Attribute, cst.Subscript, cst.Call)):
+        return strength < _ATOM
+    if isinstance(parent, cst.Comparison):
+        return strength <= 5
+    own = _OPERATOR_STRENGTH[type(parent.operator)]
+    if type(parent.operator) is cst.Power:  # right-associative; a ** -b is fine
+        return strength <= own if field_name == "left" else strength < _UNARY
+    return strength < own or (strength == own and field_name == "right")
+
+
+def _parenthesize_replaced(original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:
+    """A child a pass replaced keeps its meaning where it stands: the receiver of
+    ``torch.empty(1).uniform_(a, b).item()`` that became ``r * s + a`` needs parentheses."""
+    changes = {}
+    for name in _OPERAND_FIELDS[type(original)]:
+        child = getattr(updated, name)
+        if child is not getattr(original, name) and _needs_parentheses(updated, name, child):
+            changes[name] = child.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return updated.with_changes(**changes) if changes else updated
 
 
 def _attach_markers(stmt, markers: list[str]):

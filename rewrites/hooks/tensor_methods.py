@@ -185,12 +185,16 @@ def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 @hook()
 def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.add_(y, alpha=2)`` -> ``x.copy_(x.add(y, alpha=2))`` (and sub_, mul_, div_).
+    """``x.add_(y, alpha=2)`` -> ``x.copy_(ops.add(x, y * 2))`` (and sub_, mul_, div_).
 
     MindSpore 2.10's ``add_``/``sub_``/``mul_``/``div_`` on CPU in PYNATIVE mode return
     the result but leave ``x`` unchanged."""
-    method = entry.source.rsplit(".", 1)[-1].rstrip("_")
-    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name(method)), args))
+    from ..table_calls import build_call, tables  # (table_calls imports the hooks)
+
+    # the out-of-place method converted as the table says (x.add(y) -> ops.add(x, y)), so
+    # that converting the output again leaves it as it is
+    out_of_place = tables().methods[entry.source.rsplit(".", 1)[-1].rstrip("_")]
+    return _inplace(receiver, build_call(ctx, out_of_place, args, receiver))
 
 
 @hook()

@@ -38,7 +38,8 @@ class InplaceResults(Pass):
         ),
         Example(
             "import torch\ndef scale(t: torch.Tensor, k):\n    t.mul_(k)\n    return t\n\ndef g(a):\n    scale(t=a, k=2)\n    return a\n",
-            "import mindspore as ms\ndef scale(t: ms.Tensor, k):\n    t.copy_(src=t.mul(other=k))\n    return t\n\n"
+            "import mindspore as ms\nfrom mindspore import ops\ndef scale(t: ms.Tensor, k):\n"
+            "    t.copy_(src=ops.mul(input=t, other=k))\n    return t\n\n"
             "def g(a):\n    a = scale(t=a, k=2)\n    return a\n",
         ),
     )
