@@ -68,5 +68,5 @@ def pipeline_of(*passes: type) -> Pipeline:
 
 def _pipeline(stages) -> Pipeline:
     t = tables()
-    return Pipeline(stages, dict(t.modules), {m.split(".")[0] for m in t.modules},
+    return Pipeline(stages, dict(t.modules), set(t.source_roots),
                     aliases=dict(t.aliases), analyse=FileFacts)

@@ -18,6 +18,8 @@ def source_object(entry):
 
     if entry.kind == "method":
         return getattr(torch.Tensor, entry.source.removeprefix("Tensor."))
+    if entry.kind == "module_method":
+        return getattr(torch.nn.Module, entry.source.rsplit(".", 1)[-1])
     return resolve(entry.source)
 
 
@@ -31,7 +33,8 @@ def test_target_symbol_exists(entry) -> None:
     import mindspore
 
     if entry.target.startswith("."):
-        assert hasattr(mindspore.Tensor, entry.target[1:])
+        owner = mindspore.nn.Cell if entry.kind == "module_method" else mindspore.Tensor
+        assert hasattr(owner, entry.target[1:])
     else:
         resolve(entry.target)
 
@@ -101,3 +104,13 @@ def test_docs_apis_md_is_current() -> None:
 
     docs = Path(__file__).parent.parent / "docs" / "apis.md"
     assert docs.read_text() == apis_markdown(list_apis()), "regenerate docs/apis.md"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "module_method" and (e.params or e.set)],
+                         ids=lambda e: e.source)
+def test_module_method_keywords_exist_on_the_cell(entry) -> None:
+    import mindspore
+
+    names = set(signature(getattr(mindspore.nn.Cell, entry.target[1:])).parameters)
+    emitted = {entry.rename.get(p, p) for p in entry.params if p not in entry.unsupported_args} | set(entry.set)
+    assert emitted <= names, f"not parameters of Cell{entry.target}: {sorted(emitted - names)}"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-KINDS = ("class", "function", "method", "attribute")
+KINDS = ("class", "function", "method", "attribute", "module_method")
 _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
@@ -82,12 +83,23 @@ class Tables:
     methods: Mapping[str, ApiEntry]  # method name -> entry ("view" for Tensor.view)
     modules: Mapping[str, str]  # source module -> target module
     aliases: Mapping[str, str] = field(default_factory=dict)  # target module -> the name it is imported as
+    module_methods: Mapping[str, ApiEntry] = field(default_factory=dict)  # "parameters" for Module.parameters
+
+    @cached_property
+    def source_roots(self) -> frozenset[str]:
+        """Top-level packages the tables convert from (``torch``)."""
+        return frozenset(m.split(".")[0] for m in self.modules)
+
+    @cached_property
+    def framework_roots(self) -> frozenset[str]:
+        """Top-level packages on either side (``torch``, ``mindspore``)."""
+        return self.source_roots | frozenset(m.split(".")[0] for m in self.modules.values())
 
     def lookup(self, qualname: str) -> ApiEntry | None:
         return self.entries.get(qualname)
 
     def all_entries(self) -> list[ApiEntry]:
-        return sorted([*self.entries.values(), *self.methods.values()], key=lambda e: e.source)
+        return sorted([*self.entries.values(), *self.methods.values(), *self.module_methods.values()], key=lambda e: e.source)
 
 
 def _entry(source: str, kind: str, data: dict, where: str) -> ApiEntry:
@@ -115,6 +127,7 @@ def _entry(source: str, kind: str, data: dict, where: str) -> ApiEntry:
 def load_tables(directory: Path) -> Tables:
     entries: dict[str, ApiEntry] = {}
     methods: dict[str, ApiEntry] = {}
+    module_methods: dict[str, ApiEntry] = {}
     modules: dict[str, str] = {}
     aliases: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
@@ -133,10 +146,10 @@ def load_tables(directory: Path) -> Tables:
             if not isinstance(body, dict):
                 raise TableError(f"{path.name}: {source}: expected a table")
             entry = _entry(source, kind, body, path.name)
-            bucket = methods if kind == "method" else entries
-            key = source.removeprefix("Tensor.") if kind == "method" else source
+            bucket = {"method": methods, "module_method": module_methods}.get(kind, entries)
+            key = source.rsplit(".", 1)[-1] if bucket is not entries else source
             if key in bucket:
                 raise TableError(f"{path.name}: {source}: defined twice")
             bucket[key] = entry
     return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules),
-                  MappingProxyType(aliases))
+                  MappingProxyType(aliases), MappingProxyType(module_methods))

@@ -30,7 +30,7 @@ class ApiCalls(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.tables = tables()
-        self.roots = {m.split(".")[0] for m in self.tables.modules}
+        self.roots = self.tables.source_roots
         self._call_funcs: set[int] = set()  # ids of nodes handled elsewhere or not references
         self._scaffolding = scaffolding_names()  # MS206 resolves these
 

@@ -20,9 +20,11 @@ from transpile.passes import Example, Pass
 from transpile.walk import read
 
 from ..syntax import NOT_LITERAL, literal_value
+from ..table_calls import tables
 from ..tensor_inference import TensorScope, forward_params, is_tensor
 
-FRAMEWORK_ROOTS = frozenset({"torch", "mindspore"})
+# torch and mindspore: graph_lint reads code that may already be half MindSpore
+FRAMEWORK_ROOTS = tables().framework_roots
 # Modules whose pure functions GRAPH_MODE handles on constants.
 GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "operator", "collections"})
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})

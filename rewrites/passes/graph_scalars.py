@@ -12,9 +12,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
+from ..table_calls import tables
 from ..tensor_inference import TensorScope, forward_params, is_tensor
 
-FRAMEWORK_ROOTS = frozenset({"torch"})
 CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}
 
 
@@ -49,11 +49,11 @@ class GraphScalars(Pass):
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._forward and _strip_scalar(node.value) is not None and is_tensor(_strip_scalar(node.value), self.scope, self.ctx, FRAMEWORK_ROOTS):
+        if self._forward and _strip_scalar(node.value) is not None and is_tensor(_strip_scalar(node.value), self.scope, self.ctx, tables().source_roots):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     self.scope.add(t.target.value)
-        elif self._forward and is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
+        elif self._forward and is_tensor(node.value, self.scope, self.ctx, tables().source_roots):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     self.scope.add(t.target.value)
@@ -62,7 +62,7 @@ class GraphScalars(Pass):
         """A tensor, or ``t.item()`` of one (which this pass turns back into the tensor)."""
         inner = _strip_scalar(expr)
         target = inner if inner is not None else expr
-        return is_tensor(target, self.scope, self.ctx, FRAMEWORK_ROOTS)
+        return is_tensor(target, self.scope, self.ctx, tables().source_roots)
 
     def _is_python_int_call(self, node: cst.Call) -> bool:
         return isinstance(node.func, cst.Name) and node.func.value in ("range", "len", "list", "tuple")

@@ -64,7 +64,7 @@ class Imports(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.modules = tables().modules
-        self.roots = {m.split(".")[0] for m in self.modules}
+        self.roots = tables().source_roots
         self.used: set[str] = set()
         self._depth = 0
         self._first_source_import: int | None = None

@@ -1,12 +1,11 @@
 """MS103: nn.Module's tree methods -> nn.Cell's, and SequentialCells filled after construction.
 
-``m.modules()``, ``m.named_modules()``, ``m.children()``, ``m.named_children()`` and
-``m.add_module(name, layer)`` have other names on a Cell, and ``m._modules`` is
-``m._cells`` (these names are the Module's own: no tensor has them, so the
-receiver needs no inference). So do ``m.parameters()`` and ``m.named_parameters()``
-(``get_parameters()``, ``parameters_and_names()``). ``m.train(mode)`` and ``m.eval()``
-become ``m.set_train(mode)`` / ``m.set_train(False)`` only where ``m`` is known to be a
-Module (cells.py: ``self`` in a Module, names built from a Module class); other receivers
+The Module methods with another name on a Cell, and their arguments, are listed in
+tables/module_methods.toml (``m.modules()``, ``m.add_module(name, layer)``,
+``m.parameters()``, ...); ``m._modules`` is ``m._cells``. These names are the Module's
+own: no tensor has them, so the receiver needs no inference, except for ``m.train(mode)``
+and ``m.eval()``, converted only where ``m`` is known to be a Module (cell_names.py:
+``self`` in a Module, names built from a Module class); other receivers
 (``trainer.train()``) are reported and left.
 
 A subclass of ``nn.ModuleDict`` with its own ``forward`` becomes a plain Cell holding its
@@ -26,18 +25,15 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..syntax import literal_value
+from ..syntax import NOT_LITERAL, literal, literal_value
+from ..table_calls import tables
 from ..cell_names import CellNames, is_super_init
 from ..facts import lambdas_only
 
 SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 _ADDERS = ("add_module", "register_module")
-# Module methods whose Cell counterpart has another name, with their arguments (torch's
-# positional order) -> the Cell's keywords ("" = only torch's default passes).
-_PARAMETER_METHODS = {
-    "parameters": ("get_parameters", {"recurse": "expand"}),
-    "named_parameters": ("parameters_and_names", {"prefix": "name_prefix", "recurse": "expand", "remove_duplicate": ""}),
-}
+_PARAMETER_METHODS = ("parameters", "named_parameters")
+_TREE_METHODS = ("modules", "named_modules", "children", "named_children")
 
 
 def _code(node) -> str:
@@ -67,6 +63,7 @@ class ModuleMethods(Pass):
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
         self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
+        self.methods = tables().module_methods
 
     # -- where we are ------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -201,7 +198,7 @@ class ModuleMethods(Pass):
             return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
-        if method not in ("modules", "named_modules", "children", "named_children", *_ADDERS):
+        if method not in (*_TREE_METHODS, *_ADDERS):
             return updated
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated  # a module's function, not a layer's method
@@ -221,20 +218,23 @@ class ModuleMethods(Pass):
                         by_name["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
                 args[1] = args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             self.ctx.stats.converted += 1
-            return updated.with_changes(func=func.with_changes(attr=cst.Name("insert_child_to_cell")), args=args)
+            return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
         if updated.args:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"Module.{method}() with arguments: Cell's counterpart takes other ones")
             return updated
         self.ctx.stats.converted += 1
         src = _code(new_receiver)
+        call = f"{src}.{self._target(method).value}()"
         if method == "modules":
-            return cst.parse_expression(f"(cell for _, cell in {src}.cells_and_names())")
-        if method == "named_modules":
-            return cst.parse_expression(f"{src}.cells_and_names()")
-        if method == "children":
-            return cst.parse_expression(f"{src}.cells()")
-        return cst.parse_expression(f"{src}.name_cells().items()")
+            return cst.parse_expression(f"(cell for _, cell in {call})")
+        if method == "named_children":
+            return cst.parse_expression(f"{call}.items()")
+        return cst.parse_expression(call)
+
+    def _target(self, method: str) -> cst.Name:
+        """The Cell method's name the table gives for a Module method."""
+        return cst.Name(self.methods[method].target.removeprefix("."))
 
 
     def _cell_method(self, original: cst.Call, updated: cst.Call, method: str):
@@ -255,35 +255,34 @@ class ModuleMethods(Pass):
             if method == "eval":
                 if updated.args:
                     return updated
-                args = [cst.Arg(cst.Name("False"))]
+                args = [cst.Arg(literal(v)) for v in self.methods[method].set.values()]
             else:
                 args = list(updated.args)
                 if len(args) > 1 or any(a.star or (a.keyword is not None and a.keyword.value != "mode") for a in args):
                     return updated
             self.ctx.stats.converted += 1
-            return updated.with_changes(func=func.with_changes(attr=cst.Name("set_train")), args=args)
-        target, arg_names = _PARAMETER_METHODS[method]
-        order = list(arg_names)
+            return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
+        entry = self.methods[method]
         args = []
         for i, arg in enumerate(updated.args):
-            name = arg.keyword.value if arg.keyword is not None else (order[i] if i < len(order) else None)
-            if arg.star or name not in arg_names:
+            name = arg.keyword.value if arg.keyword is not None else (entry.params[i] if i < len(entry.params) else None)
+            if arg.star or name not in entry.params:
                 self.ctx.stats.unconverted += 1
                 self.ctx.mark(original, self.id, f"Module.{method}(): arguments not understood")
                 return updated
-            if not arg_names[name]:  # remove_duplicate: Cell's iterator yields each parameter once
-                if literal_value(arg.value) is not True:
+            if name in entry.unsupported_args:  # harmless only at the value the table allows
+                if literal_value(arg.value) != entry.allowed.get(name, NOT_LITERAL):
                     self.ctx.stats.unconverted += 1
-                    self.ctx.mark(original, self.id, f"Module.{method}({name}={_code(arg.value)}): Cell yields each "
-                                  "shared parameter once only")
+                    self.ctx.mark(original, self.id, f"Module.{method}({name}={_code(arg.value)}): "
+                                  f"{entry.unsupported_args[name]}")
                     return updated
                 continue
-            args.append(arg.with_changes(keyword=cst.Name(arg_names[name]), equal=cst.AssignEqual(
+            args.append(arg.with_changes(keyword=cst.Name(entry.rename.get(name, name)), equal=cst.AssignEqual(
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
-        return updated.with_changes(func=func.with_changes(attr=cst.Name(target)), args=args)
+        return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
 
 MODULE_DICT = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
 

@@ -36,7 +36,7 @@ class TensorMethods(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.tables = tables()
-        self.roots = {m.split(".")[0] for m in self.tables.modules}
+        self.roots = self.tables.source_roots
         self.scope = TensorScope()
         self._attributes: list[set[str]] = []  # per class: "self.X" parameters and buffers
         self._helpers: list[set[str]] = []  # per class: methods forward calls (their parameters are tensors)

@@ -1,0 +1,61 @@
+"""Differential tests for nn.Module's tree methods (rewrites/tables/module_methods.toml):
+each case builds a small container inside forward, calls the method through the
+converted code, and returns what can be compared across frameworks (counts, child and
+parameter names, parameter shapes, the training flag).
+
+Every converted entry has cases; entries with arguments have three call forms.
+"""
+from __future__ import annotations
+
+import pytest
+
+from .harness import Case, Suite, table_entries, uncovered
+
+CASES: list[Case] = []
+PREFIX = "torch.nn.Module."
+NET = "m = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))\n"
+SHAPES = "return [tuple(p.shape) for p in {}]"
+NAMES = "return [(n, tuple(p.shape)) for n, p in {}]"
+
+
+def case(name: str, body: str, form: str = "") -> None:
+    CASES.append(Case(PREFIX + name, NET + body, (), form))
+
+
+for form, call in {"positional": "m.parameters(True)", "keyword": "m.parameters(recurse=False)",
+                   "defaults": "m.parameters()"}.items():
+    case("parameters", SHAPES.format(call), form)
+for form, call in {"positional": "m.named_parameters('net', True)",
+                   "keyword": "m.named_parameters(prefix='net', recurse=False, remove_duplicate=True)",
+                   "defaults": "m.named_parameters()"}.items():
+    case("named_parameters", NAMES.format(call), form)
+for form, call in {"positional": "m.train(False)", "keyword": "m.train(mode=False)", "defaults": "m.train()"}.items():
+    case("train", f"m.eval()\n{call}\nreturn m.training", form)
+case("eval", "m.train()\nm.eval()\nreturn m.training")
+case("modules", "return len(list(m.modules()))")
+case("named_modules", "return [n for n, _ in m.named_modules()]")
+case("children", "return len(list(m.children()))")
+case("named_children", "return [n for n, _ in m.named_children()]")
+for adder in ("add_module", "register_module"):
+    for form, call in {"positional": f"c.{adder}('act', nn.ReLU())",
+                       "keyword": f"c.{adder}(name='act', module=nn.ReLU())",
+                       "mixed": f"c.{adder}('act', module=nn.ReLU())"}.items():
+        case(adder, f"c = nn.Module()\n{call}\nreturn [n for n, _ in c.named_children()]", form)
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_module_method(case):
+    SUITE.check(case)
+
+
+def test_every_module_method_entry_has_cases():
+    missing = uncovered(["module_methods.toml"], SUITE.apis)
+    assert not missing, f"converted Module method entries with no differential case: {missing}"
+    counts: dict[str, int] = {}
+    for c in SUITE.cases:
+        counts[c.api] = counts.get(c.api, 0) + 1
+    few = sorted(n for n, body in table_entries(["module_methods.toml"]).items()
+                 if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3)
+    assert not few, f"entries with fewer than three call forms: {few}"
