@@ -398,3 +398,13 @@ def uncovered(files: Iterable[str | Path], apis: Iterable[str], select: Callable
     """Converted entries of ``files`` (those without ``unsupported``) with no case."""
     apis = set(apis)
     return sorted(n for n, body in table_entries(files, select).items() if not body.get("unsupported") and n not in apis)
+
+
+def few_forms(files: Iterable[str | Path], cases: Iterable["Case"], select: Callable[[str], bool] = lambda name: True,
+              wanted: int = 3) -> list[str]:
+    """Converted entries of ``files`` taking arguments that fewer than ``wanted`` cases call."""
+    counts: dict[str, int] = {}
+    for c in cases:
+        counts[c.api] = counts.get(c.api, 0) + 1
+    return sorted(n for n, body in table_entries(files, select).items()
+                  if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < wanted)

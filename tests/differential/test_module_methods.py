@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import Case, Suite, table_entries, uncovered
+from .harness import Case, Suite, few_forms, uncovered
 
 CASES: list[Case] = []
 PREFIX = "torch.nn.Module."
@@ -53,9 +53,5 @@ def test_module_method(case):
 def test_every_module_method_entry_has_cases():
     missing = uncovered(["module_methods.toml"], SUITE.apis)
     assert not missing, f"converted Module method entries with no differential case: {missing}"
-    counts: dict[str, int] = {}
-    for c in SUITE.cases:
-        counts[c.api] = counts.get(c.api, 0) + 1
-    few = sorted(n for n, body in table_entries(["module_methods.toml"]).items()
-                 if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3)
+    few = few_forms(["module_methods.toml"], SUITE.cases)
     assert not few, f"entries with fewer than three call forms: {few}"

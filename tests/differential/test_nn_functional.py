@@ -16,7 +16,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, ints, pos, table_entries, uncovered
+from .harness import Case, Suite, arr, few_forms, ints, pos, table_entries, uncovered
 from .layer_harness import signature_problems
 
 CASES: list[Case] = []
@@ -291,14 +291,7 @@ def _is_functional(name: str) -> bool:
 def test_every_functional_entry_has_cases():
     missing = uncovered(["functional.toml"], SUITE.apis, _is_functional)
     assert not missing, f"converted torch.nn.functional entries with no differential case: {missing}"
-    counts: dict[str, int] = {}
-    for c in SUITE.cases:
-        counts[c.api] = counts.get(c.api, 0) + 1
-    entries = table_entries(["functional.toml"], _is_functional)
-    few = sorted(
-        n for n, body in entries.items()
-        if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3
-    )
+    few = few_forms(["functional.toml"], SUITE.cases, _is_functional)
     assert not few, f"entries taking arguments with fewer than three call forms: {few}"
 
 

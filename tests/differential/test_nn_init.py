@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, table_entries, uncovered
+from .harness import Case, Suite, arr, few_forms, table_entries, uncovered
 from .layer_harness import signature_problems
 
 CASES: list[Case] = []
@@ -142,11 +142,7 @@ def test_init(case):
 def test_every_init_entry_has_cases():
     missing = uncovered(["nn_init.toml"], SUITE.apis)
     assert not missing, f"converted torch.nn.init entries with no differential case: {missing}"
-    counts: dict[str, int] = {}
-    for c in SUITE.cases:
-        counts[c.api] = counts.get(c.api, 0) + 1
-    few = sorted(n for n, body in table_entries(["nn_init.toml"]).items()
-                 if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < 3)
+    few = few_forms(["nn_init.toml"], SUITE.cases)
     assert not few, f"entries with fewer than three call forms: {few}"
 
 
