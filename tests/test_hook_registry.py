@@ -21,15 +21,21 @@ def _uses(attribute: str) -> dict[str, set[str]]:
     """name -> the tables whose entries name it (hook or transform)."""
     used: dict[str, set[str]] = {}
     for e in ENTRIES:
-        names = [e.hook] if attribute == "hook" else list(e.transform.values())
+        names = [e.hook, e.call_hook] if attribute == "hook" else list(e.transform.values())
         for name in filter(None, names):
             used.setdefault(name, set()).add(e.table)
     return used
 
 
 def test_every_table_hook_resolves() -> None:
-    missing = sorted(f"{e.table}.toml {e.source}: hook {e.hook!r}" for e in ENTRIES if e.hook and e.hook not in HOOKS)
-    assert not missing, missing
+    """To a hook of the right kind: ``hook`` rewrites arguments, ``call_hook`` calls of a layer."""
+    wrong = []
+    for e in ENTRIES:
+        for field, kind in (("hook", "arguments"), ("call_hook", "layer_call")):
+            name = getattr(e, field)
+            if name and (name not in HOOKS or HOOKS[name].kind != kind):
+                wrong.append(f"{e.table}.toml {e.source}: {field} {name!r} is not a registered {kind} hook")
+    assert not wrong, wrong
 
 
 def test_every_table_transform_resolves() -> None:

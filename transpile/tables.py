@@ -17,7 +17,7 @@ KINDS = ("class", "function", "method", "attribute", "module_method")
 _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
-    "tensor_result", "call_casts",
+    "tensor_result", "call_casts", "call_hook",
 }
 
 
@@ -44,6 +44,8 @@ class ApiEntry:
     tensor_result: the call returns a tensor (used to infer receivers of methods).
     call_casts: for layers, positional argument index (as a string) of a CALL of the
               built layer -> the dtype it must be cast to (CrossEntropyLoss labels: int32).
+    call_hook: for layers, a hook rewriting each CALL of the built layer (its result
+              differs: MultiheadAttention with need_weights=False).
     """
 
     source: str
@@ -65,6 +67,7 @@ class ApiEntry:
     note: str = ""
     tensor_result: bool = True
     call_casts: Mapping[str, str] = field(default_factory=dict)
+    call_hook: str | None = None
     table: str = ""  # the table file's stem: its hooks live in rewrites/hooks/<table>.py
 
     @property

@@ -316,3 +316,14 @@ def instance_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     if channels is None:
         raise Unconvertible("num_features is missing")
     return {"num_groups": channels, **args}
+
+
+@hook(kind="layer_call")
+def attention_without_weights(ctx, entry, call: cst.Call) -> cst.BaseExpression:
+    """``attn(q, k, v, need_weights=False)``: torch returns ``(output, None)``, MindSpore
+    ``(output,)``; ``(attn(...)[0], None)`` unpacks like torch's."""
+    flag = next((a for a in call.args if a.keyword is not None and a.keyword.value == "need_weights"), None)
+    if flag is None or not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
+        return call
+    first = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    return cst.Tuple([cst.Element(first), cst.Element(cst.Name("None"))])

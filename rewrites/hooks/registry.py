@@ -1,10 +1,13 @@
 """The one registry of hooks: ``@hook(...)`` on a function in ``hooks/<table>.py``.
 
-A hook finishes the conversion of a table entry where data alone cannot say it. Its
-signature is ``hook(ctx, entry, args, receiver)``: ``args`` are the converted keyword
-arguments (target names), ``receiver`` the converted receiver of a method (else None).
-It returns the arguments to emit, or a whole replacement expression, and raises
-``Unconvertible`` (from ``rewrites.syntax``) to leave the call as it is.
+A hook finishes the conversion of a table entry where data alone cannot say it. An
+entry's ``hook`` has the signature ``hook(ctx, entry, args, receiver)``: ``args`` are the
+converted keyword arguments (target names), ``receiver`` the converted receiver of a
+method (else None). It returns the arguments to emit, or a whole replacement
+expression, and raises ``Unconvertible`` (from ``rewrites.syntax``) to leave the call.
+
+A layer entry's ``call_hook`` (``@hook(kind="layer_call")``) rewrites each call of the
+built layer instead: ``hook(ctx, entry, call)`` returns the expression in its place.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ class Hook:
     # value): ``at_run_time(entry)`` returns statements over ``kwargs`` (torch names)
     # doing the same conversion inside a generated converter
     at_run_time: Callable | None
+    kind: str = "arguments"  # or "layer_call"
 
     @property
     def module(self) -> str:
@@ -34,12 +38,19 @@ class Hook:
 HOOKS: dict[str, Hook] = {}
 
 
-def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable | None = None):
+KINDS = ("arguments", "layer_call")
+
+
+def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable | None = None,
+         kind: str = "arguments"):
     """Register the decorated function as the hook ``name`` (default: its own name)."""
+    if kind not in KINDS:
+        raise ValueError(f"hook kind must be one of {KINDS}, not {kind!r}")
+
     def register(function: Callable) -> Callable:
         key = name or function.__name__
         if key in HOOKS:
             raise ValueError(f"hook {key!r} registered twice ({HOOKS[key].function.__module__}, {function.__module__})")
-        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time)
+        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time, kind)
         return function
     return register
