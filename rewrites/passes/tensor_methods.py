@@ -1,4 +1,6 @@
-"""MS202: tensor methods (``x.view``, ``x.size(0)``) on receivers known to be tensors.
+"""MS202: what is done to receivers known to be tensors: their methods (``x.view``,
+``x.size(0)``, tables/tensor_methods.toml), named-tuple fields of torch results
+(``torch.max(x, 1).values``), and augmented subscript writes (``x[i] += v``).
 
 The receiver's type is guessed locally: parameters of forward/construct and of the
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
@@ -25,7 +27,7 @@ FORWARD_NAMES = ("forward", "construct")
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    summary = "Rewrite Tensor methods whose MindSpore spelling or meaning differs."
+    summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     examples = (
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x.view(x.size(0), -1)\n",
