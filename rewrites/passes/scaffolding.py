@@ -6,7 +6,7 @@ with ``torch.fx.wrap``. None of it computes anything, but left in place it keeps
 converted file importing torch, and GRAPH mode cannot compile a torch call. Eager
 mode's answers replace it: the checks become ``False``, the decorators and stubs go,
 ``torch.jit.annotate(T, v)`` is ``v``, ``torch._assert(c, m)`` is ``assert c, m``.
-The names are data (``rewrites/scaffolding.toml``).
+The names are data (``rewrites/passes/scaffolding.toml``, beside this file).
 """
 from __future__ import annotations
 
