@@ -1,0 +1,101 @@
+"""The engine on its own, with test passes (no torch): every output is valid Python,
+and a replacement keeps its meaning where it stands."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Pass
+from transpile.pipeline import Pipeline
+
+
+# ``1.real`` prints as code that does not parse (a float literal ``1.`` then ``real``)
+NOT_PYTHON = cst.Attribute(value=cst.Integer("1"), attr=cst.Name("real"))
+
+
+class Rename(Pass):
+    """``fine`` -> ``renamed``; ``broken`` -> an expression that does not print as Python."""
+    id = "MS990"
+    name = "rename"
+
+    def leave_Name(self, original, updated):
+        if updated.value == "broken":
+            return NOT_PYTHON
+        return updated.with_changes(value="renamed") if updated.value == "fine" else updated
+
+
+class BadDefinition(Pass):
+    """Gives ``def bad`` a return annotation that is not Python: a compound statement's
+    header, which no statement-level check formats."""
+    id = "MS991"
+    name = "bad-definition"
+
+    def leave_FunctionDef(self, original, updated):
+        if updated.name.value == "bad":
+            return updated.with_changes(returns=cst.Annotation(NOT_PYTHON))
+        return updated
+
+
+class Double(Pass):
+    """``double(a)`` -> ``a + a`` (a call replaced by a weaker expression);
+    ``.drop()`` calls are replaced by their receiver."""
+    id = "MS992"
+    name = "double"
+
+    def leave_Call(self, original, updated):
+        if isinstance(updated.func, cst.Name) and updated.func.value == "double":
+            arg = updated.args[0].value
+            return cst.BinaryOperation(left=arg, operator=cst.Add(), right=arg)
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "drop":
+            return updated.func.value
+        return updated
+
+
+def run(passes, source: str):
+    return Pipeline((tuple(passes),), {"src": "dst"}, {"src"}).run(source, "m.py")
+
+
+def test_an_invalid_statement_is_kept_as_it_was_and_marked() -> None:
+    result = run([Rename], "import src\nx = fine\ny = broken\nz = fine + 1\n")
+    assert not result.failed
+    lines = result.code.splitlines()
+    assert "x = renamed" in lines and "z = renamed + 1" in lines  # the rest is converted
+    assert "y = broken" in lines
+    marker = lines[lines.index("y = broken") - 1]
+    assert marker.startswith("# transpile: MS000")
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert [d.code for d in errors] == ["MS000"] and errors[0].line == 3
+    ast.parse(result.code)
+
+
+def test_an_output_that_does_not_parse_is_not_handed_out() -> None:
+    source = "import src\n\ndef bad():\n    return fine\n"
+    result = run([Rename, BadDefinition], source)
+    assert result.failed and result.code == source and not result.changed
+    assert any(d.code == "MS000" and d.severity is Severity.ERROR and "does not parse" in d.message
+               for d in result.diagnostics)
+
+
+def test_a_weaker_replacement_is_parenthesized_where_it_stands() -> None:
+    source = ("import src\n"
+              "a = double(x).real\n"
+              "b = 2 * double(x)\n"
+              "c = double(x) + 1\n"
+              "d = -double(x)\n"
+              "e = double(x) ** 2\n"
+              "f = 2 ** double(x)\n"
+              "g = 1 - double(x)\n"
+              "h = double(x)[0]\n")
+    lines = run([Double], source).code.splitlines()
+    assert lines[1:] == ["a = (x + x).real", "b = 2 * (x + x)", "c = x + x + 1", "d = -(x + x)",
+                         "e = (x + x) ** 2", "f = 2 ** (x + x)", "g = 1 - (x + x)", "h = (x + x)[0]"]
+
+
+def test_a_replacement_keeps_the_parentheses_it_stood_in() -> None:
+    """A multi-line chain in parentheses whose last call is dropped stays valid."""
+    source = "import src\ny = (x.view(2)\n     .drop())\n"
+    result = run([Double], source)
+    ast.parse(result.code)
+    assert "drop" not in result.code and result.code.count("(") == result.code.count(")")
