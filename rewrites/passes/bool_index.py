@@ -7,7 +7,8 @@ unsafe and says so. ``x[mask] = v`` becomes ``masked_fill``/``where``, and
 ``x[mask] op= v`` becomes ``x = where(mask, x op v, x)``: both write the receiver
 twice, so a receiver that cannot be (``a.diagonal()[mask] *= -1`` writes into a view)
 stays as it is, marked. A boolean-indexed subscript is never replaced where it is
-written to: other targets (``del``, ``for``, tuples, several targets) are marked.
+written to, nor a selection inside a written target (``x[m, y[m]] = v``): other targets
+(``del``, ``for``, tuples, several targets) are marked.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import libcst as cst
 
 from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
+from transpile.walk import iter_nodes
 
 from ..syntax import code, literal_value, operand, repeatable
 
@@ -79,7 +81,9 @@ class BoolIndex(Pass):
 
     def _note_written(self, target) -> None:
         if isinstance(target, cst.Subscript):
-            self._written.add(id(target))
+            # and every selection inside it: x[m, y[m]] = v computes where to write from
+            # y[m], whose selected count matters (a mask multiply would change it)
+            self._written.update(id(n) for n in iter_nodes(target) if type(n) is cst.Subscript)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:  # Element or StarredElement
                 self._note_written(element.value)
