@@ -22,8 +22,6 @@ from ..syntax import code, literal_value, operand, repeatable
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
-# a product (``x * m``, ``a / b``) needs parentheses as the right operand of these
-TIGHTER_ON_THE_RIGHT = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
 MASK_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "isnan", "isinf", "isfinite", "eq", "ne", "gt", "lt", "ge", "le"})
 
 
@@ -51,7 +49,6 @@ class BoolIndex(Pass):
         self._masks: list[set[str]] = [set()]
         self._reduced: set[int] = set()  # selections that are only reduced
         self._written: set[int] = set()  # subscripts written to (targets): never a mask multiply
-        self._products: dict[int, cst.CSTNode] = {}  # products put in place of an operand (kept alive: ids stay theirs)
 
     def visit_FunctionDef(self, node) -> None:
         self._masks.append(set())
@@ -154,35 +151,9 @@ class BoolIndex(Pass):
         }[reduction]
         self.ctx.stats.converted += 1
         self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
-        return self._product(cst.parse_expression(text))
-
-    def _product(self, expr):
-        self._products[id(expr)] = expr
-        return expr
-
-    def _parenthesise(self, node, field: str):
-        """``x[m].f()`` -> ``(x * m).f()``: a product this pass put in place of an operand
-        gets parentheses where its parent binds tighter than ``*``."""
-        child = getattr(node, field)
-        if not self._products or id(child) not in self._products or child.lpar:
-            return node
-        return node.with_changes(**{field: child.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])})
-
-    def leave_Attribute(self, original, updated):
-        return self._parenthesise(updated, "value")
-
-    def leave_UnaryOperation(self, original, updated):
-        return self._parenthesise(updated, "expression")
-
-    def leave_BinaryOperation(self, original, updated):
-        if isinstance(updated.operator, cst.Power):
-            updated = self._parenthesise(updated, "left")
-        if isinstance(updated.operator, TIGHTER_ON_THE_RIGHT):
-            updated = self._parenthesise(updated, "right")
-        return updated
+        return cst.parse_expression(text)
 
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
-        updated = self._parenthesise(updated, "value")
         if id(original) in self._written or id(original) in self._reduced:
             return updated
         if self._mask_index(original) is None:
@@ -196,8 +167,8 @@ class BoolIndex(Pass):
             Severity.WARNING, Safety.UNSAFE,
         )
         value = updated.value
-        return self._product(cst.BinaryOperation(left=_atom(value), operator=cst.Multiply(),
-                                                 right=_broadcast(mask, value, cast=True)))
+        return cst.BinaryOperation(left=_atom(value), operator=cst.Multiply(),
+                                 right=_broadcast(mask, value, cast=True))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         written = [s for t in original.targets for s in self._masked_targets(t.target)]

@@ -11,6 +11,7 @@ import libcst as cst
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
+from ..syntax import code
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
@@ -84,7 +85,7 @@ class CellContainers(Pass):
             last = max((i for i, stmt in enumerate(body) if _appends_to(stmt, attr)), default=None)
             if last is None:
                 continue
-            wrap = cst.parse_statement(f"self.{attr} = {_code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
+            wrap = cst.parse_statement(f"self.{attr} = {code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
             body.insert(last + 1, wrap)
             self.ctx.stats.converted += 1
         return updated.with_changes(body=updated.body.with_changes(body=body))
@@ -104,9 +105,6 @@ class CellContainers(Pass):
 def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
-
-def _code(node) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _appends_to(stmt, attr: str) -> bool:

@@ -15,6 +15,7 @@ from transpile.import_table import build_dotted, dotted_name
 from transpile.passes import Example, Pass
 from transpile.walk import read
 
+from ..syntax import code
 from ..table_calls import tables
 
 
@@ -124,7 +125,7 @@ class Imports(Pass):
         why = (f"{binding!r} is still used by code that was not converted" if binding in self.used
                else f"{binding!r} is re-exported (__all__, # noqa or an ImportError fallback) and has no drop-in MindSpore counterpart")
         self.ctx.report_text(
-            cst.Module(body=[]).code_for_node(small), self.id, f"import of {qual} kept: {why}", Severity.WARNING,
+            code(small), self.id, f"import of {qual} kept: {why}", Severity.WARNING,
         )
 
     def _convert_import(self, node: cst.Import):

@@ -25,7 +25,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..syntax import NOT_LITERAL, literal, literal_value
+from ..syntax import NOT_LITERAL, code, literal, literal_value
 from ..table_calls import tables
 from ..cell_names import CellNames, is_super_init
 from ..facts import lambdas_only
@@ -35,9 +35,6 @@ _ADDERS = ("add_module", "register_module")
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
 
-
-def _code(node) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 class ModuleMethods(Pass):
@@ -99,7 +96,7 @@ class ModuleMethods(Pass):
         children are found by index in GRAPH mode)."""
         if not self._namespaces or len(original.targets) != 1:
             return updated
-        if _code(original.targets[0].target) not in self._namespaces[-1]:
+        if code(original.targets[0].target) not in self._namespaces[-1]:
             return updated
         if not (isinstance(original.value, cst.Call) and self.ctx.imports.qualify(original.value.func) in MODULE_LIST
                 and not original.value.args):
@@ -119,13 +116,13 @@ class ModuleMethods(Pass):
                 for t in event.targets:
                     target = t.target
                     if isinstance(event.value, cst.Call) and self.ctx.imports.qualify(event.value.func) in SEQUENTIAL:
-                        receivers.add(_code(target))
+                        receivers.add(code(target))
                     if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
                             and target.value.value == "self" and isinstance(event.value, cst.Call)):
                         grows_self = True
             else:
                 f = event.func
-                if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS and _code(f.value) == "self":
+                if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS and code(f.value) == "self":
                     grows_self = True
         self._functions.append((receivers, in_seq_init and grows_self))
         self._namespaces.append(_named_lists(self.facts.nodes(node, (cst.Assign, cst.Call, cst.Subscript, cst.For)), self.ctx))
@@ -177,7 +174,7 @@ class ModuleMethods(Pass):
             if call is None or len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
                 body.append(stmt)
                 continue
-            modules = _code(call.args[0].value)
+            modules = code(call.args[0].value)
             body.append(stmt.with_changes(body=[cst.Expr(call.with_changes(args=[]))]))
             body.append(cst.parse_statement(
                 f"for _name, _cell in dict({modules}).items():\n    self.insert_child_to_cell(_name, _cell)\n"))
@@ -224,7 +221,7 @@ class ModuleMethods(Pass):
             self.ctx.mark(original, self.id, f"Module.{method}() with arguments: Cell's counterpart takes other ones")
             return updated
         self.ctx.stats.converted += 1
-        src = _code(new_receiver)
+        src = code(new_receiver)
         call = f"{src}.{self._target(method).value}()"
         if method == "modules":
             return cst.parse_expression(f"(cell for _, cell in {call})")
@@ -249,7 +246,7 @@ class ModuleMethods(Pass):
         func = updated.func
         if method in ("train", "eval"):
             if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
-                self.ctx.report(original, self.id, f".{method}(): receiver {_code(receiver)!r} is not known to be a "
+                self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
                                 "Module; left as it is (a Cell switches modes with set_train)", Severity.INFO)
                 return updated
             if method == "eval":
@@ -273,7 +270,7 @@ class ModuleMethods(Pass):
             if name in entry.unsupported_args:  # harmless only at the value the table allows
                 if literal_value(arg.value) != entry.allowed.get(name, NOT_LITERAL):
                     self.ctx.stats.unconverted += 1
-                    self.ctx.mark(original, self.id, f"Module.{method}({name}={_code(arg.value)}): "
+                    self.ctx.mark(original, self.id, f"Module.{method}({name}={code(arg.value)}): "
                                   f"{entry.unsupported_args[name]}")
                     return updated
                 continue
@@ -302,19 +299,19 @@ def _named_lists(nodes, ctx) -> set[str]:
         if kind is cst.Assign:
             v = node.value
             if isinstance(v, cst.Call) and not v.args and ctx.imports.qualify(v.func) in MODULE_LIST:
-                created.update(_code(t.target) for t in node.targets)
+                created.update(code(t.target) for t in node.targets)
         elif kind is cst.Call:
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS:
                 ok = bool(node.args) and isinstance(node.args[0].value, cst.SimpleString) \
                     and not node.args[0].value.evaluated_value.isdigit()
-                (named if ok else other).add(_code(f.value))
+                (named if ok else other).add(code(f.value))
             elif isinstance(f, cst.Attribute) and f.attr.value in ("append", "extend", "insert"):
-                other.add(_code(f.value))
+                other.add(code(f.value))
         elif kind is cst.Subscript:
-            other.add(_code(node.value))
+            other.add(code(node.value))
         else:
-            other.add(_code(node.iter))
+            other.add(code(node.iter))
     return (created & named) - other
 
 
@@ -372,7 +369,7 @@ def _adds_to(stmt, receiver: str) -> bool:
     for call in iter_nodes(stmt):
         f = call.func if type(call) is cst.Call else None
         if (isinstance(f, cst.Attribute) and f.attr.value in (*_ADDERS, "insert_child_to_cell")
-                and _code(f.value) == receiver):
+                and code(f.value) == receiver):
             return True
     return False
 

@@ -18,6 +18,8 @@ import libcst as cst
 
 from transpile.passes import Example, Pass
 
+from ..syntax import code
+
 
 @lru_cache(maxsize=1)
 def scaffolding() -> dict:
@@ -154,6 +156,6 @@ class Scaffolding(Pass):
 def _one_line(expr):
     """An argument spread over lines (a message ``"a"`` ``"b"`` split after ``"a"``) is held
     together by the call's parentheses; an ``assert`` has none, so it gets its own."""
-    if expr is None or expr.lpar or "\n" not in cst.Module(body=[]).code_for_node(expr):
+    if expr is None or expr.lpar or "\n" not in code(expr):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

@@ -17,7 +17,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, literal_value, operand, repeatable
+from ..syntax import Unconvertible, code, literal_value, operand, repeatable
 from ..hooks.tensor_methods import looks_like_device
 from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names
 
@@ -134,7 +134,7 @@ class TensorMethods(Pass):
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             self.ctx.report(
                 original, self.id,
-                f".{func.attr.value}(): receiver {cst.Module(body=[]).code_for_node(receiver)!r} may not be a tensor; left as it is",
+                f".{func.attr.value}(): receiver {code(receiver)!r} may not be a tensor; left as it is",
                 Severity.INFO,
             )
             return updated
@@ -186,7 +186,7 @@ def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:
 
 def _left_as_is(new: cst.BaseExpression) -> bool:
     """The function call kept its torch spelling: unconverted calls are spelled fully qualified."""
-    return isinstance(new, cst.Call) and cst.Module(body=[]).code_for_node(new.func).split(".")[0] == "torch"
+    return isinstance(new, cst.Call) and code(new.func).split(".")[0] == "torch"
 
 
 # Methods only tensors have, whose conversion is right on any receiver that has them:
