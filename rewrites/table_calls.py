@@ -33,8 +33,9 @@ def tables() -> Tables:
     return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods)
 
 
-def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0) -> dict:
-    """Source arguments -> target keyword arguments, as the entry says."""
+def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:
+    """Source arguments -> target keyword arguments, as the entry says (reports name
+    ``original``, the call as the file has it, when ``call`` is a rewritten copy)."""
     bound = bind(call, entry.params, entry.kwonly, skip)
     out: dict[str, cst.BaseExpression] = {}
     for name, value in bound.items():
@@ -50,7 +51,7 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
         if name in entry.drop:
             if _allowed(entry, name, value):
                 continue
-            ctx.report(call, pass_id, f"{entry.source}: argument {name!r} dropped (no MindSpore equivalent)", Severity.INFO)
+            ctx.report(original or call, pass_id, f"{entry.source}: argument {name!r} dropped (no MindSpore equivalent)", Severity.INFO)
             continue
         if name in entry.transform:
             value = TRANSFORMS[entry.transform[name]].function(value, ctx)
@@ -75,8 +76,9 @@ def _allowed(entry: ApiEntry, name: str, value) -> bool:
     return literal_value(value) == (None if expected == "None" else expected)
 
 
-def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=None) -> cst.BaseExpression:
-    """The converted call (raises Unconvertible)."""
+def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=None,
+                 original: cst.Call | None = None) -> cst.BaseExpression:
+    """The converted call (raises Unconvertible); ``original`` as for convert_args."""
     if entry.unsupported:
         raise Unconvertible(entry.unsupported)
     if not entry.params and not entry.kwonly and not entry.hook and (receiver is None or entry.target.startswith(".")):
@@ -85,7 +87,7 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
         if entry.target.startswith("."):
             return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
         return call.with_changes(func=ctx.reference(entry.target))
-    return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id), receiver)
+    return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id, original=original), receiver)
 
 
 def build_call(ctx, entry: ApiEntry, args: dict[str, Any], receiver=None) -> cst.BaseExpression:

@@ -50,9 +50,6 @@ class FileContext:
         self.stats = Stats()
         self.new_imports: dict[str, str] = {}  # binding -> target module it must hold
         self.kept_source_modules: set[str] = set()  # source modules still referenced
-        # While a pass rewrites a node, reports about the rewritten copy go here:
-        # the original node, which has a position in the original file.
-        self.at: cst.CSTNode | None = None
         # What the rewrites' analysis knows about this file (built by the pipeline's
         # ``analyse``, read by the passes; the engine never looks inside).
         self.facts: object = None
@@ -76,7 +73,7 @@ class FileContext:
         severity: Severity = Severity.WARNING,
         safety: Safety = Safety.SAFE,
     ) -> None:
-        self.pending.append(PendingDiagnostic(self.at or node, code, severity, message, safety))
+        self.pending.append(PendingDiagnostic(node, code, severity, message, safety))
 
     def report_text(self, snippet: str, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
         """Report at the first place ``snippet`` occurs in the original source."""

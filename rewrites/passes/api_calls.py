@@ -65,11 +65,7 @@ class ApiCalls(Pass):
         try:
             if entry is None:
                 raise Unconvertible("no MindSpore mapping yet")
-            self.ctx.at = original
-            try:
-                result = convert_call(self.ctx, entry, updated, self.id)
-            finally:
-                self.ctx.at = None
+            result = convert_call(self.ctx, entry, updated, self.id, original=original)
         except Unconvertible as why:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")

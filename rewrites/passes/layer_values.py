@@ -292,11 +292,7 @@ class LayerValues(Pass):
         if entry is None or not is_super_init(original.func) or self._methods[-1][0] != "__init__":
             return updated
         try:
-            self.ctx.at = original
-            try:
-                result = convert_call(self.ctx, entry, updated, self.id)
-            finally:
-                self.ctx.at = None
+            result = convert_call(self.ctx, entry, updated, self.id, original=original)
             if not isinstance(result, cst.Call):
                 raise Unconvertible("the entry builds an expression, not a call")
         except Unconvertible as why:

@@ -139,11 +139,7 @@ class TensorMethods(Pass):
             )
             return updated
         try:
-            self.ctx.at = original
-            try:
-                result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value)
-            finally:
-                self.ctx.at = None
+            result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value, original=original)
         except Unconvertible as why:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"Tensor.{func.attr.value}: {why}")
