@@ -5,7 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, operand, name_chain, target_call
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call
 from ..value_transforms import as_tuple
 from .registry import hook
 from .nn_layers import default_stride, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
@@ -194,34 +194,54 @@ def f_fold(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
 
 @hook()
 def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
-    """F.scaled_dot_product_attention without a mask or dropout, composed from
-    ops.matmul/softmax (MindSpore's fused attention kernels are Ascend-only):
-    softmax(q @ k^T * scale [+ causal -inf above the diagonal]) @ v."""
+    """F.scaled_dot_product_attention composed from ops.matmul/softmax (MindSpore's fused
+    attention kernels are Ascend-only): softmax(q @ k^T * scale + mask) @ v.
+
+    A bool mask keeps the positions where it is True, a float mask is added; a mask whose
+    type is not known here is told apart at run time by its dtype. ``is_causal`` masks
+    above the diagonal (top-left aligned, as torch). ``dropout_p`` other than a literal 0
+    (``self.p if self.training else 0.0``) drops attention weights with ops.dropout: zero
+    in eval gives torch's result, a positive p draws from MindSpore's RNG stream.
+    ``enable_gqa`` (unless literally False) repeats each key/value head for its group of
+    query heads."""
     q, k, v = args["query"], args["key"], args["value"]
     if not (name_chain(q) and name_chain(k)):
         raise Unconvertible("query and key must be plain names (their shapes are used)")
-    mask = args.get("attn_mask")
-    if mask is not None and literal_value(mask) is not None:
-        raise Unconvertible("attn_mask: a bool mask selects and a float mask adds; write the masking by hand")
-    p = args.get("dropout_p")
-    if p is not None and literal_value(p) not in (0, 0.0):
-        raise Unconvertible("dropout_p > 0 is random: MindSpore's RNG stream differs")
+    ops_ = code(ctx.reference("mindspore.ops.matmul")).rsplit(".", 1)[0]
+    ms_ = code(ctx.reference("mindspore.bool_")).rsplit(".", 1)[0]
     gqa = args.get("enable_gqa")
-    if gqa is not None and literal_value(gqa) is not False:
-        raise Unconvertible("enable_gqa=True (grouped-query heads) is not composed")
+    key, value = code(k), code(v)
+    # a non-literal enable_gqa repeats too: the group size is 1 when the head counts agree
+    if gqa is not None and literal_value(gqa) not in (False, None):
+        if not name_chain(v):
+            raise Unconvertible("with enable_gqa, value must be a plain name")
+        groups = f"{code(q)}.shape[-3] // {code(k)}.shape[-3]"
+        key = f"{ops_}.repeat_interleave({code(k)}, {groups}, -3)"
+        value = f"{ops_}.repeat_interleave({code(v)}, {groups}, -3)"
     causal = args.get("is_causal")
     cv = False if causal is None else literal_value(causal)
     if cv not in (True, False):
         raise Unconvertible("is_causal must be a literal True/False")
-    ops_ = code(ctx.reference("mindspore.ops.matmul")).rsplit(".", 1)[0]
-    ms_ = code(ctx.reference("mindspore.bool_")).rsplit(".", 1)[0]
     scale = args.get("scale")
     scale_src = f"{code(q)}.shape[-1] ** -0.5" if scale is None or literal_value(scale) is None else f"({code(scale)})"
-    scores = f"{ops_}.matmul({code(q)}, {ops_}.swapaxes({code(k)}, -2, -1)) * {scale_src}"
+    scores = f"{ops_}.matmul({code(q)}, {ops_}.swapaxes({key}, -2, -1)) * {scale_src}"
     if cv:
         tri = f"{ops_}.triu({ops_}.ones(({code(q)}.shape[-2], {code(k)}.shape[-2]), {ms_}.bool_), diagonal=1)"
         scores = f"{ops_}.masked_fill({scores}, {tri}, float('-inf'))"
-    return cst.parse_expression(f"{ops_}.matmul({ops_}.softmax({scores}, axis=-1), {code(v)})")
+    mask = args.get("attn_mask")
+    if mask is not None and literal_value(mask) is not None:
+        keep = f"{ops_}.where({operand_code(mask)}, {scores}, float('-inf'))"
+        if isinstance(mask, cst.Comparison):  # a bool mask, statically
+            scores = keep
+        elif name_chain(mask):
+            scores = f"({keep} if {code(mask)}.dtype == {ms_}.bool_ else {scores} + {code(mask)})"
+        else:
+            raise Unconvertible("attn_mask: give the mask a name (bool and float masks differ: its dtype decides)")
+    weights = f"{ops_}.softmax({scores}, axis=-1)"
+    p = args.get("dropout_p")
+    if p is not None and literal_value(p) not in (0, 0.0):
+        weights = f"{ops_}.dropout({weights}, p=float({code(p)}))"
+    return cst.parse_expression(f"{ops_}.matmul({weights}, {value})")
 
 
 @hook()

@@ -269,6 +269,24 @@ forms("scaled_dot_product_attention", "query=a, key=b, value=c, attn_mask=None, 
       (Q, K, V), req=3, kw="scale=0.3", extra=("a, b, c, is_causal=True",))
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, a, c)", (arr(2, 6, 8), None, arr(2, 6, 5)),
      "self")
+# masks: a bool mask keeps where True, a float mask is added (the converted code tells them
+# apart by dtype when the mask is a name); dropout_p given as an expression that is 0 here
+BOOL_MASK = np.random.default_rng(7).random((4, 6)) < 0.7
+BOOL_MASK[:, 0] = True  # no row fully masked (torch gives NaN there)
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, BOOL_MASK),
+     "bool_mask")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, arr(4, 6)),
+     "float_mask")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d > 0)",
+     (Q, K, V, arr(2, 1, 4, 6)), "comparison_mask")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=d)", (Q, K, V, 0.0),
+     "dropout_variable")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=0.1 if False else 0)",
+     (Q, K, V), "dropout_expression")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=True)",
+     (arr(2, 4, 4, 8), K[:, :2], V[:, :2]), "gqa")
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=d)", (Q, K, V, False),
+     "gqa_variable")
 
 # torch's private reduction codes, which MMDetection's reduce_loss branches on: a literal
 # is looked up while converting, any other expression through the same table at run time.
@@ -319,8 +337,8 @@ UNCONVERTED = [
     ("F.embedding(x, w, max_norm=1.0)", "renormalising"),
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=True)", "running statistics"),
-    ("F.scaled_dot_product_attention(q, k, v, attn_mask=m)", "attn_mask"),
-    ("F.scaled_dot_product_attention(q, k, v, dropout_p=0.1)", "dropout_p"),
+    ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
+    ("F.scaled_dot_product_attention(q, k, v, is_causal=c)", "is_causal"),
     ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
