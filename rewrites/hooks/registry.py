@@ -28,6 +28,9 @@ class Hook:
     # doing the same conversion inside a generated converter
     at_run_time: Callable | None
     kind: str = "arguments"  # or "layer_call"
+    # why a bare reference to an entry with this hook (not a call) cannot be converted;
+    # None: the reference becomes the entry's target
+    not_a_value: str | None = None
 
     @property
     def module(self) -> str:
@@ -42,7 +45,7 @@ KINDS = ("arguments", "layer_call")
 
 
 def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable | None = None,
-         kind: str = "arguments"):
+         kind: str = "arguments", not_a_value: str | None = None):
     """Register the decorated function as the hook ``name`` (default: its own name)."""
     if kind not in KINDS:
         raise ValueError(f"hook kind must be one of {KINDS}, not {kind!r}")
@@ -51,6 +54,6 @@ def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable
         key = name or function.__name__
         if key in HOOKS:
             raise ValueError(f"hook {key!r} registered twice ({HOOKS[key].function.__module__}, {function.__module__})")
-        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time, kind)
+        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time, kind, not_a_value)
         return function
     return register

@@ -467,3 +467,33 @@ def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
     if drop:
         result = f"{code(ctx.reference('mindspore.ops.squeeze'))}({result}, {drop})"
     return cst.parse_expression(_permuted(ctx, result, batch + left + right, out))
+
+
+# expressions that are data, never a size (a tuple literal too: torch.FloatTensor((2, 3)) is [2., 3.])
+_DATA_EXPRESSIONS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Float, cst.Call, cst.Subscript)
+
+
+@hook(not_a_value="a typed tensor class as a value (isinstance(x, torch.FloatTensor) also tests the dtype): "
+                   "test x.dtype instead")
+def legacy_constructor(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.FloatTensor(data)`` -> ``ms.Tensor(data, dtype=ms.float32)``;
+    ``torch.FloatTensor(2, 3)`` and ``torch.FloatTensor(n)`` with an int are a shape
+    (torch leaves the memory uninitialised; zeros here); ``torch.FloatTensor()`` is empty.
+    One argument whose kind is not known here is told apart at run time (an int is a size)."""
+    values = list(args.get("*", ()))  # the positional arguments as written (the table renames them to "*")
+    dtype = mindspore_ref(ctx, literal_value(args["dtype"]))
+    zeros = ctx.reference("mindspore.ops.zeros")
+    if not values:
+        return keyword_call(zeros, {"size": literal([0]), "dtype": dtype})
+    if any(isinstance(v, cst.StarredElement) for v in values):
+        raise Unconvertible("sizes passed with *: write ops.zeros(size, dtype) by hand")
+    one = values[0]
+    data = keyword_call(ctx.reference(entry.target), {"input_data": one, "dtype": dtype})
+    if len(values) > 1 or (isinstance(literal_value(one), int) and not isinstance(literal_value(one), bool)):
+        return keyword_call(zeros, {"size": cst.Tuple([cst.Element(v) for v in values]), "dtype": dtype})
+    if isinstance(one, _DATA_EXPRESSIONS):
+        return data
+    if not name_chain(one):
+        raise Unconvertible("one argument that may be a size or data: give it a name first")
+    shape = keyword_call(zeros, {"size": cst.Tuple([cst.Element(one)]), "dtype": dtype})
+    return cst.IfExp(test=cst.parse_expression(f"isinstance({code(one)}, int)"), body=shape, orelse=data)

@@ -6,6 +6,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
+from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code
 from .layer_values import factory_possible
@@ -111,8 +112,9 @@ class ApiCalls(Pass):
         if qual is None or qual in self.tables.modules:
             return updated
         entry = self.tables.lookup(qual)
-        if entry is None or entry.unsupported or not entry.target or entry.target.startswith("."):
-            why = entry.unsupported if entry and entry.unsupported else "no MindSpore mapping yet"
+        refused = HOOKS[entry.hook].not_a_value if entry is not None and entry.hook else None
+        if entry is None or entry.unsupported or not entry.target or entry.target.startswith(".") or refused:
+            why = entry.unsupported if entry and entry.unsupported else refused or "no MindSpore mapping yet"
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return self.ctx.keep_source(qual)

@@ -644,6 +644,19 @@ for name in ("pi", "inf", "nan"):
     case(f"torch.{name}", f"torch.{name}", (), "value")
     case(f"torch.{name}", f"a * torch.{name}", (X,), "arithmetic")
 
+# Legacy typed constructors: data, a shape (uninitialised in torch, zeros converted: only
+# shape and dtype compared), one argument only known at run time (an int is a size), empty.
+for name, data in {"FloatTensor": "[1.5, -2.0]", "DoubleTensor": "[[1.0, 2.5], [3.0, 4.0]]",
+                   "HalfTensor": "[0.5, 2.0]", "BFloat16Tensor": "[1.5, 2.0]", "LongTensor": "[1, -2, 3]",
+                   "IntTensor": "[[1], [2]]", "ShortTensor": "[7, 8]", "CharTensor": "[-1, 1]",
+                   "ByteTensor": "[1, 255]", "BoolTensor": "[True, False]"}.items():
+    api = f"torch.{name}"
+    case(api, f"{api}({data})", (), "data")
+    case(api, f"t = {api}(2, 3)\n        return t.shape, t.dtype", (), "sizes")
+    case(api, f"t = {api}(a)\n        return t.shape, t.dtype", (4,), "variable_size")
+    case(api, f"{api}(a)", ([1, 0, 1],), "variable_data")
+    case(api, f"t = {api}()\n        return t.shape, t.dtype", (), "empty")
+
 SUITE = Suite(CASES)
 
 
