@@ -99,3 +99,13 @@ def test_markers_quoting_multiline_code_stay_one_comment_line() -> None:
     result = convert_code(src, debug=True)
     markers = [line for line in result.code.splitlines() if line.lstrip().startswith("# transpile:")]
     assert len(markers) == 2 and all(len(m) <= 200 for m in markers)
+
+
+def test_methods_left_on_unknown_receivers_count_against_the_rate() -> None:
+    """size() only tensors have: converted with a note; sum() numpy has too: left,
+    reported, and counted as an unconverted torch use."""
+    result = convert_code("import torch\n\n\ndef f(x):\n    return x.sum(), x.size(0)\n")
+    assert "x.sum(), x.shape[0]" in result.code
+    assert (result.stats.converted, result.stats.unconverted) == (1, 1)
+    messages = [d.message for d in result.diagnostics]
+    assert any("left as it is" in m for m in messages) and any("not proven a tensor; converted" in m for m in messages)

@@ -114,3 +114,24 @@ def test_module_method_keywords_exist_on_the_cell(entry) -> None:
     names = set(signature(getattr(mindspore.nn.Cell, entry.target[1:])).parameters)
     emitted = {entry.rename.get(p, p) for p in entry.params if p not in entry.unsupported_args} | set(entry.set)
     assert emitted <= names, f"not parameters of Cell{entry.target}: {sorted(emitted - names)}"
+
+
+# Values a tensor_only method must not be a method of (numpy's view takes a dtype; the
+# converter converts .view() on an unknown receiver only when no argument looks like one).
+_NOT_TENSORS = ("numpy array", "list", "dict", "str", "tuple", "set", "int", "float", "nn.Module")
+_TENSOR_ONLY_EXCEPTIONS = {"view": ("numpy array",)}
+
+
+def _non_tensor_values():
+    import numpy as np
+    import torch
+
+    return dict(zip(_NOT_TENSORS, (np.zeros(2), [], {}, "", (), set(), 0, 0.0, torch.nn.Module())))
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.tensor_only], ids=lambda e: e.source)
+def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
+    name = entry.source.removeprefix("Tensor.")
+    owners = [kind for kind, value in _non_tensor_values().items()
+              if callable(getattr(value, name, None)) and kind not in _TENSOR_ONLY_EXCEPTIONS.get(name, ())]
+    assert entry.kind == "method" and not owners, f"{entry.source} is also a method of {owners}"

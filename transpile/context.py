@@ -1,6 +1,8 @@
 """Per-file state shared by the passes of one conversion."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -29,6 +31,10 @@ class Stats:
     def rate(self) -> float:
         total = self.converted + self.unconverted
         return 1.0 if total == 0 else self.converted / total
+
+
+# spaces just inside brackets: "f( a, b, )" and "f(a, b)" quote the same code
+_BRACKET_SPACE = re.compile(r"([(\[{]) | (?=[)\]}])")
 
 
 class FileContext:
@@ -84,7 +90,9 @@ class FileContext:
 
     def mark(self, node: cst.CSTNode, code: str, message: str, severity: Severity = Severity.WARNING) -> None:
         """Leave a ``# transpile:`` comment on the enclosing statement and report it."""
-        message = " ".join(message.split())  # a comment is one line, whatever code it quotes
+        # a comment is one line, whatever code it quotes, and the same whether the code was
+        # quoted compact or as black laid it out (converting the output again finds it equal)
+        message = _BRACKET_SPACE.sub(r"\1", " ".join(message.split())).replace(",)", ")").replace(",]", "]")
         self.report(node, code, message, severity, Safety.MANUAL)
         if self.markers:
             text = f"# transpile: {code} {message}"

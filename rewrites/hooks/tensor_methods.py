@@ -76,7 +76,7 @@ _DTYPE_NAMES = {
 }
 
 
-def _looks_like_dtype(node: cst.BaseExpression) -> bool:
+def looks_like_dtype(node: cst.BaseExpression) -> bool:
     src = code(node)
     last = src.rsplit(".", 1)[-1]
     if last in _DTYPE_NAMES and "." in src:
@@ -110,7 +110,7 @@ def tensor_to(ctx, entry, args, receiver) -> cst.BaseExpression:
     """
     dtype = args.pop("dtype", None)
     for value in args.pop("*", []):
-        if _looks_like_dtype(value):
+        if looks_like_dtype(value):
             if dtype is not None:
                 raise Unconvertible("two dtypes given")
             dtype = value

@@ -7,7 +7,9 @@ methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)
 parameters of top-level functions the file calls with a tensor (``reduce_loss(loss, r)``),
 names assigned from torch calls or tensor methods, a parameter's ``.data``
 (``m.weight.data``). Receivers that are plainly not tensors
-are never touched; uncertain ones are reported, not guessed.
+are never touched. On other receivers, a method only tensors have (``tensor_only`` in
+tables/tensor_methods.toml: ``size``, ``view``, ``unsqueeze``, ...) is converted with a
+note; any other is left, reported, and counted as an unconverted torch use.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, literal_value, operand, repeatable
-from ..hooks.tensor_methods import looks_like_device
+from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
 from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names
 
 FORWARD_NAMES = ("forward", "construct")
@@ -132,12 +134,21 @@ class TensorMethods(Pass):
         if plainly_not_tensor(receiver, self.ctx):
             return updated
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
+            if not _tensor_only(entry, original):
+                # a torch-looking use left as it is: it counts against the conversion rate
+                self.ctx.stats.unconverted += 1
+                self.ctx.report(
+                    original, self.id,
+                    f".{func.attr.value}(): receiver {code(receiver)!r} may not be a tensor; left as it is",
+                    Severity.INFO,
+                )
+                return updated
             self.ctx.report(
                 original, self.id,
-                f".{func.attr.value}(): receiver {code(receiver)!r} may not be a tensor; left as it is",
+                f".{func.attr.value}(): receiver {code(receiver)!r} not proven a tensor; converted, since only "
+                "tensors have this method in practice",
                 Severity.INFO,
             )
-            return updated
         try:
             result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value, original=original)
         except Unconvertible as why:
@@ -188,13 +199,22 @@ def _left_as_is(new: cst.BaseExpression) -> bool:
 # Methods only tensors have, whose conversion is right on any receiver that has them:
 # x.detach() -> ops.stop_gradient(x); x.contiguous(), x.cpu(), x.cuda() -> x (on a Module
 # too: MindSpore places cells by set_device).
-TENSOR_ONLY = frozenset({"detach", "contiguous", "cpu", "cuda"})
+# device moves: the same nothing for a tensor and a Module
+MOVES_ONLY = frozenset({"cpu", "cuda"})
+
+
+def _tensor_only(entry, call: cst.Call) -> bool:
+    """A method only tensors have (the table's ``tensor_only``); ``view`` only with sizes
+    (numpy's ``view`` takes a dtype)."""
+    if not entry.tensor_only:
+        return False
+    return not any(looks_like_dtype(a.value) for a in call.args)
 
 
 def _safe_anyway(method: str, call: cst.Call) -> bool:
-    """Converted whatever the receiver: ``x.to(other.device)`` / ``x.to("cuda")`` moves
-    nothing in MindSpore, tensor or Module alike."""
-    if method in TENSOR_ONLY:
+    """Converted whatever the receiver: ``x.cpu()`` / ``x.to(other.device)`` /
+    ``x.to("cuda")`` moves nothing in MindSpore, tensor or Module alike."""
+    if method in MOVES_ONLY:
         return True
     if method == "transpose":
         return _torch_only_transpose(call)

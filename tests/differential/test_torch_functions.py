@@ -657,6 +657,16 @@ for name, data in {"FloatTensor": "[1.5, -2.0]", "DoubleTensor": "[[1.0, 2.5], [
     case(api, f"{api}(a)", ([1, 0, 1],), "variable_data")
     case(api, f"t = {api}()\n        return t.shape, t.dtype", (), "empty")
 
+# tensor_only methods on receivers the converter cannot prove to be tensors (a plain
+# helper's parameters): converted anyway, since no other kind of value has them.
+for api, code in {"Tensor.size": "a.size(1)", "Tensor.dim": "a.dim()", "Tensor.view": "a.view(4, 3)",
+                  "Tensor.unsqueeze": "a.unsqueeze(0)", "Tensor.permute": "a.permute(1, 0)",
+                  "Tensor.masked_fill": "a.masked_fill(a > 0, 0.0)", "Tensor.numel": "a.numel()",
+                  "Tensor.contiguous": "a.contiguous()", "Tensor.expand": "a[:1].expand(5, 4)",
+                  "Tensor.narrow": "a.narrow(0, 1, 2)", "Tensor.new_zeros": "a.new_zeros(2, 3)",
+                  "Tensor.unbind": "a.unbind(1)"}.items():
+    case(api, code, (X,), "unknown_receiver", method="helper")
+
 SUITE = Suite(CASES)
 
 
