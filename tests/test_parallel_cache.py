@@ -194,7 +194,8 @@ def test_an_unreadable_or_unwritable_cache_is_no_error(tree: Path, tmp_path: Pat
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache directory should be")
     report = api.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=blocker / "cache")
-    assert report.count("converted") == 9 and not report.has_errors
+    samples = len(list((tree / "samples").glob("*.py")))
+    assert report.count("converted") == samples and not report.has_errors
 
 
 def test_changing_the_input_or_its_name_invalidates(tmp_path: Path) -> None:

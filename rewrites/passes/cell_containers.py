@@ -1,8 +1,15 @@
-"""MS102: plain Python lists of layers held by a Cell become ``nn.CellList``.
+"""MS102: plain Python lists of layers held by a Cell become ``nn.CellList``; a
+``ModuleDict`` holding containers becomes a plain Cell holding them.
 
 A bare list hides its cells from MindSpore: their parameters are not registered
 (seed 004). Covers list literals, comprehensions and lists filled by ``append`` in
 ``__init__``. ModuleList/Sequential/ModuleDict are renamed by the tables.
+
+MindSpore's CellDict refuses a CellList, SequentialCell or CellDict as a value, so
+``self.transformer = nn.ModuleDict(dict(h=nn.ModuleList([...]), ln_f=...))`` (GPT-style
+models) becomes a plain Cell with each child set as an attribute under its key, then
+assigned: ``self.transformer.h`` reads the same (indexing by key does not), and the
+parameters are named by their paths (transformer.h.0.qkv.weight).
 """
 from __future__ import annotations
 
@@ -15,6 +22,10 @@ from ..syntax import code
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
+MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
+# containers MindSpore's CellDict refuses as values
+CONTAINERS = frozenset({f"torch.nn{where}.{name}" for where in ("", ".modules.container")
+                        for name in ("ModuleList", "ModuleDict", "Sequential")})
 
 
 class CellContainers(Pass):
@@ -90,6 +101,36 @@ class CellContainers(Pass):
             self.ctx.stats.converted += 1
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        """``T = nn.ModuleDict(dict(h=nn.ModuleList(...), ...))`` -> a plain Cell filled by key."""
+        if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign):
+            return updated
+        assign, new = original.body[0], updated.body[0] if len(updated.body) == 1 else None
+        if len(assign.targets) != 1 or not isinstance(new, cst.Assign) or not isinstance(new.value, cst.Call):
+            return updated
+        target = assign.targets[0].target
+        if not (isinstance(target, cst.Name) or _is_self_attr(target)) or not isinstance(assign.value, cst.Call):
+            return updated
+        if self.ctx.imports.qualify(assign.value.func) not in MODULE_DICTS or len(assign.value.args) != 1:
+            return updated
+        values = _dict_values(assign.value.args[0].value)
+        if not values or not any(isinstance(v, cst.Call) and self.ctx.imports.qualify(v.func) in CONTAINERS
+                                 for v in values):
+            return updated
+        # filled before it is assigned: assigning a Cell prefixes its parameters' names with
+        # the attribute (transformer.h.0.qkv.weight), children set as attributes likewise
+        stem = "_" + code(target).rsplit(".", 1)[-1]
+        holder, children = stem + "_cells", stem + "_children"
+        cell = code(self.ctx.reference("mindspore.nn.Cell"))
+        self.ctx.stats.converted += 1
+        return cst.FlattenSentinel([
+            updated.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(children))],
+                                                  value=new.value.args[0].value)]),
+            cst.parse_statement(f"{holder} = {cell}()\n"),
+            cst.parse_statement(f"for _key, _child in {children}.items():\n    setattr({holder}, _key, _child)\n"),
+            updated.with_changes(body=[new.with_changes(value=cst.Name(holder))], leading_lines=()),
+        ])
+
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
@@ -100,6 +141,16 @@ class CellContainers(Pass):
             return updated
         self.ctx.stats.converted += 1
         return updated.with_changes(value=wrapped)
+
+
+def _dict_values(expr) -> list | None:
+    """The values of ``{...}`` or ``dict(k=v, ...)``; None for any other expression."""
+    if isinstance(expr, cst.Dict) and all(isinstance(e, cst.DictElement) for e in expr.elements):
+        return [e.value for e in expr.elements]
+    if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict"
+            and expr.args and all(a.keyword is not None for a in expr.args)):
+        return [a.value for a in expr.args]
+    return None
 
 
 def _is_self_attr(expr) -> bool:
