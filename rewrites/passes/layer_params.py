@@ -6,7 +6,9 @@ freezing) must use MindSpore's names: BatchNorm ``gamma``/``beta``, Embedding
 known from ``self.X = nn.Y(...)`` in the class, or from an ``isinstance`` test:
 in ``if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):`` (the init loop over
 ``self.modules()``) ``m.weight`` is ``m.gamma`` when every class tested agrees, and so
-are attributes holding constructor arguments (``m.out_features`` -> ``m.out_channels``).
+are attributes holding constructor arguments (``m.out_features`` -> ``m.out_channels``);
+where they disagree (``isinstance(m, (nn.Linear, nn.Embedding))``) the read picks the
+name at run time by the class.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import rewrite
 
+from ..syntax import code
 from ..table_calls import tables
 
 
@@ -65,29 +68,54 @@ class LayerParams(Pass):
         return updated.with_changes(attr=cst.Name(new))
 
     def leave_If(self, original: cst.If, updated: cst.If):
-        """``if isinstance(m, nn.BatchNorm2d): init(m.weight)`` -> ``m.gamma`` in that branch."""
+        """``if isinstance(m, nn.BatchNorm2d): init(m.weight)`` -> ``m.gamma`` in that branch;
+        where the classes tested disagree (``(nn.Linear, nn.Embedding)``), the name is
+        chosen at run time: ``(m.embedding_table if isinstance(m, nn.Embedding) else m.weight)``."""
         guard = _isinstance_guard(original.test, self.ctx, self.tables)
         if guard is None:
             return updated
-        name, renames = guard
-        if not renames:
+        name, per_class = guard
+        classes = updated.test.args[1].value  # as the converted code spells them
+        spelled = [code(e.value) for e in classes.elements] if isinstance(classes, cst.Tuple) else [code(classes)]
+        reads = _reads(name, per_class, spelled)
+        if not reads:
             return updated
-        renamer = _Renamer(name, renames)
+        renamer = _Renamer(name, reads)
         body = rewrite(updated.body, renamer)
         if renamer.count:
             self.ctx.stats.converted += renamer.count
         return updated.with_changes(body=body)
 
 
+def _reads(name: str, per_class: list[dict[str, str]], spelled: list[str]) -> dict[str, tuple[str, bool]]:
+    """attribute -> (the code reading it, whether it is one plain attribute)."""
+    out = {}
+    for attr in sorted({a for renames in per_class for a in renames}):
+        names = [renames.get(attr, attr) for renames in per_class]
+        if len(set(names)) == 1:
+            out[attr] = (f"{name}.{names[0]}", True)
+            continue
+        # the most common name is the fallback (on a tie, the torch name), the others are
+        # tested class by class
+        fallback = max(sorted(set(names)), key=lambda n: (names.count(n), n == attr))
+        text = f"{name}.{fallback}"
+        for other in sorted(set(names) - {fallback}):
+            owners = [cls for cls, n in zip(spelled, names) if n == other]
+            test = owners[0] if len(owners) == 1 else "(" + ", ".join(owners) + ")"
+            text = f"{name}.{other} if isinstance({name}, {test}) else {text}"
+        out[attr] = (f"({text})", False)
+    return out
+
+
 def _isinstance_guard(test, ctx, tables):
-    """``isinstance(name, cls_or_tuple)`` with torch layer classes -> (name, the renames
-    all of them share); None when the test is something else."""
+    """``isinstance(name, cls_or_tuple)`` with torch layer classes -> (name, the renames of
+    each class, in the order tested); None when the test is something else."""
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
         return None
     classes = test.args[1].value
     items = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
-    shared: dict[str, str] | None = None
+    per_class: list[dict[str, str]] = []
     for item in items:
         qual = ctx.imports.qualify(item)
         entry = tables.lookup(qual) if qual else None
@@ -97,20 +125,26 @@ def _isinstance_guard(test, ctx, tables):
         # attributes holding constructor arguments: m.out_features -> m.out_channels
         renames.update({k: v for k, v in entry.rename.items()
                         if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
-        # only what every class renames the same way (BatchNorm2d and Linear disagree on weight)
-        shared = renames if shared is None else {k: v for k, v in shared.items() if renames.get(k) == v}
-    return test.args[0].value.value, shared or {}
+        per_class.append(renames)
+    return test.args[0].value.value, per_class
 
 
 class _Renamer(cst.CSTTransformer):
-    def __init__(self, name: str, renames: dict[str, str]):
-        self.name, self.renames, self.count = name, renames, 0
+    """Reads of ``name.attr`` in a branch -> the code ``reads`` gives; a read chosen at run
+    time is not a target, so an assignment to it is left (and reported by nothing else)."""
+
+    def __init__(self, name: str, reads: dict[str, tuple[str, bool]]):
+        self.name, self.reads, self.count = name, reads, 0
+        self._targets: set[int] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if not (isinstance(updated.value, cst.Name) and updated.value.value == self.name):
             return updated
-        new = self.renames.get(updated.attr.value)
-        if new is None:
+        read = self.reads.get(updated.attr.value)
+        if read is None or (not read[1] and id(original) in self._targets):
             return updated
         self.count += 1
-        return cst.parse_expression(f"{self.name}.{new}")
+        return cst.parse_expression(read[0])
