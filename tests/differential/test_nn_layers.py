@@ -33,6 +33,7 @@ X3 = randn(2, 4, 4, 6, 6)
 # attention masks: True = ignore (torch's bool convention)
 PAD_MASK = Input(lambda r: np.array([[False] * 6, [False] * 4 + [True] * 2]), "key_padding_mask")
 ATTN_MASK = Input(lambda r: np.triu(np.ones((5, 6), dtype=bool), k=2), "attn_mask")
+SRC_MASK = Input(lambda r: np.triu(np.ones((5, 5), dtype=bool), k=1), "src_mask")
 
 # loss inputs
 P = randn(4, 5)  # predictions / logits
@@ -350,6 +351,27 @@ CASES: list[LayerCase] = [
       call="m(a, b, c, attn_mask=d, need_weights=False)[0]"),
     C("nn.MultiheadAttention(8, 2, kdim=6, vdim=4)", (randn(5, 2, 8), randn(7, 2, 6), randn(7, 2, 4))),
     C("nn.MultiheadAttention(8, 2, add_bias_kv=True, add_zero_attn=True)", (randn(5, 2, 8), randn(5, 2, 8), randn(5, 2, 8))),
+    # transformer layers (weights copied with the tables' renames: linear1 -> dense1, ...)
+    *forms("nn.TransformerEncoderLayer", [("d_model", "8"), ("nhead", "2"), ("dim_feedforward", "16"),
+                                          ("dropout", "0.1"), ("activation", "'gelu'"), ("layer_norm_eps", "1e-6"),
+                                          ("batch_first", "True"), ("norm_first", "True"), ("bias", "True")], 2,
+           (randn(5, 2, 8),)),
+    C("nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation=F.gelu)", (randn(2, 5, 8), SRC_MASK),
+      call="m(a, src_mask=b)"),
+    *forms("nn.TransformerDecoderLayer", [("d_model", "8"), ("nhead", "2"), ("dim_feedforward", "16"),
+                                          ("dropout", "0.1"), ("activation", "'relu'"), ("layer_norm_eps", "1e-5"),
+                                          ("batch_first", "False"), ("norm_first", "False"), ("bias", "True")], 2,
+           (randn(5, 2, 8), randn(6, 2, 8))),
+    *forms("nn.TransformerEncoder", [("encoder_layer", "nn.TransformerEncoderLayer(8, 2, 16)"), ("num_layers", "2"),
+                                     ("norm", "nn.LayerNorm(8)"), ("enable_nested_tensor", "True"),
+                                     ("mask_check", "True")], 2, (randn(5, 2, 8),)),
+    *forms("nn.TransformerDecoder", [("decoder_layer", "nn.TransformerDecoderLayer(8, 2, 16)"), ("num_layers", "2"),
+                                     ("norm", "nn.LayerNorm(8)")], 2, (randn(5, 2, 8), randn(6, 2, 8))),
+    *forms("nn.Transformer", [("d_model", "8"), ("nhead", "2"), ("num_encoder_layers", "1"),
+                              ("num_decoder_layers", "1"), ("dim_feedforward", "16"), ("dropout", "0.1"),
+                              ("activation", "'relu'"), ("custom_encoder", "None"), ("custom_decoder", "None"),
+                              ("layer_norm_eps", "1e-5"), ("batch_first", "False")], 2,
+           (randn(5, 2, 8), randn(6, 2, 8))),
     # -- shape, resampling, padding ----------------------------------------------
     *forms("nn.Flatten", [("start_dim", "2"), ("end_dim", "-1")], 0, (X2,)),
     C("nn.Flatten(0, 2)", (X2,)),
@@ -548,7 +570,6 @@ UNCONVERTED = [
     ("nn.KLDivLoss(log_target=True)", "probabilities only"),
     ("nn.L1Loss(size_average=False)", "deprecated"),
     ("nn.Buffer(t, persistent=False)", "non-persistent"),
-    ("nn.TransformerEncoderLayer(8, 2)", "dense1/dense2"),
     ("nn.Hardtanh(min_value=-2.0)", "deprecated"),
 ]
 

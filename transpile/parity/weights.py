@@ -93,13 +93,16 @@ def weight_map(torch_module) -> WeightMap:
     dropped: list[str] = []
     modules = torch_modules(torch_module)
     for key in torch_state(torch_module, keep_vars=True):
-        prefix, _, local = key.rpartition(".")
-        renames = _layer_renames(modules.get(prefix, torch_module))
-        new_local = renames.get(local, local)
-        if new_local == "":
+        # each module's table renames apply to the names it holds: its tensors
+        # (BatchNorm weight -> gamma) and its children (TransformerEncoderLayer linear1 -> dense1)
+        parts, path = key.split("."), []
+        for i, part in enumerate(parts):
+            owner = modules.get(".".join(parts[:i]), torch_module) if i else torch_module
+            path.append(_layer_renames(owner).get(part, part))
+        if path[-1] == "":
             dropped.append(key)
             continue
-        mapping[key] = f"{prefix}.{new_local}" if prefix else new_local
+        mapping[key] = ".".join(path)
     return WeightMap(mapping, dropped)
 
 
