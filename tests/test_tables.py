@@ -135,3 +135,14 @@ def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
     owners = [kind for kind, value in _non_tensor_values().items()
               if callable(getattr(value, name, None)) and kind not in _TENSOR_ONLY_EXCEPTIONS.get(name, ())]
     assert entry.kind == "method" and not owners, f"{entry.source} is also a method of {owners}"
+
+
+@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.call_rename or e.call_drop], ids=lambda e: e.source)
+def test_call_keywords_match_both_forwards(entry) -> None:
+    """call_rename: a torch forward keyword -> a MindSpore construct keyword; call_drop:
+    torch forward keywords MindSpore's construct does not take."""
+    torch_names = set(signature(source_object(entry).forward).parameters)
+    ms_names = set(signature(resolve(entry.target).construct).parameters)
+    assert set(entry.call_rename) | set(entry.call_drop) <= torch_names
+    assert set(entry.call_rename.values()) <= ms_names
+    assert not (set(entry.call_drop) | set(entry.call_rename)) & ms_names

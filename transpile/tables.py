@@ -17,7 +17,7 @@ KINDS = ("class", "function", "method", "attribute", "module_method")
 _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
-    "tensor_result", "call_casts", "call_hook", "tensor_only",
+    "tensor_result", "call_casts", "call_hook", "tensor_only", "call_rename", "call_drop",
 }
 
 
@@ -44,6 +44,10 @@ class ApiEntry:
     tensor_result: the call returns a tensor (used to infer receivers of methods).
     call_casts: for layers, positional argument index (as a string) of a CALL of the
               built layer -> the dtype it must be cast to (CrossEntropyLoss labels: int32).
+    call_rename: for layers, keyword arguments of a CALL of the built layer that MindSpore
+              names otherwise (TransformerEncoder: mask -> src_mask).
+    call_drop: for layers, keyword arguments of a CALL that MindSpore does not take and
+              that change nothing (is_causal: torch's hint that the mask given is causal).
     tensor_only: for methods, no other kind of value has it in practice: converted even
               where the receiver is not proven a tensor (with a note).
     call_hook: for layers, a hook rewriting each CALL of the built layer (its result
@@ -70,6 +74,8 @@ class ApiEntry:
     tensor_result: bool = True
     call_casts: Mapping[str, str] = field(default_factory=dict)
     call_hook: str | None = None
+    call_rename: Mapping[str, str] = field(default_factory=dict)
+    call_drop: tuple[str, ...] = ()
     tensor_only: bool = False
     table: str = ""  # the table file's stem: its hooks live in rewrites/hooks/<table>.py
 

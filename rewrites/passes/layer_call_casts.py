@@ -1,7 +1,9 @@
 """MS203: calls of built layers whose MindSpore version takes or returns other things.
 
-A layer entry says what (tables/nn_layers.toml): ``call_casts`` casts arguments, and a
-``call_hook`` rewrites the call (in hooks/nn_layers.py):
+A layer entry says what (tables/nn_layers.toml): ``call_casts`` casts arguments,
+``call_rename``/``call_drop`` rename or drop keywords (``self.encoder(x, mask=m,
+is_causal=True)`` -> ``self.encoder(x, src_mask=m)``), and a ``call_hook`` rewrites the
+call (in hooks/nn_layers.py):
 ``self.attn(q, k, v, need_weights=False)`` on an ``nn.MultiheadAttention`` returns
 ``(output,)`` in MindSpore where torch returns ``(output, None)``, so the call becomes
 ``(self.attn(...)[0], None)`` and ``x, _ = ...`` unpacks as before.
@@ -43,7 +45,8 @@ class LayerCallCasts(Pass):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
-        self._layers.append({attr: e for attr, e in layers.items() if e.call_casts or e.call_hook})
+        self._layers.append({attr: e for attr, e in layers.items()
+                             if e.call_casts or e.call_hook or e.call_rename or e.call_drop})
 
     def leave_ClassDef(self, original, updated):
         self._layers.pop()
@@ -58,6 +61,8 @@ class LayerCallCasts(Pass):
         entry = self._layers[-1].get(func.attr.value)
         if entry is None:
             return updated
+        if entry.call_rename or entry.call_drop:
+            updated = _keywords(updated, entry)
         if entry.call_hook:
             return HOOKS[entry.call_hook].function(self.ctx, entry, updated)
         args = list(updated.args)
@@ -69,3 +74,12 @@ class LayerCallCasts(Pass):
                 args[i] = args[i].with_changes(value=cast)
         return updated.with_changes(args=args)
 
+
+def _keywords(call: cst.Call, entry: ApiEntry) -> cst.Call:
+    """The call's keywords as MindSpore's layer takes them."""
+    args = [a for a in call.args if a.keyword is None or a.keyword.value not in entry.call_drop]
+    args = [a.with_changes(keyword=cst.Name(entry.call_rename[a.keyword.value]))
+            if a.keyword is not None and a.keyword.value in entry.call_rename else a for a in args]
+    if args and len(args) != len(call.args):
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)

@@ -358,6 +358,14 @@ CASES: list[LayerCase] = [
            (randn(5, 2, 8),)),
     C("nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, activation=F.gelu)", (randn(2, 5, 8), SRC_MASK),
       call="m(a, src_mask=b)"),
+    # calls of the built layers: torch's mask= is MindSpore's src_mask=, is_causal (a hint
+    # that the mask given is causal) is dropped (MS203, from the tables' call_rename/call_drop)
+    C("_Enc2()", (randn(2, 5, 8),), primary="torch.nn.TransformerEncoder", prelude=module(
+        "_Enc2", "self.enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2)",
+        "self.enc(x, mask=torch.triu(torch.ones(x.shape[1], x.shape[1]), diagonal=1).bool(), is_causal=True)")),
+    C("_Att2()", (randn(2, 5, 8),), primary="torch.nn.MultiheadAttention", prelude=module(
+        "_Att2", "self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
+        "self.attn(x, x, x, attn_mask=torch.triu(torch.ones(x.shape[1], x.shape[1]), diagonal=1).bool(), is_causal=True)[0]")),
     *forms("nn.TransformerDecoderLayer", [("d_model", "8"), ("nhead", "2"), ("dim_feedforward", "16"),
                                           ("dropout", "0.1"), ("activation", "'relu'"), ("layer_norm_eps", "1e-5"),
                                           ("batch_first", "False"), ("norm_first", "False"), ("bias", "True")], 2,
