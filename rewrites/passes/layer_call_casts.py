@@ -62,6 +62,12 @@ class LayerCallCasts(Pass):
         if entry is None:
             return updated
         if entry.call_rename or entry.call_drop:
+            hint = _unmasked_hint(original, entry)
+            if hint is not None:
+                self.ctx.stats.unconverted += 1
+                self.ctx.mark(original, self.id, f"{hint}=True without a mask: torch may apply causal attention "
+                              "itself; MindSpore's layer takes the mask only, so pass the causal mask")
+                return updated
             updated = _keywords(updated, entry)
         if entry.call_hook:
             return HOOKS[entry.call_hook].function(self.ctx, entry, updated)
@@ -83,3 +89,15 @@ def _keywords(call: cst.Call, entry: ApiEntry) -> cst.Call:
     if args and len(args) != len(call.args):
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return call.with_changes(args=args)
+
+
+def _unmasked_hint(call: cst.Call, entry: ApiEntry) -> str | None:
+    """A dropped ``*is_causal`` keyword that is not literally False, in a call passing no
+    mask by keyword: the hint may be all that makes the attention causal."""
+    masks = [a for a in call.args if a.keyword is not None and a.keyword.value.endswith("mask")
+             and not (isinstance(a.value, cst.Name) and a.value.value == "None")]
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in entry.call_drop and a.keyword.value.endswith("is_causal"):
+            if not (isinstance(a.value, cst.Name) and a.value.value == "False") and not masks:
+                return a.keyword.value
+    return None
