@@ -33,6 +33,7 @@ class GraphScalars(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
+        self.roots = tables().source_roots
         self.scope = TensorScope()
         self._forward = 0
         self._python_int_context = 0  # inside range(...) or an index
@@ -49,11 +50,11 @@ class GraphScalars(Pass):
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._forward and _strip_scalar(node.value) is not None and is_tensor(_strip_scalar(node.value), self.scope, self.ctx, tables().source_roots):
+        if self._forward and _strip_scalar(node.value) is not None and is_tensor(_strip_scalar(node.value), self.scope, self.ctx, self.roots):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     self.scope.add(t.target.value)
-        elif self._forward and is_tensor(node.value, self.scope, self.ctx, tables().source_roots):
+        elif self._forward and is_tensor(node.value, self.scope, self.ctx, self.roots):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     self.scope.add(t.target.value)
@@ -62,7 +63,7 @@ class GraphScalars(Pass):
         """A tensor, or ``t.item()`` of one (which this pass turns back into the tensor)."""
         inner = _strip_scalar(expr)
         target = inner if inner is not None else expr
-        return is_tensor(target, self.scope, self.ctx, tables().source_roots)
+        return is_tensor(target, self.scope, self.ctx, self.roots)
 
     def _is_python_int_call(self, node: cst.Call) -> bool:
         return isinstance(node.func, cst.Name) and node.func.value in ("range", "len", "list", "tuple")

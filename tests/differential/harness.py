@@ -400,6 +400,14 @@ def uncovered(files: Iterable[str | Path], apis: Iterable[str], select: Callable
     return sorted(n for n, body in table_entries(files, select).items() if not body.get("unsupported") and n not in apis)
 
 
+def coverage_gaps(files: Iterable[str | Path], cases: Sequence["Case"],
+                  select: Callable[[str], bool] = lambda name: True) -> dict[str, list[str]]:
+    """What a table's differential cases miss: converted entries with no case, and entries
+    taking arguments called in fewer than three forms (empty lists when none)."""
+    return {"converted entries with no differential case": uncovered(files, {c.api for c in cases}, select),
+            "entries taking arguments with fewer than three call forms": few_forms(files, cases, select)}
+
+
 def few_forms(files: Iterable[str | Path], cases: Iterable["Case"], select: Callable[[str], bool] = lambda name: True,
               wanted: int = 3) -> list[str]:
     """Converted entries of ``files`` taking arguments that fewer than ``wanted`` cases call."""
