@@ -16,6 +16,16 @@ from __future__ import annotations
 
 import libcst as cst
 
+def _container(name: str) -> frozenset[str]:
+    """A torch container class under both spellings: torch.nn.X and its defining module."""
+    return frozenset({f"torch.nn.{name}", f"torch.nn.modules.container.{name}"})
+
+
+SEQUENTIAL = _container("Sequential")
+MODULE_LIST = _container("ModuleList")
+MODULE_DICT = _container("ModuleDict")
+
+
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})

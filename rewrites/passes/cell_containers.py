@@ -18,14 +18,13 @@ import libcst as cst
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
+from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL
 from ..syntax import code
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
-MODULE_DICTS = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
 # containers MindSpore's CellDict refuses as values
-CONTAINERS = frozenset({f"torch.nn{where}.{name}" for where in ("", ".modules.container")
-                        for name in ("ModuleList", "ModuleDict", "Sequential")})
+CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL
 
 
 class CellContainers(Pass):
@@ -111,7 +110,7 @@ class CellContainers(Pass):
         target = assign.targets[0].target
         if not (isinstance(target, cst.Name) or _is_self_attr(target)) or not isinstance(assign.value, cst.Call):
             return updated
-        if self.ctx.imports.qualify(assign.value.func) not in MODULE_DICTS or len(assign.value.args) != 1:
+        if self.ctx.imports.qualify(assign.value.func) not in MODULE_DICT or len(assign.value.args) != 1:
             return updated
         values = _dict_values(assign.value.args[0].value)
         if not values or not any(isinstance(v, cst.Call) and self.ctx.imports.qualify(v.func) in CONTAINERS

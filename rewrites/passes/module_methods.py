@@ -27,10 +27,9 @@ from transpile.walk import iter_nodes
 
 from ..syntax import NOT_LITERAL, code, literal, literal_value
 from ..table_calls import tables
-from ..cell_names import CellNames, is_super_init
+from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
 from ..facts import lambdas_only
 
-SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 _ADDERS = ("add_module", "register_module")
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
@@ -280,11 +279,6 @@ class ModuleMethods(Pass):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
-
-MODULE_DICT = frozenset({"torch.nn.ModuleDict", "torch.nn.modules.container.ModuleDict"})
-
-
-MODULE_LIST = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
 
 
 def _named_lists(nodes, ctx) -> set[str]:
