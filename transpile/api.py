@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .cache import ResultCache, cache_key, default_cache_dir
+from .package_index import PackageIndex
 from .diagnostics import Diagnostic, Safety, Severity
 from .pipeline import ConversionResult, Pipeline
 
@@ -32,15 +33,20 @@ def _error(filename: str, message: str, line: int = 0, code: str = "MS000") -> D
     return Diagnostic(code, Severity.ERROR, message, filename, line, 0, Safety.MANUAL)
 
 
-def convert_code(source: str, *, filename: str | None = None, debug: bool = False) -> ConversionResult:
+def convert_code(source: str, *, filename: str | None = None, debug: bool = False,
+                 inherited_imports: dict[str, str] | None = None) -> ConversionResult:
     """Convert one PyTorch source text to MindSpore.
+
+    ``inherited_imports`` (name -> qualified name) are bindings the file gets without
+    an import statement of its own, such as ``nn`` from ``from .layers import *``;
+    ``convert_paths`` computes them for the files of a tree.
 
     ``debug`` re-parses every replacement a pass makes (blaming that pass) and the
     tree after each stage, and raises if the code would parse to a different tree. Never raises for bad input: a source that cannot be
     converted comes back unchanged with ``failed=True`` and an error diagnostic.
     """
     name = filename or "<string>"
-    result = _pipeline().run(source, name, debug=debug)
+    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports)
     if result.failed and _PY2_HINTS.search(source):
         diag = result.diagnostics[0]
         result.diagnostics[0] = Diagnostic(
@@ -217,7 +223,9 @@ def convert_paths(
             continue
         if given.is_dir():
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
-            items = [(p, base / p.relative_to(given) if base else None, False) for p in _walk(given)]
+            files = list(_walk(given))
+            index = PackageIndex(given, files)
+            items = [(p, base / p.relative_to(given) if base else None, False, index.inherited(p)) for p in files]
         else:
             if out_root is None:
                 dest = None
@@ -225,9 +233,9 @@ def convert_paths(
                 dest = out_root
             else:
                 dest = out_root / given.name
-            items = [(given, dest, True)]
-        for src, dest, explicit in items:
-            slots.append(_prepare(src, dest if not in_place else src, explicit, write, store))
+            items = [(given, dest, True, {})]
+        for src, dest, explicit, inherited in items:
+            slots.append(_prepare(src, dest if not in_place else src, explicit, write, store, inherited))
     todo = [s for s in slots if isinstance(s, _Pending) and s.result is None]
     for pending, (result, internal) in zip(todo, _convert_all(todo, jobs, debug)):
         pending.result, pending.internal_error = result, internal
@@ -244,6 +252,7 @@ class _Pending:
     dest: Path | None
     text: str
     key: str | None
+    inherited: dict[str, str] = field(default_factory=dict)  # bindings from star imports
     result: ConversionResult | None = None
     internal_error: bool = False
 
@@ -256,7 +265,8 @@ class _Pending:
         return FileOutcome(src, dest, result)
 
 
-def _prepare(src: Path, dest: Path | None, explicit: bool, write: bool, store: ResultCache | None):
+def _prepare(src: Path, dest: Path | None, explicit: bool, write: bool, store: ResultCache | None,
+             inherited: dict[str, str]):
     """Copy what is not converted; read what is, and look it up in the cache."""
     if src.suffix not in (".py", ".ipynb"):
         if write and dest is not None and dest.resolve() != src.resolve():
@@ -267,16 +277,17 @@ def _prepare(src: Path, dest: Path | None, explicit: bool, write: bool, store: R
     if problem is not None:
         return FileOutcome(src, None, ConversionResult("", [problem], False, str(src), failed=True))
     if store is None:
-        return _Pending(src, dest, text, None)
-    key = cache_key(text, str(src))
-    return _Pending(src, dest, text, key, store.get(key))
+        return _Pending(src, dest, text, None, inherited)
+    key = cache_key(text, str(src), inherited)
+    return _Pending(src, dest, text, key, inherited, store.get(key))
 
 
-def _convert_one(text: str, filename: str, debug: bool) -> tuple[ConversionResult, bool]:
+def _convert_one(text: str, filename: str, debug: bool, inherited: dict[str, str]) -> tuple[ConversionResult, bool]:
     """One file's result, and whether it is an internal error (run in a worker or here)."""
     try:
-        convert = convert_notebook if filename.endswith(".ipynb") else convert_code
-        return convert(text, filename=filename, debug=debug), False
+        if filename.endswith(".ipynb"):
+            return convert_notebook(text, filename=filename, debug=debug), False
+        return convert_code(text, filename=filename, debug=debug, inherited_imports=inherited), False
     except Exception as exc:  # a bug in a pass: isolate it to this file
         return _internal_error(text, filename, f"{type(exc).__name__}: {exc}"), True
 
@@ -287,7 +298,7 @@ def _internal_error(text: str, filename: str, what: str) -> ConversionResult:
 
 def _convert_all(todo: list[_Pending], jobs: int, debug: bool) -> list[tuple[ConversionResult, bool]]:
     """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes."""
-    tasks = [(p.text, str(p.src), debug) for p in todo]
+    tasks = [(p.text, str(p.src), debug, p.inherited) for p in todo]
     if jobs < 2 or len(tasks) < 2:
         return [_convert_one(*t) for t in tasks]
     try:
@@ -315,7 +326,7 @@ def _convert_all(todo: list[_Pending], jobs: int, debug: bool) -> list[tuple[Con
     return results
 
 
-def _convert_isolated(task: tuple[str, str, bool]) -> tuple[ConversionResult, bool]:
+def _convert_isolated(task: tuple[str, str, bool, dict[str, str]]) -> tuple[ConversionResult, bool]:
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
             return pool.submit(_convert_one, *task).result()

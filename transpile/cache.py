@@ -48,11 +48,11 @@ def tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(text: str, filename: str) -> str:
+def cache_key(text: str, filename: str, inherited: dict[str, str] | None = None) -> str:
     from . import __version__
 
     digest = hashlib.sha256()
-    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename])
+    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, sorted((inherited or {}).items())])
     digest.update(header.encode("utf-8") + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .diagnostics import Diagnostic, Safety, Severity
-from .import_table import ImportTable, build_dotted
+from .import_table import dotted_name, ImportTable, build_dotted
 from .positions import start_positions
 
 
@@ -147,8 +147,17 @@ class FileContext:
                 return build_dotted(f"{binding}.{rest}")
         raise AssertionError("unreachable")
 
-    def keep_source(self, qualname: str) -> cst.BaseExpression:
-        """Spell an unconverted source symbol fully qualified and keep its root imported."""
+    def keep_source(self, qualname: str, original: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """Spell an unconverted source symbol so that it still names the source symbol.
+
+        A name bound by ``from torch.x import y`` stays as written: the import pass keeps
+        that import while the name is used (other modules may import it from here too).
+        Otherwise, as the module aliases are rewritten (``nn`` becomes MindSpore's), the
+        symbol is spelled fully qualified and its root stays imported."""
+        head = dotted_name(original).split(".")[0] if original is not None and dotted_name(original) else None
+        bound = self.imports.bindings.get(head) if head else None
+        if bound is not None and bound not in self.module_map and bound != head and "." in bound:
+            return original
         root = qualname.split(".")[0]
         self.kept_source_modules.add(root)
         return build_dotted(qualname)

@@ -287,10 +287,15 @@ class Pipeline:
     def passes(self) -> tuple[type[Pass], ...]:
         return tuple(p for stage in self.stages for p in stage)
 
-    def run(self, source: str, filename: str = "<string>", *, debug: bool = False) -> ConversionResult:
+    def run(self, source: str, filename: str = "<string>", *, debug: bool = False,
+            inherited: dict[str, str] | None = None) -> ConversionResult:
+        """``inherited``: import bindings the file gets from elsewhere (its star imports
+        of sibling modules), used where the file does not bind the name itself."""
+        inherited = inherited or {}
+        inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
         # Cheap skip: a file that never names a source framework has nothing to do,
         # but its syntax is still checked (CPython's parser is far faster than LibCST's).
-        if not any(root in source for root in self.source_roots):
+        if not inherits_source and not any(root in source for root in self.source_roots):
             try:
                 ast.parse(source, filename)
             except SyntaxError as exc:
@@ -302,6 +307,8 @@ class Pipeline:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         ctx = FileContext(source, filename, self.module_map, self.aliases)
         ctx.imports = ImportTable.from_module(module)
+        for name, qualified in inherited.items():
+            ctx.imports.bindings.setdefault(name, qualified)
         if not (ctx.imports.roots() & self.source_roots):
             return ConversionResult(source, [], False, filename)
         if self.analyse is not None:

@@ -110,6 +110,8 @@ def run(request: dict) -> dict:
         mindspore.set_context(mode=mindspore.GRAPH_MODE if mode == "GRAPH" else mindspore.PYNATIVE_MODE)
         mindspore.set_seed(0)
         sys.path.insert(0, request["converted_root"])
+        if request.get("deps"):
+            sys.path.append(request["deps"])
         stage = "import converted module"
         module = importlib.import_module(meta["module"])
         stage = "build"
@@ -123,7 +125,7 @@ def run(request: dict) -> dict:
         out["built"] = True
         inputs = [arrays[f"input_{i}"] for i in range(meta["n_inputs"])]
         stage = f"run ({mode})"
-        result = _flatten(cell(*[mindspore.Tensor(a) for a in inputs]))
+        result = _flatten(cell(*[mindspore.Tensor(a) for a in inputs]))  # int64 token ids stay int64
         stage = "compare"
         expected = [arrays[f"output_{i}"] for i in range(len(meta["outputs"]))]
         if len(result) != len(expected):

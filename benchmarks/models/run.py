@@ -75,6 +75,26 @@ def torch_python(args, config) -> str:
     return str(py)
 
 
+def ms_deps(config) -> str:
+    """The pure-Python packages converted model code still imports (yaml, einops' absence
+    checks, loggers, ...) go into ``benchmarks/.work/deps`` (``pip install --target``), put
+    LAST on the MindSpore side's sys.path: the main venv stays as it is."""
+    target = WORK / "deps"
+    stamp = target / ".installed"
+    want = json.dumps(config.get("ms_deps", {}).get("pip", []))
+    if not (stamp.exists() and stamp.read_text() == want):
+        if target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True)
+        pins = json.loads(want)
+        if pins:
+            say(f"installing {len(pins)} pure-Python packages for the MindSpore side into {target}")
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), *pins],
+                           check=True)
+        stamp.write_text(want)
+    return str(target)
+
+
 def run_torch_side(py: str, config_path: Path, names: list[str], reuse: bool) -> None:
     out = WORK / "torch"
     todo = [n for n in names if not (reuse and (out / f"{n}.json").exists())]
@@ -126,8 +146,9 @@ def convert_packages(py: str, config: dict) -> dict[str, dict]:
                 "marks": [d.format() for d in (r.diagnostics if r else [])
                           if d.severity is Severity.WARNING],
             }
-        for rel in config["packages"][pkg].get("blank_init", []):
-            (dest / rel).write_text("", encoding="utf-8")
+        for item in config["packages"][pkg].get("blank_init", []):
+            rel, keep = (item, []) if isinstance(item, str) else (item["path"], item.get("keep", []))
+            (dest / rel).write_text("".join(f"{line}\n" for line in keep), encoding="utf-8")
         say(f"converted {pkg}: {report.count('converted')} files changed, {report.count('unchanged')} unchanged, "
             f"{report.count('failed')} failed, rate {report.conversion_rate:.1%} ({time.perf_counter() - start:.0f} s)")
     return files
@@ -139,14 +160,14 @@ def model_file(module: str) -> str:
 
 
 # -- 3. the MindSpore side -------------------------------------------------------------
-def run_ms(name: str, mode: str, timeout: float) -> dict:
+def run_ms(name: str, mode: str, timeout: float, deps: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-ms-") as tmp:
         result = Path(tmp) / "result.json"
         request = Path(tmp) / "request.json"
         request.write_text(json.dumps({
             "torch_json": str(WORK / "torch" / f"{name}.json"),
             "torch_npz": str(WORK / "torch" / f"{name}.npz"),
-            "converted_root": str(WORK / "converted"),
+            "converted_root": str(WORK / "converted"), "deps": deps,
             "mode": mode, "result": str(result), "rel": REL, "factor": FACTOR,
         }), encoding="utf-8")
         env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
@@ -198,7 +219,7 @@ def build_rows(models, torch_meta, conv, results) -> list[dict]:
         res = results.get(name, {})
         built = any(r.get("built") for r in res.values())
         rows.append({
-            "name": name, "file": f, "torch_error": meta.get("error"),
+            "name": name, "family": spec["family"], "file": f, "torch_error": meta.get("error"),
             "converted": ok_conv, "unconverted": c.get("unconverted", 0),
             "builds": built, "results": res,
             "parameters": meta.get("parameters"),
@@ -209,22 +230,44 @@ def build_rows(models, torch_meta, conv, results) -> list[dict]:
 
 def table(rows) -> str:
     lines = [
-        "| model | file | converted without error | builds | PYNATIVE match | GRAPH match | max abs diff PYNATIVE | max abs diff GRAPH | tolerance |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| model | family | file | converted without error | builds | PYNATIVE match | GRAPH match | max abs diff PYNATIVE | max abs diff GRAPH | tolerance |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         if r["torch_error"]:
-            lines.append(f"| {r['name']} | {r['file']} | - | - | - | - | torch side failed | | |")
+            lines.append(f"| {r['name']} | {r['family']} | {r['file']} | - | - | - | - | torch side failed | | |")
             continue
         conv = "yes" if r["converted"] else "NO"
         if r["unconverted"]:
             conv += f" ({r['unconverted']} left)"
         p, g = r["results"].get("PYNATIVE"), r["results"].get("GRAPH")
         lines.append(
-            f"| {r['name']} | {r['file']} | {conv} | {'yes' if r['builds'] else 'NO'} | {_verdict(p)} | {_verdict(g)} "
+            f"| {r['name']} | {r['family']} | {r['file']} | {conv} | {'yes' if r['builds'] else 'NO'} | {_verdict(p)} | {_verdict(g)} "
             f"| {_fmt(p.get('max_abs_diff') if p else None)} | {_fmt(g.get('max_abs_diff') if g else None)} "
             f"| {_fmt(r['tolerance'])} |"
         )
+    return "\n".join(lines)
+
+
+def _matches(r, mode: str) -> bool:
+    return _verdict(r["results"].get(mode)) == "yes"
+
+
+def family_table(rows) -> str:
+    """Per family (and all): models, distinct files, builds, PYNATIVE and GRAPH matches.
+    A model whose torch side failed counts as a model that does not match."""
+    def pct(k, n):
+        return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "-"
+
+    lines = ["| family | models | model files | builds | PYNATIVE match | GRAPH match |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    groups = sorted({r["family"] for r in rows}) + ["all"]
+    for fam in groups:
+        rs = [r for r in rows if fam in ("all", r["family"])]
+        n = len(rs)
+        lines.append(f"| {fam} | {n} | {len({r['file'] for r in rs})} | {pct(sum(r['builds'] for r in rs), n)} "
+                     f"| {pct(sum(_matches(r, 'PYNATIVE') for r in rs), n)} "
+                     f"| {pct(sum(_matches(r, 'GRAPH') for r in rs), n)} |")
     return "\n".join(lines)
 
 
@@ -239,12 +282,12 @@ def summary(rows) -> str:
         return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "0/0"
 
     def files_all(mode):
-        ok = {r["file"] for r in rows if _verdict(r["results"].get(mode)) == "yes"}
-        bad = {r["file"] for r in rows if _verdict(r["results"].get(mode)) != "yes"}
+        ok = {r["file"] for r in rows if _matches(r, mode)}
+        bad = {r["file"] for r in rows if not _matches(r, mode)}
         return len(ok - bad), len(ok)
 
-    pn = count(lambda r: _verdict(r["results"].get("PYNATIVE")) == "yes")
-    gr = count(lambda r: _verdict(r["results"].get("GRAPH")) == "yes")
+    pn = count(lambda r: _matches(r, "PYNATIVE"))
+    gr = count(lambda r: _matches(r, "GRAPH"))
     fp_all, fp_any = files_all("PYNATIVE")
     fg_all, fg_any = files_all("GRAPH")
     return "\n".join([
@@ -317,11 +360,12 @@ def main(argv=None) -> int:
     run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
     conv = convert_packages(py, config)
+    deps = ms_deps(config)
 
     results: dict[str, dict] = {m["name"]: {} for m in models}
     tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in args.modes]
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_ms, name, mode, args.timeout): (name, mode) for name, mode in tasks}
+        futures = {pool.submit(run_ms, name, mode, args.timeout, deps): (name, mode) for name, mode in tasks}
         for fut in futures:
             name, mode = futures[fut]
             res = fut.result()
@@ -332,7 +376,7 @@ def main(argv=None) -> int:
 
     rows = build_rows(models, torch_meta, conv, results)
     text = table(rows)
-    summ = summary(rows)
+    summ = family_table(rows) + "\n\n" + summary(rows)
     say("\n" + text + "\n\n" + summ)
     stamp = time.strftime("%Y-%m-%d")
     body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"

@@ -26,9 +26,29 @@ import torch
 SEED = 0
 
 
-def make_inputs(shapes, seed: int = SEED) -> list[np.ndarray]:
+def input_shape(spec) -> list[int]:
+    """An input is a shape (float32) or a table {shape=, dtype="int64", high=N} (token ids)."""
+    return list(spec["shape"] if isinstance(spec, dict) else spec)
+
+
+def make_inputs(specs, seed: int = SEED, batch: int | None = None) -> list[np.ndarray]:
+    """Float inputs uniform in [-1, 1); integer inputs (token ids) uniform in [0, high)."""
     rng = np.random.default_rng(seed)
-    return [rng.uniform(-1.0, 1.0, size=tuple(s)).astype(np.float32) for s in shapes]
+    out = []
+    for spec in specs:
+        shape = input_shape(spec)
+        if batch is not None:
+            shape = [batch, *shape[1:]]
+        if isinstance(spec, dict) and spec.get("dtype", "float32").startswith("int"):
+            out.append(rng.integers(0, spec["high"], size=tuple(shape)).astype(spec["dtype"]))
+        else:
+            out.append(rng.uniform(-1.0, 1.0, size=tuple(shape)).astype(np.float32))
+    return out
+
+
+def _double(a: np.ndarray):
+    t = torch.from_numpy(a)
+    return t.double() if t.is_floating_point() else t
 
 
 def _refill_constants(model, generator) -> None:
@@ -72,7 +92,7 @@ def _calibrate(model, shapes, seed: int) -> bool:
     for m in norms:
         m.reset_running_stats()
         m.momentum = None
-    batch = [torch.from_numpy(a) for a in make_inputs([[4, *s[1:]] for s in shapes], seed + 1)]
+    batch = [torch.from_numpy(a) for a in make_inputs(shapes, seed + 1, batch=4)]
     model.train()
     with torch.no_grad():
         model(*batch)
@@ -101,7 +121,7 @@ def _float64_errors(model, inputs, outputs) -> list[float | None]:
     try:
         double = copy.deepcopy(model).double()
         with torch.no_grad():
-            ref = _flatten(double(*[torch.from_numpy(a).double() for a in inputs]))
+            ref = _flatten(double(*[_double(a) for a in inputs]))
     except Exception:  # a model that does not run in float64: no yardstick
         return [None] * len(outputs)
     if len(ref) != len(outputs):
@@ -125,7 +145,8 @@ def _ms_only(model) -> dict[str, float]:
 def run_model(spec: dict, out_dir: Path) -> dict:
     from transpile.parity.weights import torch_state, weight_map
 
-    meta: dict = {"name": spec["name"], "module": spec["module"], "build": spec["build"]}
+    meta: dict = {"name": spec["name"], "module": spec["module"], "build": spec["build"],
+                  "family": spec["family"]}
     start = time.perf_counter()
     stage = "import"
     try:

@@ -70,7 +70,7 @@ class ApiCalls(Pass):
         except Unconvertible as why:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
-            return updated.with_changes(func=self.ctx.keep_source(qual))
+            return updated.with_changes(func=self.ctx.keep_source(qual, original.func))
         self.ctx.stats.converted += 1
         if entry.note:
             self.ctx.report(original, self.id, f"{qual}: {entry.note}", Severity.INFO)
@@ -117,7 +117,7 @@ class ApiCalls(Pass):
             why = entry.unsupported if entry and entry.unsupported else refused or "no MindSpore mapping yet"
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
-            return self.ctx.keep_source(qual)
+            return self.ctx.keep_source(qual, original)
         if entry.kind in ("class", "function") and (entry.rename or entry.defaults or entry.set or entry.hook) \
                 and not factory_possible(entry):  # MS205 makes the value take torch's arguments
             self.ctx.report(
