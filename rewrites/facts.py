@@ -106,15 +106,25 @@ class FileFacts:
         return self._once("forward_helpers", class_node, compute)
 
     def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
-        """``self.X = nn.Y(...)`` anywhere in a class body: attribute X -> Y's table entry."""
+        """``self.X = nn.Y(...)`` (or ``self.add_module('X', nn.Y(...))``) anywhere in a
+        class body: attribute X -> Y's table entry."""
+        def entry_of(value):
+            qual = self.ctx.imports.qualify(value.func) if isinstance(value, cst.Call) else None
+            return tables.lookup(qual) if qual else None
+
         def compute():
             found: dict = {}
-            for assign in self.nodes(class_node, (cst.Assign,)):
-                if not isinstance(assign.value, cst.Call) or len(assign.targets) != 1:
+            for node in self.nodes(class_node, (cst.Assign, cst.Call)):
+                if isinstance(node, cst.Assign):
+                    if len(node.targets) != 1:
+                        continue
+                    attr, entry = _self_attribute(node.targets[0].target), entry_of(node.value)
+                elif (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("add_module", "register_module")
+                      and _self_attribute(node.func) is not None and len(node.args) == 2
+                      and isinstance(node.args[0].value, cst.SimpleString) and not node.args[0].star):
+                    attr, entry = node.args[0].value.evaluated_value, entry_of(node.args[1].value)
+                else:
                     continue
-                qual = self.ctx.imports.qualify(assign.value.func)
-                entry = tables.lookup(qual) if qual else None
-                attr = _self_attribute(assign.targets[0].target)
                 if entry is not None and attr is not None:
                     found[attr] = entry
             return found

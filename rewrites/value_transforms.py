@@ -9,7 +9,7 @@ from typing import Callable
 
 import libcst as cst
 
-from .syntax import Unconvertible, code, literal, literal_value, name_chain
+from .syntax import Unconvertible, code, literal, literal_value, name_chain, operand_code
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,12 @@ def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     if v is None:
         raise Unconvertible("momentum=None (cumulative average) has no MindSpore equivalent")
     return cst.parse_expression(f"1 - ({code(value)})")
+
+
+@transform()
+def shape_of(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """A tensor where the target takes its shape (MindSpore's fan computation)."""
+    return cst.parse_expression(f"{operand_code(value)}.shape")
 
 
 @transform()

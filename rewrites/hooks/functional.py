@@ -139,11 +139,11 @@ def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     mean = out.get("running_mean")
     if mean is None or literal_value(mean) is None or literal_value(out.get("running_var", literal(None))) is None:
         raise Unconvertible("running_mean/running_var are None: ops.batch_norm needs running statistics")
-    if not name_chain(mean):
-        raise Unconvertible("running_mean must be a plain name (used for the default weight/bias)")
     for name, fill in (("weight", "mindspore.ops.ones_like"), ("bias", "mindspore.ops.zeros_like")):
         value = out.get(name)
         if value is None or literal_value(value) is None:
+            if not name_chain(mean):
+                raise Unconvertible("running_mean must be a plain name (used for the default weight/bias)")
             out[name] = target_call(ctx, fill, {}, (mean,))
     return out
 

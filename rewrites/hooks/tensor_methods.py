@@ -18,6 +18,7 @@ from .torch_functions import (  # noqa: F401
     bincount,
     cast_input_dtype,
     diag,
+    unique_sorted,
     diff_n,
     equal,
     int64_dtype,
@@ -185,10 +186,12 @@ def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 @hook()
 def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.add_(y, alpha=2)`` -> ``x.copy_(ops.add(x, y * 2))`` (and sub_, mul_, div_).
+    """``x.add_(y, alpha=2)`` -> ``x.copy_(ops.add(x, y * 2))``: any in-place method as its
+    out-of-place entry, copied into the receiver (``erfinv_``, ``exp_``, ``pow_``, ...).
 
     MindSpore 2.10's ``add_``/``sub_``/``mul_``/``div_`` on CPU in PYNATIVE mode return
-    the result but leave ``x`` unchanged."""
+    the result but leave ``x`` unchanged, and several in-place kernels do not exist on
+    CPU at all (``InplaceErfinv``)."""
     from ..table_calls import build_call, tables  # (table_calls imports the hooks)
 
     # the out-of-place method converted as the table says (x.add(y) -> ops.add(x, y)), so

@@ -286,6 +286,8 @@ def meshgrid(ctx, entry, args, receiver) -> cst.BaseExpression:
         tensors = [el.value for el in tensors[0].elements]
         if any(isinstance(el, cst.StarredElement) for el in args["*"][0].elements):
             raise Unconvertible("starred elements in the tensor list")
+    elif len(tensors) == 1 and isinstance(tensors[0], cst.StarredElement):
+        pass  # torch.meshgrid(*grids): the same varargs
     elif len(tensors) == 1:
         one = code(tensors[0])
         if not name_chain(tensors[0]):
@@ -497,3 +499,23 @@ def legacy_constructor(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("one argument that may be a size or data: give it a name first")
     shape = keyword_call(zeros, {"size": cst.Tuple([cst.Element(one)]), "dtype": dtype})
     return cst.IfExp(test=cst.parse_expression(f"isinstance({code(one)}, int)"), body=shape, orelse=data)
+
+
+@hook(consumes=("sorted", "return_inverse", "dim"))
+def unique_sorted(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """torch.unique(x) -> ops.unique_consecutive(ops.sort(x.reshape(-1))[0]): ops.unique has
+    no CPU kernel that sorts or counts; consecutive runs of the sorted values are the
+    unique values, with their counts. (torch leaves the order unspecified when
+    sorted=False; sorted is one such order.)"""
+    if args.get("dim") is not None and literal_value(args["dim"]) is not None:
+        raise Unconvertible("dim= is not lowered (unique rows/columns)")
+    inverse = args.get("return_inverse")
+    if inverse is not None and literal_value(inverse) is not False:
+        raise Unconvertible("return_inverse=: the inverse of the sorted order is not lowered")
+    source = args["input"] if receiver is None else receiver  # torch.unique(x) or x.unique()
+    flat = code(keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": source, "shape": literal((-1,))}))
+    ordered = cst.parse_expression(f"{code(ctx.reference('mindspore.ops.sort'))}({flat})[0]")
+    out = {"input": ordered}
+    if "return_counts" in args:
+        out["return_counts"] = args["return_counts"]
+    return keyword_call(ctx.reference(entry.target), out)

@@ -9,7 +9,7 @@ from transpile.passes import Example, Pass
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code
-from .layer_values import factory_possible
+from .layer_values import converted_at_run_time, factory_possible
 from .scaffolding import scaffolding_names
 
 
@@ -61,7 +61,7 @@ class ApiCalls(Pass):
         entry = self.tables.lookup(qual)
         if entry is None and qual in self.tables.modules:
             return updated
-        if any(a.star for a in updated.args) and factory_possible(entry):
+        if any(a.star for a in updated.args) and (factory_possible(entry) or converted_at_run_time(entry, original)):
             return updated  # nn.Conv2d(cin, cout, **kwargs): MS205 converts the arguments at run time
         try:
             if entry is None:

@@ -4,12 +4,17 @@
 ``conv_layer=torch.nn.Conv2d``: the class is called somewhere else, with torch's
 arguments (``norm_layer(channels)``, ``activation_layer(inplace=True)``,
 ``conv_layer(cin, cout, 3, 1, 1, bias=False)``), often through ``**kwargs``, where
-no call-site rewrite can reach them. Such a value becomes a factory defined in the
-converted file, ``_torch_BatchNorm2d``, that takes torch's arguments and converts
-them when it is called, by the same table entry (renames, defaults written out,
-dropped and refused arguments, value transforms; hooks have a run-time twin
-here). It returns the MindSpore layer itself, so ``isinstance`` tests still hold
-(``isinstance`` arguments, class bases, annotations and comparisons keep the class).
+no call-site rewrite can reach them. Such a value becomes a subclass of the MindSpore
+layer defined in the converted file, ``_torch_BatchNorm2d``, that takes torch's
+arguments and converts them when it is built, by the same table entry (renames,
+defaults written out, dropped and refused arguments, value transforms; hooks have a
+run-time twin here). It is still a class, named as torch names it, so ``isinstance``,
+``issubclass`` and ``__name__`` tests still hold (``isinstance`` arguments, class
+bases, annotations and comparisons keep the class itself).
+
+A torch function called with ``*args``/``**kwargs`` that cannot be matched to its
+parameters where it is written (``torch.zeros(1, dim, **dd)``) has its arguments
+converted the same way when it runs.
 
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
@@ -26,7 +31,7 @@ from transpile.passes import Example, Pass
 from transpile.walk import read
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, code, literal
+from ..syntax import Unconvertible, bind, code, literal
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
 from ..value_transforms import TRANSFORMS
@@ -34,15 +39,18 @@ from ..value_transforms import TRANSFORMS
 PREFIX = "_torch_"
 
 
-def factory_possible(entry) -> bool:
-    """Layers whose arguments need converting and can be converted at run time."""
-    if entry is None or entry.kind != "class" or entry.unsupported or not entry.target:
+def factory_possible(entry, functions: bool = False) -> bool:
+    """Layers (with ``functions``, also functions) whose arguments need converting and
+    can be converted at run time."""
+    kinds = ("class", "function") if functions else ("class",)
+    if entry is None or entry.kind not in kinds or entry.unsupported or not entry.target:
         return False
-    if not entry.source.startswith("torch.nn.") or entry.target.startswith("."):
+    if not entry.source.startswith("torch.nn." if entry.kind == "class" else "torch.") or entry.target.startswith("."):
         return False
     if not (entry.params or entry.kwonly):
         return False  # a pure rename: the class itself takes the same arguments
-    if any(p.startswith("*") for p in entry.params) or "*" in entry.rename.values():
+    varargs = [p for p in entry.params if p.startswith("*")]
+    if varargs and (entry.kind == "class" or len(varargs) > 1) or "*" in entry.rename.values():
         return False
     if entry.hook and HOOKS[entry.hook].at_run_time is None:
         return False
@@ -51,6 +59,26 @@ def factory_possible(entry) -> bool:
     except Unconvertible:
         return False
     return True
+
+
+def converted_at_run_time(entry, call: cst.Call) -> bool:
+    """A torch function called with ``*args``/``**kwargs`` that cannot be matched to its
+    parameters here, whose arguments MS205 converts when the call runs."""
+    if entry is None or entry.kind != "function" or not factory_possible(entry, functions=True):
+        return False
+    try:
+        bind(call, entry.params, entry.kwonly)
+    except Unconvertible:
+        return True
+    return False  # converted where it stands (f(*sizes) fills a varargs parameter)
+
+
+def factory_name(entry) -> str:
+    """``_torch_Conv2d`` for a layer; a function's whole path, as names repeat across
+    modules (``torch.relu``, ``torch.nn.functional.relu``): ``_torch_nn_functional_relu``."""
+    if entry.kind == "class":
+        return PREFIX + entry.source.rsplit(".", 1)[-1]
+    return PREFIX + entry.source.split(".", 1)[1].replace(".", "_")
 
 
 def _transforms(entry) -> list[str]:
@@ -72,14 +100,25 @@ def converter_source(ctx, entry, name: str) -> str:
     """``def _torch_X_args(*args, **kwargs) -> dict``: torch's arguments of the layer
     as MindSpore keyword arguments."""
     params = tuple(entry.params)
-    body = [
+    star = next((i for i, p in enumerate(params) if p.startswith("*")), None)
+    fixed = params if star is None else params[:star]
+    body = [] if star is not None else [
         f"if len(args) > {len(params)}:",
         f'    raise TypeError("{entry.source} takes {len(params)} positional arguments")',
-        f"for key, value in zip({params!r}, args):",
+    ]
+    body += [
+        f"for key, value in zip({fixed!r}, args):",
         "    if key in kwargs:",
         '        raise TypeError(f"got multiple values for argument {key!r}")',
         "    kwargs[key] = value",
-    ]
+    ] if fixed else []
+    if star is not None:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
+        var = params[star][1:]
+        body += [
+            f"rest = args[{len(fixed)}:]",
+            "if rest:",
+            f"    kwargs[{var!r}] = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else tuple(rest)",
+        ]
     for arg, reason in entry.unsupported_args.items():
         if arg in entry.allowed:
             allowed = None if entry.allowed[arg] == "None" else entry.allowed[arg]
@@ -104,13 +143,21 @@ def converter_source(ctx, entry, name: str) -> str:
 
 
 def factory_source(ctx, entry, name: str) -> str:
-    target = code(ctx.reference(entry.target))
-    source = (
-        converter_source(ctx, entry, name)
-        + f"\n\ndef {name}(*args, **kwargs):\n"
-        f'    """{entry.source} passed as a value: called with torch\'s arguments (transpile MS205)."""\n'
-        f"    return {target}(**{name}_args(*args, **kwargs))\n"
-    )
+    """The argument converter; for a layer also the factory that stands for the class."""
+    source = converter_source(ctx, entry, name)
+    if entry.kind == "class":  # functions are only called at run time (not passed as values)
+        # A subclass, not a function: code that receives the class still sees a class
+        # (issubclass, isinstance of what it builds) under torch's name (``__name__``
+        # dispatch, as timm's ``get_norm_act_layer`` does).
+        target = code(ctx.reference(entry.target))
+        torch_name = entry.source.rsplit(".", 1)[-1]
+        source += (
+            f"\n\nclass {name}({target}):\n"
+            f'    """{entry.source} passed as a value: built with torch\'s arguments (transpile MS205)."""\n\n'
+            f"    def __init__(self, *args, **kwargs):\n"
+            f"        super().__init__(**{name}_args(*args, **kwargs))\n\n\n"
+            f"{name}.__name__ = {name}.__qualname__ = {torch_name!r}\n"
+        )
     try:
         import black
 
@@ -133,9 +180,11 @@ class LayerValues(Pass):
             '    for key, value in zip(("inplace",), args):\n        if key in kwargs:\n'
             '            raise TypeError(f"got multiple values for argument {key!r}")\n'
             '        kwargs[key] = value\n    kwargs.pop("inplace", None)\n    return kwargs\n\n\n'
-            "def _torch_ReLU(*args, **kwargs):\n"
-            '    """torch.nn.ReLU passed as a value: called with torch\'s arguments (transpile MS205)."""\n'
-            "    return nn.ReLU(**_torch_ReLU_args(*args, **kwargs))\n\n\n"
+            "class _torch_ReLU(nn.ReLU):\n"
+            '    """torch.nn.ReLU passed as a value: built with torch\'s arguments (transpile MS205)."""\n\n'
+            "    def __init__(self, *args, **kwargs):\n"
+            "        super().__init__(**_torch_ReLU_args(*args, **kwargs))\n\n\n"
+            '_torch_ReLU.__name__ = _torch_ReLU.__qualname__ = "ReLU"\n\n\n'
             "class Block(nn.Cell):\n    def __init__(self, act=_torch_ReLU):\n"
             "        super().__init__()\n        self.act = act(inplace=True)\n",
         ),
@@ -230,7 +279,7 @@ class LayerValues(Pass):
         entry = self._entry(original)
         if not factory_possible(entry):
             return updated
-        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        name = factory_name(entry)
         self.needed[name] = entry
         self.ctx.stats.converted += 1
         return cst.Name(name)
@@ -257,7 +306,7 @@ class LayerValues(Pass):
             self.ctx.report(original, self.id, f"{original.name.value} subclasses {entry.source} and is built with "
                             "torch's arguments, which cannot be converted here", Severity.WARNING)
             return updated
-        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        name = factory_name(entry)
         self.needed[name] = entry
         init = cst.parse_statement(
             "def __init__(self, *args, **kwargs):\n"
@@ -288,6 +337,9 @@ class LayerValues(Pass):
             entry = self._entry(original.func)
             if factory_possible(entry):  # nn.Conv2d(cin, cout, bias=False, **kwargs): ApiCalls left it
                 return self._runtime_call(entry, updated, self.ctx.reference(entry.target))
+            entry = self._function_entry(original)
+            if entry is not None:  # torch.zeros(1, dim, **dd): ApiCalls left it
+                return self._runtime_call(entry, updated, self.ctx.reference(entry.target))
         entry = self._layer_class()
         if entry is None or not is_super_init(original.func) or self._methods[-1][0] != "__init__":
             return updated
@@ -304,9 +356,14 @@ class LayerValues(Pass):
         self.ctx.stats.converted += 1
         return result.with_changes(func=updated.func)
 
+    def _function_entry(self, call: cst.Call):
+        qual = self.ctx.imports.qualify(call.func)
+        entry = self.tables.lookup(qual) if qual else None
+        return entry if converted_at_run_time(entry, call) else None
+
     def _runtime_call(self, entry, call: cst.Call, func) -> cst.Call:
         """``func(**_torch_X_args(<the call's arguments>))``: converted when it runs."""
-        name = PREFIX + entry.source.rsplit(".", 1)[-1]
+        name = factory_name(entry)
         self.needed[name] = entry
         self.ctx.stats.converted += 1
         inner = cst.Call(func=cst.Name(f"{name}_args"), args=call.args)

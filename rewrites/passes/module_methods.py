@@ -202,6 +202,9 @@ class ModuleMethods(Pass):
             return updated
         new_receiver = func.value
         if method in _ADDERS:
+            if len(updated.args) == 1 and updated.args[0].star == "*":  # add_module(*pair): same order
+                self.ctx.stats.converted += 1
+                return updated.with_changes(func=func.with_changes(attr=self._target(method)))
             if len(updated.args) != 2 or any(a.star for a in updated.args):
                 self.ctx.report(original, self.id, f".{method}(): expected (name, module)", Severity.INFO)
                 return updated

@@ -41,6 +41,8 @@ for adder in ("add_module", "register_module"):
                        "keyword": f"c.{adder}(name='act', module=nn.ReLU())",
                        "mixed": f"c.{adder}('act', module=nn.ReLU())"}.items():
         case(adder, f"c = nn.Module()\n{call}\nreturn [n for n, _ in c.named_children()]", form)
+    case(adder, f"c = nn.Module()\nfor pair in [('a', nn.ReLU()), ('b', nn.Tanh())]:\n    c.{adder}(*pair)\n"
+         "return [n for n, _ in c.named_children()]", "starred")
 
 SUITE = Suite(CASES)
 

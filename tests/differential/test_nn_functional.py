@@ -131,6 +131,9 @@ forms("batch_norm", "input=a, running_mean=b, running_var=c, weight=d, bias=e, t
       (X2, RM, RV, G4, B4), req=3)
 case("batch_norm", "F.batch_norm(a, b, c, training=True)", (X2, RM, RV), "training",
      atol=1e-4, why="batch statistics are summed in another order")
+# statistics chosen at run time (timm's BatchNormAct2d), weight and bias given
+case("batch_norm", "training = False\n        return F.batch_norm(a, b if not training else None, c if not training else None,"
+     " d, e, training, 0.1, 1e-5)", (X2, RM, RV, G4, B4), "conditional-statistics")
 forms("group_norm", "input=a, num_groups=2, weight=b, bias=c, eps=1e-3", (X2, G4, B4), req=2)
 forms("layer_norm", "input=a, normalized_shape=[8], weight=b, bias=c, eps=1e-3", (X2, arr(8), arr(8)), req=2,
       extra=("a, (8,), eps=1e-5",))

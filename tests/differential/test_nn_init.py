@@ -130,6 +130,12 @@ for form, call in {
 }.items():
     case("calculate_gain", call, (), form)
 
+for form, call in {"positional": "nn.init._calculate_fan_in_and_fan_out(a)",
+                   "keyword": "nn.init._calculate_fan_in_and_fan_out(tensor=a)",
+                   "slice": "nn.init._calculate_fan_in_and_fan_out(a[0])"}.items():
+    case("_calculate_fan_in_and_fan_out", call, (arr(8, 4, 3, 3),), form)
+case("_calculate_fan_in_and_fan_out", "nn.init._calculate_fan_in_and_fan_out(a)", (arr(5, 7),), "linear")
+
 SUITE = Suite(CASES)
 
 

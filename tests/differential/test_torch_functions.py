@@ -618,6 +618,36 @@ forms("Tensor.div_", "other=b", (X, B_POS), kw="rounding_mode='floor'", extra=("
 for name in ("add_", "sub_", "mul_", "div_"):
     case(f"Tensor.{name}", f"a.{name}(b)\n        return a", (X, B_POS), "statement")
 case("Tensor.add_", "a.add_(b, alpha=2)\n        return a", (X, Y), "statement-alpha")
+DUPS = np.array([[3, 1, 2], [3, 1, 5]], "int64")
+forms("torch.unique", "input=a, sorted=True, return_inverse=False, return_counts=True", (DUPS,), req=1)
+case("torch.unique", "torch.unique(a, sorted=False)", (DUPS,), "unsorted")
+case("torch.unique", "len(torch.unique(a))", (np.array([1.5, 2.0, 1.5], F32),), "float")
+forms("Tensor.unique", "sorted=True, return_inverse=False, return_counts=True", (DUPS,), req=0)
+# the other in-place variants (out-of-place entry + copy_); the receiver must change
+UNIT = np.array([[-0.9, -0.3, 0.0, 0.5], [0.7, 0.2, -0.6, 0.95]], F32)  # erfinv, logit: inside (-1, 1) / (0, 1)
+for name in ("exp", "sqrt", "rsqrt", "abs", "neg", "sigmoid", "tanh", "floor", "ceil", "reciprocal", "sin",
+             "cos", "relu", "trunc", "sign", "square", "log", "log1p", "expm1", "erf", "log2", "log10", "exp2",
+             "frac", "digamma", "lgamma"):
+    data = pos(3, 4) if name in ("sqrt", "rsqrt", "log", "log2", "log10", "digamma", "lgamma") else X
+    forms(f"Tensor.{name}_", "", (data,), atol=1e-4)
+    case(f"Tensor.{name}_", f"a.{name}_()\n        return a", (data,), "statement", atol=1e-4)
+forms("Tensor.erfinv_", "", (UNIT,), atol=1e-4)
+case("Tensor.erfinv_", "a.erfinv_()\n        return a", (UNIT,), "statement", atol=1e-4)
+case("Tensor.logit_", "a.logit_()\n        return a", (np.abs(UNIT) * 0.9 + 0.05,), "statement", atol=1e-4)
+forms("Tensor.logit_", "eps=1e-3", (np.abs(UNIT) * 0.9 + 0.05,), req=0, atol=1e-4)
+forms("Tensor.pow_", "exponent=2.0", (X,), atol=1e-4)
+case("Tensor.pow_", "a.pow_(3)\n        return a", (X,), "statement", atol=1e-4)
+for name, other in (("fmod", "b"), ("remainder", "b"), ("atan2", "b"), ("hypot", "b")):
+    forms(f"Tensor.{name}_", f"other={other}", (X, B_POS), atol=1e-4)
+    case(f"Tensor.{name}_", f"a.{name}_({other})\n        return a", (X, B_POS), "statement", atol=1e-4)
+forms("Tensor.clamp_min_", "min=-0.5", (X,))
+forms("Tensor.clamp_max_", "max=0.5", (X,))
+forms("Tensor.lerp_", "end=b, weight=0.3", (X, Y))
+case("Tensor.lerp_", "a.lerp_(b, 0.5)\n        return a", (X, Y), "statement")
+for name in ("addcmul", "addcdiv"):
+    forms(f"Tensor.{name}_", "tensor1=b, tensor2=c", (X, Y, B_POS), kw="value=0.5", atol=1e-4)
+    case(f"Tensor.{name}_", f"a.{name}_(b, c, value=2)\n        return a", (X, Y, B_POS), "statement", atol=1e-4)
+forms("Tensor.nan_to_num_", "nan=0.0, posinf=1.0, neginf=-1.0", (np.array([np.nan, np.inf, -np.inf, 1.0], F32),), req=0)
 forms("Tensor.clamp_", "min=-0.5, max=0.5", (X,), req=1, extra=("None, 0.2",))
 case("Tensor.clamp_", "a.clamp_(0.0)\n        return a", (X,), "statement")
 forms("Tensor.copy_", "src=b, non_blocking=False", (X, Y), req=1, only=("positional", "defaults"))
@@ -697,7 +727,7 @@ def test_every_case_names_an_entry() -> None:
 
 REFUSED = {
     "torch.einsum": "torch.einsum('...ij,...jk->...ik', a, b)",
-    "torch.unique": "torch.unique(a)",
+    "torch.unique": "torch.unique(a, return_inverse=True)",
     "torch.fmin": "torch.fmin(a, b)",
     "Tensor.fmin": "a.fmin(b)",
     "torch.e": "a * torch.e",
