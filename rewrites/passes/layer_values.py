@@ -142,6 +142,15 @@ def converter_source(ctx, entry, name: str) -> str:
     return f"def {name}_args(*args, **kwargs):\n    {doc}\n" + "".join(f"    {ln}\n" for ln in body)
 
 
+def torch_name_aliases(entry) -> list[str]:
+    """Class attributes giving a layer's parameters their torch names as well, read-only
+    (``norm.weight`` is ``norm.gamma``): code that reads them through a value whose type
+    is not known where it is written (``self.norm1 = norm_layer(dim)`` ...
+    ``self.norm1.weight``) cannot be rewritten there."""
+    return [f"{torch_name} = property(lambda self: self.{ms_name})  # torch's name"
+            for torch_name, ms_name in entry.weights.items() if ms_name and ms_name != torch_name]
+
+
 def factory_source(ctx, entry, name: str) -> str:
     """The argument converter; for a layer also the factory that stands for the class."""
     source = converter_source(ctx, entry, name)
@@ -151,10 +160,12 @@ def factory_source(ctx, entry, name: str) -> str:
         # dispatch, as timm's ``get_norm_act_layer`` does).
         target = code(ctx.reference(entry.target))
         torch_name = entry.source.rsplit(".", 1)[-1]
+        aliases = "".join(f"    {line}\n" for line in torch_name_aliases(entry))
         source += (
             f"\n\nclass {name}({target}):\n"
             f'    """{entry.source} passed as a value: built with torch\'s arguments (transpile MS205)."""\n\n'
-            f"    def __init__(self, *args, **kwargs):\n"
+            + (aliases + "\n" if aliases else "")
+            + f"    def __init__(self, *args, **kwargs):\n"
             f"        super().__init__(**{name}_args(*args, **kwargs))\n\n\n"
             f"{name}.__name__ = {name}.__qualname__ = {torch_name!r}\n"
         )
@@ -299,6 +310,7 @@ class LayerValues(Pass):
         self._class_depth.pop()
         if entry is None:
             return updated
+        updated = self._with_aliases(original, updated, entry)
         has_init = any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in original.body.body)
         if has_init or not isinstance(updated.body, cst.IndentedBlock):
             return updated
@@ -316,6 +328,26 @@ class LayerValues(Pass):
         start = 1 if body and _is_docstring(body[0]) else 0
         self.ctx.stats.converted += 1
         return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], init, *body[start:]]))
+
+    def _with_aliases(self, original: cst.ClassDef, updated: cst.ClassDef, entry) -> cst.ClassDef:
+        """A local subclass of a torch layer answers to torch's parameter names too
+        (timm's ``BatchNormAct2d(nn.BatchNorm2d)`` is read as ``bn.weight`` elsewhere);
+        names the class itself defines are left alone."""
+        if not isinstance(updated.body, cst.IndentedBlock):
+            return updated
+        own = {t.target.value for s in original.body.body if isinstance(s, cst.SimpleStatementLine)
+               for a in s.body if isinstance(a, cst.Assign) for t in a.targets if isinstance(t.target, cst.Name)}
+        own |= {s.name.value for s in original.body.body if isinstance(s, cst.FunctionDef)}
+        lines = [ln for ln in torch_name_aliases(entry) if ln.split(" ", 1)[0] not in own]
+        if not lines:
+            return updated
+        body = list(updated.body.body)
+        start = 1 if body and _is_docstring(body[0]) else 0
+        stmts = [cst.parse_statement(ln + "\n") for ln in lines]
+        rest = body[start:]
+        if rest:  # a blank line between the aliases and what follows
+            rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *rest[0].leading_lines])
+        return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], *stmts, *rest]))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._skip.add(id(node.name))
@@ -394,14 +426,17 @@ def _is_docstring(stmt) -> bool:
 
 
 def _after_imports(body) -> int:
-    """After the docstring and the leading imports (also those in try/if blocks)."""
+    """After the docstring and the last top-level import (also those in try/if blocks)
+    before the first function or class: the factories' bases must be imported when
+    they are defined, and files put ``__all__`` or constants between imports."""
     index = 0
     for i, stmt in enumerate(body):
         if i == 0 and _is_docstring(stmt):
             index = 1
             continue
-        if isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-            index = i + 1
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                index = i + 1
             continue
         if isinstance(stmt, (cst.Try, cst.If)) and _only_imports(stmt):
             index = i + 1

@@ -286,6 +286,9 @@ case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dr
      "dropout_variable")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=0.1 if False else 0)",
      (Q, K, V), "dropout_expression")
+for flag in (True, False):  # the flag in a variable (timm's Attention): decided at run time
+    case("scaled_dot_product_attention", f"causal = {flag}\n        return F.scaled_dot_product_attention(a, b, c,"
+         " is_causal=causal)", (Q, K, V), f"causal_variable_{flag}")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=True)",
      (arr(2, 4, 4, 8), K[:, :2], V[:, :2]), "gqa")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=d)", (Q, K, V, False),
@@ -339,7 +342,7 @@ UNCONVERTED = [
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=True)", "running statistics"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
-    ("F.scaled_dot_product_attention(q, k, v, is_causal=c)", "is_causal"),
+    ("F.scaled_dot_product_attention(q, k, v, is_causal=c[0])", "is_causal"),
     ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
