@@ -61,7 +61,8 @@ def torch_python(args, config) -> str:
         return given
     py = DEFAULT_VENV / "bin" / "python"
     stamp = DEFAULT_VENV / ".installed"
-    want = json.dumps(config["torch_venv"]["pip"])
+    no_deps = config["torch_venv"].get("pip_no_deps", [])
+    want = json.dumps(config["torch_venv"]["pip"] + no_deps)
     if py.exists() and stamp.exists() and stamp.read_text() == want:
         return str(py)
     say(f"creating {DEFAULT_VENV} (torch, torchvision and the model packages; a few minutes)")
@@ -69,6 +70,8 @@ def torch_python(args, config) -> str:
         subprocess.run([sys.executable, "-m", "venv", str(DEFAULT_VENV)], check=True)
     pip = [str(py), "-m", "pip", "install", "-q"]
     subprocess.run(pip + config["torch_venv"]["pip"], check=True)
+    if no_deps:  # their pins name another torch release; their model code runs on this one
+        subprocess.run(pip + ["--no-deps", *no_deps], check=True)
     subprocess.run(pip + ["--no-deps", "-e", str(REPO)], check=True)
     subprocess.run(pip + ["libcst>=1.1", "black>=24", "jinja2>=3.1"], check=True)
     stamp.write_text(want)

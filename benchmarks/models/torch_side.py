@@ -32,7 +32,7 @@ def input_shape(spec) -> list[int]:
 
 
 def make_inputs(specs, seed: int = SEED, batch: int | None = None) -> list[np.ndarray]:
-    """Float inputs uniform in [-1, 1); integer inputs (token ids) uniform in [0, high)."""
+    """Float inputs uniform in [-1, 1); integer inputs (token ids, lengths) uniform in [low, high)."""
     rng = np.random.default_rng(seed)
     out = []
     for spec in specs:
@@ -40,7 +40,7 @@ def make_inputs(specs, seed: int = SEED, batch: int | None = None) -> list[np.nd
         if batch is not None:
             shape = [batch, *shape[1:]]
         if isinstance(spec, dict) and spec.get("dtype", "float32").startswith("int"):
-            out.append(rng.integers(0, spec["high"], size=tuple(shape)).astype(spec["dtype"]))
+            out.append(rng.integers(spec.get("low", 0), spec["high"], size=tuple(shape)).astype(spec["dtype"]))
         else:
             out.append(rng.uniform(-1.0, 1.0, size=tuple(shape)).astype(np.float32))
     return out

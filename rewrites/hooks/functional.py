@@ -236,8 +236,9 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
         keep = f"{ops_}.where({operand_code(mask)}, {scores}, float('-inf'))"
         if isinstance(mask, cst.Comparison):  # a bool mask, statically
             scores = keep
-        elif name_chain(mask):
-            scores = f"({keep} if {code(mask)}.dtype == {ms_}.bool_ else {scores} + {code(mask)})"
+        elif name_chain(mask):  # (timm passes attn_mask=None through a variable)
+            scores = (f"({scores} if {code(mask)} is None else {keep} if {code(mask)}.dtype == {ms_}.bool_ "
+                      f"else {scores} + {code(mask)})")
         else:
             raise Unconvertible("attn_mask: give the mask a name (bool and float masks differ: its dtype decides)")
     weights = f"{ops_}.softmax({scores}, axis=-1)"

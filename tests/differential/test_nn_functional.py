@@ -286,6 +286,8 @@ case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dr
      "dropout_variable")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=0.1 if False else 0)",
      (Q, K, V), "dropout_expression")
+case("scaled_dot_product_attention", "mask = None\n        return F.scaled_dot_product_attention(a, b, c, attn_mask=mask)",
+     (Q, K, V), "none_mask_variable")
 for flag in (True, False):  # the flag in a variable (timm's Attention): decided at run time
     case("scaled_dot_product_attention", f"causal = {flag}\n        return F.scaled_dot_product_attention(a, b, c,"
          " is_causal=causal)", (Q, K, V), f"causal_variable_{flag}")
