@@ -22,6 +22,15 @@ def _table_tensor_methods() -> frozenset[str]:
     return frozenset(name for name, e in tables().methods.items() if e.tensor_result and not e.unsupported)
 
 
+@functools.lru_cache(maxsize=1)
+def tensor_properties() -> frozenset[str]:
+    """Tensor properties the tables convert (``torch.Tensor.real``): a tensor's is a tensor."""
+    from .table_calls import tables
+
+    return frozenset(name.rsplit(".", 1)[-1] for name, e in tables().entries.items()
+                     if e.kind == "attribute" and name.startswith("torch.Tensor.") and not e.unsupported)
+
+
 class TensorScope:
     """Names known to hold tensors in the current function, innermost last."""
 
@@ -80,6 +89,8 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
         # a layer's own parameters (in subclasses of torch layers: self.weight.size()), and
         # attributes the class made parameters or buffers (scope holds "self.class_token")
         return expr.attr.value in ("weight", "bias") or f"self.{expr.attr.value}" in scope
+    if isinstance(expr, cst.Attribute) and expr.attr.value in tensor_properties():  # x.real
+        return is_tensor(expr.value, scope, ctx, roots)
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return parameter_data(expr) or is_tensor(expr.value, scope, ctx, roots)
     if isinstance(expr, cst.Call):

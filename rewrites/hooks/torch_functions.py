@@ -519,3 +519,30 @@ def unique_sorted(ctx, entry, args, receiver) -> cst.BaseExpression:
     if "return_counts" in args:
         out["return_counts"] = args["return_counts"]
     return keyword_call(ctx.reference(entry.target), out)
+
+
+def _complex_of(ctx, parts: cst.BaseExpression) -> cst.Call:
+    """``ops.Complex()(*parts)``: the primitive is MindSpore's only constructor of a
+    complex tensor from its real and imaginary parts (there is no ops.complex)."""
+    return cst.Call(func=cst.Call(func=ctx.reference("mindspore.ops.Complex")), args=[cst.Arg(parts, star="*")])
+
+
+@hook(consumes=("real", "imag", "abs", "angle"))
+def broadcast_parts(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.complex(re, im)`` / ``torch.polar(abs, angle)`` broadcast their two parts;
+    MindSpore does not: the Complex primitive raises on (2, 3) with (1, 3), and ops.polar
+    silently gives zeros past the first row. Broadcast them first."""
+    parts = [args.pop(entry.rename.get(p, p)) for p in entry.params]
+    both = keyword_call(ctx.reference("mindspore.numpy.broadcast_arrays"), {"*": parts})
+    if entry.target == "mindspore.ops.Complex":
+        return _complex_of(ctx, both)
+    return keyword_call(ctx.reference(entry.target), {"*": [cst.StarredElement(both)]})
+
+
+@hook(consumes=("input",))
+def view_as_complex(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.view_as_complex(x)`` -> ``ops.Complex()(*ops.unbind(x, -1))``: the last axis
+    holds (real, imaginary); unbinding it gives Complex two arguments only when its size
+    is 2, so any other size raises as torch does. x is evaluated once."""
+    parts = keyword_call(ctx.reference("mindspore.ops.unbind"), {"input": args.pop("input"), "dim": literal(-1)})
+    return _complex_of(ctx, parts)

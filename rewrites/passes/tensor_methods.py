@@ -1,6 +1,8 @@
 """MS202: what is done to receivers known to be tensors: their methods (``x.view``,
 ``x.size(0)``, tables/tensor_methods.toml), named-tuple fields of torch results
-(``torch.max(x, 1).values``), and augmented subscript writes (``x[i] += v``).
+(``torch.max(x, 1).values``), tensor properties that are methods of MindSpore's tensor
+(``x.real`` -> ``ops.real(x)``: ``torch.Tensor.<name>`` entries of tables/attributes.toml),
+and augmented subscript writes (``x[i] += v``).
 
 The receiver's type is guessed locally: parameters of forward/construct and of the
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
@@ -19,9 +21,9 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, code, literal_value, operand, repeatable
+from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
-from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names
+from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names, tensor_properties
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -47,6 +49,7 @@ class TensorMethods(Pass):
         self._in_class: list[bool] = []  # innermost scope is a class body
         self._converted: set[int] = set()  # ids of the calls this pass produced
         self._called_with_tensors: dict[str, set[str]] = {}  # top-level function -> tensor parameters
+        self._written: set[int] = set()  # ids of attributes written to or through (x.real[i] = v)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
@@ -111,7 +114,48 @@ class TensorMethods(Pass):
                           value=cst.BinaryOperation(left=read, operator=binary(), right=operand(updated.value)),
                           semicolon=updated.semicolon)
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._note_written(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_written(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # x.real.copy_(v), x.real.zero_(): an in-place method writes through its receiver
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value.endswith("_"):
+            self._note_written(node.func.value)
+
+    def _note_written(self, target: cst.BaseExpression) -> None:
+        while isinstance(target, cst.Subscript):
+            target = target.value
+        self._written.add(id(target))
+
+    def _tensor_property(self, original: cst.Attribute, updated: cst.Attribute):
+        """``x.real`` -> ``ops.real(x)`` on a tensor; None when it is not such a property."""
+        if original.attr.value not in tensor_properties() or self.ctx.imports.qualify(original) is not None:
+            return None
+        entry = self.tables.entries[f"torch.Tensor.{original.attr.value}"]
+        if plainly_not_tensor(original.value, self.ctx):
+            return None
+        name = f".{original.attr.value}"
+        if not is_tensor(original.value, self.scope, self.ctx, self.roots):
+            # numpy arrays and Python numbers have .real too
+            self.ctx.stats.unconverted += 1
+            self.ctx.report(original, self.id, f"{name}: receiver {code(original.value)!r} may not be a tensor; "
+                            "left as it is", Severity.INFO)
+            return updated
+        if id(original) in self._written:
+            # MindSpore's part is a new tensor: a write to it would not reach x
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"Tensor{name}: written through; MindSpore's {name} part is a copy")
+            return updated
+        self.ctx.stats.converted += 1
+        return entry_call(self.ctx, entry, {}, updated.value)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        prop = self._tensor_property(original, updated)
+        if prop is not None:
+            return prop
         index = _named_tuple_field(original, self.ctx, self.roots)
         value = updated.value
         if index is None:

@@ -162,7 +162,7 @@ def compare(expected, actual, case: Case, where: str = "result") -> None:
             raise Mismatch(f"{where}: dtype {expected.dtype} != {actual.dtype}")
         if case.random:
             return
-        e = expected.detach()
+        e = expected.detach().resolve_conj()  # torch.conj is lazy: numpy() refuses the conjugate bit
         if e.dtype == torch.bfloat16:
             e = e.float()
         e = e.numpy()

@@ -700,6 +700,49 @@ for api, code in {"Tensor.size": "a.size(1)", "Tensor.dim": "a.dim()", "Tensor.v
                   "Tensor.unbind": "a.unbind(1)"}.items():
     case(api, code, (X,), "unknown_receiver", method="helper")
 
+# -- complex numbers (LLaMA's rotary embeddings) -------------------------------------------
+CX = (arr(3, 4) + 1j * arr(3, 4)).astype("complex64")
+CY = (arr(3, 4) + 1j * arr(3, 4)).astype("complex64")
+CX128 = (arr(2, 3) + 1j * arr(2, 3)).astype("complex128")
+PAIRS = arr(2, 3, 4, 2)  # (real, imaginary) on the last axis
+forms("torch.polar", "abs=a, angle=b", (pos(3, 4), X), extra=("a, b, out=None",))
+case("torch.polar", "torch.polar(torch.ones_like(b), b)", (pos(1, 4), X), "ones-like")
+case("torch.polar", "torch.polar(a, b)", (pos(1, 4), X), "broadcast")
+case("torch.polar", "torch.polar(a, b)", (pos(2, 3, dtype="float64"), arr(2, 3, dtype="float64")), "float64")
+forms("torch.complex", "real=a, imag=b", (X, Y), extra=("a, b, out=None",))
+case("torch.complex", "torch.complex(a, b)", (arr(3, 1, 4), arr(2, 1)), "broadcast")
+case("torch.complex", "torch.complex(a * 2, b + 1)", (arr(2, 3, dtype="float64"), arr(2, 3, dtype="float64")), "float64-expressions")
+forms("torch.view_as_complex", "input=a", (PAIRS,))
+case("torch.view_as_complex", "torch.view_as_complex(a.float().reshape(*a.shape[:-1], -1, 2))", (arr(2, 3, 8),), "reshaped")
+case("torch.view_as_complex", "torch.view_as_complex(a)", (arr(3, 2, dtype="float64"),), "float64")
+# LLaMA's apply_rotary_emb: pairs of features turned by the complex angles, then back
+case("torch.view_as_complex", """q = torch.view_as_complex(a.float().reshape(*a.shape[:-1], -1, 2))
+    f = torch.polar(torch.ones_like(b), b)[: a.shape[1]]
+    f = f.view(1, q.shape[1], 1, q.shape[-1])
+    return torch.view_as_real(q * f).flatten(3).type_as(a)""", (arr(2, 5, 3, 8), arr(7, 4)), "rotary")
+forms("torch.view_as_real", "input=a", (CX,))
+case("torch.view_as_real", "torch.view_as_real(a * b).flatten(1)", (CX, CY), "product")
+case("torch.view_as_real", "torch.view_as_real(a[None, :, None, :])", (CX128,), "complex128-indexed")
+for name in ("real", "imag"):
+    forms(f"torch.{name}", "input=a", (CX,))
+    case(f"torch.{name}", f"torch.{name}(torch.complex(a, b))", (X, Y), "of-complex")
+    case(f"torch.{name}", f"torch.{name}(a * b)", (CX128, CX128), "complex128")
+    case(f"torch.Tensor.{name}", f"a.{name}", (CX,), "property")
+    case(f"torch.Tensor.{name}", f"(a * b).{name}.sum(0)", (CX, CY), "of-product")
+    case(f"torch.Tensor.{name}", f"c = torch.polar(a, b)\n    return c.{name} * 2", (pos(3, 4), X), "assigned")
+case("torch.real", "torch.real(a)", (X,), "real-input")
+case("torch.Tensor.real", "a.real", (X,), "real-input")
+forms("torch.angle", "input=a", (CX,), extra=("a, out=None",))
+case("torch.angle", "torch.angle(torch.polar(a, b))", (pos(3, 4), X), "of-polar")
+forms("Tensor.angle", "", (CX,))
+case("Tensor.angle", "(a * b).angle()", (CX128, CX128), "complex128")
+forms("torch.conj", "input=a", (CX,))
+case("torch.conj", "torch.conj(a) * a", (CX,), "norm")
+case("torch.conj", "torch.conj(a)", (X,), "real-input")
+forms("Tensor.conj", "", (CX,))
+case("Tensor.conj", "(a * b).conj()", (CX, CY), "of-product")
+case("Tensor.conj", "a.conj()", (X,), "real-input")
+
 SUITE = Suite(CASES)
 
 
@@ -762,3 +805,15 @@ def test_refused_calls_are_marked(api: str) -> None:
     assert "# transpile:" in out, out
     if not api.startswith("Tensor."):  # an unconverted function keeps its torch spelling
         assert "torch." in out.split("return", 1)[1], out
+
+
+def test_tensor_properties_convert_only_where_read_off_a_tensor() -> None:
+    """``x.real`` is a bound method on a MindSpore tensor: read off a tensor it becomes
+    ``ops.real(x)``; a write through it is marked (MindSpore's part is a copy); values
+    that may be numbers or numpy arrays keep theirs."""
+    from transpile import convert_code
+
+    src = "import torch\n\n\ndef forward(a):\n    n = 3.5\n    a.imag.zero_()\n    return a.real, n.real\n"
+    out = convert_code(src).code
+    assert "ops.real(input=a)" in out and "n.real" in out, out
+    assert "# transpile: MS202 Tensor.imag" in out and "ops.imag" not in out, out
