@@ -94,10 +94,10 @@ def test_results_pickle() -> None:
 def test_an_exception_in_a_worker_stays_with_its_file(tree: Path, monkeypatch) -> None:
     real = api.convert_code
 
-    def convert(text, *, filename=None, debug=False):
+    def convert(text, *, filename=None, debug=False, **kwargs):
         if filename.endswith("lenet.py"):
             raise RuntimeError("boom")
-        return real(text, filename=filename, debug=debug)
+        return real(text, filename=filename, debug=debug, **kwargs)
 
     monkeypatch.setattr(api, "convert_code", convert)
     report = api.convert_paths([tree], write=False, jobs=2, cache=False)

@@ -32,6 +32,8 @@ def _flatten(value) -> list:
     import mindspore
     import numpy as np
 
+    if value is None:  # as on the torch side: an optional output not computed
+        return []
     if isinstance(value, mindspore.Tensor):
         return [value.asnumpy()]
     if isinstance(value, np.ndarray):

@@ -104,6 +104,8 @@ def _calibrate(model, shapes, seed: int) -> bool:
 
 
 def _flatten(value, path: str = "") -> list[tuple[str, np.ndarray]]:
+    if value is None:  # an optional output not computed (wav2vec2's lengths without lengths given)
+        return []
     if isinstance(value, torch.Tensor):
         return [(path or "out", value.detach().cpu().numpy())]
     if isinstance(value, dict):
@@ -143,7 +145,7 @@ def _ms_only(model) -> dict[str, float]:
 
 
 def run_model(spec: dict, out_dir: Path) -> dict:
-    from transpile.parity.weights import torch_state, weight_map
+    from transpile.parity.weights import aliases, torch_state, weight_map
 
     meta: dict = {"name": spec["name"], "module": spec["module"], "build": spec["build"],
                   "family": spec["family"]}
@@ -162,6 +164,12 @@ def run_model(spec: dict, out_dir: Path) -> dict:
         model.eval()
         stage = "weight map"
         wm = weight_map(model)
+        # a module shared by two parents (CoaT's shared conv position encodings) is one
+        # tensor under two state_dict keys; MindSpore holds it once, under the first path
+        tied = aliases(model)
+        for key in tied:
+            wm.mapping.pop(key, None)
+        meta["tied"] = tied
         state = {k: v.detach().cpu().numpy() for k, v in torch_state(model).items()}
         stage = "run"
         inputs = make_inputs(spec["inputs"])

@@ -50,7 +50,7 @@ def factory_possible(entry, functions: bool = False) -> bool:
     if not (entry.params or entry.kwonly):
         return False  # a pure rename: the class itself takes the same arguments
     varargs = [p for p in entry.params if p.startswith("*")]
-    if varargs and (entry.kind == "class" or len(varargs) > 1) or "*" in entry.rename.values():
+    if varargs and (entry.kind == "class" or len(varargs) > 1) or ("*" in entry.rename.values() and entry.kind == "class"):
         return False
     if entry.hook and HOOKS[entry.hook].at_run_time is None:
         return False
@@ -154,6 +154,15 @@ def torch_name_aliases(entry) -> list[str]:
 def factory_source(ctx, entry, name: str) -> str:
     """The argument converter; for a layer also the factory that stands for the class."""
     source = converter_source(ctx, entry, name)
+    if "*" in entry.rename.values():  # ops.randn(*size): the sizes go by position
+        target = code(ctx.reference(entry.target))
+        source += (
+            f"\n\ndef {name}(*args, **kwargs):\n"
+            f'    """{entry.source} with torch\'s arguments, converted when called (transpile MS205)."""\n'
+            f"    kwargs = {name}_args(*args, **kwargs)\n"
+            '    size = kwargs.pop("*", ())\n'
+            f"    return {target}(*(size if isinstance(size, (tuple, list)) else (size,)), **kwargs)\n"
+        )
     if entry.kind == "class":  # functions are only called at run time (not passed as values)
         # A subclass, not a function: code that receives the class still sees a class
         # (issubclass, isinstance of what it builds) under torch's name (``__name__``
@@ -398,6 +407,8 @@ class LayerValues(Pass):
         name = factory_name(entry)
         self.needed[name] = entry
         self.ctx.stats.converted += 1
+        if "*" in entry.rename.values():  # the generated caller spreads the sizes
+            return call.with_changes(func=cst.Name(name))
         inner = cst.Call(func=cst.Name(f"{name}_args"), args=call.args)
         return call.with_changes(func=func, args=[cst.Arg(inner, star="**")])
 
