@@ -17,6 +17,7 @@ from transpile.walk import read
 
 from ..syntax import code
 from ..table_calls import tables
+from .einops_lowering import SOURCE_ROOTS as LOWERED_ROOTS
 
 
 class _NameUses(cst.CSTVisitor):
@@ -65,7 +66,8 @@ class Imports(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.modules = tables().modules
-        self.roots = tables().source_roots
+        # einops imports go too once nothing uses them (its calls are lowered, not mapped)
+        self.roots = tables().source_roots | LOWERED_ROOTS
         self.used: set[str] = set()
         self._depth = 0
         self._first_source_import: int | None = None

@@ -1,0 +1,540 @@
+"""MS208: einops calls and layers with a literal pattern, lowered to MindSpore tensor ops.
+
+einops 0.8 has no MindSpore backend and its torch layers are not Cells, so the converted
+code could not run them. A pattern written as a string literal says everything the
+call does, so it is lowered here, at conversion time:
+
+  rearrange   reshape (split composed axes) -> permute -> reshape (compose axes)
+  reduce      the same with ops.mean/sum/amax/amin/prod over the axes the output lacks
+  repeat      the same with the new axes inserted as 1 and broadcast to their lengths
+  einsum      einops' multi-letter axes renamed to letters, then torch.einsum's own
+              lowering (tables' ``einsum`` hook: MindSpore's ops.einsum has no CPU kernel)
+  pack        a reshape per tensor and one ops.cat, with the packed shapes
+  unpack      ops.split by the shapes' products and a reshape per part
+  Rearrange/Reduce layers   a small Cell class emitted in the converted file (one per
+              pattern; nn.Flatten where that is exact): there is no layer taking a pattern
+
+Axis lengths given as keywords become expressions of the emitted shapes; the others are
+read from the input's shape when it runs. An input (or a length) that would be evaluated
+more than once and is not a plain name, attribute or subscript goes through a small
+function emitted beside the code, which evaluates it once. Patterns that are not
+literals, callables as reductions, tensors given as a list, and patterns this pass does
+not lower are left as they are and marked: einops would still run on torch tensors only.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+import black
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+from ..hooks.torch_functions import einsum as torch_einsum
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal_value, operand_code, repeatable
+from .layer_values import _after_imports
+
+# The packages this pass converts from (rewrites/__init__.py and the imports pass add them
+# to the tables' source roots). Not in tables/modules.toml: einops has no MindSpore module
+# to map to (its calls are lowered, not renamed), and a source module there would make
+# MS201 report every einops call as a torch API with no mapping.
+SOURCE_ROOTS = frozenset({"einops"})
+
+# qualified name -> (what it lowers like, its parameters before **axes_lengths)
+FUNCTIONS = {
+    "einops.rearrange": ("rearrange", ("tensor", "pattern")),
+    "einops.reduce": ("reduce", ("tensor", "pattern", "reduction")),
+    "einops.repeat": ("repeat", ("tensor", "pattern")),
+    "einops.pack": ("pack", ("tensors", "pattern")),
+    "einops.unpack": ("unpack", ("tensor", "packed_shapes", "pattern")),
+}
+LAYERS = {
+    "einops.layers.torch.Rearrange": ("rearrange", ("pattern",)),
+    "einops.layers.torch.Reduce": ("reduce", ("pattern", "reduction")),
+}
+# einops reduction -> the mindspore.ops function taking (input, axes)
+REDUCTIONS = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin", "prod": "prod"}
+
+ELLIPSIS = "..."
+_TOKEN = re.compile(r"\s*(\.\.\.|\w+|[()])")
+
+
+def _ph(i: int) -> str:
+    """Placeholder of operand ``i`` in generated code (filled in once the code is known)."""
+    return f"\x00{i}\x00"
+
+
+@dataclass(frozen=True)
+class Group:
+    """One dimension of a side of a pattern: an axis, or axes in parentheses."""
+
+    names: tuple[str, ...]
+    composed: bool  # written in parentheses (or as an anonymous 1)
+
+    @property
+    def single(self) -> bool:
+        """One dimension that is one axis: no reshape needed for it."""
+        return len(self.names) == 1 and not (self.composed and self.names[0] == ELLIPSIS)
+
+
+def parse_side(text: str, anonymous: dict[str, int]) -> list[Group]:
+    """The groups of one side (``b (h d) ... 1``). Anonymous lengths other than 1 get a
+    name of their own (``2#0``), recorded in ``anonymous`` with their length."""
+    groups: list[Group] = []
+    inner: list[str] | None = None
+    text, pos = text.rstrip(), 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise Unconvertible(f"cannot read the pattern at {text[pos:].strip()!r}")
+        pos, token = match.end(), match.group(1)
+        if token == "(":
+            if inner is not None:
+                raise Unconvertible("nested parentheses in the pattern")
+            inner = []
+            continue
+        if token == ")":
+            if inner is None:
+                raise Unconvertible("unbalanced parentheses in the pattern")
+            groups.append(Group(tuple(inner), True))
+            inner = None
+            continue
+        if token.isdigit():
+            if int(token) == 1:  # a unit axis alone; inside parentheses it changes nothing
+                if inner is None:
+                    groups.append(Group((), True))
+                continue
+            token = f"{int(token)}#{len(anonymous)}"
+            anonymous[token] = int(token.split("#")[0])
+        elif token != ELLIPSIS and (not token.isidentifier() or keyword.iskeyword(token) or token[0].isdigit()):
+            raise Unconvertible(f"{token!r} is not an axis name")
+        if inner is None:
+            groups.append(Group((token,), False))
+        else:
+            inner.append(token)
+    if inner is not None:
+        raise Unconvertible("unbalanced parentheses in the pattern")
+    names = [n for g in groups for n in g.names]
+    if len(names) != len(set(names)):
+        raise Unconvertible("an axis is named twice on one side of the pattern")
+    return groups
+
+
+def _shape_code(parts: list[tuple[str, str]]) -> str:
+    """A shape tuple from ("dim", code) items and ("dims", tuple code) runs."""
+    out, run = [], []
+    for kind, text in parts:
+        if kind == "dim":
+            run.append(text)
+            continue
+        if run:
+            out.append(_tuple(run))
+            run = []
+        out.append(text)
+    if run:
+        out.append(_tuple(run))
+    return " + ".join(out) or "()"
+
+
+def _tuple(items: list[str]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _factor(text: str) -> str:
+    """``text`` as a factor of a product (``a // b`` in parentheses)."""
+    return text if re.fullmatch(r"[\w.\x00]+(\[[^\]]*\])?", text) else f"({text})"
+
+
+def _product(codes: list[str]) -> str:
+    return codes[0] if len(codes) == 1 else "(" + " * ".join(map(_factor, codes)) + ")"
+
+
+class _Lowering:
+    """Lowers one rearrange/reduce/repeat pattern to code over placeholders: operand 0 is
+    the tensor, ``lengths`` maps axis names to the placeholders of their lengths."""
+
+    def __init__(self, ref, kind: str, pattern: str, lengths: dict[str, str], reduction: str | None = None):
+        self.ref, self.kind, self.reduction = ref, kind, reduction
+        left, arrow, right = pattern.partition("->")
+        if not arrow or "->" in right:
+            raise Unconvertible("the pattern needs exactly one '->'")
+        self.anonymous: dict[str, int] = {}
+        self.left = parse_side(left, self.anonymous)
+        self.right = parse_side(right, self.anonymous)
+        self.known = {**lengths, **{n: str(v) for n, v in self.anonymous.items()}}
+        self.x = _ph(0)
+        lnames = [n for g in self.left for n in g.names]
+        rnames = [n for g in self.right for n in g.names]
+        if any(g.composed and ELLIPSIS in g.names for g in self.left):
+            raise Unconvertible("an ellipsis in parentheses on the left of the pattern")
+        if extra := sorted(set(lengths) - set(lnames) - set(rnames)):
+            raise Unconvertible(f"lengths given for axes the pattern does not name: {', '.join(extra)}")
+        self.new = [n for n in rnames if n not in lnames]
+        dropped = [n for n in lnames if n not in rnames]
+        allowed = {"rearrange": (False, False), "reduce": (False, True), "repeat": (True, False)}[kind]
+        if (self.new and not allowed[0]) or (dropped and not allowed[1]):
+            one_side = ", ".join(n.split("#")[0] for n in self.new + dropped)
+            raise Unconvertible(f"{kind}: axes {one_side} are on one side of the pattern only")
+        self.rnames = rnames
+        self.size = self._sizes()
+
+    def _sizes(self) -> dict[str, tuple[str, str]]:
+        """Length of every axis as ("dim", code), the ellipsis as ("dims", shape slice)."""
+        size: dict[str, tuple[str, str]] = {}
+        count = len(self.left)
+        after_ellipsis = False
+        for i, g in enumerate(self.left):
+            if g.names == (ELLIPSIS,):
+                after_ellipsis = True
+                stop = "" if i == count - 1 else str(i - count + 1)
+                size[ELLIPSIS] = ("dims", f"{self.x}.shape[{i or ''}:{stop}]")
+                continue
+            whole = f"{self.x}.shape[{i - count if after_ellipsis else i}]"
+            if len(g.names) == 1 and g.names[0] not in self.anonymous:
+                size[g.names[0]] = ("dim", whole)
+                continue
+            missing = [n for n in g.names if n not in self.known]
+            if len(missing) > 1:
+                raise Unconvertible(f"the lengths of {', '.join(missing)} in ({' '.join(g.names)}) are not given")
+            given = [self.known[n] for n in g.names if n in self.known]
+            size.update((n, ("dim", self.known[n])) for n in g.names if n in self.known)
+            if missing:
+                size[missing[0]] = ("dim", f"{whole} // {_product(given)}" if given else whole)
+        for n in self.new:
+            if n not in self.known:
+                raise Unconvertible(f"the length of the new axis {n} is not given")
+            size[n] = ("dim", self.known[n])
+        return size
+
+    def _ndim(self, axes: list[str], extra: int = 0) -> str:
+        """Rank of a tensor laid out as ``axes`` holding the ellipsis (plus ``extra``)."""
+        c = len(axes) - len(self.left) + extra
+        return f"{self.x}.ndim" + (f" + {c}" if c > 0 else f" - {-c}" if c < 0 else "")
+
+    def _indices(self, axes: list[str], wanted: list[str]) -> str:
+        """The dimensions of ``wanted`` in a tensor laid out as ``axes``; past the
+        ellipsis they count from the end (its length is known when it runs)."""
+        ellipsis = axes.index(ELLIPSIS) if ELLIPSIS in axes else None
+        parts = []
+        for name in wanted:
+            i = axes.index(name)
+            if name == ELLIPSIS:
+                parts.append(("dims", f"tuple(range({i}, {self._ndim(axes, i + 1 - len(axes))}))"))
+            else:
+                parts.append(("dim", str(i - len(axes) if ellipsis is not None and i > ellipsis else i)))
+        return _shape_code(parts)
+
+    def _group_size(self, g: Group) -> tuple[str, str]:
+        if not g.names:
+            return ("dim", "1")
+        if g.single:
+            return self.size[g.names[0]]
+        if ELLIPSIS in g.names:  # its length is a product known when it runs: reshape infers it
+            return ("dim", "-1")
+        return ("dim", " * ".join(_factor(self.size[n][1]) for n in g.names))
+
+    def code(self) -> str:
+        op = lambda name: code(self.ref(f"mindspore.ops.{name}"))  # noqa: E731 - a local spelling
+        t = self.x
+        axes = [n for g in self.left for n in g.names]
+        if not all(g.single for g in self.left):  # composed or unit axes: one dimension per axis
+            t = f"{op('reshape')}({t}, {_shape_code([self.size[n] for n in axes])})"
+        gone = [n for n in axes if n not in self.rnames]
+        if gone:
+            t = f"{op(REDUCTIONS[self.reduction])}({t}, {self._indices(axes, gone)})"
+            axes = [n for n in axes if n in self.rnames]
+        order = [n for n in self.rnames if n in axes]
+        if order != axes:
+            t = f"{op('permute')}({t}, {self._indices(axes, order)})"
+        if self.new:  # new axes of length 1 where they go, then broadcast to their lengths
+            ones = [("dim", "1") if n in self.new else self.size[n] for n in self.rnames]
+            t = f"{op('reshape')}({t}, {_shape_code(ones)})"
+            t = f"{op('broadcast_to')}({t}, {_shape_code([self.size[n] for n in self.rnames])})"
+        if not all(g.single for g in self.right):
+            t = f"{op('reshape')}({t}, {_shape_code([self._group_size(g) for g in self.right])})"
+        return t
+
+    def flatten_start(self) -> int | None:
+        """``k`` when the pattern is exactly ``nn.Flatten(start_dim=k)``: plain axes, the
+        first k kept, the rest composed in order (``b c h w -> b (c h w)``)."""
+        k = len(self.right) - 1
+        rest = [n for g in self.left[k:] for n in g.names]
+        if self.kind != "rearrange" or k < 0 or not all(g.single for g in self.left) or not rest:
+            return None
+        head = [g.names for g in self.left[:k]]
+        if ELLIPSIS in sum(head, ()) or head != [g.names for g in self.right[:k]]:
+            return None
+        return k if self.right[k].composed and list(self.right[k].names) == rest else None
+
+
+def _einsum_equation(pattern: str, count: int) -> str:
+    """einops' ``"b h i d, b h j d -> b h i j"`` as torch's ``"abcd,abed->abce"``."""
+    left, arrow, right = pattern.partition("->")
+    if not arrow:
+        raise Unconvertible("einsum's pattern needs '->'")
+    sides = [s.split() for s in left.split(",")] + [right.split()]
+    if len(sides) != count + 1:
+        raise Unconvertible(f"einsum's pattern names {len(sides) - 1} inputs, the call gives {count}")
+    letters: dict[str, str] = {}
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    for name in (n for side in sides for n in side):
+        if not name.isidentifier():
+            raise Unconvertible(f"einsum axis {name!r} is not lowered (only named axes)")
+        if name not in letters:
+            if len(letters) == len(alphabet):
+                raise Unconvertible("einsum with more than 52 axes")
+            letters[name] = alphabet[len(letters)]
+    spelled = ["".join(letters[n] for n in side) for side in sides]
+    return ",".join(spelled[:-1]) + "->" + spelled[-1]
+
+
+def _pack_layout(pattern: str) -> tuple[int, int]:
+    """(axes before ``*``, axes after it) of a pack/unpack pattern (``b * d``)."""
+    names = pattern.split()
+    if names.count("*") != 1 or not all(n == "*" or n.isidentifier() for n in names):
+        raise Unconvertible("a pack pattern needs one '*' and named axes only")
+    k = names.index("*")
+    return k, len(names) - 1 - k
+
+
+@dataclass
+class _Operand:
+    node: cst.BaseExpression  # the argument, converted
+    param: str  # its name in an emitted function
+
+
+class EinopsLowering(Pass):
+    id = "MS208"
+    name = "einops-lowering"
+    summary = ("einops calls and Rearrange/Reduce layers with literal patterns lowered to MindSpore "
+               "reshape/permute/reductions/broadcast (einops has no MindSpore backend).")
+    examples = (
+        Example(
+            "from einops import rearrange\nimport torch.nn as nn\nclass M(nn.Module):\n"
+            "    def forward(self, x):\n        return rearrange(x, 'b (h d) n -> b h n d', h=4)\n",
+            "import mindspore.nn as nn\nfrom mindspore import ops\nclass M(nn.Cell):\n"
+            "    def construct(self, x):\n"
+            "        return ops.permute(\n            ops.reshape(x, (x.shape[0], 4, x.shape[1] // 4, x.shape[2])), (0, 1, 3, 2)\n"
+            "        )\n",
+        ),
+        Example(
+            "import torch.nn as nn\nfrom einops.layers.torch import Rearrange\n"
+            "net = nn.Sequential(Rearrange('b c h w -> b (c h w)'), nn.ReLU())\n",
+            "import mindspore.nn as nn\nnet = nn.SequentialCell(nn.Flatten(), nn.ReLU())\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.helpers: dict[str, str] = {}  # emitted source (its name as {name}) -> name
+        self._skip: set[int] = set()  # names that are not references (call targets, keywords, ...)
+
+    def _einops(self, node) -> str | None:
+        qual = self.ctx.imports.qualify(node)
+        return qual if qual is not None and qual.split(".")[0] in SOURCE_ROOTS else None
+
+    # -- calls ---------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self._skip.add(id(node.func))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        qual = self._einops(original.func)
+        if qual is None:
+            return updated
+        try:
+            result = self._lower(qual, updated)
+        except Unconvertible as why:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einops has no MindSpore backend)")
+            return updated
+        self.ctx.stats.converted += 1
+        # MS501 (visiting this call before any pass left it) called it a third-party call
+        # in construct: no longer true once it is lowered.
+        self.ctx.pending[:] = [p for p in self.ctx.pending if not (p.node is original and p.code == "MS501")]
+        return result
+
+    def _lower(self, qual: str, call: cst.Call) -> cst.BaseExpression:
+        if qual == "einops.einsum":
+            return self._einsum(call)
+        if qual not in FUNCTIONS and qual not in LAYERS:
+            raise Unconvertible("not lowered (only rearrange, reduce, repeat, einsum, pack, unpack, Rearrange and Reduce are)")
+        kind, params = FUNCTIONS.get(qual) or LAYERS[qual]
+        args, lengths = _arguments(call, params)
+        pattern = literal_value(args["pattern"]) if "pattern" in args else NOT_LITERAL
+        if not isinstance(pattern, str):
+            raise Unconvertible("the pattern is not a literal string")
+        if kind in ("pack", "unpack"):
+            return self._pack(kind, args, pattern)
+        reduction = None
+        if kind == "reduce":
+            reduction = literal_value(args["reduction"]) if "reduction" in args else NOT_LITERAL
+            if reduction not in REDUCTIONS:
+                raise Unconvertible(f"reduction {code(args['reduction']) if 'reduction' in args else '?'} is not "
+                                    f"one of {', '.join(REDUCTIONS)} written as a literal")
+        axes = sorted(lengths)
+        lowering = _Lowering(self.ctx.reference, kind, pattern, {a: _ph(i + 1) for i, a in enumerate(axes)}, reduction)
+        text = lowering.code()
+        if qual in LAYERS:
+            return self._layer(qual, lowering, text, pattern, reduction, axes, lengths)
+        if isinstance(args["tensor"], (cst.List, cst.Tuple)):
+            raise Unconvertible("a list of tensors as the input (einops stacks it first)")
+        operands = [_Operand(args["tensor"], "tensor"), *(_Operand(lengths[a], f"{a}_len") for a in axes)]
+        return self._emit(kind, text, operands)
+
+    def _einsum(self, call: cst.Call) -> cst.BaseExpression:
+        if any(a.star or a.keyword for a in call.args) or len(call.args) < 2:
+            raise Unconvertible("einsum's arguments must be the tensors, then the pattern")
+        pattern = literal_value(call.args[-1].value)
+        if not isinstance(pattern, str):
+            raise Unconvertible("the pattern is not a literal string")
+        tensors = [a.value for a in call.args[:-1]]
+        equation = cst.SimpleString(repr(_einsum_equation(pattern, len(tensors))))
+        packed = cst.Tuple([cst.Element(equation), *(cst.Element(t) for t in tensors)])
+        return torch_einsum(self.ctx, None, {"args": packed}, None)
+
+    def _pack(self, kind: str, args: dict, pattern: str) -> cst.BaseExpression:
+        k, m = _pack_layout(pattern)
+        op = lambda name: code(self.ctx.reference(f"mindspore.ops.{name}"))  # noqa: E731
+
+        def around(t: str, middle: str) -> str:  # the axes before and after '*' kept, ``middle`` between
+            return " + ".join(p for p in (f"{t}.shape[:{k}]" if k else "", middle, f"{t}.shape[{-m}:]" if m else "") if p)
+
+        if kind == "unpack":
+            packed = _ph(0)
+            sizes = f"[{code(self.ctx.reference('math.prod'))}(_shape) for _shape in {_ph(1)}]"
+            middle = "tuple(_shape)"
+            shape = " + ".join(p for p in (f"{packed}.shape[:{k}]" if k else "", middle,
+                                          f"{packed}.shape[{k + 1}:]" if m else "") if p)
+            text = (f"[{op('reshape')}(_part, {shape}) for _part, _shape in "
+                    f"zip({op('split')}({packed}, {sizes}, {k}), {_ph(1)})]")
+            return self._emit(kind, text, [_Operand(args["tensor"], "tensor"), _Operand(args["packed_shapes"], "shapes")])
+        tensors = args["tensors"]
+        if not isinstance(tensors, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in tensors.elements):
+            raise Unconvertible("pack's tensors are not a literal list")
+        items = [_ph(i) for i in range(len(tensors.elements))]
+        reshaped = ", ".join(f"{op('reshape')}({t}, {around(t, '(-1,)')})" for t in items)
+        shapes = ", ".join(f"{t}.shape[{k or ''}:{-m if m else ''}]" for t in items)
+        text = f"({op('cat')}(({reshaped},), {k}), [{shapes}])"
+        return self._emit(kind, text, [_Operand(e.value, f"tensor{i}") for i, e in enumerate(tensors.elements)])
+
+    # -- what is emitted -------------------------------------------------------------
+    def _emit(self, kind: str, text: str, operands: list[_Operand]) -> cst.BaseExpression:
+        """The code in place, unless an operand it reads twice is not safe to evaluate
+        twice (a call): then a function emitted beside the code, called once."""
+        if all(repeatable(o.node) or text.count(_ph(i)) <= 1 for i, o in enumerate(operands)):
+            return cst.parse_expression(_fill(text, [operand_code(o.node) for o in operands]))
+        params = [o.param for o in operands]
+        source = (f"def {{name}}({', '.join(params)}):\n"
+                  f'    """einops {kind} lowered by transpile (MS208); its input is read more than once."""\n'
+                  f"    return {_fill(text, params)}\n")
+        name = self._helper(f"_einops_{kind}", source)
+        return cst.Call(cst.Name(name), [cst.Arg(o.node) for o in operands])
+
+    def _layer(self, qual, lowering: _Lowering, text: str, pattern: str, reduction, axes, lengths) -> cst.BaseExpression:
+        layer = qual.rsplit(".", 1)[-1]
+        start = lowering.flatten_start()
+        if start is not None and not axes:  # an existing layer does exactly this
+            flatten = code(self.ctx.reference("mindspore.nn.Flatten"))
+            return cst.parse_expression(f"{flatten}()" if start == 1 else f"{flatten}(start_dim={start})")
+        if {"self", "super", "x"} & set(axes):
+            raise Unconvertible(f"an axis named {sorted({'self', 'super', 'x'} & set(axes))[0]} in a layer")
+        described = repr(pattern) + (f", {reduction!r}" if reduction else "")
+        init = (f"    def __init__(self{''.join(f', {a}' for a in axes)}):\n        super().__init__()\n"
+                + "".join(f"        self.{a}_len = {a}\n" for a in axes) + "\n") if axes else ""
+        source = (f"class {{name}}({code(self.ctx.reference('mindspore.nn.Cell'))}):\n"
+                  f'    """einops {layer}({described}) as a Cell (transpile MS208)."""\n\n'
+                  f"{init}"
+                  f"    def construct(self, x):\n"
+                  f"        return {_fill(text, ['x', *(f'self.{a}_len' for a in axes)])}\n")
+        name = self._helper(f"_Einops{layer}", source)
+        return cst.Call(cst.Name(name), [cst.Arg(lengths[a], keyword=cst.Name(a), equal=_EQUAL) for a in axes])
+
+    def _helper(self, prefix: str, source: str) -> str:
+        if source not in self.helpers:
+            self.helpers[source] = f"{prefix}{sum(n.startswith(prefix) for n in self.helpers.values())}"
+        return self.helpers[source]
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if not self.helpers:
+            return updated
+        two_blank = [cst.EmptyLine(), cst.EmptyLine()]
+        mode = black.Mode(line_length=88)
+        defs = [cst.parse_statement(black.format_str(source.replace("{name}", name), mode=mode))
+                .with_changes(leading_lines=two_blank) for source, name in self.helpers.items()]
+        body = list(updated.body)
+        index = _after_imports(body)
+        if index < len(body):
+            body[index] = body[index].with_changes(leading_lines=[*two_blank, *_comments(body[index].leading_lines)])
+        return updated.with_changes(body=[*body[:index], *defs, *body[index:]])
+
+    # -- einops names used as values --------------------------------------------------
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._skip.add(id(node.attr))
+        return self._einops(node) is None  # einops.layers.torch.Rearrange names one thing
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+
+    def leave_Name(self, original, updated):
+        return self._reference(original, updated)
+
+    def leave_Attribute(self, original, updated):
+        return self._reference(original, updated)
+
+    def _reference(self, original, updated):
+        qual = None if id(original) in self._skip else self._einops(original)
+        if qual is not None:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"{qual} used as a value is not lowered (only its calls with a literal pattern are)")
+        return updated
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+def _arguments(call: cst.Call, params: tuple[str, ...]) -> tuple[dict, dict]:
+    """(einops parameter -> argument, axis name -> length) of a call."""
+    args: dict[str, cst.BaseExpression] = {}
+    lengths: dict[str, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            raise Unconvertible("arguments passed with * or ** (the axis lengths must be written out)")
+        if arg.keyword is None:
+            if position >= len(params):
+                raise Unconvertible("more positional arguments than einops takes")
+            args[params[position]] = arg.value
+            position += 1
+        elif arg.keyword.value in params:
+            args[arg.keyword.value] = arg.value
+        else:
+            lengths[arg.keyword.value] = arg.value
+    return args, lengths
+
+
+def _fill(text: str, values: list[str]) -> str:
+    for i, value in enumerate(values):
+        text = text.replace(_ph(i), value)
+    return text
+
+
+def _comments(lines) -> list:
+    return [ln for ln in lines if ln.comment is not None]
