@@ -112,10 +112,10 @@ def test_an_exception_in_a_worker_stays_with_its_file(tree: Path, monkeypatch) -
 def test_a_worker_that_dies_takes_down_only_its_file(tree: Path, monkeypatch) -> None:
     real = api.convert_code
 
-    def convert(text, *, filename=None, debug=False):
+    def convert(text, *, filename=None, debug=False, **kwargs):
         if filename.endswith("lenet.py"):
             os._exit(3)  # as a segfault would
-        return real(text, filename=filename, debug=debug)
+        return real(text, filename=filename, debug=debug, **kwargs)
 
     serial = api.convert_paths([tree], write=False, jobs=1, cache=False)
     monkeypatch.setattr(api, "convert_code", convert)

@@ -238,22 +238,29 @@ class _Lowering:
     def code(self) -> str:
         op = lambda name: code(self.ref(f"mindspore.ops.{name}"))  # noqa: E731 - a local spelling
         t = self.x
+        unshaped = None  # the tensor before the last step when that step was a reshape
+
+        def reshape(shape: str) -> str:  # a reshape of a reshape is one reshape
+            nonlocal unshaped
+            unshaped = unshaped or t
+            return f"{op('reshape')}({unshaped}, {shape})"
+
         axes = [n for g in self.left for n in g.names]
         if not all(g.single for g in self.left):  # composed or unit axes: one dimension per axis
-            t = f"{op('reshape')}({t}, {_shape_code([self.size[n] for n in axes])})"
+            t = reshape(_shape_code([self.size[n] for n in axes]))
         gone = [n for n in axes if n not in self.rnames]
         if gone:
-            t = f"{op(REDUCTIONS[self.reduction])}({t}, {self._indices(axes, gone)})"
+            t, unshaped = f"{op(REDUCTIONS[self.reduction])}({t}, {self._indices(axes, gone)})", None
             axes = [n for n in axes if n in self.rnames]
         order = [n for n in self.rnames if n in axes]
         if order != axes:
-            t = f"{op('permute')}({t}, {self._indices(axes, order)})"
+            t, unshaped = f"{op('permute')}({t}, {self._indices(axes, order)})", None
         if self.new:  # new axes of length 1 where they go, then broadcast to their lengths
             ones = [("dim", "1") if n in self.new else self.size[n] for n in self.rnames]
-            t = f"{op('reshape')}({t}, {_shape_code(ones)})"
-            t = f"{op('broadcast_to')}({t}, {_shape_code([self.size[n] for n in self.rnames])})"
+            t = reshape(_shape_code(ones))
+            t, unshaped = f"{op('broadcast_to')}({t}, {_shape_code([self.size[n] for n in self.rnames])})", None
         if not all(g.single for g in self.right):
-            t = f"{op('reshape')}({t}, {_shape_code([self._group_size(g) for g in self.right])})"
+            t = reshape(_shape_code([self._group_size(g) for g in self.right]))
         return t
 
     def flatten_start(self) -> int | None:
