@@ -318,10 +318,36 @@ def instance_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     return {"num_groups": channels, **args}
 
 
+ATTENTION_INPUTS = ("query", "key", "value")
+
+
+def _attention_inputs_by_position(call: cst.Call) -> cst.Call:
+    """MindSpore's MultiheadAttention.__call__ reads ``args[0..2]`` even when query, key
+    and value come as keywords (IndexError): pass them by position."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) != sum(1 for a in call.args if a.keyword is None):
+        return call  # *args: positions unknown
+    keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    moved = []
+    for name in ATTENTION_INPUTS[len(positional):]:
+        if name not in keywords:
+            break
+        moved.append(keywords.pop(name))
+    if not moved:
+        return call
+    plain = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for a in moved]
+    rest = [a for a in call.args if a.keyword is not None and a.keyword.value in keywords]
+    args = positional + plain + rest
+    return call.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args[:-1]] + [
+        args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+
+
 @hook(kind="layer_call")
-def attention_without_weights(ctx, entry, call: cst.Call) -> cst.BaseExpression:
-    """``attn(q, k, v, need_weights=False)``: torch returns ``(output, None)``, MindSpore
-    ``(output,)``; ``(attn(...)[0], None)`` unpacks like torch's."""
+def attention_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
+    """``attn(query=q, key=k, value=v)`` passes the inputs by position (MindSpore's
+    ``__call__`` indexes ``args``); ``attn(q, k, v, need_weights=False)``: torch returns
+    ``(output, None)``, MindSpore ``(output,)``; ``(attn(...)[0], None)`` unpacks like torch's."""
+    call = _attention_inputs_by_position(call)
     flag = next((a for a in call.args if a.keyword is not None and a.keyword.value == "need_weights"), None)
     if flag is None or not (isinstance(flag.value, cst.Name) and flag.value.value == "False"):
         return call

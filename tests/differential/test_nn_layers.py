@@ -366,6 +366,10 @@ CASES: list[LayerCase] = [
     C("_Att2()", (randn(2, 5, 8),), primary="torch.nn.MultiheadAttention", prelude=module(
         "_Att2", "self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
         "self.attn(x, x, x, attn_mask=torch.triu(torch.ones(x.shape[1], x.shape[1]), diagonal=1).bool(), is_causal=True)[0]")),
+    # query/key/value as keywords: MindSpore's __call__ indexes args, so they go by position
+    C("_Att3()", (randn(2, 5, 8),), primary="torch.nn.MultiheadAttention", prelude=module(
+        "_Att3", "self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
+        "self.attn(query=x, key=x * 2, value=x, need_weights=False)[0] + self.attn(x, value=x, key=x)[0]")),
     *forms("nn.TransformerDecoderLayer", [("d_model", "8"), ("nhead", "2"), ("dim_feedforward", "16"),
                                           ("dropout", "0.1"), ("activation", "'relu'"), ("layer_norm_eps", "1e-5"),
                                           ("batch_first", "False"), ("norm_first", "False"), ("bias", "True")], 2,
