@@ -82,7 +82,7 @@ def ms_deps(config) -> str:
     """The pure-Python packages converted model code still imports (yaml, einops' absence
     checks, loggers, ...) go into ``benchmarks/.work/deps`` (``pip install --target``), put
     LAST on the MindSpore side's sys.path: the main venv stays as it is."""
-    target = WORK / "deps"
+    target = BENCH / ".work" / "deps"  # shared by every --work directory
     stamp = target / ".installed"
     want = json.dumps(config.get("ms_deps", {}).get("pip", []))
     if not (stamp.exists() and stamp.read_text() == want):
@@ -349,8 +349,16 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per (model, mode)")
     ap.add_argument("--torch-python", default=None)
+    ap.add_argument("--work", default=None,
+                    help="scratch directory (default benchmarks/.work); runs with their own "
+                         "--work can go side by side; their results.md/json go there too")
     ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
     args = ap.parse_args(argv)
+    global WORK
+    if args.work:
+        WORK = Path(args.work).resolve()
+        WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK if args.work else HERE
 
     config_path = Path(args.config)
     config = tomllib.loads(config_path.read_text(encoding="utf-8"))
@@ -385,20 +393,20 @@ def main(argv=None) -> int:
     body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"
             f"{' --only ' + ' '.join(args.only) if args.only else ''}; see benchmarks/README.md.\n\n"
             f"{text}\n\n{summ}\n\n## Failures\n\n{failures(rows, conv)}\n")
-    (HERE / "results.md").write_text(body, encoding="utf-8")
-    (HERE / "results.json").write_text(json.dumps({
+    (out / "results.md").write_text(body, encoding="utf-8")
+    (out / "results.json").write_text(json.dumps({
         "rows": [{k: v for k, v in r.items()} for r in rows],
         "torch": {k: {kk: vv for kk, vv in v.items() if kk not in ("mapping",)} for k, v in torch_meta.items()},
         "conversion": {f: conv[f] for f in sorted({r["file"] for r in rows}) if f in conv},
     }, indent=1, default=str), encoding="utf-8")
     readme = BENCH / "README.md"
-    if not args.only and set(args.modes) == set(MODES) and readme.exists():
+    if not args.only and not args.work and set(args.modes) == set(MODES) and readme.exists():
         doc = readme.read_text(encoding="utf-8")
         if README_START in doc and README_END in doc:
             head, rest = doc.split(README_START, 1)
             _, tail = rest.split(README_END, 1)
             readme.write_text(f"{head}{README_START}\n{text}\n\n{summ}\n{README_END}{tail}", encoding="utf-8")
-    say(f"\n{time.perf_counter() - start:.0f} s; details in {HERE / 'results.md'}")
+    say(f"\n{time.perf_counter() - start:.0f} s; details in {out / 'results.md'}")
     return 0
 
 
