@@ -2,7 +2,10 @@
 ``x.size(0)``, tables/tensor_methods.toml), named-tuple fields of torch results
 (``torch.max(x, 1).values``), tensor properties that are methods of MindSpore's tensor
 (``x.real`` -> ``ops.real(x)``: ``torch.Tensor.<name>`` entries of tables/attributes.toml),
-and augmented subscript writes (``x[i] += v``).
+augmented subscript writes (``x[i] += v``), and arithmetic with a numpy scalar on the
+left of a tensor (``np.log(n) * torch.arange(k)``: torch's tensor outranks numpy's
+operator, MindSpore's does not and the result is a numpy array; ``ops.mul(a, t)`` gives
+the tensor).
 
 The receiver's type is guessed locally: parameters of forward/construct and of the
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
@@ -50,6 +53,7 @@ class TensorMethods(Pass):
         self._converted: set[int] = set()  # ids of the calls this pass produced
         self._called_with_tensors: dict[str, set[str]] = {}  # top-level function -> tensor parameters
         self._written: set[int] = set()  # ids of attributes written to or through (x.real[i] = v)
+        self.numpy_scope = TensorScope()  # names bound to numpy values (np.log(n) / 2)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
@@ -73,6 +77,7 @@ class TensorMethods(Pass):
             self.scope.push(self._called_with_tensors[name])
         else:
             self.scope.push(forward_params(node) if takes_tensors else ())
+        self.numpy_scope.push()
         for param in annotated_tensors(node, self.ctx):  # x: Tensor, bias: Optional[torch.Tensor]
             self.scope.add(param)
         if method:
@@ -82,10 +87,16 @@ class TensorMethods(Pass):
 
     def leave_FunctionDef(self, original, updated):
         self.scope.pop()
+        self.numpy_scope.pop()
         self._in_class.pop()
         return updated
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self._is_numpy(node.value):
+            for target in node.targets:
+                for name in target_names(target.target):
+                    self.numpy_scope.add(name)
+            return
         if is_tensor(node.value, self.scope, self.ctx, self.roots):
             for target in node.targets:
                 for name in target_names(target.target):
@@ -113,6 +124,32 @@ class TensorMethods(Pass):
         return cst.Assign(targets=[cst.AssignTarget(target=updated.target)],
                           value=cst.BinaryOperation(left=read, operator=binary(), right=operand(updated.value)),
                           semicolon=updated.semicolon)
+
+    def _is_numpy(self, expr: cst.BaseExpression) -> bool:
+        """A numpy value (and no tensor in it): a numpy call, a name bound to one, and
+        arithmetic on them."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self.numpy_scope
+        if isinstance(expr, cst.Call):
+            qual = self.ctx.imports.qualify(expr.func)
+            return qual is not None and qual.split(".")[0] == "numpy"
+        if isinstance(expr, cst.UnaryOperation):
+            return self._is_numpy(expr.expression)
+        if isinstance(expr, cst.BinaryOperation):
+            sides = (expr.left, expr.right)
+            return any(self._is_numpy(e) for e in sides) and not any(
+                is_tensor(e, self.scope, self.ctx, self.roots) for e in sides)
+        return False
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        op = NUMPY_LEFT_OPS.get(type(original.operator))
+        if op is None or not self._is_numpy(original.left) or not is_tensor(original.right, self.scope, self.ctx, self.roots):
+            return updated
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"numpy value {code(original.left)!r} on the left of a tensor: "
+                        f"ops.{op.rsplit('.', 1)[-1]} keeps the result a tensor", Severity.INFO)
+        args = [cst.Arg(updated.left.with_changes(lpar=[], rpar=[])), cst.Arg(updated.right.with_changes(lpar=[], rpar=[]))]
+        return cst.Call(func=self.ctx.reference(op), args=args, lpar=updated.lpar, rpar=updated.rpar)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._note_written(node.target)
@@ -212,6 +249,12 @@ NAMED_TUPLES = {
     "cummin": ("values", "indices"), "slogdet": ("sign", "logabsdet"),
 }
 
+
+# numpy scalar (left) op tensor (right): MindSpore's functional form, which returns a
+# tensor of torch's dtype (float32 for a float64 scalar times an int tensor)
+NUMPY_LEFT_OPS = {cst.Add: "mindspore.ops.add", cst.Subtract: "mindspore.ops.sub", cst.Multiply: "mindspore.ops.mul",
+                  cst.Divide: "mindspore.ops.div", cst.Power: "mindspore.ops.pow",
+                  cst.FloorDivide: "mindspore.ops.floor_divide"}
 
 _BINARY_OF = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract,
               cst.MultiplyAssign: cst.Multiply, cst.DivideAssign: cst.Divide}
