@@ -200,7 +200,7 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     A bool mask keeps the positions where it is True, a float mask is added; a mask whose
     type is not known here is told apart at run time by its dtype. ``is_causal`` masks
     above the diagonal (top-left aligned, as torch); a flag held in a variable decides
-    at run time. ``dropout_p`` other than a literal 0
+    at run time, as does any expression. ``dropout_p`` other than a literal 0
     (``self.p if self.training else 0.0``) drops attention weights with ops.dropout: zero
     in eval gives torch's result, a positive p draws from MindSpore's RNG stream.
     ``enable_gqa`` (unless literally False) repeats each key/value head for its group of
@@ -221,16 +221,15 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
         value = f"{ops_}.repeat_interleave({code(v)}, {groups}, -3)"
     causal = args.get("is_causal")
     cv = False if causal is None else literal_value(causal)
-    if cv not in (True, False) and not name_chain(causal):
-        raise Unconvertible("is_causal must be a literal True/False or a plain name")
     scale = args.get("scale")
     scale_src = f"{code(q)}.shape[-1] ** -0.5" if scale is None or literal_value(scale) is None else f"({code(scale)})"
     scores = f"{ops_}.matmul({code(q)}, {ops_}.swapaxes({key}, -2, -1)) * {scale_src}"
     if cv is not False:
         tri = f"{ops_}.triu({ops_}.ones(({code(q)}.shape[-2], {code(k)}.shape[-2]), {ms_}.bool_), diagonal=1)"
         masked = f"{ops_}.masked_fill({scores}, {tri}, float('-inf'))"
-        # a flag known only at run time (timm's Attention(is_causal=...)) picks either
-        scores = masked if cv is True else f"({masked} if {code(causal)} else {scores})"
+        # a flag known only at run time (timm's Attention(is_causal=...), whisper's
+        # is_causal=mask is not None and n_ctx > 1) picks either; it is evaluated once
+        scores = masked if cv is True else f"({masked} if {operand_code(causal)} else {scores})"
     mask = args.get("attn_mask")
     if mask is not None and literal_value(mask) is not None:
         keep = f"{ops_}.where({operand_code(mask)}, {scores}, float('-inf'))"

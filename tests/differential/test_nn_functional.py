@@ -291,6 +291,9 @@ case("scaled_dot_product_attention", "mask = None\n        return F.scaled_dot_p
 for flag in (True, False):  # the flag in a variable (timm's Attention): decided at run time
     case("scaled_dot_product_attention", f"causal = {flag}\n        return F.scaled_dot_product_attention(a, b, c,"
          " is_causal=causal)", (Q, K, V), f"causal_variable_{flag}")
+for n in (1, 4):  # any expression (whisper: is_causal=mask is not None and n_ctx > 1)
+    case("scaled_dot_product_attention", f"n = {n}\n        return F.scaled_dot_product_attention(a, b, c,"
+         " is_causal=a is not None and n > 1)", (Q, K, V), f"causal_expression_{n}")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=True)",
      (arr(2, 4, 4, 8), K[:, :2], V[:, :2]), "gqa")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=d)", (Q, K, V, False),
@@ -344,7 +347,6 @@ UNCONVERTED = [
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=True)", "running statistics"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
-    ("F.scaled_dot_product_attention(q, k, v, is_causal=c[0])", "is_causal"),
     ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
