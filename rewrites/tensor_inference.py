@@ -31,6 +31,23 @@ def tensor_properties() -> frozenset[str]:
                      if e.kind == "attribute" and name.startswith("torch.Tensor.") and not e.unsupported)
 
 
+# einops functions that return one tensor (pack returns a tensor and shapes)
+EINOPS_TENSOR_FUNCTIONS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat", "einops.einsum"})
+
+
+def mapped_tensors(value: cst.BaseExpression, scope: "TensorScope", ctx, roots: set[str]) -> bool:
+    """``map(lambda t: <a tensor>, xs)``, ``map(torch.sigmoid, xs)``: every item a tensor
+    (``q, k, v = map(lambda t: rearrange(t, ...), qkv)``)."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "map"
+            and value.func.value not in ctx.imports.bindings and len(value.args) >= 2 and not value.args[0].keyword):
+        return False
+    fn = value.args[0].value
+    if isinstance(fn, cst.Lambda):
+        return is_tensor(fn.body, scope, ctx, roots)
+    qual = ctx.imports.qualify(fn)
+    return qual is not None and qual.split(".")[0] in roots and not qual.split(".")[-1][:1].isupper()
+
+
 class TensorScope:
     """Names known to hold tensors in the current function, innermost last."""
 
@@ -96,6 +113,8 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
     if isinstance(expr, cst.Call):
         qual = ctx.imports.qualify(expr.func)
         if qual is not None:
+            if qual in EINOPS_TENSOR_FUNCTIONS:
+                return True
             return qual.split(".")[0] in roots and not qual.split(".")[-1][:1].isupper()
         # self.conv(x): a layer applied to a tensor gives a tensor (self.relu(x) too: a
         # layer named like a tensor method is still a layer)

@@ -10,7 +10,8 @@ the tensor).
 The receiver's type is guessed locally: parameters of forward/construct and of the
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
 parameters of top-level functions the file calls with a tensor (``reduce_loss(loss, r)``),
-names assigned from torch calls or tensor methods, a parameter's ``.data``
+names assigned from torch calls, einops calls or tensor methods (also each name
+unpacked from ``map(lambda t: <tensor>, xs)``), a parameter's ``.data``
 (``m.weight.data``). Receivers that are plainly not tensors
 are never touched. On other receivers, a method only tensors have (``tensor_only`` in
 tables/tensor_methods.toml: ``size``, ``view``, ``unsqueeze``, ...) is converted with a
@@ -26,7 +27,8 @@ from transpile.passes import Example, Pass
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
-from ..tensor_inference import TensorScope, annotated_tensors, forward_params, is_tensor, plainly_not_tensor, target_names, tensor_properties
+from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
+                                target_names, tensor_properties)
 
 FORWARD_NAMES = ("forward", "construct")
 
@@ -97,7 +99,7 @@ class TensorMethods(Pass):
                 for name in target_names(target.target):
                     self.numpy_scope.add(name)
             return
-        if is_tensor(node.value, self.scope, self.ctx, self.roots):
+        if is_tensor(node.value, self.scope, self.ctx, self.roots) or mapped_tensors(node.value, self.scope, self.ctx, self.roots):
             for target in node.targets:
                 for name in target_names(target.target):
                     self.scope.add(name)

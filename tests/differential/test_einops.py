@@ -38,6 +38,9 @@ CASES = [
     # rearrange
     Case("rearrange", 'rearrange(a, "b (h d) n -> b h n d", h=2)', (arr(2, 6, 5),), "split-keyword"),
     Case("rearrange", 'rearrange(a, "b h n d -> b n (h d)")', (arr(2, 3, 4, 5),), "compose-right"),
+    # names unpacked from map(lambda t: rearrange(...), ...) are tensors: their methods convert
+    Case("rearrange", 'q, k = map(lambda t: rearrange(t, "b (h c) n -> b h c n", h=2), (a, a * 2))\n'
+         '        return q.softmax(dim=-2) + k.softmax(dim=-1)', (arr(2, 6, 5),), "mapped-methods"),
     Case("rearrange", 'rearrange(a, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=2, p2=3)', (arr(2, 3, 4, 6),), "patches"),
     Case("rearrange", 'rearrange(a, "(b1 b2) c -> b2 c b1", b1=2)', (arr(6, 3),), "inferred-length"),
     Case("rearrange", 'rearrange(a, "... (h d) -> ... h d", h=2)', (arr(2, 3, 8),), "ellipsis-split"),
