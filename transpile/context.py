@@ -56,6 +56,9 @@ class FileContext:
         self.stats = Stats()
         self.new_imports: dict[str, str] = {}  # binding -> target module it must hold
         self.kept_source_modules: set[str] = set()  # source modules still referenced
+        # Module-level definitions the rewrites emit beside the code (name -> source: a
+        # small class or function a converted call names); a pass inserts them.
+        self.definitions: dict[str, str] = {}
         # What the rewrites' analysis knows about this file (built by the pipeline's
         # ``analyse``, read by the passes; the engine never looks inside).
         self.facts: object = None

@@ -8,7 +8,7 @@ import libcst as cst
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call
 from ..value_transforms import as_tuple
 from .registry import hook
-from .nn_layers import default_stride, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
+from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
 
 
 @hook()
@@ -182,13 +182,9 @@ def f_multi_margin(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]
 def f_fold(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     """ops.fold takes output_size as an int32 Tensor."""
     out = dict(args)
-    size = out.get("output_size")
-    if size is None:
+    if "output_size" not in out:
         raise Unconvertible("output_size is missing")
-    v = literal_value(size)
-    if isinstance(v, int) and not isinstance(v, bool):
-        size = literal([v, v])
-    out["output_size"] = target_call(ctx, "mindspore.Tensor", {}, (size, ctx.reference("mindspore.int32")))
+    out["output_size"] = fold_output_size(ctx, out["output_size"])
     return out
 
 

@@ -5,7 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, target_call
 from ..value_transforms import as_tuple
 from .registry import hook
 
@@ -269,8 +269,123 @@ def _float_scale(value: cst.BaseExpression) -> cst.BaseExpression:
     return cst.parse_expression(f"tuple(float(s) for s in {src}) if isinstance({src}, (tuple, list)) else float({src})")
 
 
+# -- code emitted beside the converted code -------------------------------------------
+def emitted(ctx, name: str, source: str) -> cst.Name:
+    """``name``, defined once per file by ``source`` (its ``{name}``) beside the code."""
+    import black
+
+    ctx.definitions.setdefault(name, black.format_str(source.replace("{name}", name), mode=black.Mode()))
+    return cst.Name(name)
+
+
+def _modules(ctx) -> tuple[str, str, str]:
+    """How the file spells mindspore, mindspore.ops and mindspore.nn (imports requested)."""
+    return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))
+
+
+def _function_cell(ctx, layer: str, function: str, args: dict[str, Any], name: str | None = None) -> cst.Call:
+    """``layer`` computes ``function(input, **its arguments)``: a Cell emitted beside the
+    code keeps the (converted) arguments and calls the function. GRAPH mode takes the
+    keyword dict as a constant, Tensors in it too."""
+    _, _, nn_ = _modules(ctx)
+    source = (f"class {{name}}({nn_}.Cell):\n"
+              f'    """{layer} as a Cell calling {function} with the layer\'s arguments (transpile MS201)."""\n\n'
+              f"    def __init__(self, **kwargs):\n        super().__init__()\n        self.kwargs = kwargs\n\n"
+              f"    def construct(self, input):\n        return {function}(input, **self.kwargs)\n")
+    cell = emitted(ctx, name or "_torch_" + layer.rsplit(".", 1)[-1], source)
+    return keyword_call(cell, args)
+
+
+@hook(not_a_value="the layer becomes a Cell emitted beside the code: call it where it is built")
+def function_cell(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """A torch layer that is the entry's target function applied with the layer's
+    arguments (nn.Unfold is ops.unfold; mindspore.nn.Unfold is TF's
+    extract_image_patches and mint's has no CPU kernel): an emitted Cell."""
+    return _function_cell(ctx, entry.source, code(ctx.reference(entry.target)), args)
+
+
+def fold_output_size(ctx, size: cst.BaseExpression) -> cst.BaseExpression:
+    """ops.fold takes output_size as an int32 Tensor of two sizes; torch an int or a pair."""
+    v = literal_value(size)
+    if isinstance(v, int) and not isinstance(v, bool):
+        size = literal([v, v])
+    elif v is NOT_LITERAL and name_chain(size):  # an int or a pair, known when it runs
+        src = code(size)
+        size = cst.parse_expression(f"{src} if isinstance({src}, (tuple, list)) else ({src}, {src})")
+    return target_call(ctx, "mindspore.Tensor", {}, (size, ctx.reference("mindspore.int32")))
+
+
+@hook(not_a_value="the layer becomes a Cell emitted beside the code: call it where it is built")
+def fold_cell(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """nn.Fold: ops.fold (it runs on CPU; mint's Fold does not) in an emitted Cell, the
+    output size made the int32 Tensor ops.fold takes."""
+    out = dict(args)
+    if "output_size" not in out:
+        raise Unconvertible("output_size is missing")
+    out["output_size"] = fold_output_size(ctx, out["output_size"])
+    return _function_cell(ctx, entry.source, code(ctx.reference(entry.target)), out)
+
+
+# torch's bicubic resampling (aten upsample_bicubic2d): per axis, source position
+# (dst + 0.5) * ratio - 0.5 (dst * ratio with align_corners, not clamped), four taps
+# around it (indices past an edge repeat the edge) weighted by the cubic convolution
+# with A = -0.75. MindSpore's bicubic resize takes other coefficients (off by ~0.3).
+BICUBIC = """def {name}(input, size=None, scale_factor=None, align_corners=False, recompute_scale_factor=None):
+    \"\"\"torch's bicubic interpolation (cubic coefficient -0.75, edge taps repeated) of a
+    4-D input (transpile MS201): MindSpore's bicubic resize weighs otherwise.\"\"\"
+    sizes = size if isinstance(size, (tuple, list)) else (size, size)
+    scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
+    a = -0.75
+    out = input
+    for axis in (2, 3):
+        n_in = input.shape[axis]
+        if size is None:
+            n_out = int(n_in * scales[axis - 2])  # floor, as torch
+            ratio = n_in / n_out if recompute_scale_factor else 1.0 / scales[axis - 2]
+        else:
+            n_out = sizes[axis - 2]
+            ratio = n_in / n_out
+        if align_corners:
+            ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        dtype = MS.float64 if input.dtype == MS.float64 else MS.float32
+        # a Tensor: a Python float would be rounded to float32
+        ratio = MS.Tensor(ratio, dtype)
+        dst = OPS.arange(n_out).astype(dtype)
+        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+        low = OPS.floor(src)
+        t = src - low
+        low = low.astype(MS.int32)
+        weights = (
+            ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+            ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+        )
+        total = None
+        for k in range(4):
+            taps = OPS.gather(out, OPS.clamp(low + (k - 1), 0, n_in - 1), axis)
+            term = taps * weights[k].reshape((-1, 1) if axis == 2 else (-1,)).astype(out.dtype)
+            total = term if total is None else total + term
+        out = total
+    return out
+"""
+
+
+def _bicubic(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
+    """F.interpolate / nn.Upsample with mode='bicubic': the composition above, emitted
+    beside the code (a function; for a layer, a Cell calling it)."""
+    ms_, ops_, _ = _modules(ctx)
+    function = emitted(ctx, "_torch_interpolate_bicubic", BICUBIC.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    kwargs = {k: v for k, v in args.items() if k not in ("input", "mode")}
+    if entry.kind == "class":
+        return _function_cell(ctx, entry.source, function.value, kwargs, name="_torch_UpsampleBicubic")
+    if "input" not in args:
+        raise Unconvertible("input is missing")
+    return keyword_call(function, {"input": args["input"], **kwargs})
+
+
 @hook()
-def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """nn.Upsample / F.interpolate: MindSpore wants a float scale_factor and, except for
     'trilinear' and 'area', an output size instead of a scale factor
     (``recompute_scale_factor=True`` computes ``floor(in * scale)``, as torch does).
@@ -278,14 +393,14 @@ def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     torch samples with ``1 / scale`` unless told to recompute, MindSpore with
     ``in / out``: the same when ``in * scale`` is whole, which a whole literal scale
     guarantees. A fractional literal scale is refused; a variable one is converted
-    (the note on the entry says so).
+    (the note on the entry says so). 'bicubic' is composed exactly (``_bicubic``).
     """
     out = dict(args)
     mode = literal_value(out.get("mode", literal("nearest")))
     if mode is NOT_LITERAL:
         raise Unconvertible("mode must be a literal string")
     if mode == "bicubic":
-        raise Unconvertible("MindSpore's bicubic resize uses other cubic coefficients than torch (results differ by ~0.2)")
+        return _bicubic(ctx, entry, out)
     scale = out.get("scale_factor")
     if scale is None or literal_value(scale) is None:
         out.pop("scale_factor", None)

@@ -414,12 +414,15 @@ class LayerValues(Pass):
 
     # -- the definitions ----------------------------------------------------------------
     def leave_Module(self, original: cst.Module, updated: cst.Module):
-        if not self.needed:
+        # with the definitions hooks asked for (ctx.definitions: the Cells standing for
+        # nn.Unfold, ...): the traversal has left every call when the module is left
+        sources = {**self.ctx.definitions, **{n: factory_source(self.ctx, e, n) for n, e in self.needed.items()}}
+        if not sources:
             return updated
         defs = []
         two_blank = [cst.EmptyLine(), cst.EmptyLine()]
-        for name in sorted(self.needed):
-            for i, stmt in enumerate(cst.parse_module(factory_source(self.ctx, self.needed[name], name)).body):
+        for name in sorted(sources):
+            for i, stmt in enumerate(cst.parse_module(sources[name]).body):
                 defs.append(stmt.with_changes(leading_lines=two_blank) if i == 0 else stmt)
         body = list(updated.body)
         index = _after_imports(body)

@@ -155,11 +155,17 @@ forms("conv2d", "input=a, weight=b, bias=c, stride=(2, 1), padding=(1, 2), dilat
 case("conv2d", "F.conv2d(a, b, None, 1, 1, 1, 2)", (X2, arr(6, 2, 3, 3)), "groups")
 forms("conv3d", "input=a, weight=b, bias=c, stride=1, padding=1, dilation=1, groups=1",
       (X3, arr(2, 4, 3, 3, 3), arr(2)), req=2)
-forms("unfold", "input=a, kernel_size=3, dilation=1, padding=1, stride=2", (X2,), req=2)
+forms("unfold", "input=a, kernel_size=3, dilation=1, padding=1, stride=2", (X2,), req=2,
+      extra=("a, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)",))
 case("fold", "F.fold(a, (8, 8), 3, 1, 1, 2)", (arr(2, 36, 16),), "positional")
 case("fold", "F.fold(input=a, output_size=(8, 8), kernel_size=3, dilation=1, padding=1, stride=2)", (arr(2, 36, 16),),
      "keyword")
 case("fold", "F.fold(a, 8, 3)", (arr(2, 36, 36),), "defaults")
+case("fold", "F.fold(a, (7, 9), (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))", (arr(2, 12, 20),), "tuples")
+case("fold", "size = 8\nreturn F.fold(a, size, 3)", (arr(2, 36, 36),), "int in a name")
+# volo's outlook attention: unfold, then fold back to the input's size read from its shape
+case("fold", "H, W = b.shape[-2:]\nreturn F.fold(F.unfold(b, 3, padding=1, stride=2) * a, output_size=(H, W), "
+     "kernel_size=3, padding=1, stride=2)", (arr(2, 36, 16), X2), "volo")
 
 # -- pooling -----------------------------------------------------------------------
 forms("avg_pool1d", "input=a, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False", (X1,), req=2)
@@ -248,6 +254,17 @@ forms("interpolate", "input=a, size=None, scale_factor=2.0, mode='bilinear', ali
       "recompute_scale_factor=None, antialias=False", (X2,), minimal="a, scale_factor=3",
       extra=("a, scale_factor=2", "a, size=(5, 7)", "a, size=12, mode='bilinear', align_corners=True",
              "a, scale_factor=(2, 3), mode='nearest'", "a, size=(9, 11), mode='area'"))
+# bicubic: torch's cubic coefficient (-0.75) composed of gathers (MindSpore's resize weighs otherwise)
+forms("interpolate", "input=a, size=(5, 11), scale_factor=None, mode='bicubic', align_corners=True, "
+      "recompute_scale_factor=None, antialias=False", (X2,), minimal="a, (12, 3), mode='bicubic'",
+      extra=("a, scale_factor=2, mode='bicubic'", "a, scale_factor=1.7, mode='bicubic'",
+             "a, scale_factor=(0.6, 2.5), mode='bicubic', align_corners=True",
+             "a, scale_factor=1.7, mode='bicubic', recompute_scale_factor=True",
+             "a, size=1, mode='bicubic', align_corners=True", "a.double(), size=(13, 4), mode='bicubic'"))
+# timm crossvit's scale_image: the size in a variable, called through torch.nn.functional
+case("interpolate", "ss = (5, 9)\nreturn torch.nn.functional.interpolate(a, size=ss, mode='bicubic', align_corners=False)",
+     (X2,), "crossvit")
+case("upsample", "F.upsample(a, scale_factor=2, mode='bicubic')", (X2,), "bicubic")
 case("interpolate", "F.interpolate(a, scale_factor=2, mode='linear')", (X1,), "linear")
 case("interpolate", "F.interpolate(a, scale_factor=2, mode='trilinear', align_corners=True)", (X3,), "trilinear")
 forms("upsample", "input=a, size=None, scale_factor=2, mode='bilinear', align_corners=True", (X2,), minimal="a, scale_factor=3",
@@ -336,7 +353,6 @@ UNCONVERTED = [
     ("F.normalize(x, p=1.0)", "2-norm only"),
     ("F.layer_norm(x, (4, 8))", "spans 2 axes"),
     ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", "fractional"),
-    ("F.interpolate(x, scale_factor=2, mode='bicubic')", "bicubic"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialiasing"),
     ("F.one_hot(x)", "num_classes is not given"),
     ("F.binary_cross_entropy(x, y, weight=w)", "does not broadcast weight"),

@@ -403,6 +403,24 @@ CASES: list[LayerCase] = [
     C("nn.Upsample(size=12, mode='bilinear', align_corners=True)", (X2,)),
     C("nn.Upsample(scale_factor=2, mode='linear')", (X1,)),
     C("nn.Upsample(scale_factor=2, mode='trilinear')", (X3,)),
+    # bicubic: torch's cubic coefficient (-0.75) composed of gathers (MindSpore's resize weighs otherwise)
+    C("nn.Upsample(None, 2, 'bicubic', False, None)", (X2,)),
+    C("nn.Upsample(size=(5, 11), mode='bicubic', align_corners=True)", (X2,)),
+    C("nn.Upsample(scale_factor=1.5, mode='bicubic')", (X2,)),
+    C("nn.Upsample(scale_factor=(0.6, 2.5), mode='bicubic', align_corners=True)", (X2,)),
+    C("nn.Upsample(scale_factor=1.7, mode='bicubic', recompute_scale_factor=True)", (X2,)),
+    C("nn.Upsample(size=1, mode='bicubic', align_corners=True)", (X2,)),
+    # Unfold/Fold: ops.unfold/ops.fold in an emitted Cell (they run on CPU)
+    *forms("nn.Unfold", [("kernel_size", "3"), ("dilation", "1"), ("padding", "1"), ("stride", "2")], 1, (X2,)),
+    C("nn.Unfold((2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))", (randn(2, 3, 7, 9),)),
+    C("nn.Unfold(kernel_size=4, stride=4)", (X2,)),  # timm tnt's patch split
+    C("nn.Fold((8, 8), 3, 1, 1, 2)", (randn(2, 36, 16),)),
+    C("nn.Fold(output_size=(8, 8), kernel_size=3, dilation=1, padding=1, stride=2)", (randn(2, 36, 16),)),
+    C("nn.Fold(8, 3)", (randn(2, 36, 36),)),
+    C("nn.Fold((7, 9), (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))", (randn(2, 12, 20),)),
+    C("Outlook()", (X2,), primary="torch.nn.Unfold", prelude=module(
+        "Outlook", "self.unfold = nn.Unfold(kernel_size=3, padding=1, stride=2)\nself.size = 8",
+        "nn.Fold(self.size, 3, padding=1, stride=2)(self.unfold(x))")),  # volo's unfold / fold pair
     *forms("nn.UpsamplingNearest2d", [("size", "None"), ("scale_factor", "2")], 0, (X2,), minimal="scale_factor=3"),
     C("nn.UpsamplingNearest2d(size=(9, 11))", (X2,)),
     *forms("nn.UpsamplingBilinear2d", [("size", "None"), ("scale_factor", "2")], 0, (X2,), minimal="scale_factor=3"),
@@ -559,7 +577,6 @@ UNCONVERTED = [
     ("nn.LayerNorm(8, elementwise_affine=False)", "always holds trainable gamma/beta"),
     ("nn.Softmax()", "dim is not given"),
     ("nn.LogSoftmax(dim=None)", "dim is not given"),
-    ("nn.Upsample(scale_factor=2, mode='bicubic')", "bicubic"),
     ("nn.Upsample(scale_factor=1.5, mode='bilinear')", "fractional"),
     ("nn.BatchNorm2d(4, momentum=None)", "cumulative average"),
     ("nn.BatchNorm2d(4, bias=False)", "bias=False"),
