@@ -17,9 +17,11 @@ call does, so it is lowered here, at conversion time:
 Axis lengths given as keywords become expressions of the emitted shapes; the others are
 read from the input's shape when it runs. An input (or a length) that would be evaluated
 more than once and is not a plain name, attribute or subscript goes through a small
-function emitted beside the code, which evaluates it once. Patterns that are not
-literals, callables as reductions, tensors given as a list, and patterns this pass does
-not lower are left as they are and marked: einops would still run on torch tensors only.
+function emitted beside the code, which evaluates it once. A function call this pass
+cannot lower (a pattern known only at run time, a list of tensors as the input) stays an
+einops call, and a small einops backend for MindSpore tensors is emitted beside the code:
+einops runs it when it runs (PYNATIVE; einops works in Python). einsum and the layers
+with such patterns are left as they are and marked.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 import black
 import libcst as cst
 
+from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
@@ -54,6 +57,60 @@ LAYERS = {
     "einops.layers.torch.Rearrange": ("rearrange", ("pattern",)),
     "einops.layers.torch.Reduce": ("reduce", ("pattern", "reduction")),
 }
+# For the einops function calls this pass cannot lower (a pattern known only at run time:
+# ``def pack_one(t, pattern): return pack([t], pattern)``), a backend that lets einops run
+# them on MindSpore tensors: einops finds backends among AbstractBackend's subclasses, so
+# defining it registers it. Python-level work, so PYNATIVE only; no einsum (ops.einsum has
+# no CPU kernel).
+BACKEND_BASE = "einops._backends.AbstractBackend"
+BACKEND_NAME = "_MindSporeEinopsBackend"
+BACKEND = '''class {name}({base}):
+    """einops on MindSpore tensors, for the einops calls whose pattern is known only when
+    they run (transpile MS208): einops 0.8 has no MindSpore backend."""
+
+    framework_name = "mindspore"
+
+    def is_appropriate_type(self, tensor):
+        return isinstance(tensor, {ms}.Tensor)
+
+    def from_numpy(self, x):
+        return {ms}.Tensor(x)
+
+    def to_numpy(self, x):
+        return x.asnumpy()
+
+    def arange(self, start, stop):
+        return {ops}.arange(start, stop)
+
+    def shape(self, x):
+        return tuple(x.shape)
+
+    def reshape(self, x, shape):
+        return {ops}.reshape(x, tuple(shape))
+
+    def transpose(self, x, axes):
+        return {ops}.permute(x, tuple(axes))
+
+    def reduce(self, x, operation, axes):
+        reduction = {"min": {ops}.amin, "max": {ops}.amax, "sum": {ops}.sum, "mean": {ops}.mean, "prod": {ops}.prod}
+        return reduction[operation](x, tuple(axes))
+
+    def stack_on_zeroth_dimension(self, tensors: list):
+        return {ops}.stack(tensors)
+
+    def add_axis(self, x, new_position):
+        return {ops}.expand_dims(x, new_position)
+
+    def tile(self, x, repeats):
+        return {ops}.tile(x, tuple(repeats))
+
+    def concat(self, tensors, axis: int):
+        return {ops}.cat(tensors, axis)
+
+    def is_float_type(self, x):
+        return {ops}.is_floating_point(x)
+'''
+
 # einops reduction -> the mindspore.ops function taking (input, axes)
 REDUCTIONS = {"mean": "mean", "sum": "sum", "max": "amax", "min": "amin", "prod": "prod"}
 
@@ -337,6 +394,7 @@ class EinopsLowering(Pass):
         super().__init__(ctx)
         self.helpers: dict[str, str] = {}  # emitted source (its name as {name}) -> name
         self._skip: set[int] = set()  # names that are not references (call targets, keywords, ...)
+        self._has_backend = False  # the file defines the einops backend already
 
     def _einops(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
@@ -353,6 +411,18 @@ class EinopsLowering(Pass):
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
+            if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
+                spelled = {"{base}": BACKEND_BASE, "{ms}": "mindspore.Tensor",
+                           "{ops}": "mindspore.ops.reshape"}
+                backend = BACKEND
+                for key, target in spelled.items():  # the module part of each reference
+                    ref = code(self.ctx.reference(target))
+                    backend = backend.replace(key, ref if key == "{base}" else ref.rsplit(".", 1)[0])
+                self._helper(BACKEND_NAME, backend)
+                self.ctx.stats.converted += 1
+                self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
+                                "MindSpore backend emitted beside the code (PYNATIVE only)", Severity.INFO)
+                return updated
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einops has no MindSpore backend)")
             return updated
@@ -464,6 +534,8 @@ class EinopsLowering(Pass):
         return self.helpers[source]
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if self._has_backend:
+            self.helpers = {s: n for s, n in self.helpers.items() if not n.startswith(BACKEND_NAME)}
         if not self.helpers:
             return updated
         two_blank = [cst.EmptyLine(), cst.EmptyLine()]
@@ -499,6 +571,8 @@ class EinopsLowering(Pass):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._skip.add(id(node.name))
+        if any(self._einops(b.value) == BACKEND_BASE for b in node.bases):
+            self._has_backend = True  # converted before: the backend is there
 
     def leave_Name(self, original, updated):
         return self._reference(original, updated)
@@ -508,7 +582,7 @@ class EinopsLowering(Pass):
 
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
-        if qual is not None:
+        if qual is not None and qual != BACKEND_BASE:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual} used as a value is not lowered (only its calls with a literal pattern are)")
         return updated

@@ -83,10 +83,26 @@ CASES = [
 ]
 SUITE = Suite(CASES, header=HEADER)
 
+# Patterns known only at run time: einops itself runs them on MindSpore tensors, through
+# the backend the pass emits beside the code.
+RUNTIME_CASES = [
+    Case("rearrange", 'p = "b (h c) n -> b h n c"\n        return rearrange(a, p, h=2)', (arr(2, 6, 5),), "runtime-pattern"),
+    Case("reduce", 'p, r = "b c n -> b n", "max"\n        return reduce(a, p, r)', (arr(2, 6, 5),), "runtime-pattern"),
+    Case("repeat", 'p = "b n -> b n r"\n        return repeat(a, p, r=3)', (arr(2, 5),), "runtime-pattern"),
+    Case("pack", 'p = "b *"\n        x, ps = pack([a, b], p)\n        return x, unpack(x * 2, ps, p)',
+         (arr(2, 3, 4), arr(2, 5)), "runtime-pattern"),
+]
+RUNTIME_SUITE = Suite(RUNTIME_CASES, header=HEADER)
+
 
 @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
 def test_einops(case):
     SUITE.check(case)
+
+
+@pytest.mark.parametrize("case", RUNTIME_SUITE.cases, ids=RUNTIME_SUITE.ids)
+def test_einops_at_run_time(case):
+    RUNTIME_SUITE.check(case)
 
 
 def test_no_einops_or_torch_left():
@@ -103,15 +119,31 @@ def test_no_einops_or_torch_left():
     'rearrange(x, "b (h d) -> b h d")',
     'rearrange([x, x], "l b -> b l")',
     'rearrange(x, "b n -> b n k")',
+])
+def test_not_lowered_runs_through_the_backend(source):
+    """A function call this pass cannot lower stays an einops call, which runs on
+    MindSpore tensors through the emitted backend (einops raises where it would on torch)."""
+    code = f"from einops import rearrange, reduce, einsum\n\ndef f(x, pattern):\n    return {source}\n"
+    result = convert_code(code)
+    assert "# transpile: MS208" not in result.code and source in result.code
+    assert "(einops._backends.AbstractBackend):" in result.code
+    assert result.stats.unconverted == 0 and result.stats.converted == 1
+    assert any(d.code == "MS208" and "backend" in d.message for d in result.diagnostics)
+
+
+@pytest.mark.parametrize("source", [
     'einsum(x, x, "... i, ... i -> ...")',
+    'einsum(x, x, pattern)',
+    'Rearrange(pattern)',
 ])
 def test_not_lowered_is_marked_and_counted(source):
-    code = f"from einops import rearrange, reduce, einsum\n\ndef f(x, pattern):\n    return {source}\n"
+    code = (f"from einops import rearrange, reduce, einsum\nfrom einops.layers.torch import Rearrange\n\n"
+            f"def f(x, pattern):\n    return {source}\n")
     result = convert_code(code)
     assert "# transpile: MS208" in result.code
     assert source in result.code  # left as it was
     assert result.stats.unconverted == 1 and result.stats.converted == 0
-    assert re.search(r"^from einops import", result.code, re.M)  # still needed: kept
+    assert re.search(r"^from einops", result.code, re.M)  # still needed: kept
 
 
 def test_einops_only_file_converts():
