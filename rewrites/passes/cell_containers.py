@@ -10,6 +10,12 @@ MindSpore's CellDict refuses a CellList, SequentialCell or CellDict as a value, 
 models) becomes a plain Cell with each child set as an attribute under its key, then
 assigned: ``self.transformer.h`` reads the same (indexing by key does not), and the
 parameters are named by their paths (transformer.h.0.qkv.weight).
+
+torch's ModuleList holds None for an absent optional layer (``nn.ModuleList([pre_norm,
+post_norm])`` with ``pre_norm = norm() if pre else None``); CellList refuses None. Where
+an element or an appended value may be None (the literal, or a name the function binds
+to None or to ``x if c else None``), the list is an emitted CellList subclass in which a
+cell without parameters stands for None and reads back as None.
 """
 from __future__ import annotations
 
@@ -19,10 +25,44 @@ from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL
+from ..hooks.nn_layers import emitted
 from ..syntax import code
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
+CELL_LIST_WITH_NONE = '''class {name}({cell_list}):
+    """torch's ModuleList holding None (an absent optional layer), which CellList refuses:
+    a cell without parameters stands for None and reads back as None (transpile MS102)."""
+
+    class Absent({cell}):
+        """A None entry."""
+
+    def __init__(self, cells=None):
+        super().__init__()
+        if cells is not None:
+            self.extend(cells)
+
+    def extend(self, cells):
+        return super().extend([self.Absent() if cell is None else cell for cell in cells])
+
+    def append(self, cell):
+        return super().append(self.Absent() if cell is None else cell)
+
+    def insert(self, index, cell):
+        return super().insert(index, self.Absent() if cell is None else cell)
+
+    def __setitem__(self, index, cell):
+        super().__setitem__(index, self.Absent() if cell is None else cell)
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        if isinstance(index, slice):
+            return {name}(list(item))
+        return None if isinstance(item, self.Absent) else item
+
+    def __iter__(self):
+        return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
+'''
 # containers MindSpore's CellDict refuses as values
 CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL
 
@@ -45,6 +85,8 @@ class CellContainers(Pass):
         self.tables = tables()
         self._local_classes: set[str] = set()
         self._appended: list[set[str]] = []  # per __init__: attributes filled by append
+        self._maybe_none: list[set[str]] = []  # per function: names that may hold None
+        self._none_appended: list[set[str]] = []  # per function: attributes appended a maybe-None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._local_classes.add(node.name.value)
@@ -71,8 +113,13 @@ class CellContainers(Pass):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         appended: set[str] = set()
+        events = self.facts.assignments_and_calls(node)
+        maybe_none = {t.target.value for n in events if type(n) is cst.Assign and _may_be_none(n.value, set())
+                      for t in n.targets if isinstance(t.target, cst.Name)}
+        self._maybe_none.append(maybe_none)
+        self._none_appended.append({found[0] for n in events if type(n) is cst.Call
+                                    and (found := _append_call(n)) is not None and _may_be_none(found[1], maybe_none)})
         if node.name.value == "__init__":
-            events = self.facts.assignments_and_calls(node)
             plain = {attr for n in events if type(n) is cst.Assign for attr in _plain_list_targets(n)}
             for n in events:
                 found = _append_call(n) if type(n) is cst.Call else None
@@ -88,6 +135,8 @@ class CellContainers(Pass):
         wrapped after the last top-level statement that appends to it.
         """
         appended = self._appended.pop()
+        self._maybe_none.pop()
+        self._none_appended.pop()
         if not appended or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         body = list(updated.body.body)
@@ -131,6 +180,11 @@ class CellContainers(Pass):
         ])
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if self._holds_none(original) and isinstance(updated.value, cst.Call):
+            source = CELL_LIST_WITH_NONE.replace("{cell_list}", code(self.ctx.reference(CELL_LIST))).replace(
+                "{cell}", code(self.ctx.reference("mindspore.nn.Cell")))
+            self.ctx.stats.converted += 1
+            return updated.with_changes(value=updated.value.with_changes(func=emitted(self.ctx, "_CellListWithNone", source)))
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
         value = original.value
@@ -140,6 +194,29 @@ class CellContainers(Pass):
             return updated
         self.ctx.stats.converted += 1
         return updated.with_changes(value=wrapped)
+
+
+    def _holds_none(self, assign: cst.Assign) -> bool:
+        """``x = nn.ModuleList([...])`` with an element that may be None, or appended one
+        later in the function."""
+        value = assign.value
+        if not (self._maybe_none and isinstance(value, cst.Call) and self.ctx.imports.qualify(value.func) in MODULE_LIST):
+            return False
+        names = self._maybe_none[-1]
+        items = value.args[0].value if value.args and not value.args[0].keyword else None
+        if isinstance(items, (cst.List, cst.Tuple)) and any(
+                isinstance(e, cst.Element) and _may_be_none(e.value, names) for e in items.elements):
+            return True
+        return any(_is_self_attr(t.target) and t.target.attr.value in self._none_appended[-1] for t in assign.targets)
+
+
+def _may_be_none(expr, names: set[str]) -> bool:
+    """``None``, ``x if c else None`` (either branch), or a name bound to one of them."""
+    if isinstance(expr, cst.Name):
+        return expr.value == "None" or expr.value in names
+    if isinstance(expr, cst.IfExp):
+        return _may_be_none(expr.body, names) or _may_be_none(expr.orelse, names)
+    return False
 
 
 def _dict_values(expr) -> list | None:

@@ -1,0 +1,52 @@
+"""Differential tests for containers of layers (MS102): a torch ModuleList holding None
+(an absent optional layer, x-transformers' norms) converts to the emitted CellList that
+keeps None entries; weights copied by name, outputs compared in eval mode."""
+from __future__ import annotations
+
+import pytest
+
+from .layer_harness import LayerCase, convert_cases, randn, run_case
+
+PRELUDE = (
+    "class _Optional(nn.Module):\n"
+    "    def __init__(self, pre_norm, skips):\n"
+    "        super().__init__()\n"
+    "        pre = nn.LayerNorm(4) if pre_norm else None\n"
+    "        post = None\n"
+    "        self.norms = nn.ModuleList([pre, post, nn.Linear(4, 4)])\n"
+    "        self.skips = nn.ModuleList([])\n"
+    "        for s in skips:\n"
+    "            combine = None\n"
+    "            if s:\n"
+    "                combine = nn.Linear(4, 4)\n"
+    "            self.skips.append(combine)\n"
+    "        self.blocks = nn.ModuleList([])\n"
+    "        self.blocks.append(nn.ModuleList([self.norms, nn.Linear(4, 4)]))\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        for n in self.norms:\n"
+    "            if n is not None:\n"
+    "                x = n(x)\n"
+    "        for c in self.skips:\n"
+    "            if c is not None:\n"
+    "                x = c(x)\n"
+    "        norms, dense = self.blocks[0]\n"
+    "        present = sum(1 for n in self.norms[1:] if n is not None)\n"
+    "        return dense(x) * (present + (self.norms[0] is None))\n"
+)
+
+CASES = [
+    LayerCase(f"_Optional({pre}, {skips})", (randn(2, 4),), prelude=PRELUDE if i == 0 else "",
+              primary="torch.nn.ModuleList")
+    for i, (pre, skips) in enumerate([(True, (False, True)), (False, (True, False, True)), (True, ())])
+]
+
+
+@pytest.fixture(scope="module")
+def converted():
+    return convert_cases(CASES)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c.id for c in CASES])
+def test_module_list_with_none(converted, index):
+    run_case(converted, index, CASES[index])
