@@ -151,9 +151,17 @@ def torch_name_aliases(entry) -> list[str]:
             for torch_name, ms_name in entry.weights.items() if ms_name and ms_name != torch_name]
 
 
-def factory_source(ctx, entry, name: str) -> str:
-    """The argument converter; for a layer also the factory that stands for the class."""
+def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
+    """The argument converter; for a layer also the factory that stands for the class;
+    for a function passed as a value (``caller``), a function taking torch's arguments."""
     source = converter_source(ctx, entry, name)
+    if caller and "*" not in entry.rename.values():  # partial(torch.cat, dim=-1), map(F.softmax, ...)
+        target = code(ctx.reference(entry.target))
+        source += (
+            f"\n\ndef {name}(*args, **kwargs):\n"
+            f'    """{entry.source} with torch\'s arguments, converted when called (transpile MS205)."""\n'
+            f"    return {target}(**{name}_args(*args, **kwargs))\n"
+        )
     if "*" in entry.rename.values():  # ops.randn(*size): the sizes go by position
         target = code(ctx.reference(entry.target))
         source += (
@@ -214,6 +222,7 @@ class LayerValues(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self.needed: dict[str, object] = {}  # factory name -> entry
+        self.callers: set[str] = set()  # factories of functions passed as values (a caller is emitted)
         self._skip: set[int] = set()  # ids of nodes that keep the class (not values)
         self._no_value = 0  # depth inside annotations and comparisons
         self._classes: list[object] = []  # per open class: the torch layer entry it subclasses, or None
@@ -298,9 +307,24 @@ class LayerValues(Pass):
             return updated
         entry = self._entry(original)
         if not factory_possible(entry):
-            return updated
+            return self._function_value(original, updated)
         name = factory_name(entry)
         self.needed[name] = entry
+        self.ctx.stats.converted += 1
+        return cst.Name(name)
+
+    def _function_value(self, original, updated):
+        """A torch function passed as a value whose arguments differ in MindSpore
+        (``partial(torch.cat, dim=-1)``): a generated function taking torch's arguments."""
+        qual = self.ctx.imports.qualify(original)
+        entry = self.tables.lookup(qual) if qual and qual.startswith("torch.") else None
+        if entry is None or entry.kind != "function" or not factory_possible(entry, functions=True):
+            return updated
+        if not (entry.rename or entry.defaults or entry.set or entry.hook or entry.drop or entry.transform):
+            return updated  # the same arguments: ApiCalls renames it
+        name = factory_name(entry)
+        self.needed[name] = entry
+        self.callers.add(name)
         self.ctx.stats.converted += 1
         return cst.Name(name)
 
@@ -416,7 +440,8 @@ class LayerValues(Pass):
     def leave_Module(self, original: cst.Module, updated: cst.Module):
         # with the definitions hooks asked for (ctx.definitions: the Cells standing for
         # nn.Unfold, ...): the traversal has left every call when the module is left
-        sources = {**self.ctx.definitions, **{n: factory_source(self.ctx, e, n) for n, e in self.needed.items()}}
+        sources = {**self.ctx.definitions,
+                   **{n: factory_source(self.ctx, e, n, n in self.callers) for n, e in self.needed.items()}}
         if not sources:
             return updated
         defs = []

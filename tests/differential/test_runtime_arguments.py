@@ -3,7 +3,9 @@ matched to parameters where they are written; MS205 converts them when they run.
 
 timm writes ``torch.zeros(1, 1, dim, **dd)`` with ``dd = dict(device=..., dtype=...)``
 in nearly every model's constructor; a starred sequence of tensors goes to
-``torch.meshgrid(*grids)``.
+``torch.meshgrid(*grids)``. A torch function passed as a value (``partial(torch.cat,
+dim=-1)``, denoising-diffusion's attention) becomes a generated function taking torch's
+arguments.
 """
 from __future__ import annotations
 
@@ -25,6 +27,11 @@ CASES = [
     Case("torch.nn.functional.softmax", 'kw = {"dim": -1}\n        return F.softmax(a, **kw)', (arr(2, 3),), "kwargs"),
     Case("torch.meshgrid", "grids = [a, b]\n        return torch.meshgrid(*grids, indexing='ij')", (arr(3), arr(4)), "starred"),
     Case("torch.meshgrid", "return torch.meshgrid(*[a, b], indexing='xy')", (arr(3), arr(4)), "starred-list"),
+    # functions passed as values: a generated caller takes torch's arguments
+    Case("torch.cat", "import functools\n        return list(map(functools.partial(torch.cat, dim=-1), ((a, b), (b, a))))",
+         (arr(2, 3), arr(2, 2)), "partial-value"),
+    Case("torch.nn.functional.softmax", "f = F.softmax\n        return f(a, dim=0), f(a, 1)", (arr(2, 3),), "value"),
+    Case("torch.sum", "return list(map(torch.sum, (a, b)))", (arr(2, 3), arr(4)), "map-value"),
 ]
 SUITE = Suite(CASES)
 
