@@ -135,6 +135,9 @@ def pool_window(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
 
 def layer_norm_at_run_time(entry) -> list[str]:
     return [
+        'for key in ("elementwise_affine", "bias"):',
+        '    if kwargs.pop(key, True) is not True:',
+        '        raise ValueError(f"{key}=False: MindSpore nn.LayerNorm always holds trainable gamma/beta")',
         'shape = kwargs.pop("normalized_shape")',
         "shape = (shape,) if isinstance(shape, int) else tuple(shape)",
         "if len(shape) != 1:",
@@ -143,27 +146,56 @@ def layer_norm_at_run_time(entry) -> list[str]:
     ]
 
 
-@hook(at_run_time=layer_norm_at_run_time)
-def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+# nn.LayerNorm without its weight or bias, or over several trailing axes: MindSpore's
+# nn.LayerNorm always holds gamma and beta and counts its axes from the front.
+LAYER_NORM = """class {name}({nn}.Cell):
+    \"\"\"torch.nn.LayerNorm over the trailing axes of normalized_shape, with gamma only if
+    elementwise_affine and beta only if bias too, as torch (transpile MS201): MindSpore's
+    nn.LayerNorm always holds both.\"\"\"
+
+    def __init__(self, normalized_shape, epsilon=1e-5, elementwise_affine=True, bias=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.axes = tuple(range(-len(shape), 0))
+        self.epsilon = epsilon
+        self.gamma = {ms}.Parameter({ops}.ones(shape), name="gamma") if elementwise_affine else None
+        self.beta = {ms}.Parameter({ops}.zeros(shape), name="beta") if elementwise_affine and bias else None
+
+    def construct(self, x):
+        mean = x.mean(self.axes, keep_dims=True)
+        centred = x - mean
+        y = centred / {ops}.sqrt((centred * centred).mean(self.axes, keep_dims=True) + self.epsilon)
+        if self.gamma is not None:
+            y = y * self.gamma
+        if self.beta is not None:
+            y = y + self.beta
+        return y
+"""
+
+
+@hook(at_run_time=layer_norm_at_run_time, consumes=("elementwise_affine", "bias"))
+def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """nn.LayerNorm: a tuple shape, normalised over the last axis.
 
     MindSpore's begin_norm_axis/begin_params_axis accept -1 as the only negative
-    value (-2 raises), and the input rank is unknown here: a literal shape with more
-    than one dimension cannot be converted. A non-literal shape (``d_model``) is taken
-    to be one dimension; if it is not, MindSpore raises when the layer runs (gamma's
-    size does not match), it never silently normalises the wrong axes.
+    value (-2 raises), and the input rank is unknown here. A non-literal shape
+    (``d_model``) is taken to be one dimension; if it is not, MindSpore raises when the
+    layer runs (gamma's size does not match), it never silently normalises the wrong
+    axes. A literal shape of several axes, or ``elementwise_affine``/``bias`` other than
+    a literal True (x-transformers' ``LayerNorm(dim, elementwise_affine=False)``), makes
+    an emitted Cell computing torch's layer norm with only the parameters torch has.
     """
     out = dict(args)
     shape = out.pop("normalized_shape", None)
     if shape is None:
         raise Unconvertible("normalized_shape is missing")
-    v = literal_value(shape)
-    if isinstance(v, (tuple, list)) and len(v) != 1:
-        raise Unconvertible(
-            f"normalized_shape={code(shape)} spans {len(v)} axes: MindSpore nn.LayerNorm counts "
-            "begin_norm_axis from the front (-1 is the only negative value it accepts); "
-            "write begin_norm_axis=begin_params_axis=rank - n by hand"
-        )
+    affine = {k: out.pop(k) for k in ("elementwise_affine", "bias") if k in out}
+    several = isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) != 1  # (3, dim) too
+    if several or any(literal_value(a) is not True for a in affine.values()):
+        ms_, ops_, nn_ = _modules(ctx)
+        source = LAYER_NORM.replace("{nn}", nn_).replace("{ms}", ms_).replace("{ops}", ops_)
+        cell = emitted(ctx, "_torch_LayerNorm_parts", source)
+        return keyword_call(cell, {"normalized_shape": shape, **out, **affine})
     return {"normalized_shape": as_tuple(shape), "begin_norm_axis": literal(-1), "begin_params_axis": literal(-1), **out}
 
 

@@ -453,7 +453,7 @@ class LayerValues(Pass):
         index = _after_imports(body)
         if index < len(body):  # two blank lines before the code that follows
             nxt = body[index]
-            blank = sum(1 for ln in nxt.leading_lines if ln.comment is None and not ln.indent)
+            blank = sum(1 for ln in nxt.leading_lines if ln.comment is None)
             if blank < 2:
                 body[index] = nxt.with_changes(leading_lines=[*[cst.EmptyLine()] * (2 - blank), *nxt.leading_lines])
         return updated.with_changes(body=[*body[:index], *defs, *body[index:]])

@@ -209,6 +209,14 @@ CASES: list[LayerCase] = [
                             ("bias", "True")], 1, (X2,)),
     C("nn.LayerNorm(8)", (randn(2, 8) ,)),
     C("nn.LayerNorm(normalized_shape=(8,), eps=1e-3)", (X2,)),
+    # without weight or bias, or over several axes: the emitted Cell with torch's parameters only
+    C("nn.LayerNorm(8, elementwise_affine=False)", (X2,)),
+    C("nn.LayerNorm(8, bias=False)", (X2,)),
+    C("nn.LayerNorm([8, 8])", (X2,)),
+    C("nn.LayerNorm((4, 8, 8), eps=1e-3, bias=False)", (X2,)),
+    C("_LNAff()", (randn(3, 4, 6),), primary="torch.nn.LayerNorm",
+      prelude=module("_LNAff", "d, affine = 6, False\nself.norm = nn.LayerNorm((4, d), elementwise_affine=affine)",
+                     "self.norm(x)")),
     C("_LNVar()", (randn(3, 4, 6),), primary="torch.nn.LayerNorm",
       prelude=module("_LNVar", "d_model = 6\nself.norm = nn.LayerNorm(d_model, eps=1e-6)", "self.norm(x)")),
     *forms("nn.GroupNorm", [("num_groups", "2"), ("num_channels", "4"), ("eps", "1e-3"), ("affine", "True")], 2, (X2,)),
@@ -573,8 +581,6 @@ def test_every_converted_layer_has_cases():
 # Calls the tables refuse, with the reason the marker must give: converting them
 # would change results. Each must stay torch, marked "# transpile:".
 UNCONVERTED = [
-    ("nn.LayerNorm([8, 8])", "spans 2 axes"),
-    ("nn.LayerNorm(8, elementwise_affine=False)", "always holds trainable gamma/beta"),
     ("nn.Softmax()", "dim is not given"),
     ("nn.LogSoftmax(dim=None)", "dim is not given"),
     ("nn.Upsample(scale_factor=1.5, mode='bilinear')", "fractional"),
