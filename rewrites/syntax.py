@@ -60,6 +60,14 @@ def literal_value(node: cst.BaseExpression) -> Any:
     kind = type(node)
     if kind is cst.Name:
         return _NAMED_CONSTANTS.get(node.value, NOT_LITERAL)
+    if kind is cst.FormattedString and all(isinstance(p, cst.FormattedStringText) for p in node.parts):
+        # f"a b" with nothing substituted is a str (denoising-diffusion writes einsum's equation so)
+        text = "".join(p.value for p in node.parts).replace("{{", "{").replace("}}", "}")
+        prefix = node.start.replace("f", "").replace("F", "")
+        try:
+            return ast.literal_eval(prefix + text + node.end)
+        except Exception:
+            return NOT_LITERAL
     if kind in _NEVER_LITERAL:
         return NOT_LITERAL
     try:

@@ -9,7 +9,7 @@ import re
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain
+from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call
 from .registry import hook
 
 
@@ -546,3 +546,20 @@ def view_as_complex(ctx, entry, args, receiver) -> cst.BaseExpression:
     is 2, so any other size raises as torch does. x is evaluated once."""
     parts = keyword_call(ctx.reference("mindspore.ops.unbind"), {"input": args.pop("input"), "dim": literal(-1)})
     return _complex_of(ctx, parts)
+
+
+@hook()
+def numpy_type_info(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.finfo(t.dtype)`` -> ``numpy.finfo(str(t.dtype).lower())``: a MindSpore dtype
+    prints as its name (Float32); ``torch.finfo()`` is float32's."""
+    kind = next(iter(args.values()), None)  # the one argument (dtype / int_type)
+    if kind is None:
+        return target_call(ctx, entry.target, {}, (ctx.reference("numpy.float32"),))
+    name = cst.parse_expression(f"str({code(kind)}).lower()")
+    return target_call(ctx, entry.target, {}, (name,))
+
+
+@hook()
+def constant(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """A call giving a constant in MindSpore (``torch.get_default_dtype()``): the target itself."""
+    return ctx.reference(entry.target)

@@ -5,7 +5,8 @@
 augmented subscript writes (``x[i] += v``), and arithmetic with a numpy scalar on the
 left of a tensor (``np.log(n) * torch.arange(k)``: torch's tensor outranks numpy's
 operator, MindSpore's does not and the result is a numpy array; ``ops.mul(a, t)`` gives
-the tensor).
+the tensor). Fields of ``torch.finfo(...)``/``torch.iinfo(...)`` (numpy's info in
+MindSpore code) are made Python numbers, as torch's are.
 
 The receiver's type is guessed locally: parameters of forward/construct and of the
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
@@ -56,6 +57,7 @@ class TensorMethods(Pass):
         self._called_with_tensors: dict[str, set[str]] = {}  # top-level function -> tensor parameters
         self._written: set[int] = set()  # ids of attributes written to or through (x.real[i] = v)
         self.numpy_scope = TensorScope()  # names bound to numpy values (np.log(n) / 2)
+        self._cast: set[int] = set()  # ids of expressions already inside float()/int()
 
     def visit_Module(self, node: cst.Module) -> None:
         self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
@@ -160,6 +162,8 @@ class TensorMethods(Pass):
         self._note_written(node.target)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("float", "int") and len(node.args) == 1:
+            self._cast.add(id(node.args[0].value))  # float(torch.finfo(d).max) is a number already
         # x.real.copy_(v), x.real.zero_(): an in-place method writes through its receiver
         if isinstance(node.func, cst.Attribute) and node.func.attr.value.endswith("_"):
             self._note_written(node.func.value)
@@ -195,6 +199,9 @@ class TensorMethods(Pass):
         prop = self._tensor_property(original, updated)
         if prop is not None:
             return prop
+        cast = self._type_info_field(original)
+        if cast is not None:  # torch.finfo(d).max: numpy's field is a numpy scalar
+            return cst.Call(func=cst.Name(cast), args=[cst.Arg(updated)])
         index = _named_tuple_field(original, self.ctx, self.roots)
         value = updated.value
         if index is None:
@@ -241,6 +248,21 @@ class TensorMethods(Pass):
         self.ctx.stats.converted += 1
         self._converted.add(id(result))
         return result
+
+
+    def _type_info_field(self, node: cst.Attribute) -> str | None:
+        """``float``/``int`` for a field of ``torch.finfo(...)``/``torch.iinfo(...)``: torch
+        gives Python numbers, the numpy info the tables convert to gives numpy scalars,
+        which MindSpore's ops refuse (masked_fill(value=np.float32(...)))."""
+        call = node.value
+        if not isinstance(call, cst.Call) or id(node) in self._cast:
+            return None
+        qual = self.ctx.imports.qualify(call.func)
+        if qual not in ("torch.finfo", "torch.iinfo"):
+            return None
+        if node.attr.value == "bits" or qual == "torch.iinfo":
+            return "int" if node.attr.value in ("bits", "max", "min") else None
+        return "float" if node.attr.value in ("max", "min", "eps", "tiny", "resolution", "smallest_normal") else None
 
 
 # torch functions/methods returning a named tuple whose MindSpore form is a plain tuple:
