@@ -10,6 +10,7 @@ from .table_calls import tables
 from .passes.bool_index import BoolIndex
 from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
+from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
 from .passes.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
@@ -52,11 +53,12 @@ from .passes.topk_mask import TopkMask
 # The rest (CellContainers, ModuleMethods, TopkMask, LayerCallCasts,
 # LayerParams, InplaceResults) gave the same outputs at either end; their place
 # follows reading order. tests/test_invariants.py checks that reversing
-# them changes no output.
+# them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
+# reads, which no other pass claims; it sits with the rewrites, before GraphLint.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, DeviceQueries, GraphLint),
     (Imports,),
 )
 

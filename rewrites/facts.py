@@ -16,6 +16,7 @@ import libcst as cst
 
 from transpile.walk import ScopeIndex
 
+from .syntax import literal_value
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -196,6 +197,29 @@ class FileFacts:
             return frozenset(names)
         return self._once("list_attributes", self.module, compute)
 
+    def assigned_attributes(self) -> frozenset[str]:
+        """Attribute names the file assigns to anywhere (``self.is_cuda = ...``): a name
+        of the file's own objects, not a torch tensor's."""
+        def compute():
+            names: set[str] = set()
+            for node in self.nodes(self.module, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                while targets:
+                    t = targets.pop()
+                    if isinstance(t, cst.Attribute):
+                        names.add(t.attr.value)
+                    elif isinstance(t, (cst.Tuple, cst.List)):
+                        targets.extend(e.value for e in t.elements)
+            return frozenset(names)
+        return self._once("assigned_attributes", self.module, compute)
+
+    def empty_1d_tensor(self) -> cst.Call | None:
+        """The first call of the file that makes a 1-D empty tensor (shape ``(0,)``):
+        ``torch.empty(0)``, ``torch.zeros((0,))``, ``torch.tensor([])``, ``torch.Tensor()``,
+        ``x.new_zeros(0)``, ... Sizes known only at run time are not seen."""
+        return self._once("empty_1d_tensor", self.module, lambda: next(
+            (c for c in self.nodes(self.module, (cst.Call,)) if _makes_empty_1d(c, self.ctx)), None))
+
     def call_site_tensor_params(self, roots: set[str]) -> dict[str, set[str]]:
         """Parameters of the file's top-level functions that receive a tensor where the file
         calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
@@ -205,6 +229,36 @@ class FileFacts:
         each top-level statement, to a fixed point: a parameter counts once any call passes
         it a tensor."""
         return self._once("call_site_tensor_params", self.module, lambda: _call_site_tensor_params(self, roots))
+
+
+_SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn"))
+_DATA_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "tensor", "as_tensor", "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"))
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "new_tensor"})
+
+
+def _makes_empty_1d(call: cst.Call, ctx) -> bool:
+    """``call`` gives a tensor of shape ``(0,)`` (literal sizes or data only)."""
+    qual = ctx.imports.qualify(call.func) or ""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) and not qual else None
+    if any(a.star for a in call.args):
+        return False
+    positional = [a.value for a in call.args if a.keyword is None]
+    if qual in _DATA_FACTORIES or method == "new_tensor":
+        data = positional[:1] or [a.value for a in call.args if a.keyword and a.keyword.value == "data"]
+        if not data:
+            return qual.endswith("Tensor")  # torch.Tensor(), torch.FloatTensor(): empty
+        return literal_value(data[0]) in ([], ())
+    if qual in _SIZED_FACTORIES or method in _NEW_METHODS:
+        if qual == "torch.full" or method == "new_full":
+            positional = positional[:1]  # (size, fill_value)
+        sizes = positional or [a.value for a in call.args if a.keyword and a.keyword.value == "size"]
+        if len(sizes) != 1:
+            return False
+        size = literal_value(sizes[0])
+        return (type(size) is int and size == 0) or size in ((0,), [0])
+    return False
 
 
 def is_list_annotation(annotation: cst.Annotation | None) -> bool:

@@ -18,8 +18,9 @@ def source_object(entry):
 
     if entry.kind == "method":
         return getattr(torch.Tensor, entry.source.removeprefix("Tensor."))
-    if entry.kind == "module_method":
-        return getattr(torch.nn.Module, entry.source.rsplit(".", 1)[-1])
+    if entry.kind == "module_method":  # torch.nn.Module.parameters, torch.nn.RNNBase.flatten_parameters
+        owner, name = entry.source.rsplit(".", 1)
+        return getattr(resolve(owner), name)
     return resolve(entry.source)
 
 

@@ -9,6 +9,8 @@ import re
 
 import libcst as cst
 
+from transpile.diagnostics import Severity
+
 from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call
 from .registry import hook
 
@@ -139,6 +141,50 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     return cst.parse_expression(
         f"{code(elementwise(dim))} if isinstance({code(dim)}, {tensor}) else {code(reduce(dim))}"
     )
+
+
+# torch.cat skips operands of shape (0,) beside tensors of another rank (a legacy rule
+# torchaudio's Emformer relies on: its summary and memory start as torch.empty(0));
+# MindSpore's concat refuses them ("element rank must be same"). Shapes are constants
+# when GRAPH mode compiles, so the filter costs nothing there.
+SKIP_EMPTY_1D = '''
+def {name}(tensors):
+    """torch.cat's operands without the 1-D empty ones, which torch skips beside tensors
+    of another rank and MindSpore's concat refuses (transpile MS201)."""
+    kept = [t for t in tensors if t.shape != (0,)]
+    if not kept:
+        return tensors
+    return kept
+'''
+
+
+def _cat_at_run_time(entry) -> list[str]:
+    return []  # a cat passed as a value (partial(torch.cat, dim=1)) is left unfiltered
+
+
+@hook(at_run_time=_cat_at_run_time)
+def cat_operands(ctx, entry, args, receiver) -> dict:
+    """In a file that makes 1-D empty tensors (``torch.empty(0)``, ``torch.Tensor()``,
+    ...: a file fact), the operands of each cat go through ``_skip_empty_1d`` when it
+    runs, unless they are one literal operand. The note is reported once, at the first
+    such tensor."""
+    from .nn_layers import emitted
+
+    facts = getattr(ctx, "facts", None)
+    empty = facts.empty_1d_tensor() if facts is not None else None
+    tensors = args.get("tensors")
+    if empty is None or tensors is None:
+        return args
+    if isinstance(tensors, (cst.List, cst.Tuple)) and len(tensors.elements) == 1 \
+            and not isinstance(tensors.elements[0], cst.StarredElement):
+        return args
+    name = "_skip_empty_1d"
+    if name not in ctx.definitions:
+        ctx.report(empty, "MS201", "a 1-D empty tensor: torch.cat skips such operands beside tensors of another "
+                   f"rank, MindSpore's concat refuses them; this file's cats drop them when they run ({name})",
+                   Severity.INFO)
+    args["tensors"] = cst.Call(func=emitted(ctx, name, SKIP_EMPTY_1D), args=[cst.Arg(tensors)])
+    return args
 
 
 @hook()

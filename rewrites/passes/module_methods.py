@@ -16,6 +16,13 @@ A SequentialCell runs the list of cells it was built with (``cell_list``); cells
 added later, by ``add_module`` or by attribute assignment in a subclass of
 ``nn.Sequential``, are registered (their parameters load) but never run. torch runs
 them: after the last such addition, the list is refreshed from the children.
+
+Methods with nothing to do on a Cell (the table's ``no_op`` hook) are dropped with a
+note: ``rnn.flatten_parameters()`` (cuDNN's weight layout), and ``reset_parameters()``
+called through ``super()`` or ``self`` in a subclass of a torch layer (or on a layer
+attribute, ``self.fc.reset_parameters()``) whose MindSpore counterpart draws torch's
+initial distributions when it is built (``SAME_INIT``); other layers' are marked.
+A call standing as a statement is removed; used as a value it is None.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
 from ..syntax import NOT_LITERAL, code, literal, literal_value
+from ..hooks import HOOKS
 from ..table_calls import tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
 from ..facts import lambdas_only
@@ -33,6 +41,16 @@ from ..facts import lambdas_only
 _ADDERS = ("add_module", "register_module")
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
+# torch layers whose MindSpore counterpart, built with the converted arguments, draws the
+# distributions torch's reset_parameters draws (compared in tests/differential/
+# test_torch_quirks.py): reset_parameters() while it is built changes nothing.
+# Not nn.Embedding (MindSpore: N(0, 0.01), torch: N(0, 1)).
+# Methods running while the layer is built: torch's layer __init__ calls reset_parameters.
+_BUILDING = ("__init__", "reset_parameters")
+SAME_INIT = frozenset("torch.nn." + n for n in (
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LSTM", "GRU", "RNN", "PReLU"))
 
 
 
@@ -60,6 +78,9 @@ class ModuleMethods(Pass):
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
         self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
         self.methods = tables().module_methods
+        # local class -> (the torch layer it derives from, it or a local base defines reset_parameters)
+        self._classes: dict[str, tuple[str | None, bool]] = {}
+        self._dropped: set[int] = set()  # ids of no-op calls (original nodes)
 
     # -- where we are ------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -71,6 +92,8 @@ class ModuleMethods(Pass):
         if seq:
             self._sequential_classes.add(node.name.value)
         dict_model = not seq and _is_dict_model(node, self.ctx)
+        layer, _, inherited = self._layer_base(node)
+        self._classes[node.name.value] = (layer, inherited or _defines(node, "reset_parameters"))
         self._scopes.append("seqclass" if seq else "dictclass" if dict_model else "class")
         self.cells.enter_class(node)
 
@@ -180,12 +203,90 @@ class ModuleMethods(Pass):
             self.ctx.stats.converted += 1
         return fn.with_changes(body=fn.body.with_changes(body=body))
 
+    def _layer_base(self, node: cst.ClassDef) -> tuple[str | None, bool, bool]:
+        """(the torch layer the class derives from, directly or through classes of the
+        file; whether it defines reset_parameters itself; whether a base of the file does)."""
+        layer, inherited = None, False
+        for base in node.bases:
+            if base.keyword is not None:
+                continue
+            entry = tables().lookup(self.ctx.imports.qualify(base.value) or "")
+            if entry is not None and entry.kind == "class":
+                layer = layer or entry.source
+            elif isinstance(base.value, cst.Name) and base.value.value in self._classes:
+                local_layer, defines = self._classes[base.value.value]
+                layer, inherited = layer or local_layer, inherited or defines
+        return layer, _defines(node, "reset_parameters"), inherited
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        """A dropped call standing alone: the statement goes (a ``pass`` keeps comments)."""
+        if not (len(original.body) == 1 and isinstance(original.body[0], cst.Expr)
+                and id(original.body[0].value) in self._dropped):
+            return updated
+        if any(line.comment for line in original.leading_lines) or original.trailing_whitespace.comment:
+            return updated.with_changes(body=[cst.Pass()])
+        return cst.RemovalSentinel.REMOVE
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+        """A block whose only statement was a dropped call keeps a ``pass``."""
+        if updated.body or not original.body:
+            return updated
+        return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])
+
+    def _no_op(self, original: cst.Call, updated: cst.Call, method: str):
+        """``flatten_parameters()`` anywhere; ``reset_parameters()`` where the layer is known
+        (super()/self in a subclass of a torch layer, a layer attribute of the class)."""
+        receiver = original.func.value
+        if (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
+                self.ctx.imports.qualify(original.func) is not None) or updated.args:
+            return updated
+        entry = self.methods[method]
+        note = entry.note
+        if method == "reset_parameters":
+            layer = self._reset_layer(receiver)
+            if layer is None:
+                return updated
+            fn = self.ctx.innermost(cst.FunctionDef)
+            why = ("MindSpore's layer has none and builds its parameters from other distributions than torch's"
+                   if layer not in SAME_INIT else None if fn is not None and fn.name.value in _BUILDING
+                   else "re-draws the initial values after construction; MindSpore's layer has no such method")
+            if why:
+                self.ctx.stats.unconverted += 1
+                self.ctx.mark(original, self.id, f"{layer}.reset_parameters(): {why}")
+                return updated
+            note = f"MindSpore's layer drew {layer}'s initial distributions when built: dropped"
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"{code(receiver)}.{method}(): {note}", Severity.INFO)
+        self._dropped.add(id(original))
+        return HOOKS[entry.hook].function(self.ctx, entry, {}, updated.func.value)
+
+    def _reset_layer(self, receiver) -> str | None:
+        """The torch layer whose reset_parameters ``receiver.reset_parameters()`` runs:
+        ``super()`` / ``self`` in a subclass of it (when no class of the file on the way
+        defines the method), ``self.X`` holding it; else None."""
+        cls = self.ctx.innermost(cst.ClassDef)
+        if cls is None:
+            return None
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "super":
+            layer, _, inherited = self._layer_base(cls)
+            return None if inherited else layer
+        if isinstance(receiver, cst.Name) and receiver.value == "self":
+            layer, own, inherited = self._layer_base(cls)
+            return None if own or inherited else layer
+        if (isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name)
+                and receiver.value.value == "self"):
+            entry = self.facts.layer_attributes(cls, tables()).get(receiver.attr.value)
+            return entry.source if entry is not None and entry.kind == "class" else None
+        return None
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = updated.func
         if not isinstance(func, cst.Attribute) or not isinstance(original.func, cst.Attribute):
             return updated
         method = func.attr.value
         receiver = original.func.value
+        if method in self.methods and self.methods[method].hook == "no_op":
+            return self._no_op(original, updated, method)
         if (method in ("items", "values", "keys") and not updated.args and "dictmethod" in self._scopes[-1:]
                 and isinstance(receiver, cst.Name) and receiver.value == "self"):
             # the ModuleDict's own view of its children: torch's _modules is Cell's _cells
@@ -282,6 +383,11 @@ class ModuleMethods(Pass):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
+
+
+def _defines(node: cst.ClassDef, name: str) -> bool:
+    return isinstance(node.body, cst.IndentedBlock) and any(
+        isinstance(s, cst.FunctionDef) and s.name.value == name for s in node.body.body)
 
 
 def _named_lists(nodes, ctx) -> set[str]:

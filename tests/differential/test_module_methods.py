@@ -44,6 +44,25 @@ for adder in ("add_module", "register_module"):
     case(adder, f"c = nn.Module()\nfor pair in [('a', nn.ReLU()), ('b', nn.Tanh())]:\n    c.{adder}(*pair)\n"
          "return [n for n, _ in c.named_children()]", "starred")
 
+# Methods with nothing to do on a Cell: the statement goes; the layer works as in torch
+# (flatten_parameters: cuDNN's weight layout; reset_parameters while a layer is built:
+# MindSpore drew torch's distributions already, tests/differential/test_torch_quirks.py).
+RNN = "m = nn.{}(2, 3, batch_first=True)\n"
+for kind in ("LSTM", "GRU", "RNN"):
+    CASES.append(Case("torch.nn.RNNBase.flatten_parameters", RNN.format(kind) + "m.flatten_parameters()\n"
+                      "return [(n, tuple(p.shape)) for n, p in m.named_parameters()]", (), kind.lower()))
+CASES.append(Case("torch.nn.RNNBase.flatten_parameters", RNN.format("LSTM") + "if True:\n    m.flatten_parameters()\n"
+                  "return m.flatten_parameters()", (), "value"))
+BOUND = "return tuple(c.weight.shape), bool(torch.max(torch.abs(c.weight)) <= {})"
+for form, (base, args, call, bound) in {
+        "super": ("nn.Conv2d", "4, 8, 3", "super().reset_parameters()", "36 ** -0.5"),
+        "self": ("nn.Linear", "20, 30", "self.reset_parameters()", "20 ** -0.5"),
+        "attribute": ("nn.Module", "", "self.fc = nn.Linear(50, 2)\n        self.fc.reset_parameters()", "50 ** -0.5")}.items():
+    layer = "c.fc" if form == "attribute" else "c"
+    CASES.append(Case("torch.nn.Linear.reset_parameters",
+                      f"class C({base}):\n    def __init__(self):\n        super().__init__({args})\n        {call}\n"
+                      f"c = C()\n" + BOUND.format(bound).replace("c.weight", f"{layer}.weight"), (), form))
+
 SUITE = Suite(CASES)
 
 
