@@ -301,6 +301,21 @@ def _float_scale(value: cst.BaseExpression) -> cst.BaseExpression:
     return cst.parse_expression(f"tuple(float(s) for s in {src}) if isinstance({src}, (tuple, list)) else float({src})")
 
 
+@hook()
+def cell_list_items(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``nn.ModuleList(Block(i) for i in range(n))``: torch takes any iterable, MindSpore's
+    CellList a list only (a generator raises TypeError): anything but a list display is
+    made a list. The cells go by position (CellList's keywords are not its items)."""
+    items = args.get("modules")
+    if items is None or literal_value(items) is None:
+        return cst.Call(func=ctx.reference(entry.target))
+    if isinstance(items, cst.GeneratorExp):
+        items = cst.ListComp(elt=items.elt, for_in=items.for_in)
+    elif not isinstance(items, (cst.List, cst.ListComp)):
+        items = cst.Call(func=cst.Name("list"), args=[cst.Arg(items)])
+    return cst.Call(func=ctx.reference(entry.target), args=[cst.Arg(items)])
+
+
 # -- code emitted beside the converted code -------------------------------------------
 def emitted(ctx, name: str, source: str) -> cst.Name:
     """``name``, defined once per file by ``source`` (its ``{name}``) beside the code."""
