@@ -39,6 +39,10 @@ from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_sup
 from ..facts import lambdas_only
 
 _ADDERS = ("add_module", "register_module")
+# (name, value) methods whose Cell counterpart takes the two by position, and the
+# keywords torch names them by
+_PAIR_METHODS = {"add_module": ("name", "module"), "register_module": ("name", "module"),
+                 "register_parameter": ("name", "param")}
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
 # torch layers whose MindSpore counterpart, built with the converted arguments, draws the
@@ -295,27 +299,28 @@ class ModuleMethods(Pass):
             return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
-        if method not in (*_TREE_METHODS, *_ADDERS):
+        if method not in (*_TREE_METHODS, *_PAIR_METHODS):
             return updated
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated  # a module's function, not a layer's method
         if self.ctx.imports.qualify(original.func) is not None:
             return updated
         new_receiver = func.value
-        if method in _ADDERS:
+        if method in _PAIR_METHODS:
+            pair = _PAIR_METHODS[method]
             if len(updated.args) == 1 and updated.args[0].star == "*":  # add_module(*pair): same order
                 self.ctx.stats.converted += 1
                 return updated.with_changes(func=func.with_changes(attr=self._target(method)))
             if len(updated.args) != 2 or any(a.star for a in updated.args):
-                self.ctx.report(original, self.id, f".{method}(): expected (name, module)", Severity.INFO)
+                self.ctx.report(original, self.id, f".{method}(): expected {pair}", Severity.INFO)
                 return updated
             args = [a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT) for a in updated.args]
             if any(a.keyword is not None for a in updated.args):
-                by_name = {a.keyword.value if a.keyword else ("name", "module")[i]: a for i, a in enumerate(updated.args)}
-                if set(by_name) != {"name", "module"}:
+                by_name = {a.keyword.value if a.keyword else pair[i]: a for i, a in enumerate(updated.args)}
+                if set(by_name) != set(pair):
                     return updated
-                args = [by_name["name"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
-                        by_name["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+                args = [by_name[pair[0]].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
+                        by_name[pair[1]].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
                 args[1] = args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             self.ctx.stats.converted += 1
             return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)

@@ -44,6 +44,12 @@ for adder in ("add_module", "register_module"):
     case(adder, f"c = nn.Module()\nfor pair in [('a', nn.ReLU()), ('b', nn.Tanh())]:\n    c.{adder}(*pair)\n"
          "return [n for n, _ in c.named_children()]", "starred")
 
+for form, call in {"positional": "c.register_parameter('w', nn.Parameter(torch.ones(2, 3)))",
+                   "keyword": "c.register_parameter(name='w', param=nn.Parameter(torch.ones(2, 3)))",
+                   "none": "c.register_parameter('w', None)"}.items():
+    case("register_parameter", f"c = nn.Module()\n{call}\n"
+         "return [(n, tuple(p.shape)) for n, p in c.named_parameters()], c.w is None", form)
+
 # Methods with nothing to do on a Cell: the statement goes; the layer works as in torch
 # (flatten_parameters: cuDNN's weight layout; reset_parameters while a layer is built:
 # MindSpore drew torch's distributions already, tests/differential/test_torch_quirks.py).
