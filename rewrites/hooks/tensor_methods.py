@@ -160,8 +160,16 @@ def _fresh(node: cst.BaseExpression) -> bool:
         return False
     func = node.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in _FRESH and all(name_chain(a.value) or literal_value(a.value) is not NOT_LITERAL
-                                  or isinstance(a.value, cst.Tuple) for a in node.args)
+    return name in _FRESH and all(_plain(a.value) for a in node.args)
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    """An argument of a fresh tensor's creation: names, literals, shapes, ``-np.inf``, and
+    other fresh tensors (``full_like(zeros(n, n), -inf)``: whisper's causal mask)."""
+    if isinstance(node, cst.UnaryOperation):
+        return _plain(node.expression)
+    return (name_chain(node) or literal_value(node) is not NOT_LITERAL or isinstance(node, cst.Tuple)
+            or _fresh(node))
 
 
 def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:

@@ -656,6 +656,8 @@ for name, other in (("fmod", "b"), ("remainder", "b"), ("atan2", "b"), ("hypot",
 for name in ("triu_", "tril_"):  # open_clip's causal mask: torch.empty(n, n).fill_(-inf).triu_(1)
     forms(f"Tensor.{name}", "diagonal=1", (X,), req=0)
     case(f"Tensor.{name}", f"m = torch.ones(4, 4)\n        m.{name}(1)\n        return m", (), "statement")
+    # on a fresh tensor built from another (whisper's causal mask): the out-of-place op
+    case(f"Tensor.{name}", f"return torch.empty(4, 4).fill_(-1e9).{name}(1)", (), "fresh-chain")
 forms("Tensor.clamp_min_", "min=-0.5", (X,))
 forms("Tensor.clamp_max_", "max=0.5", (X,))
 forms("Tensor.lerp_", "end=b, weight=0.3", (X, Y))
