@@ -141,7 +141,8 @@ def plainly_not_tensor(expr: cst.BaseExpression, ctx) -> bool:
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.List,
                          cst.Dict, cst.Set, cst.Integer, cst.Float, cst.ListComp, cst.DictComp)):
         return True
-    if isinstance(expr, cst.Name) and (expr.value in ctx.imports.bindings or expr.value == "self"):
+    if isinstance(expr, cst.Name) and (expr.value in ctx.imports.bindings or expr.value in ctx.imports.relative
+                                       or expr.value == "self"):
         return True
     if isinstance(expr, cst.Attribute):
         # self.args.device, self.config.x: attribute chains two deep off self are config

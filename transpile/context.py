@@ -130,6 +130,8 @@ class FileContext:
         else:
             candidates = [target_module, f"_{target_module}"]
         for name in candidates:
+            if name in self.imports.relative:  # the package's own name (from . import ops)
+                continue
             if name not in self.imports.bindings or self.imports.bindings[name] == target_module:
                 self.new_imports[name] = target_module
                 return name

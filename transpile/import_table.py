@@ -34,6 +34,7 @@ class ImportTable:
 
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
+        self.relative: set[str] = set()  # names bound by relative imports (the package's own)
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -48,7 +49,16 @@ class ImportTable:
                     root = full.split(".")[0]
                     self.bindings[root] = root
             return
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if isinstance(node.names, cst.ImportStar):
+            return
+        if node.relative:
+            # ``from . import initialization as init``: a name of the package's own (not a
+            # tensor, not torch's init), kept apart: qualify() resolves imported names only
+            for alias in node.names:
+                name = alias.name.value if isinstance(alias.name, cst.Name) else dotted_name(alias.name)
+                self.relative.add(alias.asname.name.value if alias.asname is not None else name)
+            return
+        if node.module is None:
             return
         module = dotted_name(node.module)
         if module is None:
