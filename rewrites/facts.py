@@ -83,6 +83,22 @@ class FileFacts:
             return frozenset(found)
         return self._once("tensor_attributes", class_node, compute)
 
+    def registered_buffers(self, class_node: cst.ClassDef) -> dict:
+        """``self.register_buffer("X", t, persistent=p)`` in the class (nested classes left
+        out): X -> the ``persistent`` argument as written (None: torch's default True)."""
+        def compute():
+            found: dict = {}
+            for node in self.nodes(class_node, (cst.Call,), _not_a_class):
+                f = node.func
+                if not (isinstance(f, cst.Attribute) and f.attr.value == "register_buffer" and _self_attribute(f)
+                        and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+                    continue
+                persistent = next((a.value for a in node.args if a.keyword and a.keyword.value == "persistent"),
+                                  node.args[2].value if len(node.args) > 2 and not node.args[2].keyword else None)
+                found[node.args[0].value.evaluated_value] = persistent
+            return found
+        return self._once("registered_buffers", class_node, compute)
+
     def forward_helpers(self, class_node: cst.ClassDef) -> frozenset[str]:
         """Methods of the class that forward/construct calls on ``self``, directly or through
         each other (``self.features(x)``, ``self._forward_impl(x)``): their parameters take

@@ -85,6 +85,7 @@ class ModuleMethods(Pass):
         # local class -> (the torch layer it derives from, it or a local base defines reset_parameters)
         self._classes: dict[str, tuple[str | None, bool]] = {}
         self._dropped: set[int] = set()  # ids of no-op calls (original nodes)
+        self._buffers: list[dict] = []  # per class: registered buffer -> its persistent argument
 
     # -- where we are ------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -99,10 +100,12 @@ class ModuleMethods(Pass):
         layer, _, inherited = self._layer_base(node)
         self._classes[node.name.value] = (layer, inherited or _defines(node, "reset_parameters"))
         self._scopes.append("seqclass" if seq else "dictclass" if dict_model else "class")
+        self._buffers.append(self.facts.registered_buffers(node))
         self.cells.enter_class(node)
 
     def leave_ClassDef(self, original, updated):
         kind = self._scopes.pop()
+        self._buffers.pop()
         self.cells.leave_class()
         if kind != "dictclass":
             return updated
@@ -120,6 +123,9 @@ class ModuleMethods(Pass):
         """``self.path = nn.ModuleList()`` filled only by ``add_module("pad", ...)`` and read
         as ``self.path.pad``: a namespace of named children, a plain Cell (a CellList's
         children are found by index in GRAPH mode)."""
+        buffer = self._buffer_write(original, updated)
+        if buffer is not None:
+            return buffer
         if not self._namespaces or len(original.targets) != 1:
             return updated
         if code(original.targets[0].target) not in self._namespaces[-1]:
@@ -129,6 +135,29 @@ class ModuleMethods(Pass):
             return updated
         self.ctx.stats.converted += 1
         return updated.with_changes(value=cst.Call(func=self.ctx.reference("mindspore.nn.Cell")))
+
+    def _buffer_write(self, original: cst.Assign, updated: cst.Assign):
+        """``self.rel = t`` where the class registered ``rel`` as a buffer: torch updates the
+        buffer, MindSpore's Cell refuses a plain tensor for a buffer's name (TypeError), so
+        it is registered again, with the persistence it was registered with (timm's ConViT
+        recomputes its relative indices in forward)."""
+        if not self._buffers or not self._scopes or self._scopes[-1] not in ("def", "dictmethod") \
+                or len(original.targets) != 1:
+            return None
+        target = original.targets[0].target
+        name = target.attr.value if (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                                     and target.value.value == "self") else None
+        if name not in self._buffers[-1] or literal_value(original.value) is None:
+            return None
+        args = [cst.Arg(cst.SimpleString(repr(name))), cst.Arg(updated.value)]
+        persistent = self._buffers[-1][name]
+        if persistent is not None:
+            args.append(cst.Arg(persistent, keyword=cst.Name("persistent"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"self.{name} is a registered buffer: assigned by register_buffer "
+                        "(a MindSpore Cell refuses a plain tensor under a buffer's name)", Severity.INFO)
+        return cst.Expr(cst.Call(func=cst.parse_expression("self.register_buffer"), args=args))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.cells.enter_function(node)

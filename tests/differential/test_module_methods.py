@@ -69,6 +69,20 @@ for form, (base, args, call, bound) in {
                       f"class C({base}):\n    def __init__(self):\n        super().__init__({args})\n        {call}\n"
                       f"c = C()\n" + BOUND.format(bound).replace("c.weight", f"{layer}.weight"), (), form))
 
+# a registered buffer assigned again (timm's ConViT recomputes its indices in forward):
+# torch updates the buffer; the converted code registers it again, persistence kept
+BUFFER = ("class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.register_buffer('rel', torch.zeros(1, 2){})\n"
+          "    def forward(self, x):\n        if self.rel.shape[1] != x.shape[1]:\n"
+          "            self.rel = torch.ones(1, x.shape[1])\n        return x + self.rel\n"
+          "b = B()\nreturn b(torch.ones(2, 3)), sorted(n for n, _ in b.named_buffers()), sorted(b.state_dict())")
+for form, persistent in {"non-persistent": ", persistent=False", "persistent": "", "positional": ", None, False"}.items():
+    if form == "positional":
+        body = BUFFER.replace("torch.zeros(1, 2){}", "torch.zeros(1, 2), False")
+    else:
+        body = BUFFER.format(persistent)
+    CASES.append(Case("torch.nn.Module.register_buffer", body, (), form))
+
 SUITE = Suite(CASES)
 
 
