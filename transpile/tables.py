@@ -17,7 +17,7 @@ KINDS = ("class", "function", "method", "attribute", "module_method")
 _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
-    "tensor_result", "call_casts", "call_hook", "tensor_only", "call_rename", "call_drop",
+    "tensor_result", "call_casts", "call_hook", "tensor_only", "call_rename", "call_drop", "called_as",
 }
 
 
@@ -52,6 +52,8 @@ class ApiEntry:
               where the receiver is not proven a tensor (with a note).
     call_hook: for layers, a hook rewriting each CALL of the built layer (its result
               differs: MultiheadAttention with need_weights=False).
+    called_as: for an attribute (a type), the entry its CALLS convert as (torch.Tensor(...)
+              is torch.FloatTensor(...); the name alone stays the type).
     """
 
     source: str
@@ -77,6 +79,7 @@ class ApiEntry:
     call_rename: Mapping[str, str] = field(default_factory=dict)
     call_drop: tuple[str, ...] = ()
     tensor_only: bool = False
+    called_as: str | None = None
     table: str = ""  # the table file's stem: its hooks live in rewrites/hooks/<table>.py
 
     @property

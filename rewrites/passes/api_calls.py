@@ -59,6 +59,8 @@ class ApiCalls(Pass):
         if qual is None:
             return updated
         entry = self.tables.lookup(qual)
+        if entry is not None and entry.called_as:  # torch.Tensor(...) converts as torch.FloatTensor(...)
+            entry = self.tables.lookup(entry.called_as)
         if entry is None and qual in self.tables.modules:
             return updated
         if any(a.star for a in updated.args) and (factory_possible(entry) or converted_at_run_time(entry, original)):

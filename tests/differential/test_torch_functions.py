@@ -705,6 +705,11 @@ for name, data in {"FloatTensor": "[1.5, -2.0]", "DoubleTensor": "[[1.0, 2.5], [
     case(api, f"{api}(a)", ([1, 0, 1],), "variable_data")
     case(api, f"t = {api}()\n        return t.shape, t.dtype", (), "empty")
 
+# torch.Tensor called is torch.FloatTensor (float32 data, or sizes); the name alone a type
+case("torch.Tensor", "torch.Tensor([1, 2])", (), "data")
+case("torch.Tensor", "t = torch.Tensor(2, 3)\n        return t.shape, t.dtype", (), "sizes")
+case("torch.Tensor", "t = torch.Tensor()\n        return t.shape, t.dtype", (), "empty")
+
 # tensor_only methods on receivers the converter cannot prove to be tensors (a plain
 # helper's parameters): converted anyway, since no other kind of value has them.
 for api, code in {"Tensor.size": "a.size(1)", "Tensor.dim": "a.dim()", "Tensor.view": "a.view(4, 3)",
