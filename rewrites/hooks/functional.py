@@ -132,11 +132,42 @@ def f_instance_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpre
     return target_call(ctx, "mindspore.ops.group_norm", out, (x,))
 
 
+# F.batch_norm without running statistics (timm's ScaledStdConv2d standardises its weight
+# so): the batch's own statistics, over every axis but the channels (axis 1), biased
+# variance, as torch does; weight and bias broadcast along the channels.
+BATCH_STATS_NORM = """def {name}(input, weight=None, bias=None, eps=1e-5):
+    \"\"\"torch.nn.functional.batch_norm with no running statistics: normalised by the
+    batch's own mean and biased variance per channel (transpile MS201).\"\"\"
+    axes = (0,) + tuple(range(2, input.ndim))
+    mean = input.mean(axes, keep_dims=True)
+    centred = input - mean
+    out = centred / {ops}.sqrt((centred * centred).mean(axes, keep_dims=True) + eps)
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+"""
+
+
 @hook()
-def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
-    """F.batch_norm: ops.batch_norm needs weight and bias tensors (torch: None = 1 and 0)."""
+def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """F.batch_norm: ops.batch_norm needs weight and bias tensors (torch: None = 1 and 0).
+    With both running statistics literally None (torch then needs training=True), an
+    emitted function normalises by the batch's statistics."""
     out = dict(args)
     mean = out.get("running_mean")
+    if (mean is None or literal_value(mean) is None) and literal_value(out.get("running_var", literal(None))) is None:
+        from .nn_layers import _modules, emitted
+
+        training = out.get("training")
+        if training is not None and literal_value(training) is False:
+            raise Unconvertible("running_mean/running_var are None with training=False (torch raises)")
+        _, ops_, _ = _modules(ctx)
+        fn = emitted(ctx, "_torch_batch_norm_batch_stats", BATCH_STATS_NORM.replace("{ops}", ops_))
+        kept = {k: out[k] for k in ("weight", "bias", "eps") if k in out}
+        return keyword_call(fn, {"input": out["input_x"], **kept})
     if mean is None or literal_value(mean) is None or literal_value(out.get("running_var", literal(None))) is None:
         raise Unconvertible("running_mean/running_var are None: ops.batch_norm needs running statistics")
     for name, fill in (("weight", "mindspore.ops.ones_like"), ("bias", "mindspore.ops.zeros_like")):

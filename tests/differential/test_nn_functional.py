@@ -134,6 +134,12 @@ case("batch_norm", "F.batch_norm(a, b, c, training=True)", (X2, RM, RV), "traini
 # statistics chosen at run time (timm's BatchNormAct2d), weight and bias given
 case("batch_norm", "training = False\n        return F.batch_norm(a, b if not training else None, c if not training else None,"
      " d, e, training, 0.1, 1e-5)", (X2, RM, RV, G4, B4), "conditional-statistics")
+# no running statistics: the batch's own (timm's ScaledStdConv2d standardises its weight so)
+case("batch_norm", "F.batch_norm(a, None, None, training=True)", (X2,), "batch-statistics", atol=1e-4)
+case("batch_norm", "F.batch_norm(a, None, None, b, c, True, 0.0, 1e-3)", (X2, G4, B4), "batch-statistics-affine",
+     atol=1e-4)
+case("batch_norm", "F.batch_norm(a.reshape(1, 4, -1), None, None, training=True, momentum=0., eps=1e-6).reshape_as(a)",
+     (X2,), "weight-standardisation", atol=1e-4)
 forms("group_norm", "input=a, num_groups=2, weight=b, bias=c, eps=1e-3", (X2, G4, B4), req=2)
 forms("layer_norm", "input=a, normalized_shape=[8], weight=b, bias=c, eps=1e-3", (X2, arr(8), arr(8)), req=2,
       extra=("a, (8,), eps=1e-5",))
@@ -361,7 +367,7 @@ UNCONVERTED = [
     ("F.multi_margin_loss(x, y, margin=0.5)", "integer margin"),
     ("F.embedding(x, w, max_norm=1.0)", "renormalising"),
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
-    ("F.batch_norm(x, None, None, training=True)", "running statistics"),
+    ("F.batch_norm(x, None, None, training=False)", "torch raises"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
     ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
     ("F.local_response_norm(x, 4)", "odd"),
