@@ -314,9 +314,16 @@ def _left_as_is(new: cst.BaseExpression) -> bool:
 MOVES_ONLY = frozenset({"cpu", "cuda"})
 
 
+# keywords only torch's tensor methods take (numpy, pandas and jax say axis=/keepdims=)
+TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
+
+
 def _tensor_only(entry, call: cst.Call) -> bool:
-    """A method only tensors have (the table's ``tensor_only``); ``view`` only with sizes
+    """A method only tensors have (the table's ``tensor_only``), or any method called with
+    a keyword only torch's take (``branch(x).squeeze(dim=1)``); ``view`` only with sizes
     (numpy's ``view`` takes a dtype)."""
+    if any(a.keyword is not None and a.keyword.value in TORCH_KEYWORDS for a in call.args):
+        return True
     if not entry.tensor_only:
         return False
     return not any(looks_like_dtype(a.value) for a in call.args)

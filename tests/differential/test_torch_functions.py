@@ -719,6 +719,10 @@ for api, code in {"Tensor.size": "a.size(1)", "Tensor.dim": "a.dim()", "Tensor.v
                   "Tensor.narrow": "a.narrow(0, 1, 2)", "Tensor.new_zeros": "a.new_zeros(2, 3)",
                   "Tensor.unbind": "a.unbind(1)"}.items():
     case(api, code, (X,), "unknown_receiver", method="helper")
+# any method with a keyword only torch takes (dim=, keepdim=) on such a receiver
+for api, code in {"Tensor.squeeze": "a[:1].squeeze(dim=0)", "Tensor.sum": "a.sum(dim=0, keepdim=True)",
+                  "Tensor.mean": "a.mean(dim=1)"}.items():
+    case(api, code, (X,), "torch_keyword_receiver", method="helper")
 
 # -- complex numbers (LLaMA's rotary embeddings) -------------------------------------------
 CX = (arr(3, 4) + 1j * arr(3, 4)).astype("complex64")
