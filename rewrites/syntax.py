@@ -183,3 +183,18 @@ def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = 
     if receiver is not None:
         args = {entry.receiver or "input": receiver, **args}
     return target_call(ctx, target or entry.target, args)
+
+
+# -- code emitted beside the converted code -------------------------------------------
+def emitted(ctx, name: str, source: str) -> cst.Name:
+    """``name``, defined once per file by ``source`` (its ``{name}``) beside the code
+    (``ctx.definitions``; MS205 inserts them after the imports)."""
+    import black
+
+    ctx.definitions.setdefault(name, black.format_str(source.replace("{name}", name), mode=black.Mode()))
+    return cst.Name(name)
+
+
+def module_spellings(ctx) -> tuple[str, str, str]:
+    """How the file spells mindspore, mindspore.ops and mindspore.nn (imports requested)."""
+    return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))

@@ -5,7 +5,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain,
+                      operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
@@ -159,12 +160,10 @@ def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] |
     out = dict(args)
     mean = out.get("running_mean")
     if (mean is None or literal_value(mean) is None) and literal_value(out.get("running_var", literal(None))) is None:
-        from .nn_layers import _modules, emitted
-
         training = out.get("training")
         if training is not None and literal_value(training) is False:
             raise Unconvertible("running_mean/running_var are None with training=False (torch raises)")
-        _, ops_, _ = _modules(ctx)
+        _, ops_, _ = module_spellings(ctx)
         fn = emitted(ctx, "_torch_batch_norm_batch_stats", BATCH_STATS_NORM.replace("{ops}", ops_))
         kept = {k: out[k] for k in ("weight", "bias", "eps") if k in out}
         return keyword_call(fn, {"input": out["input_x"], **kept})

@@ -5,7 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, target_call
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call
 from ..value_transforms import as_tuple
 from .registry import hook
 
@@ -192,7 +192,7 @@ def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | c
     affine = {k: out.pop(k) for k in ("elementwise_affine", "bias") if k in out}
     several = isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) != 1  # (3, dim) too
     if several or any(literal_value(a) is not True for a in affine.values()):
-        ms_, ops_, nn_ = _modules(ctx)
+        ms_, ops_, nn_ = module_spellings(ctx)
         source = LAYER_NORM.replace("{nn}", nn_).replace("{ms}", ms_).replace("{ops}", ops_)
         cell = emitted(ctx, "_torch_LayerNorm_parts", source)
         return keyword_call(cell, {"normalized_shape": shape, **out, **affine})
@@ -317,24 +317,11 @@ def cell_list_items(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpre
 
 
 # -- code emitted beside the converted code -------------------------------------------
-def emitted(ctx, name: str, source: str) -> cst.Name:
-    """``name``, defined once per file by ``source`` (its ``{name}``) beside the code."""
-    import black
-
-    ctx.definitions.setdefault(name, black.format_str(source.replace("{name}", name), mode=black.Mode()))
-    return cst.Name(name)
-
-
-def _modules(ctx) -> tuple[str, str, str]:
-    """How the file spells mindspore, mindspore.ops and mindspore.nn (imports requested)."""
-    return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))
-
-
 def _function_cell(ctx, layer: str, function: str, args: dict[str, Any], name: str | None = None) -> cst.Call:
     """``layer`` computes ``function(input, **its arguments)``: a Cell emitted beside the
     code keeps the (converted) arguments and calls the function. GRAPH mode takes the
     keyword dict as a constant, Tensors in it too."""
-    _, _, nn_ = _modules(ctx)
+    _, _, nn_ = module_spellings(ctx)
     source = (f"class {{name}}({nn_}.Cell):\n"
               f'    """{layer} as a Cell calling {function} with the layer\'s arguments (transpile MS201)."""\n\n'
               f"    def __init__(self, **kwargs):\n        super().__init__()\n        self.kwargs = kwargs\n\n"
@@ -421,7 +408,7 @@ BICUBIC = """def {name}(input, size=None, scale_factor=None, align_corners=False
 def _bicubic(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     """F.interpolate / nn.Upsample with mode='bicubic': the composition above, emitted
     beside the code (a function; for a layer, a Cell calling it)."""
-    ms_, ops_, _ = _modules(ctx)
+    ms_, ops_, _ = module_spellings(ctx)
     function = emitted(ctx, "_torch_interpolate_bicubic", BICUBIC.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
     kwargs = {k: v for k, v in args.items() if k not in ("input", "mode")}
     if entry.kind == "class":

@@ -11,7 +11,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call
+from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call, emitted
 from .registry import hook
 
 
@@ -168,8 +168,6 @@ def cat_operands(ctx, entry, args, receiver) -> dict:
     ...: a file fact), the operands of each cat go through ``_skip_empty_1d`` when it
     runs, unless they are one literal operand. The note is reported once, at the first
     such tensor."""
-    from .nn_layers import emitted
-
     facts = getattr(ctx, "facts", None)
     empty = facts.empty_1d_tensor() if facts is not None else None
     tensors = args.get("tensors")

@@ -25,8 +25,7 @@ from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL
-from ..hooks.nn_layers import emitted
-from ..syntax import code
+from ..syntax import code, emitted
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"

@@ -17,7 +17,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..hooks.nn_layers import emitted
+from ..syntax import emitted
 
 HELPER = "_torch_device_type"
 HELPER_SOURCE = '''

@@ -36,7 +36,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
-from ..syntax import NOT_LITERAL, Unconvertible, code, literal_value, operand_code, repeatable
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal_value, module_spellings, operand_code, repeatable
 from .layer_values import _after_imports
 
 # The packages this pass converts from (rewrites/__init__.py and the imports pass add them
@@ -412,13 +412,9 @@ class EinopsLowering(Pass):
             result = self._lower(qual, updated)
         except Unconvertible as why:
             if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
-                spelled = {"{base}": BACKEND_BASE, "{ms}": "mindspore.Tensor",
-                           "{ops}": "mindspore.ops.reshape"}
-                backend = BACKEND
-                for key, target in spelled.items():  # the module part of each reference
-                    ref = code(self.ctx.reference(target))
-                    backend = backend.replace(key, ref if key == "{base}" else ref.rsplit(".", 1)[0])
-                self._helper(BACKEND_NAME, backend)
+                ms_, ops_, _ = module_spellings(self.ctx)
+                base = code(self.ctx.reference(BACKEND_BASE))
+                self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_))
                 self.ctx.stats.converted += 1
                 self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
                                 "MindSpore backend emitted beside the code (PYNATIVE only)", Severity.INFO)
