@@ -21,7 +21,8 @@ from .tensor_inference import TensorScope, forward_params, is_tensor, named_para
 
 # The node types the index lists (scopes are always listed).
 INDEXED = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Call, cst.For, cst.WithItem, cst.NamedExpr,
-           cst.ExceptHandler, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.Return, cst.Subscript)
+           cst.ExceptHandler, cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.Return, cst.Subscript,
+           cst.SimpleString)
 
 _PARAMETER_CLASSES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 LIST_TYPES = frozenset({"list", "List", "MutableSequence"})
@@ -228,6 +229,15 @@ class FileFacts:
                         targets.extend(e.value for e in t.elements)
             return frozenset(names)
         return self._once("assigned_attributes", self.module, compute)
+
+    def string_literals(self) -> frozenset[str]:
+        """The values of the file's plain string literals: the names code may look up at
+        run time (``getattr(torch.nn, config.norm_class_name)`` with ``"LayerNorm"`` in a
+        config default)."""
+        def compute():
+            found = (literal_value(node) for node in self.nodes(self.module, (cst.SimpleString,)))
+            return frozenset(v for v in found if type(v) is str)
+        return self._once("string_literals", self.module, compute)
 
     def empty_1d_tensor(self) -> cst.Call | None:
         """The first call of the file that makes a 1-D empty tensor (shape ``(0,)``):

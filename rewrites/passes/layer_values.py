@@ -16,6 +16,11 @@ A torch function called with ``*args``/``**kwargs`` that cannot be matched to it
 parameters where it is written (``torch.zeros(1, dim, **dd)``) has its arguments
 converted the same way when it runs.
 
+``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU`` used as a value. A name known only
+at run time (``getattr(torch.nn, config.norm_class_name)``) becomes a lookup in the
+converted values of the names the file writes as strings (a config's defaults); a
+module with no such name is left, marked and counted unconverted.
+
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
 layer, a subclass without ``__init__`` gets one that converts at run time, and
@@ -31,7 +36,7 @@ from transpile.passes import Example, Pass
 from transpile.walk import read
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, bind, code, literal
+from ..syntax import Unconvertible, bind, code, literal, literal_value
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
 from ..value_transforms import TRANSFORMS
@@ -398,6 +403,9 @@ class LayerValues(Pass):
         return self._classes[-1]
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        looked_up = self._torch_getattr(original, updated)
+        if looked_up is not None:
+            return looked_up
         if any(a.star for a in original.args):
             entry = self._entry(original.func)
             if factory_possible(entry):  # nn.Conv2d(cin, cout, bias=False, **kwargs): ApiCalls left it
@@ -420,6 +428,54 @@ class LayerValues(Pass):
             return self._runtime_call(entry, updated, updated.func)
         self.ctx.stats.converted += 1
         return result.with_changes(func=updated.func)
+
+    def _torch_getattr(self, original: cst.Call, updated: cst.Call):
+        """``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU``. With a name known only at
+        run time (``getattr(torch.nn, config.norm_class_name)``) it becomes a lookup in
+        the converted values of the names the file spells as strings and the module has
+        (``{"LayerNorm": _torch_LayerNorm, "RMSNorm": nn.RMSNorm}[...]``): the
+        values a config can hold are written in the file, as defaults or comparisons."""
+        if not (isinstance(original.func, cst.Name) and original.func.value == "getattr" and len(original.args) == 2
+                and not any(a.star or a.keyword for a in original.args)):
+            return None
+        module = self.ctx.imports.qualify(original.args[0].value)
+        if module is None or module.split(".")[0] not in self.tables.source_roots:
+            return None
+        name = literal_value(original.args[1].value)
+        if type(name) is str:
+            value = self._converted_value(f"{module}.{name}")
+            if value is None:
+                return self._unconverted_lookup(original, updated, f"{module}.{name} has no MindSpore counterpart here")
+            self.ctx.stats.converted += 1
+            return value
+        values = {n: v for n in sorted(self.facts.string_literals()) if n.isidentifier()
+                  and (v := self._converted_value(f"{module}.{n}")) is not None}
+        if not values:
+            return self._unconverted_lookup(original, updated, f"an attribute of {module} named at run time")
+        self.ctx.stats.converted += 1
+        table = cst.Dict([cst.DictElement(cst.SimpleString(repr(n)), v) for n, v in values.items()])
+        return cst.Subscript(table, [cst.SubscriptElement(cst.Index(updated.args[1].value))])
+
+    def _unconverted_lookup(self, original: cst.Call, updated: cst.Call, why: str):
+        self.ctx.stats.unconverted += 1
+        self.ctx.mark(original, self.id, f"getattr kept torch: {why}")
+        return updated
+
+    def _converted_value(self, qual: str):
+        """The converted expression standing for the torch class or function ``qual``
+        used as a value, or None."""
+        entry = self.tables.lookup(qual)
+        if entry is None or entry.kind not in ("class", "function") or entry.unsupported or not entry.target:
+            return None
+        if factory_possible(entry, functions=entry.kind == "function"):
+            name = factory_name(entry)
+            self.needed[name] = entry
+            if entry.kind == "function":
+                self.callers.add(name)
+            return cst.Name(name)
+        if entry.hook or entry.target.startswith("."):
+            return None
+        return self.ctx.reference(entry.target)
 
     def _function_entry(self, call: cst.Call):
         qual = self.ctx.imports.qualify(call.func)

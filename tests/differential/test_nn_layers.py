@@ -65,6 +65,17 @@ def module(name: str, init: str, forward: str, *, args: str = "x") -> str:
     )
 
 
+# layer classes looked up by name: getattr(torch.nn, <known at run time>) and a literal name
+GETATTR_LAYERS = (
+    "class _Val6(nn.Module):\n"
+    "    def __init__(self, norm_name):\n"
+    "        super().__init__()\n"
+    "        self.norm = getattr(torch.nn, norm_name)(4, eps=1e-6)\n"
+    "        self.act = getattr(nn, 'GELU')()\n\n"
+    "    def forward(self, x):\n"
+    "        return self.act(self.norm(x))\n")
+
+
 def unpool_inputs(dims: int) -> tuple[Input, Input]:
     """Pooled values and valid max-pool indices (kernel 2, stride 2) for MaxUnpool*d."""
     import numpy as np
@@ -534,6 +545,9 @@ CASES: list[LayerCase] = [
         "        self.act = act(**{'inplace': True})\n\n"
         "    def forward(self, x):\n"
         "        return self.act(self.norm(x))\n")),
+    # getattr(torch.nn, name): a literal name, and a name known at run time (config values)
+    C("_Val6('LayerNorm')", (randn(2, 3, 4),), primary="torch.nn.LayerNorm", prelude=GETATTR_LAYERS),
+    C("_Val6('BatchNorm1d')", (randn(2, 4, 3),), primary="torch.nn.BatchNorm1d", prelude=GETATTR_LAYERS),
     C("_Att1()", (randn(2, 5, 8),), primary="torch.nn.MultiheadAttention", prelude=module(
         "_Att1", "self.attn = nn.MultiheadAttention(8, 2, batch_first=True)",
         "self.attn(x, x, x, need_weights=False)[0] * (self.attn(x, x, x, need_weights=False)[1] is None)")),

@@ -32,6 +32,11 @@ CASES = [
          (arr(2, 3), arr(2, 2)), "partial-value"),
     Case("torch.nn.functional.softmax", "f = F.softmax\n        return f(a, dim=0), f(a, 1)", (arr(2, 3),), "value"),
     Case("torch.sum", "return list(map(torch.sum, (a, b)))", (arr(2, 3), arr(4)), "map-value"),
+    # getattr on a torch module: a literal name, and names known only at run time
+    Case("torch.nn.functional.softmax", "return getattr(F, 'softmax')(a, dim=0)", (arr(2, 3),), "getattr-literal"),
+    Case("torch.nn.functional.softmax",
+         "names = ['softmax', 'log_softmax']\n        return [getattr(F, n)(a, 1) for n in names]", (arr(2, 3),),
+         "getattr-run-time"),
 ]
 SUITE = Suite(CASES)
 
