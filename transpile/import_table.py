@@ -29,6 +29,30 @@ def build_dotted(name: str) -> cst.BaseExpression:
     return node
 
 
+class _LocalImports(cst.CSTVisitor):
+    """The imports inside function bodies."""
+
+    def __init__(self, table: "ImportTable") -> None:
+        self.table = table
+        self.depth = 0
+
+    def visit_FunctionDef(self, node) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, node) -> None:
+        self.depth -= 1
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        if self.depth:
+            self.table.add(node)
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if self.depth:
+            self.table.add(node)
+        return False
+
+
 class ImportTable:
     """Binding name -> qualified name, for every import seen so far."""
 
@@ -89,6 +113,14 @@ class ImportTable:
                         scan(handler.body.body)
 
         scan(module.body)
+        # Lazy imports inside functions (``import torch`` in a config method, to load
+        # faster) bind names the function's code uses as the module's own would; a name
+        # the module binds at its level keeps that binding.
+        local = cls()
+        module.visit(_LocalImports(local))
+        for name, qual in local.bindings.items():
+            table.bindings.setdefault(name, qual)
+        table.relative |= local.relative - table.bindings.keys()
         return table
 
     def qualify(self, node: cst.BaseExpression) -> str | None:

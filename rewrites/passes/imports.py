@@ -74,6 +74,7 @@ class Imports(Pass):
         self.exported: set[str] = set()  # names listed in __all__
         self._reexport = False  # the import line being converted re-exports on purpose
         self._import_fallback = 0  # inside a try whose handler catches ImportError
+        self._function_depth = 0
 
     def visit_Module(self, node: cst.Module) -> None:
         uses = _NameUses()
@@ -96,6 +97,21 @@ class Imports(Pass):
 
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
+
+    def visit_FunctionDef(self, node) -> None:
+        self._function_depth += 1
+
+    def leave_FunctionDef(self, original, updated):
+        self._function_depth -= 1
+        return updated
+
+    def _moved_to_module(self, binding: str, module: str) -> bool:
+        """The converted import of a MindSpore module inside a function goes to the
+        module's level: ImportTable reads lazy imports as bindings of the whole file, so a
+        converted call in another function may use the name too."""
+        if self._function_depth:
+            self.ctx.new_imports.setdefault(binding, module)
+        return bool(self._function_depth)
 
     def visit_Try(self, node: cst.Try) -> None:
         if _catches_import_error(node):
@@ -142,7 +158,8 @@ class Imports(Pass):
             elif self._unused(binding):
                 continue
             elif alias.asname and qual in self.modules and "." in qual:
-                names.append(alias.with_changes(name=build_dotted(self.modules[qual])))
+                if not self._moved_to_module(binding, self.modules[qual]):
+                    names.append(alias.with_changes(name=build_dotted(self.modules[qual])))
             else:
                 self._keep(binding, qual, node)
                 names.append(alias)
@@ -160,7 +177,8 @@ class Imports(Pass):
             if self._unused(binding):
                 continue
             if qual in self.modules:
-                moved.append(import_statement(binding, self.modules[qual]))
+                if not self._moved_to_module(binding, self.modules[qual]):
+                    moved.append(import_statement(binding, self.modules[qual]))
             elif (target := self._reexport_target(binding, qual)) is not None:
                 moved.append(target)
             else:
