@@ -3,7 +3,7 @@ defined in ``hooks/X.py``, or imported there when two tables share it (``torch.w
 and ``Tensor.where``). ``registry.py`` holds the ``@hook`` decorator and ``HOOKS``."""
 from __future__ import annotations
 
-from . import functional, module_methods, nn_init, nn_layers, tensor_methods, torch_functions  # noqa: F401  (they register)
+from . import functional, module_methods, nn_init, nn_layers, nn_utils, tensor_methods, torch_functions  # noqa: F401  (they register)
 from .registry import HOOKS, Hook, hook
 
 __all__ = ["HOOKS", "Hook", "hook"]
