@@ -12,6 +12,7 @@ from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
+from .passes.graph_maps import GraphMaps
 from .passes.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
 from .passes.layer_params import LayerParams
@@ -55,10 +56,13 @@ from .passes.topk_mask import TopkMask
 # follows reading order. tests/test_invariants.py checks that reversing
 # them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
 # reads, which no other pass claims; it sits with the rewrites, before GraphLint.
+# GraphMaps (map() in construct -> a comprehension) comes after every pass that
+# rewrites calls: it rebuilds the map call from the converted function and
+# iterables, and a pass after it would see a tuple() call where it matched map().
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, DeviceQueries, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, DeviceQueries, GraphMaps, GraphLint),
     (Imports,),
 )
 

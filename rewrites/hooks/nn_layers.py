@@ -199,7 +199,23 @@ def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | c
     return {"normalized_shape": as_tuple(shape), "begin_norm_axis": literal(-1), "begin_params_axis": literal(-1), **out}
 
 
-@hook(consumes=("padding_mode", "output_padding"))
+def conv_transpose2d_padding_at_run_time(entry) -> list[str]:
+    return [
+        *conv_padding_at_run_time(entry),
+        'extra = kwargs.pop("output_padding", 0)',
+        "extra = (extra, extra) if isinstance(extra, int) else tuple(extra)",
+        'if extra != (0, 0) and kwargs["pad_mode"] == "pad":',
+        '    pad = kwargs.get("padding", 0)',
+        "    pad = (pad, pad) if isinstance(pad, int) else pad[::2]",
+        "    if any(p < e for p, e in zip(pad, extra)):",
+        '        raise ValueError(f"output_padding={extra} larger than padding={pad} has no MindSpore equivalent")',
+        '    kwargs["padding"] = (pad[0], pad[0] - extra[0], pad[1], pad[1] - extra[1])',
+        "elif extra != (0, 0):",
+        '    raise ValueError(f"output_padding={extra} with padding={kwargs[\'pad_mode\']!r}")',
+    ]
+
+
+@hook(consumes=("padding_mode", "output_padding"), at_run_time=conv_transpose2d_padding_at_run_time)
 def conv_transpose2d_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     """ConvTranspose2d: MindSpore's output_padding only appends zeros, torch computes the
     extra rows/columns; an asymmetric padding ``(p, p - op, ...)`` gives torch's result."""
@@ -418,7 +434,23 @@ def _bicubic(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     return keyword_call(function, {"input": args["input"], **kwargs})
 
 
-@hook()
+def interpolate_at_run_time(entry) -> list[str]:
+    return [
+        'mode = kwargs.get("mode", "nearest")',
+        'if mode == "bicubic":',
+        '    raise ValueError("mode=\'bicubic\' given at run time: MindSpore\'s bicubic differs from torch\'s")',
+        'scale = kwargs.pop("scale_factor", None)',
+        "if scale is not None:",
+        "    scales = tuple(scale) if isinstance(scale, (tuple, list)) else (scale,)",
+        "    if any(float(s) != int(s) for s in scales):",
+        '        raise ValueError(f"scale_factor={scale} is fractional: torch samples with 1/scale, MindSpore with in/out")',
+        '    kwargs["scale_factor"] = tuple(float(s) for s in scale) if isinstance(scale, (tuple, list)) else float(scale)',
+        '    if mode not in ("trilinear", "area"):',
+        '        kwargs["recompute_scale_factor"] = True',
+    ]
+
+
+@hook(at_run_time=interpolate_at_run_time)
 def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """nn.Upsample / F.interpolate: MindSpore wants a float scale_factor and, except for
     'trilinear' and 'area', an output size instead of a scale factor
@@ -453,7 +485,9 @@ def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | 
 
 
 def instance_norm_at_run_time(entry) -> list[str]:
-    return ['kwargs.setdefault("num_groups", kwargs["num_features"])']
+    return ['if "num_features" not in kwargs:',
+            '    raise TypeError("missing the required argument \'num_features\'")',
+            'kwargs.setdefault("num_groups", kwargs["num_features"])']
 
 
 @hook(at_run_time=instance_norm_at_run_time)

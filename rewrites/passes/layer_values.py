@@ -156,6 +156,15 @@ def torch_name_aliases(entry) -> list[str]:
             for torch_name, ms_name in entry.weights.items() if ms_name and ms_name != torch_name]
 
 
+def torch_signature(entry, name: str) -> str:
+    """The factory's ``__init__`` answers ``inspect.signature`` with torch's parameter
+    names (``inspect`` follows ``__wrapped__``): code that asks which arguments a layer
+    class takes before building it (MONAI's ``has_option(norm_type, "num_features")``)
+    sees torch's layer. Defaults are not known here: the parameters have none."""
+    params = ", ".join(["self", *entry.params, *(["*", *entry.kwonly] if entry.kwonly else [])])
+    return f"# torch's parameter names, for inspect.signature\n{name}.__init__.__wrapped__ = lambda {params}: None\n"
+
+
 def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
     """The argument converter; for a layer also the factory that stands for the class;
     for a function passed as a value (``caller``), a function taking torch's arguments."""
@@ -190,6 +199,7 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
             + f"    def __init__(self, *args, **kwargs):\n"
             f"        super().__init__(**{name}_args(*args, **kwargs))\n\n\n"
             f"{name}.__name__ = {name}.__qualname__ = {torch_name!r}\n"
+            + torch_signature(entry, name)
         )
     try:
         import black
@@ -217,7 +227,9 @@ class LayerValues(Pass):
             '    """torch.nn.ReLU passed as a value: built with torch\'s arguments (transpile MS205)."""\n\n'
             "    def __init__(self, *args, **kwargs):\n"
             "        super().__init__(**_torch_ReLU_args(*args, **kwargs))\n\n\n"
-            '_torch_ReLU.__name__ = _torch_ReLU.__qualname__ = "ReLU"\n\n\n'
+            '_torch_ReLU.__name__ = _torch_ReLU.__qualname__ = "ReLU"\n'
+            "# torch's parameter names, for inspect.signature\n"
+            "_torch_ReLU.__init__.__wrapped__ = lambda self, inplace: None\n\n\n"
             "class Block(nn.Cell):\n    def __init__(self, act=_torch_ReLU):\n"
             "        super().__init__()\n        self.act = act(inplace=True)\n",
         ),

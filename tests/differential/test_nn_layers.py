@@ -439,6 +439,10 @@ CASES: list[LayerCase] = [
     C("nn.Upsample(scale_factor=(0.6, 2.5), mode='bicubic', align_corners=True)", (X2,)),
     C("nn.Upsample(scale_factor=1.7, mode='bicubic', recompute_scale_factor=True)", (X2,)),
     C("nn.Upsample(size=1, mode='bicubic', align_corners=True)", (X2,)),
+    # the mode in a variable (denoising-diffusion passes it through): each literal mode's conversion, chosen when it runs
+    C("nn.Upsample(scale_factor=2, mode=UP_MODE)", (X2,), prelude="UP_MODE = 'bilinear'"),
+    C("nn.Upsample(size=(5, 7), mode=UP_MODE)", (X2,), prelude="UP_MODE = 'nearest'"),
+    C("nn.Upsample(scale_factor=1.5, mode=UP_MODE, align_corners=True)", (X2,), prelude="UP_MODE = 'bicubic'"),
     # Unfold/Fold: ops.unfold/ops.fold in an emitted Cell (they run on CPU)
     *forms("nn.Unfold", [("kernel_size", "3"), ("dilation", "1"), ("padding", "1"), ("stride", "2")], 1, (X2,)),
     C("nn.Unfold((2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1))", (randn(2, 3, 7, 9),)),
@@ -545,6 +549,18 @@ CASES: list[LayerCase] = [
         "        self.act = act(**{'inplace': True})\n\n"
         "    def forward(self, x):\n"
         "        return self.act(self.norm(x))\n")),
+    # a class value asked for its parameters before it is built (MONAI's has_option), and
+    # layers whose hooks convert at run time: ConvTranspose2d's groups/output_padding, Upsample
+    C("_Val7()", (X2,), primary="torch.nn.InstanceNorm2d", prelude="import inspect\n" + module(
+        "_Val7", "norm = nn.InstanceNorm2d\nkw = {'affine': True}\n"
+        "if 'num_features' in inspect.signature(norm).parameters:\n    kw['num_features'] = 4\n"
+        "self.norm = norm(**kw)", "self.norm(x)")),
+    C("_Val8()", (X2,), primary="torch.nn.ConvTranspose2d", prelude=module(
+        "_Val8", "layer = nn.ConvTranspose2d\nself.a = layer(4, 6, 3, 2, 1, 1, groups=2)\n"
+        "self.b = layer(6, 2, kernel_size=[2, 2], stride=2, bias=False)", "self.b(self.a(x))")),
+    C("_Val9()", (X2,), primary="torch.nn.Upsample", prelude=module(
+        "_Val9", "up = nn.Upsample\nself.a = up(scale_factor=2, mode='nearest')\n"
+        "self.b = up(scale_factor=(2, 3), mode='bilinear', align_corners=False)", "self.b(self.a(x))")),
     # getattr(torch.nn, name): a literal name, and a name known at run time (config values)
     C("_Val6('LayerNorm')", (randn(2, 3, 4),), primary="torch.nn.LayerNorm", prelude=GETATTR_LAYERS),
     C("_Val6('BatchNorm1d')", (randn(2, 4, 3),), primary="torch.nn.BatchNorm1d", prelude=GETATTR_LAYERS),

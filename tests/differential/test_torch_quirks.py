@@ -4,6 +4,7 @@
   Emformer: ``torch.cat([right_context, utterance, summary])`` with
   ``summary = torch.empty(0)``), in a file that makes such tensors (MS201 cat_operands);
 * ``x.device.type``, ``x.is_cuda``, ``x.is_cpu`` (MS209);
+* ``map(f, xs)`` in forward, which GRAPH mode rejects over closures (MS304: a comprehension);
 * the claim behind dropping ``reset_parameters()`` while a layer is built (MS103): each
   layer family of ``SAME_INIT``, converted by the tool, draws torch's distributions.
 
@@ -171,6 +172,55 @@ def test_device_queries_in_both_modes(mode, tmp_path, monkeypatch):
                                  tmp_path, monkeypatch)
     np.testing.assert_allclose(actual[0].asnumpy(), expected[0].numpy())
     assert tuple(actual[1:]) == tuple(expected[1:]) == ("cpu", True, False)
+
+
+# -- map() in forward (MS304) -------------------------------------------------------------
+MAP_SOURCE = '''
+from functools import partial
+
+import torch
+import torch.nn as nn
+from einops import rearrange
+
+
+def double(t):
+    return t * 2
+
+
+class Attention(nn.Module):
+    def __init__(self, heads):
+        super().__init__()
+        self.heads = heads
+        self.to_qkv = nn.Linear(8, 24, bias=False)
+        self.norm = nn.LayerNorm(4)
+
+    def split(self, x):
+        return map(lambda t: rearrange(t, "b n (h d) -> b h n d", h=self.heads), x.chunk(3, dim=-1))
+
+    def forward(self, x):
+        h = self.heads
+        q, k, v = self.split(self.to_qkv(x))
+        q, k = map(lambda t: t * h, (q, k))
+        q, k = map(self.norm, (q, k))
+        a, b = map(double, (q, k))
+        kv, vk = map(partial(torch.cat, dim=-1), ((k, v), (v, k)))
+        sums = list(map(lambda s, t: s + t, (q, k), (v, a)))
+        total = tuple(map(lambda t: t.sum(), (a, b)))
+        mean = 0
+        for t in map(lambda t: t.mean(), (kv, vk)):
+            mean = mean + t
+        return (q @ k.transpose(-1, -2)).softmax(dim=-1) @ v, kv, vk, sums[0], sums[1], total[0], total[1], mean
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_map_in_forward_in_both_modes(mode, tmp_path, monkeypatch):
+    x = np.random.default_rng(0).standard_normal((2, 3, 8)).astype("float32")
+    expected, actual = _run_both(MAP_SOURCE, "map_case", lambda ns: ns["Attention"](2), (x,), mode,
+                                 tmp_path, monkeypatch)
+    assert len(expected) == len(actual)
+    for e, a in zip(expected, actual):
+        np.testing.assert_allclose(a.asnumpy(), e.numpy(), atol=1e-5, rtol=1e-5)
 
 
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
