@@ -376,6 +376,39 @@ def fold_cell(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     return _function_cell(ctx, entry.source, code(ctx.reference(entry.target)), out)
 
 
+# F.interpolate / nn.Upsample with the mode in a variable (denoising-diffusion's
+# interpolate_1d(x, length, mode='bilinear')): what each literal mode converts to, chosen
+# when it runs. MindSpore's ops.interpolate takes torch's mode names.
+ANY_MODE = """def {name}(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+    \"\"\"torch.nn.functional.interpolate with the mode known when it runs (transpile MS201):
+    'bicubic' is composed as torch computes it; otherwise a scale factor is made a float
+    and, but for 'trilinear' and 'area', the output size is computed from it (floor(in * scale)).\"\"\"
+    if mode == "bicubic":
+        return BICUBIC(input, size, scale_factor, align_corners, recompute_scale_factor)
+    if scale_factor is not None:
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(s) for s in scale_factor)
+        else:
+            scale_factor = float(scale_factor)
+        if mode not in ("trilinear", "area"):
+            recompute_scale_factor = True
+    return OPS.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+"""
+
+
+def _interpolate_any_mode(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
+    """F.interpolate / nn.Upsample whose mode is not a literal: a function emitted beside
+    the code does what the literal mode would (for a layer, a Cell calling it)."""
+    ms_, ops_, _ = module_spellings(ctx)
+    bicubic = emitted(ctx, "_torch_interpolate_bicubic", BICUBIC.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    function = emitted(ctx, "_torch_interpolate", ANY_MODE.replace("BICUBIC(", f"{bicubic.value}(").replace("OPS.", f"{ops_}."))
+    if entry.kind == "class":
+        return _function_cell(ctx, entry.source, function.value, args, name="_torch_UpsampleAnyMode")
+    if "input" not in args:
+        raise Unconvertible("input is missing")
+    return keyword_call(function, args)
+
+
 # torch's bicubic resampling (aten upsample_bicubic2d): per axis, source position
 # (dst + 0.5) * ratio - 0.5 (dst * ratio with align_corners, not clamped), four taps
 # around it (indices past an edge repeat the edge) weighted by the cubic convolution
@@ -464,7 +497,7 @@ def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | 
     out = dict(args)
     mode = literal_value(out.get("mode", literal("nearest")))
     if mode is NOT_LITERAL:
-        raise Unconvertible("mode must be a literal string")
+        return _interpolate_any_mode(ctx, entry, out)
     if mode == "bicubic":
         return _bicubic(ctx, entry, out)
     scale = out.get("scale_factor")

@@ -271,6 +271,15 @@ forms("interpolate", "input=a, size=(5, 11), scale_factor=None, mode='bicubic', 
 case("interpolate", "ss = (5, 9)\nreturn torch.nn.functional.interpolate(a, size=ss, mode='bicubic', align_corners=False)",
      (X2,), "crossvit")
 case("upsample", "F.upsample(a, scale_factor=2, mode='bicubic')", (X2,), "bicubic")
+# the mode in a variable (denoising-diffusion's interpolate_1d(x, length, mode='bilinear')):
+# each literal mode's conversion, chosen when it runs
+for _mode, _args, _x in (("nearest", "scale_factor=2", X2), ("bilinear", "size=(5, 1)", X2),
+                         ("bilinear", "scale_factor=(2, 3), align_corners=True", X2), ("bicubic", "scale_factor=1.7", X2),
+                         ("area", "size=(3, 5)", X2), ("linear", "scale_factor=2", X1), ("trilinear", "scale_factor=2", X3),
+                         ("nearest-exact", "size=(5, 7)", X2)):
+    case("interpolate", f"m = {_mode!r}\nreturn F.interpolate(a, {_args}, mode=m)", (_x,), f"mode-variable-{_mode}")
+case("interpolate", "out = []\nfor m in ('nearest', 'bilinear', 'bicubic'):\n    out.append(F.interpolate(a, (6, 9), None, m))\n"
+     "return out", (X2,), "mode-loop")
 case("interpolate", "F.interpolate(a, scale_factor=2, mode='linear')", (X1,), "linear")
 case("interpolate", "F.interpolate(a, scale_factor=2, mode='trilinear', align_corners=True)", (X3,), "trilinear")
 forms("upsample", "input=a, size=None, scale_factor=2, mode='bilinear', align_corners=True", (X2,), minimal="a, scale_factor=3",
