@@ -19,10 +19,11 @@ TABLE_DIR = Path(__file__).parent / "tables"
 
 class _Tables(Tables):
     def lookup(self, qualname: str) -> ApiEntry | None:
-        """Also the defining module's spelling of a layer class:
-        ``torch.nn.modules.instancenorm.InstanceNorm2d`` is ``torch.nn.InstanceNorm2d``."""
+        """Also the defining modules' spellings of a layer class:
+        ``torch.nn.modules.instancenorm.InstanceNorm2d`` and ``torch.nn.modules.GELU``
+        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``."""
         entry = self.entries.get(qualname)
-        if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") == 4:
+        if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") in (3, 4):
             entry = self.entries.get("torch.nn." + qualname.rsplit(".", 1)[1])
         return entry
 
