@@ -5,6 +5,7 @@
   ``summary = torch.empty(0)``), in a file that makes such tensors (MS201 cat_operands);
 * ``x.device.type``, ``x.is_cuda``, ``x.is_cpu`` (MS209);
 * ``map(f, xs)`` in forward, which GRAPH mode rejects over closures (MS304: a comprehension);
+* ``^`` of two Python bools, which GRAPH mode rejects (MS305: ``_py_xor``);
 * the claim behind dropping ``reset_parameters()`` while a layer is built (MS103): each
   layer family of ``SAME_INIT``, converted by the tool, draws torch's distributions.
 
@@ -221,6 +222,44 @@ def test_map_in_forward_in_both_modes(mode, tmp_path, monkeypatch):
     assert len(expected) == len(actual)
     for e, a in zip(expected, actual):
         np.testing.assert_allclose(a.asnumpy(), e.numpy(), atol=1e-5, rtol=1e-5)
+
+
+# -- ^ of Python bools (MS305) --------------------------------------------------------------
+XOR_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+def exists(v):
+    return v is not None
+
+
+def xnor(x, y):
+    return not (x ^ y)
+
+
+class Net(nn.Module):
+    def __init__(self, needs_labels):
+        super().__init__()
+        self.needs_labels = needs_labels
+
+    def forward(self, x, labels=None):
+        assert xnor(exists(labels), self.needs_labels)
+        flip = self.needs_labels ^ True
+        n = 6
+        n ^= 3
+        y = x * n if flip else x
+        return y, ((x > 0) ^ (x < 1)).int(), x.int() ^ 5
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_xor_of_bools_in_both_modes(mode, tmp_path, monkeypatch):
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype("float32") * 3
+    expected, actual = _run_both(XOR_SOURCE, "xor_case", lambda ns: ns["Net"](False), (x,), mode,
+                                 tmp_path, monkeypatch)
+    for e, a in zip(expected, actual):
+        np.testing.assert_allclose(a.asnumpy(), e.numpy())
 
 
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
