@@ -256,6 +256,11 @@ def _matches(r, mode: str) -> bool:
     return _verdict(r["results"].get(mode)) == "yes"
 
 
+def _ran(rows, mode: str) -> bool:
+    """Whether any model was run in ``mode`` (a mode not asked for is not a 0%)."""
+    return any(mode in r["results"] for r in rows)
+
+
 def family_table(rows) -> str:
     """Per family (and all): models, distinct files, builds, PYNATIVE and GRAPH matches.
     A model whose torch side failed counts as a model that does not match."""
@@ -268,9 +273,9 @@ def family_table(rows) -> str:
     for fam in groups:
         rs = [r for r in rows if fam in ("all", r["family"])]
         n = len(rs)
+        modes = [pct(sum(_matches(r, m) for r in rs), n) if _ran(rows, m) else "not run" for m in ("PYNATIVE", "GRAPH")]
         lines.append(f"| {fam} | {n} | {len({r['file'] for r in rs})} | {pct(sum(r['builds'] for r in rs), n)} "
-                     f"| {pct(sum(_matches(r, 'PYNATIVE') for r in rs), n)} "
-                     f"| {pct(sum(_matches(r, 'GRAPH') for r in rs), n)} |")
+                     f"| {modes[0]} | {modes[1]} |")
     return "\n".join(lines)
 
 
@@ -289,18 +294,19 @@ def summary(rows) -> str:
         bad = {r["file"] for r in rows if not _matches(r, mode)}
         return len(ok - bad), len(ok)
 
-    pn = count(lambda r: _matches(r, "PYNATIVE"))
-    gr = count(lambda r: _matches(r, "GRAPH"))
-    fp_all, fp_any = files_all("PYNATIVE")
-    fg_all, fg_any = files_all("GRAPH")
+    def matched(mode):
+        if not _ran(rows, mode):
+            return f"- match in {mode}: not run"
+        every, some = files_all(mode)
+        return (f"- match in {mode}: {pct(count(lambda r: _matches(r, mode)))}; model files with every model "
+                f"matching: {every}/{len(files)} (with at least one: {some})")
+
     return "\n".join([
         f"- models: {n}, from {len(files)} distinct model files",
         f"- converted without error: {pct(count(lambda r: r['converted'] and not r['torch_error']))}",
         f"- builds (and takes every torch weight): {pct(count(lambda r: r['builds']))}",
-        f"- match in PYNATIVE: {pct(pn)}; model files with every model matching: {fp_all}/{len(files)}"
-        f" (with at least one: {fp_any})",
-        f"- match in GRAPH: {pct(gr)}; model files with every model matching: {fg_all}/{len(files)}"
-        f" (with at least one: {fg_any})",
+        matched("PYNATIVE"),
+        matched("GRAPH"),
         f"- match, per output: max abs diff <= max({REL:g} * max(1, max|torch output|), {FACTOR:g} * e32), "
         "e32 = max|torch float32 - torch float64| (torch's own rounding error)",
     ])
