@@ -201,8 +201,9 @@ class ModuleMethods(Pass):
             inserted = True
             self.ctx.stats.converted += 1
         if refresh_self:
-            at = len(body) - 1 if body and _is_return(body[-1]) else len(body)
-            body.insert(at, cst.parse_statement("self.cell_list = list(self.cells())\n"))
+            body = _refresh_before_returns(body, "self")
+            if not (body and _is_return(body[-1])):
+                body.append(_refresh("self"))
             inserted = True
             self.ctx.stats.converted += 1
         if not inserted:
@@ -486,8 +487,51 @@ def _insert_refresh(body: list, receiver: str) -> list | None:
             if inner is not None:
                 new_block = blocks[0].with_changes(body=inner)
                 return [*body[:last], stmt.deep_replace(blocks[0], new_block), *body[last + 1:]]
-    refresh = cst.parse_statement(f"{receiver}.cell_list = list({receiver}.cells())\n")
-    return [*body[:last + 1], refresh, *body[last + 1:]]
+    return [*body[:last + 1], _refresh(receiver), *body[last + 1:]]
+
+
+def _refresh(receiver: str) -> cst.SimpleStatementLine:
+    return cst.parse_statement(f"{receiver}.cell_list = list({receiver}.cells())\n")
+
+
+def _refresh_before_returns(body: list, receiver: str) -> list:
+    """The refresh before every ``return`` of the method (not of functions defined in
+    it): a constructor that stops early (MONAI's ``if conv_only: return``) has added
+    its cells by then too."""
+    out = []
+    for stmt in body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            out.append(stmt)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            out += [_refresh(receiver), stmt] if _is_return(stmt) else [stmt]
+        else:
+            out.append(_refresh_in_blocks(stmt, receiver))
+    return out
+
+
+def _refresh_in_blocks(stmt, receiver: str):
+    """``stmt`` (an if/for/while/with/try) with the refresh before the returns in its blocks."""
+    def block(b):
+        if isinstance(b, cst.IndentedBlock):
+            return b.with_changes(body=_refresh_before_returns(list(b.body), receiver))
+        if isinstance(b, cst.SimpleStatementSuite) and any(isinstance(s, cst.Return) for s in b.body):
+            assign = _refresh(receiver).body[0]  # if stop: self.cell_list = ...; return
+            small = [x for s in b.body for x in ((assign, s) if isinstance(s, cst.Return) else (s,))]
+            return b.with_changes(body=small)
+        return b
+
+    changes = {}
+    for field in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, field, None)
+        if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            changes[field] = block(part)
+        elif isinstance(part, cst.If):  # elif
+            changes[field] = _refresh_in_blocks(part, receiver)
+        elif part is not None and hasattr(part, "body"):  # else / finally
+            changes[field] = part.with_changes(body=block(part.body))
+    if isinstance(stmt, cst.Try):
+        changes["handlers"] = [h.with_changes(body=block(h.body)) for h in stmt.handlers]
+    return stmt.with_changes(**changes) if changes else stmt
 
 
 def _blocks(stmt) -> list:

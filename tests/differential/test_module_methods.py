@@ -69,6 +69,14 @@ for form, (base, args, call, bound) in {
                       f"class C({base}):\n    def __init__(self):\n        super().__init__({args})\n        {call}\n"
                       f"c = C()\n" + BOUND.format(bound).replace("c.weight", f"{layer}.weight"), (), form))
 
+# a Sequential subclass that adds its children and stops early (MONAI's Convolution with
+# conv_only=True): what it added by the return runs
+EARLY = ("class S(nn.Sequential):\n    def __init__(self, only):\n        super().__init__()\n"
+         "        self.add_module('lin', nn.Linear(2, 3))\n        if only: return\n"
+         "        self.add_module('act', nn.Tanh())\n"
+         "s, t = S(True), S(False)\nreturn len(s), len(t), tuple(s(torch.ones(4, 2)).shape), bool(torch.max(torch.abs(t(torch.ones(4, 2)))) <= 1)")
+CASES.append(Case("torch.nn.Module.add_module", EARLY, (), "sequential-early-return"))
+
 # a registered buffer assigned again (timm's ConViT recomputes its indices in forward):
 # torch updates the buffer; the converted code registers it again, persistence kept
 BUFFER = ("class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
