@@ -20,6 +20,7 @@ from .passes.layer_params import LayerParams
 from .passes.layer_values import LayerValues
 from .passes.module_methods import ModuleMethods
 from .passes.scaffolding import Scaffolding
+from .passes.slice_bounds import SliceBounds
 from .passes.imports import Imports
 from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
@@ -53,7 +54,7 @@ from .passes.topk_mask import TopkMask
 #     nn.Sequential around an einops layer is ApiCalls'. Moving it to either end
 #     changed no output over the fixtures and samples.
 # The rest (CellContainers, ModuleMethods, TopkMask, LayerCallCasts,
-# LayerParams, InplaceResults) gave the same outputs at either end; their place
+# LayerParams, InplaceResults, SliceBounds) gave the same outputs at either end; their place
 # follows reading order. tests/test_invariants.py checks that reversing
 # them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
 # reads, which no other pass claims; it sits with the rewrites, before GraphLint.
@@ -65,7 +66,7 @@ from .passes.topk_mask import TopkMask
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, DeviceQueries, GraphMaps, GraphXor, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphLint),
     (Imports,),
 )
 

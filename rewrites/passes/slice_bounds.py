@@ -1,0 +1,136 @@
+"""MS306: a negative literal slice bound becomes a non-negative one, computed from the size.
+
+MindSpore 2.10 in PYNATIVE mode raises "The DimsSize should not be zero" reading or
+writing ``x[:-1]``, ``x[-2:]``, ``x[:, :-1]`` ... when the sliced axis has size 0: it
+normalises the negative bound modulo the size. torch, numpy and Python give an empty
+slice (torchaudio's Emformer: ``output_mems[:-1]`` of a memory with no rows). Only a
+negative bound fails: ``x[0:0]``, ``x[1:]`` and ``x[:2]`` of an empty axis are fine.
+
+``a:-k`` (``k`` an integer literal) becomes ``a:max(n - k, 0)``, with ``n`` the size of
+the sliced axis: Python's own reading of a negative bound, for every size. ``n`` is
+``len(x)`` for a subscript with one slice (the first axis of any sequence: lists,
+strings and tuples keep their meaning) and ``x.shape[d]`` in a subscript of several
+items (only arrays take those). The axis ``d`` counts the items before the slice (an
+integer, another slice: one axis; ``None``: none), or after an ``...`` from the end;
+an item of unknown rank (a tensor index may be a mask of several axes) stops the count
+and a slice past it is left. ``x`` is written twice, so it must be a name, an attribute
+chain or a subscript of them; a step other than a positive literal (or none) is left.
+Cheap where the axis is not empty: two integer operations.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from ..syntax import literal_value, repeatable
+from ..tensor_inference import plainly_not_tensor
+
+# receivers that are never arrays (pandas' indexers take tuples of slices but have no shape)
+NOT_ARRAYS = frozenset({"shape", "iloc", "loc", "iat", "at"})
+
+
+def _negative_literal(node) -> int | None:
+    """``k`` of a bound written ``-k`` (k > 0 an integer literal)."""
+    if (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+            and isinstance(node.expression, cst.Integer)):
+        k = int(node.expression.evaluated_value)
+        return k if k > 0 else None
+    return None
+
+
+def _plain_step(s: cst.Slice) -> bool:
+    if s.step is None:
+        return True
+    step = literal_value(s.step)
+    return isinstance(step, int) and not isinstance(step, bool) and step > 0
+
+
+def _axes(elements) -> list[int | None]:
+    """The receiver's axis each subscript item slices (None: not known or not a slice)."""
+    kinds = []
+    for el in elements:
+        item = el.slice
+        if isinstance(item, cst.Slice):
+            kinds.append("slice")
+        elif isinstance(item.value, cst.Ellipsis):
+            kinds.append("...")
+        elif isinstance(item.value, cst.Name) and item.value.value == "None":
+            kinds.append("new")
+        elif isinstance(literal_value(item.value), int):
+            kinds.append("int")
+        else:
+            kinds.append("unknown")
+    axes: list[int | None] = [None] * len(kinds)
+    cut = kinds.index("...") if "..." in kinds else len(kinds)
+
+    def count(indices, start, step):
+        axis = start
+        for i in indices:
+            if kinds[i] in ("unknown", "..."):
+                return
+            if kinds[i] == "slice":
+                axes[i] = axis
+            if kinds[i] != "new":
+                axis += step
+
+    count(range(cut), 0, 1)
+    if cut < len(kinds):
+        count(range(len(kinds) - 1, cut, -1), -1, -1)
+    return axes
+
+
+class SliceBounds(Pass):
+    id = "MS306"
+    name = "slice-bounds"
+    summary = "x[:-k] -> x[:max(n - k, 0)]: MindSpore raises on a negative slice bound of an empty axis."
+    examples = (
+        Example(
+            "import torch\ndef f(x, mems):\n    return x[:, -2:], mems[:-1]\n",
+            "def f(x, mems):\n    return x[:, max(x.shape[1] - 2, 0) :], mems[: max(len(mems) - 1, 0)]\n",
+        ),
+    )
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        if not isinstance(updated, cst.Subscript) or not any(
+            isinstance(el.slice, cst.Slice) and _plain_step(el.slice)
+            and (_negative_literal(el.slice.lower) or _negative_literal(el.slice.upper))
+            for el in original.slice
+        ):
+            return updated
+        receiver = updated.value
+        if (not repeatable(original.value) or plainly_not_tensor(original.value, self.ctx)
+                or (isinstance(original.value, cst.Attribute) and original.value.attr.value in NOT_ARRAYS)
+                or any(name in self.ctx.imports.bindings for name in ("max", "len"))):
+            return updated
+        fn = self.ctx.innermost(cst.FunctionDef)
+        if isinstance(original.value, cst.Name) and fn is not None and original.value.value in self.facts.list_names(fn):
+            return updated  # a list: its negative bounds already mean what they say
+        axes = _axes(original.slice) if len(original.slice) > 1 else [0]
+        elements = list(updated.slice)
+        changed = False
+        for i, el in enumerate(elements):
+            s = el.slice
+            if not isinstance(s, cst.Slice) or axes[i] is None or not _plain_step(s):
+                continue
+            size = (cst.Call(func=cst.Name("len"), args=[cst.Arg(receiver)]) if len(elements) == 1
+                    else cst.Subscript(value=cst.Attribute(value=receiver, attr=cst.Name("shape")),
+                                       slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(axes[i]))
+                                                                             if axes[i] >= 0 else
+                                                                             cst.UnaryOperation(cst.Minus(), cst.Integer(str(-axes[i])))))]))
+            bounds = {}
+            for part in ("lower", "upper"):
+                k = _negative_literal(getattr(s, part))
+                if k is not None:
+                    bounds[part] = cst.Call(func=cst.Name("max"), args=[
+                        cst.Arg(cst.BinaryOperation(left=size, operator=cst.Subtract(), right=cst.Integer(str(k)))),
+                        cst.Arg(cst.Integer("0"))])
+            if bounds:
+                elements[i] = el.with_changes(slice=s.with_changes(**bounds))
+                changed = True
+        if not changed:
+            return updated
+        self.ctx.report(original, self.id, "negative slice bound written from the axis size: MindSpore raises on "
+                        "a negative bound of an empty axis", Severity.INFO)
+        return updated.with_changes(slice=elements)
