@@ -7,6 +7,8 @@ and renames ``forward`` and explicit ``.forward(`` calls.
 """
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from transpile.passes import Example, Pass
@@ -40,14 +42,45 @@ class CellClass(Pass):
             self.cell_classes.add(node.name.value)
         self._scopes.append("cell" if is_cell else "class")
 
+    def _foreign_base(self, expr) -> bool:
+        """A base class imported from another package or module of the tree (not torch,
+        not the standard library): whether it is a Module is not known in this file."""
+        head = expr
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if isinstance(head, cst.Name) and head.value in self.ctx.imports.relative:
+            return True  # from .blocks import Block
+        qual = self.ctx.imports.qualify(expr)
+        if qual is None or "." not in qual:
+            return False
+        root = qual.split(".")[0]
+        return root not in sys.stdlib_module_names and root not in ("torch", "mindspore", "typing_extensions")
+
     def _is_cell_base(self, expr) -> bool:
         if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
             return True
         return is_module_class(self.ctx.imports.qualify(expr))
 
-    def leave_ClassDef(self, original, updated):
-        self._scopes.pop()
-        return updated
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
+        """A class defining ``forward`` whose base is imported from elsewhere in the tree
+        (MONAI's ``VarAutoEncoder(AutoEncoder)``) may be a Module: the converted base then
+        runs its own ``construct``, which the subclass's ``forward`` overrides in torch.
+        ``construct = forward`` keeps ``forward`` for the callers and gives a Cell's
+        ``__call__`` the subclass's code; on a class that is not a Cell it is unused."""
+        kind = self._scopes.pop()
+        body = updated.body
+        if kind == "cell" or not isinstance(body, cst.IndentedBlock):
+            return updated
+        if not any(self._foreign_base(arg.value) for arg in original.bases if arg.keyword is None):
+            return updated
+        names = [s.name.value for s in body.body if isinstance(s, cst.FunctionDef)]
+        if "forward" not in names or "construct" in names:
+            return updated
+        at = max(i for i, s in enumerate(body.body) if isinstance(s, cst.FunctionDef) and s.name.value == "forward")
+        alias = cst.parse_statement("construct = forward  # a Cell's __call__ runs construct (transpile MS101)\n")
+        alias = alias.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        self.ctx.stats.converted += 1
+        return updated.with_changes(body=body.with_changes(body=[*body.body[:at + 1], alias, *body.body[at + 1:]]))
 
     def visit_FunctionDef(self, node) -> None:
         self._scopes.append("def")
