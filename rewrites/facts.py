@@ -124,19 +124,24 @@ class FileFacts:
         return self._once("forward_helpers", class_node, compute)
 
     def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
-        """``self.X = nn.Y(...)`` (or ``self.add_module('X', nn.Y(...))``) anywhere in a
-        class body: attribute X -> Y's table entry."""
+        """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or
+        ``self.add_module('X', nn.Y(...))``) anywhere in a class body: attribute X -> Y's
+        table entry."""
         def entry_of(value):
             qual = self.ctx.imports.qualify(value.func) if isinstance(value, cst.Call) else None
             return tables.lookup(qual) if qual else None
 
         def compute():
             found: dict = {}
-            for node in self.nodes(class_node, (cst.Assign, cst.Call)):
+            for node in self.nodes(class_node, (cst.Assign, cst.AnnAssign, cst.Call)):
                 if isinstance(node, cst.Assign):
                     if len(node.targets) != 1:
                         continue
                     attr, entry = _self_attribute(node.targets[0].target), entry_of(node.value)
+                elif isinstance(node, cst.AnnAssign):
+                    if node.value is None:
+                        continue
+                    attr, entry = _self_attribute(node.target), entry_of(node.value)
                 elif (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("add_module", "register_module")
                       and _self_attribute(node.func) is not None and len(node.args) == 2
                       and isinstance(node.args[0].value, cst.SimpleString) and not node.args[0].star):
@@ -238,6 +243,14 @@ class FileFacts:
             found = (literal_value(node) for node in self.nodes(self.module, (cst.SimpleString,)))
             return frozenset(v for v in found if type(v) is str)
         return self._once("string_literals", self.module, compute)
+
+    def qualified_calls(self) -> frozenset[str]:
+        """The qualified names of the imported functions and classes the file calls
+        (``torch.nn.utils.rnn.pack_padded_sequence``)."""
+        def compute():
+            found = (self.ctx.imports.qualify(node.func) for node in self.nodes(self.module, (cst.Call,)))
+            return frozenset(q for q in found if q)
+        return self._once("qualified_calls", self.module, compute)
 
     def empty_1d_tensor(self) -> cst.Call | None:
         """The first call of the file that makes a 1-D empty tensor (shape ``(0,)``):
