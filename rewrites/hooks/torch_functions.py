@@ -80,8 +80,13 @@ def full_dtype(ctx, entry, args, receiver) -> dict:
     return args
 
 
-def _is_dim(node: cst.BaseExpression) -> bool | None:
-    """True: plainly a dim; False: plainly not; None: cannot tell."""
+def _is_dim(ctx, node: cst.BaseExpression) -> bool | None:
+    """True: plainly a dim; False: plainly not (a MindSpore op's result, converted from a
+    torch function: ``torch.min(x, torch.full_like(x, n))``, a tensor); None: cannot tell."""
+    if isinstance(node, cst.Call):
+        ops_ = code(ctx.reference("mindspore.ops.abs")).rsplit(".", 1)[0]
+        if code(node.func).startswith(ops_ + "."):
+            return False
     v = literal_value(node)
     if isinstance(v, int) and not isinstance(v, bool):
         return True
@@ -130,7 +135,7 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
         if keepdim is not None:
             raise Unconvertible("keepdim without dim")
         return keyword_call(ctx.reference(f"mindspore.ops.a{kind}"), {"input": x})
-    verdict = True if keepdim is not None else _is_dim(dim)
+    verdict = True if keepdim is not None else _is_dim(ctx, dim)
     if verdict is True:
         return reduce(dim)
     if verdict is False:
