@@ -12,6 +12,7 @@ from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
+from .passes.graph_list_pop import GraphListPop
 from .passes.graph_maps import GraphMaps
 from .passes.graph_xor import GraphXor
 from .passes.graph_scalars import GraphScalars
@@ -61,12 +62,13 @@ from .passes.topk_mask import TopkMask
 # GraphMaps (map() in construct -> a comprehension) comes after every pass that
 # rewrites calls: it rebuilds the map call from the converted function and
 # iterables, and a pass after it would see a tuple() call where it matched map().
-# GraphXor (a ^ b -> _py_xor(a, b)) sits beside it for the same reason: it rebuilds
-# the operation from operands other passes converted.
+# GraphXor (a ^ b -> _py_xor(a, b)) and GraphListPop (a nested lst.pop() gets its
+# own assignment) sit beside it for the same reason: they rebuild from what other
+# passes converted.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphLint),
     (Imports,),
 )
 

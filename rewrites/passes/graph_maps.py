@@ -35,7 +35,45 @@ BUILTINS = ("map", "zip", "tuple", "list", "next")
 PARTIAL = "functools.partial"
 
 
-class GraphMaps(Pass):
+class CompiledScopes:
+    """Knows whether the code being visited is compiled with forward/construct: forward,
+    construct, the methods they call on ``self`` (``facts.forward_helpers``) and the
+    functions nested in them. A base of the GRAPH_MODE rewrites (``compiled``)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._helpers: list[frozenset[str]] = []  # per class: methods forward calls on self
+        self._scopes: list[str] = []  # "class", "compiled" (forward and what it calls), "python"
+        self._functions: list[cst.FunctionDef] = []
+
+    @property
+    def compiled(self) -> bool:
+        return bool(self._scopes) and self._scopes[-1] == "compiled"
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._helpers.append(self.facts.forward_helpers(node))
+        self._scopes.append("class")
+
+    def leave_ClassDef(self, original, updated):
+        self._helpers.pop()
+        self._scopes.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._scopes and self._scopes[-1] == "class":
+            compiled = node.name.value in FORWARD_NAMES or node.name.value in self._helpers[-1]
+        else:
+            compiled = self.compiled
+        self._scopes.append("compiled" if compiled else "python")
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original, updated):
+        self._scopes.pop()
+        self._functions.pop()
+        return updated
+
+
+class GraphMaps(CompiledScopes, Pass):
     id = "MS304"
     name = "graph-maps"
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
@@ -50,32 +88,9 @@ class GraphMaps(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._helpers: list[frozenset[str]] = []  # per class: methods forward calls on self
-        self._scopes: list[str] = []  # "class", "compiled" (forward and what it calls), "python"
         self._keep: set[int] = set()  # map calls left as they are (next(map(...)))
         self._made: set[int] = set()  # map calls this pass rewrote (original nodes)
         self.tables = tables()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._helpers.append(self.facts.forward_helpers(node))
-        self._scopes.append("class")
-
-    def leave_ClassDef(self, original, updated):
-        self._helpers.pop()
-        self._scopes.pop()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        name = node.name.value
-        if self._scopes and self._scopes[-1] == "class":
-            compiled = name in FORWARD_NAMES or name in self._helpers[-1]
-        else:
-            compiled = bool(self._scopes) and self._scopes[-1] == "compiled"
-        self._scopes.append("compiled" if compiled else "python")
-
-    def leave_FunctionDef(self, original, updated):
-        self._scopes.pop()
-        return updated
 
     def _builtin(self, func, name: str) -> bool:
         return isinstance(func, cst.Name) and func.value == name and name not in self.ctx.imports.bindings
@@ -85,7 +100,7 @@ class GraphMaps(Pass):
             self._keep.add(id(node.args[0].value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not (self._scopes and self._scopes[-1] == "compiled"):
+        if not self.compiled:
             return updated
         if self._builtin(original.func, "map"):
             return self._map(original, updated)

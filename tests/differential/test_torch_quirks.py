@@ -6,6 +6,7 @@
 * ``x.device.type``, ``x.is_cuda``, ``x.is_cpu`` (MS209);
 * ``map(f, xs)`` in forward, which GRAPH mode rejects over closures (MS304: a comprehension);
 * ``^`` of two Python bools, which GRAPH mode rejects (MS305: ``_py_xor``);
+* a list's ``pop()`` nested in an expression, which GRAPH mode miscompiles (MS307);
 * the claim behind dropping ``reset_parameters()`` while a layer is built (MS103): each
   layer family of ``SAME_INIT``, converted by the tool, draws torch's distributions.
 
@@ -260,6 +261,36 @@ def test_xor_of_bools_in_both_modes(mode, tmp_path, monkeypatch):
                                  tmp_path, monkeypatch)
     for e, a in zip(expected, actual):
         np.testing.assert_allclose(a.asnumpy(), e.numpy())
+
+
+# -- lst.pop() nested in an expression (MS307) ---------------------------------------------
+POP_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Skips(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.downs = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.ups = nn.ModuleList([nn.Linear(8, 4) for _ in range(2)])
+
+    def forward(self, x):
+        h = []
+        for down in self.downs:
+            x = down(x)
+            h.append(x)
+        for up in self.ups:
+            x = up(torch.cat((x, h.pop()), dim=1))
+        return x - h.pop() * 2
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_nested_list_pop_in_both_modes(mode, tmp_path, monkeypatch):
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype("float32")
+    expected, actual = _run_both(POP_SOURCE, "pop_case", lambda ns: ns["Skips"](), (x,), mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
 
 
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
