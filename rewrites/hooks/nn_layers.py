@@ -7,6 +7,7 @@ import libcst as cst
 
 from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call
 from ..value_transforms import as_tuple
+from .nn_utils import PACKING_CALLS, RNN_CALL, packing_helper
 from .registry import hook
 
 
@@ -569,3 +570,13 @@ def attention_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
         return call
     first = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
     return cst.Tuple([cst.Element(first), cst.Element(cst.Name("None"))])
+
+
+@hook(kind="layer_call")
+def rnn_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
+    """``self.lstm(x, hx)`` in a file that packs sequences -> ``_torch_rnn_call(self.lstm,
+    x, hx)``, which passes a packed input's lengths as seq_length; elsewhere unchanged."""
+    if not ctx.facts.qualified_calls() & PACKING_CALLS:
+        return call
+    helper = packing_helper(ctx, "_torch_rnn_call", RNN_CALL)
+    return call.with_changes(func=helper, args=[cst.Arg(call.func), *call.args])

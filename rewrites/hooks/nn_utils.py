@@ -114,3 +114,84 @@ def remove_weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseEx
     if "module" not in args:
         raise Unconvertible("module is missing")
     return keyword_call(_emitted(ctx, "_torch_remove_weight_norm", REMOVE_WEIGHT_NORM), args)
+
+
+# torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded
+# batch and a `seq_length` tensor instead, and give torch's results for it (outputs zero
+# past each length, the last state at each length, lengths in any order). A packed value
+# is the padded batch as given, its lengths and its layout; an RNN layer called on one
+# runs with seq_length (rnn_call), and unpacking keeps max(lengths) steps (or
+# total_length) with padding_value past each length. enforce_sorted is not checked.
+PACKED = '''class {name}:
+    """torch's PackedSequence (transpile MS201): the padded batch as given, its lengths and
+    its layout; an RNN layer reads the lengths as seq_length."""
+
+    def __init__(self, padded, lengths, batch_first):
+        self.padded = padded
+        self.lengths = lengths
+        self.batch_first = batch_first
+'''
+PACK_PADDED = '''def {name}(input, lengths, batch_first=False, enforce_sorted=True):
+    """torch.nn.utils.rnn.pack_padded_sequence (transpile MS201): the padded batch kept
+    with its lengths (an int64 tensor)."""
+    if not isinstance(lengths, MS.Tensor):
+        lengths = MS.Tensor(lengths)
+    return PACKED(input, lengths.astype(MS.int64), batch_first)
+'''
+PAD_PACKED = '''def {name}(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """torch.nn.utils.rnn.pad_packed_sequence (transpile MS201): the padded batch, max(lengths)
+    steps long (or total_length), padding_value past each length; and the lengths."""
+    out, lengths = sequence.padded, sequence.lengths
+    if sequence.batch_first != batch_first:
+        out = OPS.swapaxes(out, 0, 1)
+    axis = 1 if batch_first else 0
+    steps = int(lengths.max()) if total_length is None else int(total_length)
+    if steps < out.shape[axis]:
+        out = out[:, :steps] if batch_first else out[:steps]
+    elif steps > out.shape[axis]:
+        shape = list(out.shape)
+        shape[axis] = steps - out.shape[axis]
+        out = OPS.cat([out, OPS.zeros(tuple(shape), out.dtype)], axis)
+    time = OPS.arange(steps).astype(lengths.dtype)
+    keep = time.reshape(1, -1) < lengths.reshape(-1, 1) if batch_first else time.reshape(-1, 1) < lengths.reshape(1, -1)
+    keep = keep.reshape(keep.shape + (1,) * (out.ndim - 2))
+    return OPS.where(keep, out, OPS.full_like(out, padding_value)), lengths
+'''
+RNN_CALL = '''def {name}(layer, input, hx=None):
+    """An RNN layer called on a packed sequence (transpile MS201): the padded batch with
+    seq_length, the output packed again; any other input passes as it is."""
+    if not isinstance(input, PACKED):
+        return layer(input, hx)
+    x = input.padded
+    swap = input.batch_first != layer.batch_first
+    if swap:
+        x = OPS.swapaxes(x, 0, 1)
+    out, h = layer(x, hx, seq_length=input.lengths.astype(MS.int32))
+    if swap:
+        out = OPS.swapaxes(out, 0, 1)
+    return PACKED(out, input.lengths, input.batch_first), h
+'''
+PACKED_NAME = "_TorchPackedSequence"
+PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
+
+
+def packing_helper(ctx, name: str, source: str) -> cst.Name:
+    packed = _emitted(ctx, PACKED_NAME, PACKED)
+    return _emitted(ctx, name, source.replace("PACKED(", f"{packed.value}(").replace("PACKED)", f"{packed.value})"))
+
+
+@hook()
+def pack_padded_sequence(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``pack_padded_sequence(x, lengths, ...)`` -> ``_torch_pack_padded_sequence(...)``."""
+    if "input" not in args or "lengths" not in args:
+        raise Unconvertible("input or lengths is missing")
+    return keyword_call(packing_helper(ctx, "_torch_pack_padded_sequence", PACK_PADDED), args)
+
+
+@hook()
+def pad_packed_sequence(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``pad_packed_sequence(packed, ...)`` -> ``_torch_pad_packed_sequence(...)``."""
+    if "sequence" not in args:
+        raise Unconvertible("sequence is missing")
+    return keyword_call(packing_helper(ctx, "_torch_pad_packed_sequence", PAD_PACKED), args)
+

@@ -1,5 +1,6 @@
 """Differential tests for torch.nn.utils functions that change a layer
-(rewrites/tables/nn_utils.toml): weight normalisation and its removal.
+(rewrites/tables/nn_utils.toml): weight normalisation and its removal; packed sequences
+around an RNN layer (torch.nn.utils.rnn), compared with torch on varied lengths.
 
 Each case builds a layer in a Module's ``__init__``, applies the call, and runs the
 layer; the file is converted by the tool, the torch tensors are copied into the converted
@@ -138,5 +139,103 @@ def test_weight_norm_keeps_torchs_class_name_and_gradients(tmp_path, monkeypatch
 
 
 def test_every_nn_utils_entry_has_cases() -> None:
-    gaps = coverage_gaps(["nn_utils.toml"], CASES)
+    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES)
     assert not any(gaps.values()), gaps
+
+
+# -- packed sequences around an RNN layer (torch.nn.utils.rnn) ------------------------------
+PACK_SOURCE = """
+import torch
+import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = {layer}
+
+    def forward(self, x, lengths):
+        {body}
+"""
+LSTM_BF = "nn.LSTM(4, 3, 1, batch_first=True, bidirectional=True)"
+LSTM_TM = "nn.LSTM(4, 3, 2)"  # time-major, two layers
+GRU_TM = "nn.GRU(4, 3, 1, bidirectional=True)"
+SORTED, UNSORTED, SHORT = [5, 3, 2], [3, 5, 2], [4, 3, 2]  # batch of 3, 5 steps (SHORT: max 4 < 5)
+PACK_CASES: list[Case] = []
+
+
+def pack_case(api: str, body: str, layer: str, lengths: list[int], batch_first: bool, form: str) -> None:
+    PACK_CASES.append(Case(PREFIX + api, body, (layer, lengths, batch_first), form))
+
+
+pack_case("rnn.pack_padded_sequence", "p = pack_padded_sequence(x, lengths, True)\n"
+          "        out, (h, c) = self.rnn(p)\n        return pad_packed_sequence(out, True), h, c",
+          LSTM_BF, SORTED, True, "positional")
+pack_case("rnn.pack_padded_sequence", "p = nn.utils.rnn.pack_padded_sequence(input=x, lengths=lengths.cpu(), "
+          "batch_first=True, enforce_sorted=False)\n        out, hidden = self.rnn(p)\n"
+          "        return pad_packed_sequence(out, batch_first=True), hidden",
+          LSTM_BF, UNSORTED, True, "keyword")
+pack_case("rnn.pack_padded_sequence", "p = pack_padded_sequence(x, lengths.tolist())\n"
+          "        out, h = self.rnn(p)\n        return pad_packed_sequence(out), h",
+          LSTM_TM, SORTED, False, "defaults")
+pack_case("rnn.pack_padded_sequence", "p = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)\n"
+          "        out, h = self.rnn(p)\n        return pad_packed_sequence(out, batch_first=True), h",
+          GRU_TM, UNSORTED, True, "other-layout")  # the layer is time-major, the batch is not
+pack_case("rnn.pack_padded_sequence", "h0 = torch.ones(2, x.shape[1], 3)\n"
+          "        out, h = self.rnn(pack_padded_sequence(x, lengths, enforce_sorted=False), h0)\n"
+          "        return pad_packed_sequence(out), h", GRU_TM, SHORT, False, "initial-state")
+pack_case("rnn.pad_packed_sequence", "p = pack_padded_sequence(x, lengths, batch_first=True)\n"
+          "        out, _ = self.rnn(p)\n        return pad_packed_sequence(out, True, 0.0, 7)",
+          LSTM_BF, SHORT, True, "positional")  # total_length past the input's 5 steps
+pack_case("rnn.pad_packed_sequence", "p = pack_padded_sequence(x, lengths, batch_first=True)\n"
+          "        out, _ = self.rnn(p)\n"
+          "        return pad_packed_sequence(sequence=out, batch_first=True, padding_value=-1.0)",
+          LSTM_BF, SHORT, True, "keyword")  # max(lengths) 4 of 5 steps
+pack_case("rnn.pad_packed_sequence", "out, _ = self.rnn(pack_padded_sequence(x, lengths, enforce_sorted=False))\n"
+          "        return pad_packed_sequence(out)", LSTM_TM, UNSORTED, False, "defaults")
+pack_case("rnn.pad_packed_sequence", "p = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)\n"
+          "        return pad_packed_sequence(p, padding_value=9.0)", LSTM_BF, UNSORTED, True, "no-layer")
+
+
+def _flat(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [v for item in value for v in _flat(item)]
+    return [value]
+
+
+@pytest.mark.parametrize("c", PACK_CASES, ids=_ids(PACK_CASES))
+def test_packed_sequences_match_torch(c: Case, tmp_path, monkeypatch) -> None:
+    """The converted RNN layer gets torch's weights; outputs (zeros or padding_value past
+    each length), final states and lengths match torch's."""
+    import mindspore
+    import torch
+
+    from transpile import convert_code
+    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
+
+    layer, lengths, batch_first = c.inputs
+    source = PACK_SOURCE.format(layer=layer, body=c.code)
+    result = convert_code(source)
+    assert not result.failed and "import torch" not in result.code and "# transpile:" not in result.code, result.code
+    (tmp_path / "packing_case.py").write_text(result.code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "packing_case", raising=False)
+    ms_net = vars(importlib.import_module("packing_case"))["Net"]()
+    torch_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), torch_ns)
+    torch_net = torch_ns["Net"]()
+    plan, targets = plan_for_model(torch_net, ms_net)
+    assert plan.complete, plan.to_dict()
+    apply_transfer(plan, torch_state(torch_net), targets)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5, 4) if batch_first else (5, 3, 4)).astype("float32")
+    n = np.array(lengths, dtype="int64")
+    with torch.no_grad():
+        expected = _flat(torch_net(torch.from_numpy(x), torch.from_numpy(n)))
+    actual = _flat(ms_net(mindspore.Tensor(x), mindspore.Tensor(n)))
+    assert len(expected) == len(actual), result.code
+    for e, a in zip(expected, actual):
+        assert tuple(e.shape) == tuple(a.shape), (e.shape, a.shape)
+        assert str(e.dtype).removeprefix("torch.") == str(a.dtype).lower(), (e.dtype, a.dtype)
+        np.testing.assert_allclose(a.asnumpy(), e.detach().numpy(), atol=1e-5, rtol=1e-5)
