@@ -18,8 +18,29 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import rewrite
 
-from ..syntax import code
+from ..syntax import code, emitted
 from ..table_calls import tables
+
+# a torch layer attribute read where the receiver's type is not known (a layer of a model
+# built elsewhere: MONAI's net.fc.in_features on a torchvision ResNet)
+TORCH_ATTRIBUTE = """def {name}(obj, torch_name, ms_name):
+    \"\"\"obj.<torch_name>, which a converted layer holds as <ms_name> (transpile MS204).\"\"\"
+    return getattr(obj, torch_name) if hasattr(obj, torch_name) else getattr(obj, ms_name)
+"""
+
+
+def distinctive_attributes(tables) -> dict[str, str]:
+    """torch layer attributes with one MindSpore name whatever the layer, and names no
+    other object is likely to have (compound: ``in_features``, ``num_embeddings``): read
+    on a receiver of unknown type, they are looked up at run time."""
+    found: dict[str, set[str]] = {}
+    for qual, entry in tables.entries.items():
+        if entry.kind != "class" or not qual.startswith("torch.nn.") or not entry.target:
+            continue
+        for torch_name, ms_name in [*entry.rename.items(), *entry.weights.items()]:
+            if ms_name and ms_name != torch_name and ms_name != "*" and not ms_name.startswith("has_"):
+                found.setdefault(torch_name, set()).add(ms_name)
+    return {k: next(iter(v)) for k, v in found.items() if "_" in k and len(v) == 1 and "." not in next(iter(v))}
 
 
 class LayerParams(Pass):
@@ -42,16 +63,49 @@ class LayerParams(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
+        self._distinctive = distinctive_attributes(self.tables)
+        self._targets: set[int] = set()  # ids of attributes assigned or deleted
+        self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
-        self._renames.append({attr: dict(e.weights) for attr, e in layers.items() if e.weights})
+        self._renames.append({attr: _attribute_renames(e) for attr, e in layers.items() if _attribute_renames(e)})
 
     def leave_ClassDef(self, original, updated):
         self._renames.pop()
         return updated
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._targets.add(id(node.target))
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        renamed = self._known_layer(original, updated)
+        return self._unknown_receiver(original, renamed) if renamed is updated else renamed
+
+    def _unknown_receiver(self, original: cst.Attribute, updated: cst.Attribute):
+        """``net.fc.in_features`` with ``net.fc`` of unknown type: torch's name when the
+        object has it, else the converted layer's (``in_channels``), chosen at run time.
+        Not ``self.in_features`` (the class's own attribute), nor assignment targets."""
+        ms_name = self._distinctive.get(original.attr.value)
+        receiver = original.value
+        if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
+                receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
+            return updated
+        helper = emitted(self.ctx, "_torch_attribute", TORCH_ATTRIBUTE)
+        self.ctx.stats.converted += 1
+        return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value))),
+                                 cst.Arg(cst.SimpleString(repr(ms_name)))])
+
+    def _known_layer(self, original: cst.Attribute, updated: cst.Attribute):
         if not self._renames or not self._renames[-1]:
             return updated
         layer = original.value
@@ -67,7 +121,15 @@ class LayerParams(Pass):
         self.ctx.stats.converted += 1
         return updated.with_changes(attr=cst.Name(new))
 
+    def visit_If(self, node: cst.If) -> None:
+        guard = _isinstance_guard(node.test, self.ctx, self.tables)
+        self._guarded.append(guard[0] if guard else None)
+
     def leave_If(self, original: cst.If, updated: cst.If):
+        self._guarded.pop()
+        return self._in_isinstance_branch(original, updated)
+
+    def _in_isinstance_branch(self, original: cst.If, updated: cst.If):
         """``if isinstance(m, nn.BatchNorm2d): init(m.weight)`` -> ``m.gamma`` in that branch;
         where the classes tested disagree (``(nn.Linear, nn.Embedding)``), the name is
         chosen at run time: ``(m.embedding_table if isinstance(m, nn.Embedding) else m.weight)``."""
@@ -121,12 +183,17 @@ def _isinstance_guard(test, ctx, tables):
         entry = tables.lookup(qual) if qual else None
         if entry is None or entry.kind != "class":
             return None
-        renames = {k: v for k, v in entry.weights.items() if v and v != k}
-        # attributes holding constructor arguments: m.out_features -> m.out_channels
-        renames.update({k: v for k, v in entry.rename.items()
-                        if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
-        per_class.append(renames)
+        per_class.append(_attribute_renames(entry))
     return test.args[0].value.value, per_class
+
+
+def _attribute_renames(entry) -> dict[str, str]:
+    """The layer's parameters, and the attributes holding its constructor arguments
+    (``m.out_features`` -> ``m.out_channels``), under MindSpore's names."""
+    renames = {k: v for k, v in entry.weights.items() if v and v != k}
+    renames.update({k: v for k, v in entry.rename.items()
+                    if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
+    return renames
 
 
 class _Renamer(cst.CSTTransformer):

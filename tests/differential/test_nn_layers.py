@@ -561,6 +561,10 @@ CASES: list[LayerCase] = [
     C("_Val9()", (X2,), primary="torch.nn.Upsample", prelude=module(
         "_Val9", "up = nn.Upsample\nself.a = up(scale_factor=2, mode='nearest')\n"
         "self.b = up(scale_factor=(2, 3), mode='bilinear', align_corners=False)", "self.b(self.a(x))")),
+    # a layer attribute read where the layer's type is not known (MS204 looks it up at run time)
+    C("_Val10()", (X2,), primary="torch.nn.Linear", prelude=module(
+        "_Val10", "layers = [nn.Linear(8, 6)]\nself.fc = layers[0]\n"
+        "self.out = nn.Linear(layers[0].out_features, layers[-1].in_features)", "self.out(self.fc(x))")),
     # getattr(torch.nn, name): a literal name, and a name known at run time (config values)
     C("_Val6('LayerNorm')", (randn(2, 3, 4),), primary="torch.nn.LayerNorm", prelude=GETATTR_LAYERS),
     C("_Val6('BatchNorm1d')", (randn(2, 4, 3),), primary="torch.nn.BatchNorm1d", prelude=GETATTR_LAYERS),
