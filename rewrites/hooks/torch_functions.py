@@ -11,7 +11,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call, emitted
+from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call, emitted, module_spellings
 from .registry import hook
 
 
@@ -421,6 +421,136 @@ def normal(ctx, entry, args, receiver) -> dict:
     return args
 
 
+# An einsum the conversion cannot write out (its equation known only when it runs, an
+# ellipsis, more than two operands): this function, emitted beside the code, reads the
+# equation and the operands' shapes when it runs (in MindSpore's constexpr, so GRAPH mode
+# compiles the plan as constants) and computes it with sums, permutes, reshapes and one
+# matmul per operand after the first. Shared by torch.einsum and einops.einsum (named=True).
+EINSUM_AT_RUN_TIME = '''
+@MS.constexpr
+def {name}_plan(equation, named, shapes):
+    """The steps of ``{name}``, from the equation and the operands' shapes only (a constant
+    in GRAPH mode): each operand's broadcast shape, then per operand after the first
+    (sum, permute, reshape) of the product so far and of that operand and the product's
+    shape, then the result's (sum, permute)."""
+    lhs, arrow, rhs = equation.partition("->")
+    sides = lhs.split(",")
+    if len(sides) != len(shapes):
+        raise ValueError("einsum(): the equation " + repr(equation) + " names " + str(len(sides))
+                         + " operands, " + str(len(shapes)) + " were given")
+
+    def parse(side):
+        if named:
+            return side.split()
+        side = side.replace(" ", "").replace("...", ".")
+        return ["..." if c == "." else c for c in side]
+
+    inputs = []
+    sizes = {}
+    widest = 0
+    for side, shape in zip(sides, shapes):
+        names = parse(side)
+        if "..." in names:
+            k = names.index("...")
+            width = len(shape) - len(names) + 1
+            widest = max(widest, width)
+            names = names[:k] + ["..." + str(width - t) for t in range(width)] + names[k + 1:]
+        if len(names) != len(shape):
+            raise ValueError("einsum(): " + repr(side.strip()) + " does not match a tensor of "
+                             + str(len(shape)) + " dimensions")
+        if len(set(names)) != len(names):
+            raise ValueError("einsum(): a repeated index in one operand (a diagonal) is not supported")
+        for n, s in zip(names, shape):
+            if sizes.get(n, 1) != 1 and s != 1 and sizes[n] != s:
+                raise ValueError("einsum(): axis " + repr(n) + " has sizes " + str(sizes[n]) + " and " + str(s))
+            sizes[n] = max(sizes.get(n, 1), s)
+        inputs.append(names)
+    dots = ["..." + str(widest - t) for t in range(widest)]
+    out = []
+    if arrow:
+        for n in parse(rhs):
+            out.extend(dots if n == "..." else [n])
+    elif named:
+        raise ValueError("einops.einsum(): the pattern needs '->'")
+    else:
+        every = []
+        for names in inputs:
+            every.extend(names)
+        out = dots + sorted(n for n in set(every) if every.count(n) == 1 and not n.startswith("..."))
+    for n in out:
+        if n not in sizes:
+            raise ValueError("einsum(): the output names " + repr(n) + ", which no operand has")
+
+    def size(names):
+        total = 1
+        for n in names:
+            total *= sizes[n]
+        return total
+
+    def summed(have, keep):
+        return tuple(i for i, n in enumerate(have) if n not in keep), [n for n in have if n in keep]
+
+    def permutation(have, want):
+        return None if have == want else tuple(have.index(n) for n in want)
+
+    broadcast = []
+    for names, shape in zip(inputs, shapes):
+        full = tuple(sizes[n] for n in names)
+        broadcast.append(None if tuple(shape) == full else full)  # size-1 axes against the others'
+    steps = []
+    la = inputs[0]
+    for i in range(1, len(inputs)):
+        lb = inputs[i]
+        needed = set(out)
+        for names in inputs[i + 1:]:
+            needed.update(names)
+        sum_a, la = summed(la, needed | set(lb))
+        sum_b, lb = summed(lb, needed | set(la))
+        batch = [n for n in la if n in lb and n in needed]
+        inner = [n for n in la if n in lb and n not in needed]
+        left = [n for n in la if n not in lb]
+        right = [n for n in lb if n not in la]
+        steps.append((sum_a, permutation(la, batch + left + inner), (size(batch), size(left), size(inner)),
+                      sum_b, permutation(lb, batch + inner + right), (size(batch), size(inner), size(right)),
+                      tuple(sizes[n] for n in batch + left + right)))
+        la = batch + left + right
+    sum_out, la = summed(la, set(out))
+    return tuple(broadcast), tuple(steps), sum_out, permutation(la, out)
+
+
+def {name}_apply(x, axes, permutation, shape):
+    if axes:
+        x = OPS.sum(x, dim=axes)
+    if permutation is not None:
+        x = OPS.permute(x, permutation)
+    if shape is not None:
+        x = OPS.reshape(x, shape)
+    return x
+
+
+def {name}(equation, operands, named=False):
+    """einsum with an equation known only when it runs (or an ellipsis, or more than two
+    operands), as sums, permutes, reshapes and one matmul per operand after the first
+    (transpile MS201): MindSpore's ops.einsum has no CPU kernel. ``named``: einops'
+    spelling (axis names separated by spaces), else torch's (one letter per axis)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    broadcast, steps, axes, permutation = {name}_plan(equation, named, tuple([x.shape for x in operands]))
+    x = operands[0]
+    if broadcast[0] is not None:
+        x = OPS.broadcast_to(x, broadcast[0])
+    for i in range(len(steps)):
+        b = operands[i + 1]
+        if broadcast[i + 1] is not None:
+            b = OPS.broadcast_to(b, broadcast[i + 1])
+        sum_a, perm_a, shape_a, sum_b, perm_b, shape_b, shape = steps[i]
+        a = {name}_apply(x, sum_a, perm_a, shape_a)
+        b = {name}_apply(b, sum_b, perm_b, shape_b)
+        x = OPS.reshape(OPS.matmul(a, b), shape)
+    return {name}_apply(x, axes, permutation, None)
+'''
+
+
 def _einsum_spec(equation: str, count: int) -> tuple[list[str], str]:
     """Operand subscripts and output subscript of a literal equation (implicit output:
     the letters used once, in alphabetical order, as torch does)."""
@@ -474,23 +604,43 @@ def _einsum_broadcast(ctx, a: tuple[str, str], b: tuple[str, str], free: str, su
     return _permuted(ctx, product, free, out)
 
 
+def einsum_at_run_time(ctx, equation: cst.BaseExpression, operands: list, named: bool) -> cst.Call:
+    """``_einsum_at_run_time(equation, (a, b, ...), named)``, the function emitted beside the code."""
+    ms_, ops_, _ = module_spellings(ctx)
+    fn = emitted(ctx, "_einsum_at_run_time", EINSUM_AT_RUN_TIME.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    elements = [o if isinstance(o, cst.StarredElement) else cst.Element(o) for o in operands]
+    if len(elements) == 1 and not isinstance(elements[0], cst.StarredElement):
+        elements[0] = elements[0].with_changes(comma=cst.Comma())
+    args = [cst.Arg(equation), cst.Arg(cst.Tuple(elements))]
+    if named:
+        args.append(cst.Arg(cst.Name("True")))
+    return cst.Call(func=fn, args=args)
+
+
 @hook(consumes=("args",))
 def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.einsum`` with a literal equation and one or two operands, as permute,
     sum and one broadcasting matmul (MindSpore's ops.einsum has no CPU kernel) where
     each group of indices (free in the first operand, free in the second, summed) has at
-    most one; otherwise as a broadcast product and a sum."""
+    most one; otherwise as a broadcast product and a sum. An equation known only when it
+    runs, an ellipsis, or more than two operands: a call of ``_einsum_at_run_time``,
+    emitted beside the code, which reads the equation when it runs."""
     packed = args.get("args")  # torch's einsum(*args): the equation, then the operands
     items = [e if isinstance(e, cst.StarredElement) else e.value for e in packed.elements] \
         if isinstance(packed, cst.Tuple) else [packed]
     equation, operands = literal_value(items[0]), items[1:]
     if len(operands) == 1 and isinstance(operands[0], (cst.List, cst.Tuple)):  # einsum(eq, [a, b])
         operands = [e if isinstance(e, cst.StarredElement) else e.value for e in operands[0].elements]
-    if not isinstance(equation, str):
-        raise Unconvertible("einsum equation is not a literal string")
-    if not operands or len(operands) > 2 or any(isinstance(o, cst.StarredElement) for o in operands):
-        raise Unconvertible("einsum with more than two operands (or *operands) is not converted")
-    inputs, out = _einsum_spec(equation, len(operands))
+    if not operands:
+        raise Unconvertible("einsum without operands")
+    if not isinstance(equation, str) or len(operands) > 2 or any(isinstance(o, cst.StarredElement) for o in operands):
+        return einsum_at_run_time(ctx, items[0], operands, named=False)
+    try:
+        inputs, out = _einsum_spec(equation, len(operands))
+    except Unconvertible:
+        if "." not in equation:  # a diagonal, a wrong count: refused as written
+            raise
+        return einsum_at_run_time(ctx, items[0], operands, named=False)
     srcs = [operand_code(o) for o in operands]
     if len(operands) == 1:
         node, have = _summed(ctx, srcs[0], inputs[0], out)

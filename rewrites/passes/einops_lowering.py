@@ -8,7 +8,10 @@ call does, so it is lowered here, at conversion time:
   reduce      the same with ops.mean/sum/amax/amin/prod over the axes the output lacks
   repeat      the same with the new axes inserted as 1 and broadcast to their lengths
   einsum      einops' multi-letter axes renamed to letters, then torch.einsum's own
-              lowering (tables' ``einsum`` hook: MindSpore's ops.einsum has no CPU kernel)
+              lowering (tables' ``einsum`` hook: MindSpore's ops.einsum has no CPU kernel);
+              a pattern known only when it runs, an ellipsis or three operands and more:
+              a call of the function that reads the equation when it runs
+              (``_einsum_at_run_time``, emitted beside the code, shared with torch.einsum)
   pack        a reshape per tensor and one ops.cat, with the packed shapes
   unpack      ops.split by the shapes' products and a reshape per part
   Rearrange/Reduce layers   a small Cell class emitted in the converted file (one per
@@ -20,8 +23,8 @@ more than once and is not a plain name, attribute or subscript goes through a sm
 function emitted beside the code, which evaluates it once. A function call this pass
 cannot lower (a pattern known only at run time, a list of tensors as the input) stays an
 einops call, and a small einops backend for MindSpore tensors is emitted beside the code:
-einops runs it when it runs (PYNATIVE; einops works in Python). einsum and the layers
-with such patterns are left as they are and marked.
+einops runs it when it runs (PYNATIVE; einops works in Python). The layers with such
+patterns are left as they are and marked.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
+from ..hooks.torch_functions import einsum_at_run_time as torch_einsum_at_run_time
 from ..syntax import NOT_LITERAL, Unconvertible, code, literal_value, module_spellings, operand_code, repeatable
 from .layer_values import _after_imports
 
@@ -460,9 +464,11 @@ class EinopsLowering(Pass):
         if any(a.star or a.keyword for a in call.args) or len(call.args) < 2:
             raise Unconvertible("einsum's arguments must be the tensors, then the pattern")
         pattern = literal_value(call.args[-1].value)
-        if not isinstance(pattern, str):
-            raise Unconvertible("the pattern is not a literal string")
         tensors = [a.value for a in call.args[:-1]]
+        if not isinstance(pattern, str) or "..." in pattern or len(tensors) > 2:
+            # read when it runs: a pattern known only then (x-transformers'
+            # f"b h i d, {kv_einsum_eq} -> b h i j"), an ellipsis, three operands or more
+            return torch_einsum_at_run_time(self.ctx, call.args[-1].value, tensors, named=True)
         equation = cst.SimpleString(repr(_einsum_equation(pattern, len(tensors))))
         packed = cst.Tuple([cst.Element(equation), *(cst.Element(t) for t in tensors)])
         return torch_einsum(self.ctx, None, {"args": packed}, None)

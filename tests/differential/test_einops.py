@@ -91,6 +91,14 @@ RUNTIME_CASES = [
     Case("repeat", 'p = "b n -> b n r"\n        return repeat(a, p, r=3)', (arr(2, 5),), "runtime-pattern"),
     Case("pack", 'p = "b *"\n        x, ps = pack([a, b], p)\n        return x, unpack(x * 2, ps, p)',
          (arr(2, 3, 4), arr(2, 5)), "runtime-pattern"),
+    # einsum is not run by einops (its backend needs ops.einsum, which has no CPU kernel):
+    # _einsum_at_run_time, emitted beside the code, reads the pattern when it runs
+    Case("einsum", 'kv = "b j d" if b.ndim == 3 else "b h j d"\n        return einsum(a, b, f"b h i d, {kv} -> b h i j")',
+         (arr(2, 3, 4, 5), arr(2, 6, 5)), "f-string"),
+    Case("einsum", 'kv = "b j d" if b.ndim == 3 else "b h j d"\n        return einsum(a, b, f"b h i d, {kv} -> b h i j")',
+         (arr(2, 3, 4, 5), arr(2, 3, 6, 5)), "f-string-4d"),
+    Case("einsum", 'einsum(a, b, "... i, ... i -> ...")', (arr(2, 3, 4), arr(2, 3, 4)), "ellipsis"),
+    Case("einsum", 'einsum(a, b, a, "x y, y z, u z -> x u")', (arr(3, 3), arr(3, 3)), "three"),
 ]
 RUNTIME_SUITE = Suite(RUNTIME_CASES, header=HEADER)
 
@@ -134,6 +142,21 @@ def test_not_lowered_runs_through_the_backend(source):
 @pytest.mark.parametrize("source", [
     'einsum(x, x, "... i, ... i -> ...")',
     'einsum(x, x, pattern)',
+    'einsum(x, x, f"b i d, {pattern} -> b i j")',
+])
+def test_einsum_not_written_out_is_read_when_it_runs(source):
+    """An einsum whose pattern the conversion cannot write out becomes a call of the
+    function emitted beside the code (einops' backend cannot run it: no ops.einsum on CPU)."""
+    code = f"from einops import einsum\n\ndef f(x, pattern):\n    return {source}\n"
+    result = convert_code(code)
+    pattern = source.removeprefix("einsum(x, x, ").removesuffix(")")
+    assert f"_einsum_at_run_time({pattern}, (x, x), True)" in result.code
+    assert "def _einsum_at_run_time(" in result.code
+    assert not re.search(r"^\s*(import|from)\s+einops", result.code, re.M)  # nor einops' backend
+    assert result.stats.unconverted == 0 and result.stats.converted == 1
+
+
+@pytest.mark.parametrize("source", [
     'Rearrange(pattern)',
 ])
 def test_not_lowered_is_marked_and_counted(source):

@@ -160,6 +160,14 @@ case("torch.einsum", 'torch.einsum("nchw,nc->nhw", a, b)', (arr(2, 3, 4, 5), arr
 case("torch.einsum", 'torch.einsum("bij->bji", a)', (arr(2, 3, 4),), "transpose")
 case("torch.einsum", 'torch.einsum("ij->", a)', (arr(3, 4),), "total")
 case("torch.einsum", 'torch.einsum("ijk,k->ij", a, b)', (arr(2, 3, 4), arr(4)), "vector")
+# read when it runs (_einsum_at_run_time, emitted): an equation known only then, an ellipsis,
+# three operands, *operands, a size-1 axis broadcast against the other operand
+case("torch.einsum", 'eq = "bhid,bhjd->bhij"\n        return torch.einsum(eq, a, b)', (arr(1, 2, 3, 4), arr(1, 2, 5, 4)), "runtime-equation")
+case("torch.einsum", 'torch.einsum("...ij,...jk->...ik", a, b)', (arr(2, 3, 4), arr(2, 4, 5)), "ellipsis")
+case("torch.einsum", 'torch.einsum("... d, d -> ...", a, b)', (arr(2, 3, 4), arr(4)), "ellipsis-spaces")
+case("torch.einsum", 'torch.einsum("ij,jk,kl->il", a, b, a.T)', (arr(3, 4), arr(4, 4)), "three")
+case("torch.einsum", 'xs = [a, b]\n        return torch.einsum("bi,bj", *xs)', (arr(3, 4), arr(3, 5)), "starred-implicit")
+case("torch.einsum", 'torch.einsum("...ij,...jk->...ik", a, b)', (arr(2, 1, 3, 4), arr(5, 4, 2)), "ellipsis-broadcast")
 forms("torch.mv", "input=a, vec=b", (arr(3, 4), arr(4)), extra=("a, b, out=None",))
 forms("Tensor.mv", "vec=b", (arr(3, 4), arr(4)))
 forms("torch.dist", "input=a, other=b, p=3", (X, Y), req=2, atol=1e-4)
@@ -807,7 +815,7 @@ def test_every_case_names_an_entry() -> None:
 
 
 REFUSED = {
-    "torch.einsum": "torch.einsum('...ij,...jk->...ik', a, b)",
+    "torch.einsum": "torch.einsum('ii->i', a)",
     "torch.unique": "torch.unique(a, return_inverse=True)",
     "torch.fmin": "torch.fmin(a, b)",
     "Tensor.fmin": "a.fmin(b)",
