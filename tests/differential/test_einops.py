@@ -174,3 +174,54 @@ def test_einops_only_file_converts():
     result = convert_code('from einops import rearrange\n\ndef f(x):\n    return rearrange(x, "a b -> b a")\n')
     assert "einops" not in result.code and "ops.permute(x, (1, 0))" in result.code
     assert result.stats.converted == 1
+
+
+# x-transformers' attention: the kv pattern chosen when it runs, in an f-string; torch.einsum
+# with an ellipsis beside it. The emitted function plans in ms.constexpr, so GRAPH mode
+# compiles it with the equation and the shapes as constants.
+RUNTIME_EINSUM_MODULE = '''import torch
+import torch.nn as nn
+from einops import einsum
+
+
+class Attend(nn.Module):
+    def forward(self, q, k, w):
+        kv_einsum_eq = "b j d" if k.ndim == 3 else "b h j d"
+        sim = einsum(q, k, f"b h i d, {kv_einsum_eq} -> b h i j")
+        attn = sim.softmax(dim=-1)
+        out = einsum(attn, k, f"b h i j, {kv_einsum_eq} -> b h i d")
+        return torch.einsum("...d,de->...e", out, w)
+'''
+
+
+@pytest.mark.parametrize("kv_heads", [False, True])
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_einsum_read_when_it_runs_in_both_modes(mode, kv_heads, tmp_path, monkeypatch):
+    import importlib
+    import sys
+
+    import mindspore
+    import numpy as np
+    import torch
+
+    result = convert_code(RUNTIME_EINSUM_MODULE)
+    assert "_einsum_at_run_time(" in result.code and "# transpile:" not in result.code, result.code
+    assert not re.search(r"^\s*(import|from)\s+(einops|torch)\b", result.code, re.M), result.code
+    (tmp_path / "runtime_einsum_case.py").write_text(result.code)  # GRAPH mode reads construct's module
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "runtime_einsum_case", raising=False)
+    ms_ns = vars(importlib.import_module("runtime_einsum_case"))
+    torch_ns: dict = {}
+    exec(compile(RUNTIME_EINSUM_MODULE, "<torch>", "exec"), torch_ns)
+    rng = np.random.default_rng(0)
+    inputs = (rng.standard_normal((2, 3, 4, 5)).astype("float32"),
+              rng.standard_normal((2, 3, 6, 5) if kv_heads else (2, 6, 5)).astype("float32"),
+              rng.standard_normal((5, 7)).astype("float32"))
+    expected = torch_ns["Attend"]()(*(torch.from_numpy(x) for x in inputs)).numpy()
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        actual = ms_ns["Attend"]()(*(mindspore.Tensor(x) for x in inputs)).asnumpy()
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    assert actual.shape == expected.shape
+    np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
