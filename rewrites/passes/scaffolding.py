@@ -5,7 +5,9 @@ Model code asks ``torch.jit.is_scripting()``, decorates helpers with
 with ``torch.fx.wrap``. None of it computes anything, but left in place it keeps the
 converted file importing torch, and GRAPH mode cannot compile a torch call. Eager
 mode's answers replace it: the checks become ``False``, the decorators and stubs go,
-``torch.jit.annotate(T, v)`` is ``v``, ``torch._assert(c, m)`` is ``assert c, m``.
+``torch.jit.annotate(T, v)`` is ``v``, ``torch._assert(c, m)`` is ``assert c, m``, and
+``with torch.autocast(..., enabled=False):`` is its body (autocast switched off changes
+nothing; GRAPH mode compiles no ``with`` over a torch object).
 The names are data (``rewrites/passes/scaffolding.toml``, beside this file).
 """
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Scaffolding(Pass):
         self.stubs = frozenset(data["decorator"]["overload_stub"])
         self.statements = frozenset(data["statement"]["drop"])
         self.checks: dict[str, str] = data["check"]
+        self.disabled_contexts = frozenset(data["disabled_context"]["names"])
         self._depth = 0  # function / class nesting: statements are dropped only at module level
 
     def _qual(self, node) -> str | None:
@@ -108,6 +111,26 @@ class Scaffolding(Pass):
     def leave_ClassDef(self, original, updated):
         self._depth -= 1
         return updated
+
+    # -- with torch.autocast(..., enabled=False): the body alone -------------------------
+    def _disabled_context(self, item: cst.WithItem) -> bool:
+        call = item.item
+        return (item.asname is None and isinstance(call, cst.Call) and self._qual(call.func) in self.disabled_contexts
+                and any(a.keyword and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
+                        and a.value.value == "False" for a in call.args))
+
+    def visit_WithItem(self, node: cst.WithItem) -> bool:
+        return not self._disabled_context(node)  # about to go: ApiCalls does not mark it
+
+    def leave_With(self, original: cst.With, updated):
+        if not all(self._disabled_context(item) for item in original.items) or original.asynchronous:
+            return updated
+        body = updated.body
+        lines = list(body.body) if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=body.body)]
+        self.ctx.stats.converted += len(original.items)
+        first = lines[0]
+        lines[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
+        return cst.FlattenSentinel(lines)
 
     # -- calls -------------------------------------------------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call):

@@ -7,6 +7,7 @@
 * ``map(f, xs)`` in forward, which GRAPH mode rejects over closures (MS304: a comprehension);
 * ``^`` of two Python bools, which GRAPH mode rejects (MS305: ``_py_xor``);
 * a list's ``pop()`` nested in an expression, which GRAPH mode miscompiles (MS307);
+* ``with torch.autocast(..., enabled=False):``, which is its body (MS206);
 * the claim behind dropping ``reset_parameters()`` while a layer is built (MS103): each
   layer family of ``SAME_INIT``, converted by the tool, draws torch's distributions.
 
@@ -290,6 +291,32 @@ class Skips(nn.Module):
 def test_nested_list_pop_in_both_modes(mode, tmp_path, monkeypatch):
     x = np.random.default_rng(0).standard_normal((2, 4)).astype("float32")
     expected, actual = _run_both(POP_SOURCE, "pop_case", lambda ns: ns["Skips"](), (x,), mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
+
+
+# -- with torch.autocast(..., enabled=False) (MS206) ----------------------------------------
+AUTOCAST_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class LiteAttention(nn.Module):
+    def forward(self, q, k, v):
+        if not torch.jit.is_scripting() and v.device.type != "meta":
+            with torch.autocast(device_type=v.device.type, enabled=False):
+                out = q @ (k.transpose(-1, -2) @ v)
+        else:
+            out = q
+        return out
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_disabled_autocast_in_both_modes(mode, tmp_path, monkeypatch):
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 3, 4)).astype("float32") for _ in range(3))
+    expected, actual = _run_both(AUTOCAST_SOURCE, "autocast_case", lambda ns: ns["LiteAttention"](), (q, k, v), mode,
+                                 tmp_path, monkeypatch)
     np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
 
 
