@@ -42,15 +42,27 @@ def f_pool_stride(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     return out
 
 
+# F.normalize with any p but a literal 2: x / max(||x||_p, eps), torch's own formula
+NORMALIZE_P = """def {name}(input, p, dim, eps):
+    \"\"\"torch.nn.functional.normalize for p other than 2 (transpile MS201):
+    ops.L2Normalize is the 2-norm only.\"\"\"
+    return input / OPS.clamp(OPS.norm(input, ord=p, dim=dim, keepdim=True), min=eps)
+"""
+
+
 @hook()
 def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """F.normalize(x, p=2, dim, eps) is x / max(||x||, eps); ops.L2Normalize divides by
-    sqrt(max(sum(x^2), epsilon)): the same with epsilon = eps ** 2. p must be 2."""
+    sqrt(max(sum(x^2), epsilon)): the same with epsilon = eps ** 2. Any other p (or a p
+    known only when it runs): ``_torch_normalize``, emitted beside the code, torch's
+    formula with ops.norm's vector norm."""
     p = args.get("p")
-    if p is not None and literal_value(p) not in (2, 2.0):
-        raise Unconvertible(f"p={code(p)}: ops.L2Normalize is the 2-norm only")
     dim = args.get("dim", literal(1))
     eps = args.get("eps", literal(1e-12))
+    if p is not None and literal_value(p) not in (2, 2.0):
+        _, ops_, _ = module_spellings(ctx)
+        fn = emitted(ctx, "_torch_normalize", NORMALIZE_P.replace("OPS.", f"{ops_}."))
+        return cst.Call(func=fn, args=[cst.Arg(args["input"]), cst.Arg(p), cst.Arg(dim), cst.Arg(eps)])
     e = literal_value(eps)
     if isinstance(e, (int, float)) and not isinstance(e, bool):
         epsilon = literal(float(e) ** 2)

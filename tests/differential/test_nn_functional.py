@@ -149,6 +149,11 @@ forms("instance_norm",
 forms("local_response_norm", "input=a, size=3, alpha=0.01, beta=0.5, k=2.0", (X2,), req=2)
 forms("normalize", "input=a, p=2.0, dim=0, eps=1e-6", (M,), req=1, extra=("a, dim=-1",))
 case("normalize", "F.normalize(a)", (np.zeros((3, 4), "float32"),), "zeros")
+# p other than 2: _torch_normalize, emitted (ops.L2Normalize is the 2-norm only)
+case("normalize", "F.normalize(a, p=1, dim=-1)", (M,), "p1")
+case("normalize", "F.normalize(a, p=float('inf'), dim=0, eps=1e-3)", (M,), "pinf")
+case("normalize", "q = 3\n        return F.normalize(a, q)", (arr(2, 3, 4),), "p-variable")
+case("normalize", "F.normalize(a, p=1.0)", (np.zeros((3, 4), "float32"),), "p1-zeros")
 
 # -- linear, convolution -----------------------------------------------------------
 forms("linear", "input=a, weight=b, bias=c", (M, arr(3, 5), arr(3)), req=2)
@@ -365,7 +370,6 @@ UNCONVERTED = [
     ("F.softmax(x)", "dim is not given"),
     ("F.log_softmax(x, 1, dtype=torch.float64)", "no dtype"),
     ("F.elu(x, alpha=0.5)", "alpha=1.0"),
-    ("F.normalize(x, p=1.0)", "2-norm only"),
     ("F.layer_norm(x, (4, 8))", "spans 2 axes"),
     ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", "fractional"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialiasing"),
