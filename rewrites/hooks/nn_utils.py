@@ -194,4 +194,3 @@ def pad_packed_sequence(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseE
     if "sequence" not in args:
         raise Unconvertible("sequence is missing")
     return keyword_call(packing_helper(ctx, "_torch_pad_packed_sequence", PAD_PACKED), args)
-

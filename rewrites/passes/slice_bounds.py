@@ -16,6 +16,14 @@ an item of unknown rank (a tensor index may be a mask of several axes) stops the
 and a slice past it is left. ``x`` is written twice, so it must be a name, an attribute
 chain or a subscript of them; a step other than a positive literal (or none) is left.
 Cheap where the axis is not empty: two integer operations.
+
+Writing a region that holds no element, ``x[d0:d1, h0:h1] = v`` with ``d0 == d1``
+(torchvision's swin3d: ``attn_mask[d[0]:d[1], h[0]:h[1], w[0]:w[1]] = count`` over
+shifts of 0), raises "memcpy_s error, errorno(34)" in MindSpore 2.10 PYNATIVE when
+several axes are sliced; torch writes nothing. Such a write, to a subscript of two or
+more slices at least one of whose bounds is not a literal (plain slices and integers
+only, every bound written twice), runs only where ``_torch_selects_nothing`` (integer
+arithmetic on the shape, emitted beside the code) says the region is not empty.
 """
 from __future__ import annotations
 
@@ -24,8 +32,25 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import literal_value, repeatable
+from ..syntax import NOT_LITERAL, emitted, literal_value, repeatable
 from ..tensor_inference import plainly_not_tensor
+
+GUARD = "_torch_selects_nothing"
+GUARD_SOURCE = '''def {name}(shape, bounds):
+    """Whether x[...] of a tensor of this shape, slicing axis a from start to stop for each
+    (a, start, stop) of bounds (None: open), selects no element (transpile MS306):
+    torch writes nothing there, MindSpore 2.10 PYNATIVE fails (memcpy_s errorno 34)."""
+    for n in shape:
+        if n == 0:
+            return True
+    for axis, start, stop in bounds:
+        n = shape[axis]
+        start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
+        stop = n if stop is None else (max(stop + n, 0) if stop < 0 else min(stop, n))
+        if stop <= start:
+            return True
+    return False
+'''
 
 # receivers that are never arrays (pandas' indexers take tuples of slices but have no shape)
 NOT_ARRAYS = frozenset({"shape", "iloc", "loc", "iat", "at"})
@@ -134,3 +159,47 @@ class SliceBounds(Pass):
         self.ctx.report(original, self.id, "negative slice bound written from the axis size: MindSpore raises on "
                         "a negative bound of an empty axis", Severity.INFO)
         return updated.with_changes(slice=elements)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        """``x[a:b, c:d] = v`` -> ``if not _torch_selects_nothing(x.shape, ((0, a, b), (1, c, d))): ...``"""
+        if len(original.body) != 1 or not isinstance(original.body[0], (cst.Assign, cst.AugAssign)):
+            return updated
+        stmt = original.body[0]
+        targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+        if len(targets) != 1 or not isinstance(targets[0], cst.Subscript) or not isinstance(updated, cst.SimpleStatementLine):
+            return updated
+        target = targets[0]
+        done = updated.body[0]
+        written = done.targets[0].target if isinstance(done, cst.Assign) else done.target
+        if not isinstance(written, cst.Subscript) or not self._array_receiver(target):
+            return updated
+        bounds = []
+        for axis, el in enumerate(written.slice):
+            item = el.slice
+            if isinstance(item, cst.Slice):
+                if item.step is not None or not all(b is None or repeatable(b) for b in (item.lower, item.upper)):
+                    return updated
+                bounds.append((axis, item.lower, item.upper))
+            elif not isinstance(literal_value(item.value), int):
+                return updated  # ..., None, a tensor index: the axes are not known
+        if len(bounds) < 2 or all(literal_value(b) is not NOT_LITERAL
+                                  for _, lo, hi in bounds for b in (lo, hi) if b is not None):
+            return updated
+        none = cst.Name("None")
+        index = cst.Tuple([cst.Element(cst.Tuple([cst.Element(cst.Integer(str(a))), cst.Element(lo or none),
+                                                  cst.Element(hi or none)])) for a, lo, hi in bounds])
+        shape = cst.Attribute(value=written.value, attr=cst.Name("shape"))
+        test = cst.UnaryOperation(cst.Not(), cst.Call(func=emitted(self.ctx, GUARD, GUARD_SOURCE),
+                                                      args=[cst.Arg(shape), cst.Arg(index)]))
+        self.ctx.report(original, self.id, "a write to slices known only at run time runs where the region is not "
+                        "empty: MindSpore fails writing an empty region of several sliced axes", Severity.INFO)
+        return cst.If(test=test, body=cst.IndentedBlock([updated.with_changes(leading_lines=())]),
+                      leading_lines=updated.leading_lines)
+
+    def _array_receiver(self, target: cst.Subscript) -> bool:
+        receiver = target.value
+        if (not repeatable(receiver) or plainly_not_tensor(receiver, self.ctx)
+                or (isinstance(receiver, cst.Attribute) and receiver.attr.value in NOT_ARRAYS)):
+            return False
+        fn = self.ctx.innermost(cst.FunctionDef)
+        return not (isinstance(receiver, cst.Name) and fn is not None and receiver.value in self.facts.list_names(fn))

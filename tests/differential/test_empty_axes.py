@@ -3,14 +3,18 @@ like any other and MindSpore 2.10 (PYNATIVE) does not:
 
 * a negative slice bound of an empty axis (``mems[:-1]`` of a memory with no rows,
   torchaudio's Emformer) raises "The DimsSize should not be zero": MS306 writes the
-  bound from the axis size (``mems[:max(len(mems) - 1, 0)]``).
+  bound from the axis size (``mems[:max(len(mems) - 1, 0)]``);
+* a write to a region of several sliced axes that holds no element (torchvision's swin3d
+  attention mask over shifts of 0) fails with "memcpy_s error, errorno(34)": MS306 runs
+  it only where the region is not empty (checked in PYNATIVE and GRAPH).
 
-Each case runs the tool's own output against torch, in PYNATIVE mode; the same code on
+Each slicing case runs the tool's own output against torch, in PYNATIVE mode; the same code on
 non-empty axes must keep its result. (GRAPH mode crashes the process, SIGFPE, slicing a
 later axis of a tensor whose first axis is empty, whatever the bounds: not a case here.)
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from .harness import Case, Suite, arr
@@ -49,3 +53,42 @@ SLICE_SUITE = Suite(SLICE_CASES)
 @pytest.mark.parametrize("case", SLICE_SUITE.cases, ids=SLICE_SUITE.ids)
 def test_negative_slice_bounds(case: Case) -> None:
     SLICE_SUITE.check(case)
+
+
+# -- writes to a region that holds no element ------------------------------------------------
+WINDOW_MASK = """
+import torch
+import torch.nn as nn
+
+
+class WindowMask(nn.Module):
+    # torchvision's swin3d: a region per shift; a shift of 0 leaves empty regions
+    def __init__(self, window, shift):
+        super().__init__()
+        self.window = window
+        self.shift = shift
+
+    def forward(self, x):
+        mask = x.new_zeros(x.shape[0], x.shape[1], x.shape[2])
+        slices = [((0, -self.window[i]), (-self.window[i], -self.shift[i]), (-self.shift[i], None)) for i in range(3)]
+        count = 0
+        for d in slices[0]:
+            for h in slices[1]:
+                for w in slices[2]:
+                    mask[d[0] : d[1], h[0] : h[1], w[0] : w[1]] = count
+                    count += 1
+        mask[0 : self.shift[0], 0:2, -self.shift[2] :] += 0.5
+        return mask + x
+"""
+
+
+@pytest.mark.parametrize("shift", [(0, 1, 1), (1, 0, 2), (0, 0, 0), (1, 1, 1)])
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_writes_to_empty_regions(mode, shift, tmp_path, monkeypatch):
+    from .test_torch_quirks import _run_both
+
+    x = arr(4, 4, 4)
+    build = lambda ns: ns["WindowMask"]((2, 2, 2), shift)  # noqa: E731
+    expected, actual = _run_both(WINDOW_MASK, "window_mask_case", build, (x,), mode, tmp_path, monkeypatch)
+    assert tuple(expected.shape) == tuple(actual.shape)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-6)
