@@ -411,6 +411,15 @@ def norm(ctx, entry, args, receiver) -> dict:
     return args
 
 
+@hook(consumes=("input",))
+def ndtr(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.special.ndtr(x)``, the standard normal CDF, as ``0.5 * erfc(-x / sqrt(2))``:
+    MindSpore has no ndtr (erfc keeps the lower tail accurate, as torch's ndtr does)."""
+    x = args.pop("input")
+    erfc = code(ctx.reference(entry.target))
+    return cst.parse_expression(f"0.5 * {erfc}(-{operand_code(x)} * 0.7071067811865476)")
+
+
 @hook()
 def normal(ctx, entry, args, receiver) -> dict:
     """torch.normal(mean, std, size): ops.normal(shape, mean, stddev). The tensor forms

@@ -160,6 +160,11 @@ case("torch.einsum", 'torch.einsum("nchw,nc->nhw", a, b)', (arr(2, 3, 4, 5), arr
 case("torch.einsum", 'torch.einsum("bij->bji", a)', (arr(2, 3, 4),), "transpose")
 case("torch.einsum", 'torch.einsum("ij->", a)', (arr(3, 4),), "total")
 case("torch.einsum", 'torch.einsum("ijk,k->ij", a, b)', (arr(2, 3, 4), arr(4)), "vector")
+# torch.special: aliases of the elementwise functions, ndtr as 0.5 * erfc(-x / sqrt(2))
+for name in ("erf", "erfc", "expm1", "log1p", "expit", "ndtr"):
+    forms(f"torch.special.{name}", "input=a", (X,))
+forms("torch.special.erfinv", "input=a", (UNIT,))
+case("torch.special.ndtr", "torch.special.ndtr(a * 4 - 1)", (X,), "expression")
 # read when it runs (_einsum_at_run_time, emitted): an equation known only then, an ellipsis,
 # three operands, *operands, a size-1 axis broadcast against the other operand
 case("torch.einsum", 'eq = "bhid,bhjd->bhij"\n        return torch.einsum(eq, a, b)', (arr(1, 2, 3, 4), arr(1, 2, 5, 4)), "runtime-equation")
