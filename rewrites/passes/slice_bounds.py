@@ -1,4 +1,4 @@
-"""MS306: a negative literal slice bound becomes a non-negative one, computed from the size.
+"""MS306: slices of empty axes: negative literal bounds from the size, writes to empty regions skipped.
 
 MindSpore 2.10 in PYNATIVE mode raises "The DimsSize should not be zero" reading or
 writing ``x[:-1]``, ``x[-2:]``, ``x[:, :-1]`` ... when the sliced axis has size 0: it
@@ -109,7 +109,8 @@ def _axes(elements) -> list[int | None]:
 class SliceBounds(Pass):
     id = "MS306"
     name = "slice-bounds"
-    summary = "x[:-k] -> x[:max(n - k, 0)]: MindSpore raises on a negative slice bound of an empty axis."
+    summary = ("Slices of empty axes: x[:-k] -> x[:max(n - k, 0)]; a write to an empty region of several sliced "
+               "axes is skipped.")
     examples = (
         Example(
             "import torch\ndef f(x, mems):\n    return x[:, -2:], mems[:-1]\n",
