@@ -99,3 +99,23 @@ def test_a_replacement_keeps_the_parentheses_it_stood_in() -> None:
     result = run([Double], source)
     ast.parse(result.code)
     assert "drop" not in result.code and result.code.count("(") == result.code.count(")")
+
+
+def test_a_module_imported_in_one_function_is_imported_again_where_another_needs_it() -> None:
+    """``import numpy as np`` inside one function binds np there only: a hook in another
+    function asking for numpy (torch.finfo) gets a module-level import, not that np."""
+    from transpile import convert_code
+
+    code = convert_code("import torch\n\ndef f():\n    import numpy as np\n    return np.arange(3)\n\n"
+                        "def g(x):\n    return torch.finfo(x.dtype).max\n").code
+    namespace: dict = {}
+    exec(compile(code, "<converted>", "exec"), namespace)
+    import mindspore
+
+    assert namespace["g"](mindspore.Tensor([1.0])) == float(np_finfo_max()), code
+
+
+def np_finfo_max() -> float:
+    import numpy
+
+    return float(numpy.finfo("float32").max)

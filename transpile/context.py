@@ -119,7 +119,9 @@ class FileContext:
             # a name for the target framework.
             if "." in qual and self.module_map.get(qual) == target_module:
                 return binding
-            if qual == target_module:
+            # A module imported as it is (numpy) is reused only where the module binds it:
+            # ``import numpy as np`` inside one function names nothing in the others
+            if qual == target_module and binding not in self.imports.local_only:
                 return binding
         if "." in target_module:
             root, short = target_module.split(".", 1)[0], target_module.rsplit(".", 1)[-1]

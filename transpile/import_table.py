@@ -59,6 +59,7 @@ class ImportTable:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.relative: set[str] = set()  # names bound by relative imports (the package's own)
+        self.local_only: set[str] = set()  # names bound only by imports inside function bodies
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -119,7 +120,9 @@ class ImportTable:
         local = cls()
         module.visit(_LocalImports(local))
         for name, qual in local.bindings.items():
-            table.bindings.setdefault(name, qual)
+            if name not in table.bindings:
+                table.bindings[name] = qual
+                table.local_only.add(name)
         table.relative |= local.relative - table.bindings.keys()
         return table
 
