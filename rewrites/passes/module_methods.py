@@ -86,6 +86,8 @@ class ModuleMethods(Pass):
         self._classes: dict[str, tuple[str | None, bool]] = {}
         self._dropped: set[int] = set()  # ids of no-op calls (original nodes)
         self._buffers: list[dict] = []  # per class: registered buffer -> its persistent argument
+        # per class: forward and the methods it calls; per function: compiled with forward
+        self._compiled: list[frozenset[str] | bool] = []
 
     # -- where we are ------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -101,11 +103,13 @@ class ModuleMethods(Pass):
         self._classes[node.name.value] = (layer, inherited or _defines(node, "reset_parameters"))
         self._scopes.append("seqclass" if seq else "dictclass" if dict_model else "class")
         self._buffers.append(self.facts.registered_buffers(node))
+        self._compiled.append(self.facts.forward_helpers(node) | {"forward", "construct"})
         self.cells.enter_class(node)
 
     def leave_ClassDef(self, original, updated):
         kind = self._scopes.pop()
         self._buffers.pop()
+        self._compiled.pop()
         self.cells.leave_class()
         if kind != "dictclass":
             return updated
@@ -161,6 +165,8 @@ class ModuleMethods(Pass):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.cells.enter_function(node)
+        outer = self._compiled[-1] if self._compiled else False
+        self._compiled.append(node.name.value in outer if isinstance(outer, frozenset) else outer)
         in_seq_init = bool(self._scopes) and self._scopes[-1] == "seqclass" and node.name.value == "__init__"
         self._scopes.append("dictmethod" if self._scopes and self._scopes[-1] == "dictclass" else "def")
         receivers: set[str] = set()
@@ -184,6 +190,7 @@ class ModuleMethods(Pass):
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self.cells.leave_function()
+        self._compiled.pop()
         kind = self._scopes.pop()
         receivers, refresh_self = self._functions.pop()
         self._namespaces.pop()
@@ -363,6 +370,11 @@ class ModuleMethods(Pass):
         call = f"{src}.{self._target(method).value}()"
         if method == "modules":
             return cst.parse_expression(f"(cell for _, cell in {call})")
+        if method in ("children", "named_children") and self._compiled and self._compiled[-1] is True:
+            # GRAPH mode fails to compile a loop over cells()/name_cells() ("The pointer[node]
+            # is null"), and compiles one over the Cell's own ordered dict of children
+            view = "values" if method == "children" else "items"
+            return cst.parse_expression(f"{src}._cells.{view}()")
         if method == "named_children":
             return cst.parse_expression(f"{call}.items()")
         return cst.parse_expression(call)

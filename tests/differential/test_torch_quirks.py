@@ -320,6 +320,34 @@ def test_disabled_autocast_in_both_modes(mode, tmp_path, monkeypatch):
     np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
 
 
+CHILDREN_SOURCE = '''
+import torch.nn as nn
+
+
+class Stage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        for i in range(3):
+            self.add_module(f"block{i}", nn.Linear(4, 4))
+
+    def forward(self, x):
+        for block in self.children():
+            x = block(x)
+        return x, [name for name, _ in self.named_children()]
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_children_in_forward_in_both_modes(mode, tmp_path, monkeypatch):
+    """GRAPH mode cannot compile a loop over Cell.cells() ("The pointer[node] is null"):
+    children() in forward is the Cell's own dict of children (timm's RegStage)."""
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype("float32")
+    (expected, names), (actual, ms_names) = _run_both(CHILDREN_SOURCE, "children_case", lambda ns: ns["Stage"](), (x,),
+                                                      mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
+    assert list(ms_names) == names
+
+
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
 # The constructors, converted by the tool, of each family whose reset_parameters MS103
 # drops while a layer is built. Large enough for the bounds and spreads to show.
