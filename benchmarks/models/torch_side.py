@@ -56,14 +56,18 @@ def _refill_constants(model, generator) -> None:
     class tokens, running statistics) get random values, so a tensor copied to the
     wrong place, or a scale or shift the converted code ignores, changes the output.
     ones -> U(0.5, 1.5); zeros -> U(-0.2, 0.2); c -> c * U(0.5, 1.5), raised to at least
-    0.1 in size (ConvNeXt's 1e-6 layer scale would hide its whole branch). Tensors left
+    0.1 in size (ConvNeXt's 1e-6 layer scale would hide its whole branch); one-value
+    parameters too (denoising-diffusion's Karras U-Nets start every gain at 0, which
+    makes the whole output 0 and any conversion match). Tensors left
     uninitialised (parameters with NaN, or above 1e6 in size) -> U(-0.5, 0.5)."""
     from transpile.parity.weights import torch_state
 
     with torch.no_grad():
         for tensor in torch_state(model, keep_vars=True).values():
-            if not tensor.is_floating_point() or tensor.numel() <= 1:
+            if not tensor.is_floating_point() or tensor.numel() == 0:
                 continue
+            if tensor.numel() == 1 and not isinstance(tensor, torch.nn.Parameter):
+                continue  # a one-value buffer is a setting (a step count, a temperature), kept
             if isinstance(tensor, torch.nn.Parameter) and not float(tensor.abs().max()) <= 1e6:
                 # left uninitialised (torch.empty; a checkpoint fills it: whisper's decoder
                 # positional embedding): memory garbage up to 1e25 or NaN -> U(-0.5, 0.5)
