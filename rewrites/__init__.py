@@ -13,6 +13,7 @@ from .passes.cell_containers import CellContainers
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
 from .passes.graph_list_pop import GraphListPop
+from .passes.graph_branch_locals import GraphBranchLocals
 from .passes.graph_maps import GraphMaps
 from .passes.graph_xor import GraphXor
 from .passes.graph_scalars import GraphScalars
@@ -64,11 +65,12 @@ from .passes.topk_mask import TopkMask
 # iterables, and a pass after it would see a tuple() call where it matched map().
 # GraphXor (a ^ b -> _py_xor(a, b)) and GraphListPop (a nested lst.pop() gets its
 # own assignment) sit beside it for the same reason: they rebuild from what other
-# passes converted.
+# passes converted. GraphBranchLocals (None bound before an if that binds a local in
+# some branches only) only adds statements, after every pass that moves some.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphBranchLocals, GraphLint),
     (Imports,),
 )
 

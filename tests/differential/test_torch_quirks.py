@@ -348,6 +348,40 @@ def test_children_in_forward_in_both_modes(mode, tmp_path, monkeypatch):
     assert list(ms_names) == names
 
 
+BRANCH_LOCALS_SOURCE = '''
+import torch
+import torch.nn as nn
+
+
+class Memory(nn.Module):
+    def __init__(self, every):
+        super().__init__()
+        self.every = every
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        has_memory = self.every > 0
+        if has_memory:
+            every = self.every
+            mem = x[:, :every]
+        y = self.proj(x)
+        if has_memory:
+            y = y + mem.sum() * every
+        return y
+'''
+
+
+@pytest.mark.parametrize("every", [0, 2])
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_branch_locals_in_both_modes(mode, every, tmp_path, monkeypatch):
+    """GRAPH mode refuses a local only one branch binds, even where the later read is
+    under the same condition (x-transformers' memory tokens): None is bound first."""
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype("float32")
+    expected, actual = _run_both(BRANCH_LOCALS_SOURCE, "branch_locals_case", lambda ns: ns["Memory"](every), (x,),
+                                 mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
+
+
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
 # The constructors, converted by the tool, of each family whose reset_parameters MS103
 # drops while a layer is built. Large enough for the bounds and spreads to show.

@@ -1,0 +1,261 @@
+"""MS308: a local that only some branches of an ``if`` assign, and that code after the
+``if`` reads, is set to None before the ``if``, in forward and what it calls.
+
+GRAPH_MODE compiles both branches of an ``if`` and refuses a name one of them leaves
+unbound: "The local variable 'y' is not defined in false branch, but defined in true
+branch", even when the later read is under the same condition (x-transformers::
+
+    if has_memory_tokens:
+        mem_every = self.memory_tokens_interspersed_every
+        ...
+    if has_memory_tokens:
+        if exists(mem_every): ...
+
+). Python never reads the name on a path that did not bind it (it would raise), so a
+None bound first changes nothing that runs. Not done inside loops (a value left by an
+earlier iteration would be lost), nor for names bound before the ``if``; a branch that
+ends in ``return``/``raise``/``break``/``continue`` does not reach the read and needs
+none.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from .graph_maps import CompiledScopes
+
+_EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
+def _bound_names(target) -> list[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
+
+
+def _exits(block) -> bool:
+    """The block's last statement leaves it (return, raise, break, continue)."""
+    body = getattr(block, "body", ())
+    if not body:
+        return False
+    last = body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, _EXITS) for s in last.body)
+
+
+class _Branch:
+    """The names one branch of an if binds (an if nested in it binds into it too)."""
+
+    def __init__(self, block) -> None:
+        self.block = block
+        self.bound: set[str] = set()
+
+
+class GraphBranchLocals(CompiledScopes, Pass):
+    id = "MS308"
+    name = "graph-branch-locals"
+    summary = "A local bound in only some branches of an if and read after it is set to None first (GRAPH_MODE)."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        if self.extra:\n            y = x * 2\n        if self.extra:\n            x = x + y\n"
+            "        return x\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    def construct(self, x):\n        y = None\n"
+            "        if self.extra:\n            y = x * 2\n        if self.extra:\n            x = x + y\n"
+            "        return x\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._step = 0  # order of binds and reads in the function
+        self._first_bound: list[dict[str, int]] = []  # per function: name -> step it is first bound
+        self._reads: list[dict[str, int]] = []  # per function: name -> last step it is read
+        self._stores: set[int] = set()  # ids of Name nodes that are assignment targets
+        self._branches: list[_Branch] = []  # open if-branches, innermost last
+        self._loops = 0
+        self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
+        self._if_stack: list[dict] = []  # open ifs: step at their start, their branches (bound, exits)
+        self._elifs: set[int] = set()  # ids of ifs that are another if's elif
+        self._summaries: dict[int, tuple] = {}  # elif id -> (names bound on every path, every path exits)
+        self._saved: list[tuple] = []
+        self._if_bodies: dict[int, cst.If] = {}  # id of an open if's body -> the if
+
+    # -- functions ---------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        params = node.params
+        names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        self._first_bound.append({n: -1 for n in names})
+        self._reads.append({})
+        self._ifs.append({})
+        self._saved.append((self._branches, self._loops))
+        self._branches, self._loops = [], 0
+
+    def leave_FunctionDef(self, original, updated):
+        compiled = self.compiled
+        first, reads, ifs = self._first_bound.pop(), self._reads.pop(), self._ifs.pop()
+        self._branches, self._loops = self._saved.pop()
+        updated = super().leave_FunctionDef(original, updated)
+        if not compiled or not ifs:
+            return updated
+        inserts: dict[int, list[str]] = {}
+        for key, facts in ifs.items():
+            names = sorted(n for n in facts["names"] if reads.get(n, -1) > facts["end"])
+            if names:
+                inserts[key] = names
+        if not inserts:
+            return updated
+        for names in inserts.values():
+            self.ctx.stats.converted += len(names)
+        self.ctx.report(original, self.id, "locals bound in only some branches of an if set to None first: "
+                        + ", ".join(sorted({n for v in inserts.values() for n in v})), Severity.INFO)
+        return updated.with_changes(body=updated.body.visit(_InsertNones(inserts)))
+
+    # -- binds and reads -----------------------------------------------------------------
+    def _bind(self, names) -> None:
+        if not self._first_bound:
+            return
+        self._step += 1
+        for name in names:
+            self._first_bound[-1].setdefault(name, self._step)
+            for branch in self._branches:
+                branch.bound.add(name)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._mark_stores(t.target)
+
+    def leave_Assign(self, original, updated):
+        self._bind(n for t in original.targets for n in _bound_names(t.target))
+        return updated
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark_stores(node.target)
+
+    def leave_AnnAssign(self, original, updated):
+        if original.value is not None:
+            self._bind(_bound_names(original.target))
+        return updated
+
+    def leave_NamedExpr(self, original, updated):
+        self._bind(_bound_names(original.target))
+        return updated
+
+    def leave_WithItem(self, original, updated):
+        if original.asname is not None:
+            self._bind(_bound_names(original.asname.name))
+        return updated
+
+    def _mark_stores(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self._stores.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._mark_stores(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._mark_stores(target.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._reads and id(node) not in self._stores:
+            self._step += 1
+            self._reads[-1][node.value] = self._step
+
+    # -- loops: a value may come from an earlier iteration -------------------------------------
+    def visit_For(self, node: cst.For) -> None:
+        self._loops += 1
+        self._mark_stores(node.target)
+
+    def leave_For(self, original, updated):
+        self._loops -= 1
+        self._bind(_bound_names(original.target))
+        return updated
+
+    def visit_While(self, node) -> None:
+        self._loops += 1
+
+    def leave_While(self, original, updated):
+        self._loops -= 1
+        return updated
+
+    # -- ifs -------------------------------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._if_stack.append({"start": self._step, "branches": []})
+        self._if_bodies[id(node.body)] = node
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+
+    # an if's body is told apart by its node: passes see nodes, not the fields they fill
+    def visit_IndentedBlock(self, node) -> None:
+        if id(node) in self._if_bodies:
+            self._branches.append(_Branch(node))
+
+    def leave_IndentedBlock(self, original, updated):
+        self._leave_body(original)
+        return updated
+
+    def visit_SimpleStatementSuite(self, node) -> None:
+        self.visit_IndentedBlock(node)
+
+    def leave_SimpleStatementSuite(self, original, updated):
+        self._leave_body(original)
+        return updated
+
+    def _leave_body(self, block) -> None:
+        if self._if_bodies.pop(id(block), None) is not None:
+            branch = self._branches.pop()
+            self._if_stack[-1]["branches"].append((branch.bound, _exits(block)))
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._branches.append(_Branch(node.body))
+
+    def leave_Else(self, original, updated):
+        branch = self._branches.pop()
+        self._if_stack[-1]["branches"].append((branch.bound, _exits(original.body)))
+        return updated
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        facts = self._if_stack.pop()
+        branches = facts["branches"]
+        if isinstance(original.orelse, cst.If):  # elif: its summary is one branch of this if
+            branches.append(self._summaries.pop(id(original.orelse)))
+        elif original.orelse is None:
+            branches.append((set(), False))
+        reaching = [bound for bound, exits in branches if not exits]
+        always = set.intersection(*reaching) if reaching else set()
+        anywhere = set().union(*(bound for bound, _ in branches))
+        if id(original) in self._elifs:
+            self._elifs.discard(id(original))
+            self._summaries[id(original)] = (always, not reaching)
+            return updated
+        if not self._first_bound or self._loops or not self.compiled or not reaching:
+            return updated
+        first = self._first_bound[-1]
+        names = {n for n in anywhere - always if first.get(n, 0) > facts["start"]}
+        if names:
+            self._ifs[-1][id(updated)] = {"names": names, "end": self._step}
+        return updated
+
+
+class _InsertNones(cst.CSTTransformer):
+    """``name = None`` before the if statements found (by the id of the node the pass
+    returned for each)."""
+
+    def __init__(self, inserts: dict[int, list[str]]) -> None:
+        self.inserts = inserts
+
+    def leave_IndentedBlock(self, original, updated):
+        if not any(id(s) in self.inserts for s in original.body):
+            return updated
+        body = []
+        for before, after in zip(original.body, updated.body):  # no statement is added or dropped here
+            body += [cst.parse_statement(f"{name} = None\n") for name in self.inserts.get(id(before), ())]
+            body.append(after)
+        return updated.with_changes(body=body)
