@@ -23,7 +23,8 @@ more than once and is not a plain name, attribute or subscript goes through a sm
 function emitted beside the code, which evaluates it once. A function call this pass
 cannot lower (a pattern known only at run time, a list of tensors as the input) stays an
 einops call, and a small einops backend for MindSpore tensors is emitted beside the code:
-einops runs it when it runs (PYNATIVE; einops works in Python). The layers with such
+einops runs it when it runs, in Python (in GRAPH_MODE too: the backend's module names einops
+in MS_JIT_IGNORE_MODULES, so MindSpore runs it instead of compiling it). The layers with such
 patterns are left as they are and marked.
 """
 from __future__ import annotations
@@ -64,7 +65,7 @@ LAYERS = {
 # For the einops function calls this pass cannot lower (a pattern known only at run time:
 # ``def pack_one(t, pattern): return pack([t], pattern)``), a backend that lets einops run
 # them on MindSpore tensors: einops finds backends among AbstractBackend's subclasses, so
-# defining it registers it. Python-level work, so PYNATIVE only; no einsum (ops.einsum has
+# defining it registers it. Python-level work (GRAPH_MODE runs it in Python); no einsum (ops.einsum has
 # no CPU kernel).
 BACKEND_BASE = "einops._backends.AbstractBackend"
 BACKEND_NAME = "_MindSporeEinopsBackend"
@@ -113,6 +114,14 @@ BACKEND = '''class {name}({base}):
 
     def is_float_type(self, x):
         return {ops}.is_floating_point(x)
+
+
+# GRAPH_MODE compiles the Python of the functions construct calls, unless their module is a
+# third-party library to it: einops is not (its raise EinopsError fails to compile).
+# MindSpore runs the modules named in MS_JIT_IGNORE_MODULES in Python (JIT fallback).
+{environ}["MS_JIT_IGNORE_MODULES"] = ",".join(
+    [m for m in {environ}.get("MS_JIT_IGNORE_MODULES", "").split(",") if m and m != "einops"] + ["einops"]
+)
 '''
 
 # einops reduction -> the mindspore.ops function taking (input, axes)
@@ -418,10 +427,12 @@ class EinopsLowering(Pass):
             if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
                 ms_, ops_, _ = module_spellings(self.ctx)
                 base = code(self.ctx.reference(BACKEND_BASE))
-                self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_))
+                environ = code(self.ctx.reference("os.environ"))
+                self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
+                             .replace("{environ}", environ))
                 self.ctx.stats.converted += 1
                 self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
-                                "MindSpore backend emitted beside the code (PYNATIVE only)", Severity.INFO)
+                                "MindSpore backend emitted beside the code", Severity.INFO)
                 return updated
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einops has no MindSpore backend)")
@@ -542,8 +553,10 @@ class EinopsLowering(Pass):
             return updated
         two_blank = [cst.EmptyLine(), cst.EmptyLine()]
         mode = black.Mode(line_length=88)
-        defs = [cst.parse_statement(black.format_str(source.replace("{name}", name), mode=mode))
-                .with_changes(leading_lines=two_blank) for source, name in self.helpers.items()]
+        defs = []  # a helper is one statement or more (the backend: a class and its registration)
+        for source, name in self.helpers.items():
+            first, *rest = cst.parse_module(black.format_str(source.replace("{name}", name), mode=mode)).body
+            defs += [first.with_changes(leading_lines=two_blank), *rest]
         body = list(updated.body)
         index = _after_imports(body)
         if index < len(body):

@@ -448,3 +448,37 @@ def test_embedding_is_left_out_because_its_init_differs(tmp_path, monkeypatch) -
     ms_ns = _converted_module(source, "init_case_embedding", tmp_path, monkeypatch)
     (_, table), = ms_ns["build"]().parameters_and_names()
     assert table.asnumpy().std() < 0.1
+
+
+# -- einops calls left to einops (a pattern known only when they run) in GRAPH_MODE ------------
+EINOPS_AT_RUN_TIME = """
+import torch
+from torch import nn
+from einops import pack, unpack
+
+
+def pack_one(t, pattern):
+    return pack([t], pattern)
+
+
+def unpack_one(t, ps, pattern):
+    return unpack(t, ps, pattern)[0]
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        w, ps = pack_one(x, 'o *')
+        w = nn.functional.normalize(w, dim=-1) * 2
+        return unpack_one(w, ps, 'o *')
+"""
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_einops_at_run_time_in_both_modes(mode, tmp_path, monkeypatch):
+    """GRAPH_MODE compiled einops' own Python ('Unsupported exception type: EinopsError'):
+    the emitted backend names einops in MS_JIT_IGNORE_MODULES, so MindSpore runs it in Python."""
+    x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype("float32")
+    expected, actual = _run_both(EINOPS_AT_RUN_TIME, "einops_run_time_case", lambda ns: ns["Net"](), (x,), mode,
+                                 tmp_path, monkeypatch)
+    assert tuple(expected.shape) == tuple(actual.shape)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
