@@ -83,6 +83,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
         self._if_stack: list[dict] = []  # open ifs: step at their start, their branches (bound, exits)
         self._elifs: set[int] = set()  # ids of ifs that are another if's elif
+        self._if_elses: set[int] = set()  # ids of Else nodes that belong to an if (not a for/while/try)
         self._summaries: dict[int, tuple] = {}  # elif id -> (names bound on every path, every path exits)
         self._saved: list[tuple] = []
         self._if_bodies: dict[int, cst.If] = {}  # id of an open if's body -> the if
@@ -191,6 +192,8 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._if_bodies[id(node.body)] = node
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
+        elif node.orelse is not None:
+            self._if_elses.add(id(node.orelse))
 
     # an if's body is told apart by its node: passes see nodes, not the fields they fill
     def visit_IndentedBlock(self, node) -> None:
@@ -213,10 +216,15 @@ class GraphBranchLocals(CompiledScopes, Pass):
             branch = self._branches.pop()
             self._if_stack[-1]["branches"].append((branch.bound, _exits(block)))
 
+    # the else of a for, while or try is no branch of an if
     def visit_Else(self, node: cst.Else) -> None:
-        self._branches.append(_Branch(node.body))
+        if id(node) in self._if_elses:
+            self._branches.append(_Branch(node.body))
 
     def leave_Else(self, original, updated):
+        if id(original) not in self._if_elses:
+            return updated
+        self._if_elses.discard(id(original))
         branch = self._branches.pop()
         self._if_stack[-1]["branches"].append((branch.bound, _exits(original.body)))
         return updated
