@@ -15,6 +15,7 @@ from .passes.graph_lint import GraphLint
 from .passes.graph_list_pop import GraphListPop
 from .passes.graph_branch_locals import GraphBranchLocals
 from .passes.graph_maps import GraphMaps
+from .passes.graph_set_literals import GraphSetLiterals
 from .passes.graph_xor import GraphXor
 from .passes.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
@@ -67,10 +68,12 @@ from .passes.topk_mask import TopkMask
 # own assignment) sit beside it for the same reason: they rebuild from what other
 # passes converted. GraphBranchLocals (None bound before an if that binds a local in
 # some branches only) only adds statements, after every pass that moves some.
+# GraphSetLiterals (x in {1, 2} -> x in (1, 2) in construct) touches only set literals,
+# which no other pass claims.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphBranchLocals, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

@@ -382,6 +382,40 @@ def test_branch_locals_in_both_modes(mode, every, tmp_path, monkeypatch):
     np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
 
 
+SET_LITERALS_SOURCE = '''
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+
+    def scale(self, x):
+        if x.ndim not in {2, -1}:
+            return x
+        return x * 2
+
+    def forward(self, x):
+        assert x.ndim in {2, 3}
+        if self.mode in {"sum", "add"}:
+            x = x + 1
+        if self.mode not in {'sum'}:
+            x = x - 3
+        return self.scale(x)
+'''
+
+
+@pytest.mark.parametrize("net_mode", ["sum", "mean"])
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_set_literals_in_both_modes(mode, net_mode, tmp_path, monkeypatch):
+    """GRAPH mode compiles no set expression (x-transformers' assert ndim in {2, 3})."""
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype("float32")
+    expected, actual = _run_both(SET_LITERALS_SOURCE, "set_literals_case", lambda ns: ns["Net"](net_mode), (x,),
+                                 mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-6)
+
 # -- reset_parameters: MindSpore's layers are built from torch's distributions ----------
 # The constructors, converted by the tool, of each family whose reset_parameters MS103
 # drops while a layer is built. Large enough for the bounds and spreads to show.
