@@ -17,6 +17,7 @@ from .passes.graph_branch_locals import GraphBranchLocals
 from .passes.graph_maps import GraphMaps
 from .passes.graph_set_literals import GraphSetLiterals
 from .passes.graph_xor import GraphXor
+from .passes.graph_assert_all import GraphAssertAll
 from .passes.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
 from .passes.layer_params import LayerParams
@@ -73,7 +74,7 @@ from .passes.topk_mask import TopkMask
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphListPop, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

@@ -516,3 +516,43 @@ def test_einops_at_run_time_in_both_modes(mode, tmp_path, monkeypatch):
                                  tmp_path, monkeypatch)
     assert tuple(expected.shape) == tuple(actual.shape)
     np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
+
+
+# -- assert all(f(x) for x in xs) in forward (GRAPH_MODE: all() sees no module names) --------
+ASSERT_ALL = """
+import torch
+from torch import nn
+
+
+def divisible_by(numer, denom):
+    return (numer % denom) == 0
+
+
+class Net(nn.Module):
+    def __init__(self, factor):
+        super().__init__()
+        self.factor = factor
+
+    def forward(self, x):
+        assert all([divisible_by(d, self.factor) for d in x.shape[-2:]]), "not divisible"
+        assert all(s > 0 for s in x.shape)
+        return x * 2
+"""
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_assert_all_in_both_modes(mode, tmp_path, monkeypatch):
+    """denoising-diffusion's Unet: 'NameError: name 'divisible_by' is not defined' in GRAPH_MODE."""
+    x = np.random.default_rng(0).standard_normal((2, 4, 6)).astype("float32")
+    expected, actual = _run_both(ASSERT_ALL, "assert_all_case", lambda ns: ns["Net"](2), (x,), mode,
+                                 tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-6)
+    import mindspore
+
+    net = _converted_module(ASSERT_ALL, "assert_all_case", tmp_path, monkeypatch)["Net"](4)
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        with pytest.raises((AssertionError, RuntimeError)):  # 6 is not divisible by 4
+            net(mindspore.Tensor(x))
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
