@@ -13,6 +13,7 @@ from .passes.cell_containers import CellContainers
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
 from .passes.graph_list_pop import GraphListPop
+from .passes.graph_memo import GraphMemo
 from .passes.graph_branch_locals import GraphBranchLocals
 from .passes.graph_maps import GraphMaps
 from .passes.graph_set_literals import GraphSetLiterals
@@ -74,7 +75,7 @@ from .passes.topk_mask import TopkMask
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

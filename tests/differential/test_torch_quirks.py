@@ -518,6 +518,44 @@ def test_einops_at_run_time_in_both_modes(mode, tmp_path, monkeypatch):
     np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
 
 
+DEVICE_CACHE = '''
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.biases = nn.Parameter(torch.randn(2, n))
+        self.register_buffer("idxs", torch.arange(n * n).reshape(n, n) % n)
+        self.cache = {}
+
+    def get_biases(self, device):
+        if torch.jit.is_tracing() or self.training:
+            return self.biases[:, self.idxs]
+        else:
+            key = str(device)
+            if key not in self.cache:
+                self.cache[key] = self.biases[:, self.idxs]
+            return self.cache[key]
+
+    def forward(self, x):
+        return x + self.get_biases(x.device)
+'''
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_dict_cache_on_self_in_both_modes(mode, tmp_path, monkeypatch):
+    # timm's LeViT / EfficientFormer / TinyViT: attention biases cached per device in eval
+    def build(ns):
+        net = ns["Attention"](3)
+        return net.set_train(False) if hasattr(net, "set_train") else net.eval()
+
+    x = np.random.default_rng(0).standard_normal((4, 2, 3, 3)).astype("float32")
+    expected, actual = _run_both(DEVICE_CACHE, "dict_cache_case", build, (x,), mode, tmp_path, monkeypatch)
+    np.testing.assert_allclose(actual.asnumpy(), expected.numpy(), atol=1e-5, rtol=1e-5)
+
+
 # -- assert all(f(x) for x in xs) in forward (GRAPH_MODE: all() sees no module names) --------
 ASSERT_ALL = """
 import torch
