@@ -29,28 +29,22 @@ def build_dotted(name: str) -> cst.BaseExpression:
     return node
 
 
-class _LocalImports(cst.CSTVisitor):
-    """The imports inside function bodies."""
+# Statement-level nodes that may hold an import inside a function (expressions cannot).
+_BLOCKS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler,
+           cst.ExceptStarHandler, cst.MatchCase)
 
-    def __init__(self, table: "ImportTable") -> None:
-        self.table = table
-        self.depth = 0
 
-    def visit_FunctionDef(self, node) -> None:
-        self.depth += 1
-
-    def leave_FunctionDef(self, node) -> None:
-        self.depth -= 1
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        if self.depth:
-            self.table.add(node)
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        if self.depth:
-            self.table.add(node)
-        return False
+def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: bool) -> None:
+    """Add the imports inside function bodies, going through statements only (the file's
+    expressions are most of its nodes, and never hold one)."""
+    for child in node.children:
+        if isinstance(child, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if in_function:
+                for small in child.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)):
+                        table.add(small)
+        elif isinstance(child, _BLOCKS):
+            _add_function_imports(table, child, in_function or isinstance(child, cst.FunctionDef))
 
 
 class ImportTable:
@@ -118,7 +112,7 @@ class ImportTable:
         # faster) bind names the function's code uses as the module's own would; a name
         # the module binds at its level keeps that binding.
         local = cls()
-        module.visit(_LocalImports(local))
+        _add_function_imports(local, module, False)
         for name, qual in local.bindings.items():
             if name not in table.bindings:
                 table.bindings[name] = qual
