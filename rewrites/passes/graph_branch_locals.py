@@ -49,14 +49,6 @@ def _exits(block) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, _EXITS) for s in last.body)
 
 
-class _Branch:
-    """The names one branch of an if binds (an if nested in it binds into it too)."""
-
-    def __init__(self, block) -> None:
-        self.block = block
-        self.bound: set[str] = set()
-
-
 class GraphBranchLocals(CompiledScopes, Pass):
     id = "MS308"
     name = "graph-branch-locals"
@@ -78,7 +70,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._first_bound: list[dict[str, int]] = []  # per function: name -> step it is first bound
         self._reads: list[dict[str, int]] = []  # per function: name -> last step it is read
         self._stores: set[int] = set()  # ids of Name nodes that are assignment targets
-        self._branches: list[_Branch] = []  # open if-branches, innermost last
+        self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
         self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
         self._if_stack: list[dict] = []  # open ifs: step at their start, their branches (bound, exits)
@@ -86,7 +78,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._if_elses: set[int] = set()  # ids of Else nodes that belong to an if (not a for/while/try)
         self._summaries: dict[int, tuple] = {}  # elif id -> (names bound on every path, every path exits)
         self._saved: list[tuple] = []
-        self._if_bodies: dict[int, cst.If] = {}  # id of an open if's body -> the if
+        self._if_bodies: set[int] = set()  # ids of the bodies of the open ifs
 
     # -- functions ---------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -127,8 +119,8 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._step += 1
         for name in names:
             self._first_bound[-1].setdefault(name, self._step)
-            for branch in self._branches:
-                branch.bound.add(name)
+            for branch in self._branches:  # an if nested in a branch binds into it too
+                branch.add(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -189,7 +181,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
     # -- ifs -------------------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         self._if_stack.append({"start": self._step, "branches": []})
-        self._if_bodies[id(node.body)] = node
+        self._if_bodies.add(id(node.body))
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
         elif node.orelse is not None:
@@ -198,7 +190,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
     # an if's body is told apart by its node: passes see nodes, not the fields they fill
     def visit_IndentedBlock(self, node) -> None:
         if id(node) in self._if_bodies:
-            self._branches.append(_Branch(node))
+            self._branches.append(set())
 
     def leave_IndentedBlock(self, original, updated):
         self._leave_body(original)
@@ -212,21 +204,20 @@ class GraphBranchLocals(CompiledScopes, Pass):
         return updated
 
     def _leave_body(self, block) -> None:
-        if self._if_bodies.pop(id(block), None) is not None:
-            branch = self._branches.pop()
-            self._if_stack[-1]["branches"].append((branch.bound, _exits(block)))
+        if id(block) in self._if_bodies:
+            self._if_bodies.remove(id(block))
+            self._if_stack[-1]["branches"].append((self._branches.pop(), _exits(block)))
 
     # the else of a for, while or try is no branch of an if
     def visit_Else(self, node: cst.Else) -> None:
         if id(node) in self._if_elses:
-            self._branches.append(_Branch(node.body))
+            self._branches.append(set())
 
     def leave_Else(self, original, updated):
         if id(original) not in self._if_elses:
             return updated
         self._if_elses.discard(id(original))
-        branch = self._branches.pop()
-        self._if_stack[-1]["branches"].append((branch.bound, _exits(original.body)))
+        self._if_stack[-1]["branches"].append((self._branches.pop(), _exits(original.body)))
         return updated
 
     def leave_If(self, original: cst.If, updated: cst.If):
