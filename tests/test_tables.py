@@ -147,3 +147,14 @@ def test_call_keywords_match_both_forwards(entry) -> None:
     assert set(entry.call_rename) | set(entry.call_drop) <= torch_names
     assert set(entry.call_rename.values()) <= ms_names
     assert not (set(entry.call_drop) | set(entry.call_rename)) & ms_names
+
+
+def test_every_table_has_a_differential_test_module() -> None:
+    """Each table file is named by a module of tests/differential, whose coverage test
+    (``coverage_gaps``/``uncovered``) holds every converted entry to a case."""
+    from pathlib import Path
+
+    texts = "\n".join(p.read_text() for p in (Path(__file__).parent / "differential").glob("test_*.py"))
+    orphans = [p.name for p in TABLE_DIR.glob("*.toml")
+               if p.name != "modules.toml" and f'"{p.name}"' not in texts]
+    assert not orphans, f"tables no differential test module covers: {orphans}"

@@ -379,6 +379,44 @@ def _ids(cases: Sequence[Case]) -> list[str]:
     return ids
 
 
+def _parse(args: str) -> list[tuple[str, str]]:
+    if not args.strip():
+        return []
+    call = ast.parse(f"f({args})", mode="eval").body
+    return [(k.arg, ast.unparse(k.value)) for k in call.keywords]
+
+
+def call_forms(cases: list, api: str, args: str, inputs=(), *, req: int | None = None, kw: str = "", posonly: int = 0,
+          extra: tuple[str, ...] = (), only: tuple[str, ...] | None = None, **opts) -> None:
+    """Append to ``cases`` the cases for ``api`` called with ``args`` ("name=value, ...", in torch's positional order).
+
+    ``req`` leading arguments are required (default: all); ``kw`` are keyword-only
+    arguments (written in the positional and keyword forms); ``posonly`` leading
+    arguments cannot be keywords. For ``Tensor.m`` the receiver is ``a``.
+    ``extra`` adds more argument lists (each its own case, written as given).
+    """
+    pairs, kwpairs = _parse(args), _parse(kw)
+    req = len(pairs) if req is None else req
+    call = f"a.{api.split('.', 1)[1]}" if api.startswith("Tensor.") else api
+    kws = [f"{k}={v}" for k, v in kwpairs]
+
+    def emit(form, parts):
+        if only is None or form in only:
+            cases.append(Case(api, f"{call}({', '.join(parts)})", tuple(inputs), form, **opts))
+
+    if not pairs and not kwpairs:
+        emit("call", [])
+    else:
+        emit("positional", [v for _, v in pairs] + kws)
+        emit("keyword", [v for _, v in pairs[:posonly]] + [f"{k}={v}" for k, v in pairs[posonly:]] + kws)
+        if req < len(pairs) or kwpairs:
+            emit("defaults", [v for _, v in pairs[:req]])
+        elif len(pairs) >= 2:
+            emit("mixed", [v for _, v in pairs[:1]] + [f"{k}={v}" for k, v in pairs[1:]])
+    for i, e in enumerate(extra):
+        emit(f"extra{i}", [e] if e else [])
+
+
 def table_entries(files: Iterable[str | Path], select: Callable[[str], bool] = lambda name: True) -> dict[str, dict]:
     """Entries of the given table files (names relative to rewrites/tables) -> their data."""
     out: dict[str, dict] = {}
