@@ -37,7 +37,7 @@ def tables() -> Tables:
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:
     """Source arguments -> target keyword arguments, as the entry says (reports name
     ``original``, the call as the file has it, when ``call`` is a rewritten copy)."""
-    bound = bind(call, entry.params, entry.kwonly, skip)
+    bound = _legacy_reduction(ctx, bind(call, entry.params, entry.kwonly, skip))
     out: dict[str, cst.BaseExpression] = {}
     for name, value in bound.items():
         if entry.rename.get(name) == "*":  # varargs stay positional: x.view(2, 3)
@@ -67,6 +67,41 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
     for name, value in entry.set.items():
         out[name] = literal(value)
     return out
+
+
+# torch.nn._reduction.legacy_get_string: None counts as True; given, they decide
+LEGACY_REDUCTION_ARGS = ("size_average", "reduce")
+_LEGACY_REDUCTION = {(True, True): "mean", (False, True): "sum", (True, False): "none", (False, False): "none"}
+
+LEGACY_REDUCTION_AT_RUN_TIME = '''
+def {name}(size_average, reduce):
+    """torch's reduction for the deprecated size_average/reduce arguments."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else "sum" if reduce else "none"
+'''
+
+
+def _legacy_reduction(ctx, bound: dict) -> dict:
+    """``size_average=``/``reduce=`` (deprecated, still common) -> ``reduction=`` by torch's
+    rule: when either is given (not None) it decides the reduction, whatever ``reduction``
+    says. Every torch loss taking the three follows it."""
+    if not any(k in bound for k in LEGACY_REDUCTION_ARGS):
+        return bound
+    given = {k: bound.get(k) for k in LEGACY_REDUCTION_ARGS}
+    values = {k: None if v is None else literal_value(v) for k, v in given.items()}
+    if all(v is None for v in values.values()):
+        return {k: v for k, v in bound.items() if k not in given}
+    rest = {k: v for k, v in bound.items() if k not in given}
+    if all(v is None or isinstance(v, bool) for v in values.values()):
+        key = tuple(True if values[k] is None else values[k] for k in LEGACY_REDUCTION_ARGS)
+        rest["reduction"] = literal(_LEGACY_REDUCTION[key])
+    else:  # a variable: the rule at run time
+        from .syntax import emitted
+
+        fn = emitted(ctx, "_legacy_reduction", LEGACY_REDUCTION_AT_RUN_TIME)
+        rest["reduction"] = keyword_call(fn, {k: v if v is not None else literal(None) for k, v in given.items()})
+    return rest
 
 
 def _allowed(entry: ApiEntry, name: str, value) -> bool:

@@ -9,7 +9,7 @@ call (in hooks/nn_layers.py):
 ``(self.attn(...)[0], None)`` and ``x, _ = ...`` unpacks as before.
 
 ``self.loss = nn.CrossEntropyLoss()`` in ``__init__``, then ``self.loss(pred, label)``
-in ``construct``: MindSpore wants int32 labels where torch takes int64, so the call
+in ``construct`` (or ``nn.CrossEntropyLoss()(pred, label)`` in one expression): MindSpore wants int32 labels where torch takes int64, so the call
 becomes ``self.loss(pred, label.astype(ms.int32))``. The tables say which layer
 needs which cast (``call_casts``).
 """
@@ -36,6 +36,11 @@ class LayerCallCasts(Pass):
             "import mindspore.nn as nn\nimport mindspore as ms\nclass L(nn.Cell):\n    def __init__(self):\n        super().__init__()\n"
             "        self.ce = nn.CrossEntropyLoss()\n    def construct(self, p, y):\n        return self.ce(p, y.astype(ms.int32))\n",
         ),
+        Example(  # built and called in one expression; size_average=False is torch's reduction="sum"
+            "import torch.nn as nn\ndef loss(p, y):\n    return nn.CrossEntropyLoss(size_average=False)(p, y)\n",
+            "import mindspore.nn as nn\nimport mindspore as ms\ndef loss(p, y):\n"
+            "    return nn.CrossEntropyLoss(reduction=\"sum\")(p, y.astype(ms.int32))\n",
+        ),
     )
 
     def __init__(self, ctx):
@@ -52,13 +57,23 @@ class LayerCallCasts(Pass):
         self._layers.pop()
         return updated
 
+    def _built_here(self, func: cst.BaseExpression) -> ApiEntry | None:
+        """``nn.CrossEntropyLoss(...)(p, y)``: a layer built and called in one expression."""
+        if not isinstance(func, cst.Call):
+            return None
+        qual = self.ctx.imports.qualify(func.func)
+        entry = self.tables.lookup(qual) if qual else None
+        return entry if entry is not None and entry.kind == "class" and (entry.call_casts or entry.call_hook
+                                                                         or entry.call_rename or entry.call_drop) else None
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not self._layers:
-            return updated
         func = original.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
-            return updated
-        entry = self._layers[-1].get(func.attr.value)
+        entry = self._built_here(func)
+        if entry is None:
+            if not self._layers or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                                        and func.value.value == "self"):
+                return updated
+            entry = self._layers[-1].get(func.attr.value)
         if entry is None:
             return updated
         if entry.call_rename or entry.call_drop:

@@ -458,7 +458,9 @@ def signature_problems(entries: dict, hook_targets_are_calls: bool = True) -> li
         if mparams is None or any(p.kind is p.VAR_KEYWORD for p in mparams):
             continue
         accepted = {p.name for p in mparams}
-        skip = set(body.get("drop", [])) | set(body.get("unsupported_args", {}))
+        from transpile.rewrites.table_calls import LEGACY_REDUCTION_ARGS  # become reduction=
+
+        skip = set(body.get("drop", [])) | set(body.get("unsupported_args", {})) | set(LEGACY_REDUCTION_ARGS)
         wanted = {body.get("rename", {}).get(a, a) for a in [*params, *body.get("kwonly", [])] if a not in skip}
         if body.get("hook") and "input" in wanted and "input" not in accepted:
             wanted.discard("input")  # expression hooks place the input themselves

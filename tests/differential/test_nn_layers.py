@@ -647,7 +647,6 @@ UNCONVERTED = [
     ("nn.SoftMarginLoss()", "no CPU kernel"),
     ("nn.TripletMarginLoss()", "no CPU kernel"),
     ("nn.KLDivLoss(log_target=True)", "probabilities only"),
-    ("nn.L1Loss(size_average=False)", "deprecated"),
     ("nn.Buffer(t, persistent=False)", "non-persistent"),
     ("nn.Hardtanh(min_value=-2.0)", "deprecated"),
     ("nn.Unfold", "emitted beside the code"),  # a value: the emitted Cell takes keywords only
