@@ -31,7 +31,7 @@ class _Tables(Tables):
 @functools.lru_cache(maxsize=1)
 def tables() -> Tables:
     t = load_tables(TABLE_DIR)
-    return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods)
+    return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods, t.families)
 
 
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:

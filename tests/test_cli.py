@@ -110,3 +110,20 @@ def test_library_never_prints(capsys) -> None:
     convert_code("def f(:\n")
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_apis_are_grouped_by_family_with_counts():
+    """`transpile apis`: every API under its family's heading, whose counts add up to the total."""
+    import json
+
+    data = json.loads(run("apis", "--format", "json").stdout)
+    families, apis = data["families"], data["apis"]
+    assert families["all"] == data["counts"] and sum(data["counts"].values()) == len(apis)
+    for family, row in families.items():
+        if family != "all":
+            assert sum(row.values()) == sum(1 for a in apis if a["family"] == family), family
+    assert {"Tensor methods", "torch functions", "torch.nn.functional", "torch.nn.init"} <= set(families)
+    assert next(a for a in apis if a["source"] == "torch.nn.functional.relu")["family"] == "torch.nn.functional"
+    text = run("apis").stdout
+    headings = [line for line in text.splitlines() if line and not line.startswith(" ")]
+    assert [h.split(":")[0] for h in headings] == list(families), headings

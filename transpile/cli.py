@@ -113,20 +113,27 @@ def cmd_convert(args) -> int:
 
 
 def cmd_apis(args) -> int:
-    from .api import apis_markdown, list_apis
+    from .api import api_counts, apis_markdown, list_apis
 
     apis = list_apis()
-    counts = {s: sum(1 for a in apis if a.status == s) for s in ("converted", "converted with a note", "unsupported")}
+    counts = api_counts(apis)
     if args.format == "json":
-        print(json.dumps({"counts": counts, "apis": [a.__dict__ for a in apis]}, indent=2))
+        print(json.dumps({"counts": counts["all"], "families": counts, "apis": [a.__dict__ for a in apis]}, indent=2))
     elif args.format == "markdown":
         sys.stdout.write(apis_markdown(apis))
     else:
+        family = None
         for a in apis:
-            print(f"{a.source:50} {a.status:22} {a.target or ''}" + (f"  ({a.note})" if a.note else ""))
-        print(f"{counts['converted']} converted, {counts['converted with a note']} converted with a note, "
-              f"{counts['unsupported']} unsupported")
+            if a.family != family:
+                family = a.family
+                print(f"\n{family}: " + _count_text(counts[family]))
+            print(f"  {a.source:50} {a.status:22} {a.target or ''}" + (f"  ({a.note})" if a.note else ""))
+        print("\nall: " + _count_text(counts["all"]))
     return EXIT_OK
+
+
+def _count_text(row: dict[str, int]) -> str:
+    return f"{row['converted']} converted, {row['converted with a note']} converted with a note, {row['unsupported']} unsupported"
 
 
 def _source_lines(path) -> list[str]:

@@ -2,7 +2,8 @@
 
 A table file holds a ``kind`` ("class", "function", "method", "attribute") and one
 table per source symbol. ``modules.toml`` maps source modules to target modules
-(``[modules]``) and names the alias a new import of a target module takes (``[aliases]``).
+(``[modules]``), names the alias a new import of a target module takes (``[aliases]``)
+and the families ``transpile apis`` groups entries in (``[families]``).
 """
 from __future__ import annotations
 
@@ -99,6 +100,14 @@ class Tables:
     modules: Mapping[str, str]  # source module -> target module
     aliases: Mapping[str, str] = field(default_factory=dict)  # target module -> the name it is imported as
     module_methods: Mapping[str, ApiEntry] = field(default_factory=dict)  # "parameters" for Module.parameters
+    families: Mapping[str, str] = field(default_factory=dict)  # "kind:K" or a name prefix -> family
+
+    def family(self, entry: ApiEntry) -> str:
+        """The family an entry is listed under: its kind's, else its longest name prefix's."""
+        if f"kind:{entry.kind}" in self.families:
+            return self.families[f"kind:{entry.kind}"]
+        prefixes = [p for p in self.families if not p.startswith("kind:") and entry.source.startswith(p)]
+        return self.families[max(prefixes, key=len)] if prefixes else "other"
 
     @cached_property
     def source_roots(self) -> frozenset[str]:
@@ -145,6 +154,7 @@ def load_tables(directory: Path) -> Tables:
     module_methods: dict[str, ApiEntry] = {}
     modules: dict[str, str] = {}
     aliases: dict[str, str] = {}
+    families: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -152,6 +162,8 @@ def load_tables(directory: Path) -> Tables:
             modules.update(data.pop("modules"))
         if "aliases" in data:
             aliases.update(data.pop("aliases"))
+        if "families" in data:
+            families.update(data.pop("families"))
         if not data:
             continue
         kind = data.pop("kind", None)
@@ -167,4 +179,4 @@ def load_tables(directory: Path) -> Tables:
                 raise TableError(f"{path.name}: {source}: defined twice")
             bucket[key] = entry
     return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules),
-                  MappingProxyType(aliases), MappingProxyType(module_methods))
+                  MappingProxyType(aliases), MappingProxyType(module_methods), MappingProxyType(families))
