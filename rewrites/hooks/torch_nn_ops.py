@@ -1,0 +1,60 @@
+"""Hooks of tables/torch_nn_ops.toml: torch.X spellings of torch.nn.functional.X."""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
+from .functional import _REDUCTION_CODES
+from .registry import hook
+from .tensor_methods import _inplace
+
+# torch.X takes reduction as torch's private code (0, 1, 2); F.X as its name
+_REDUCTION_NAMES = ("none", "mean", "sum")
+assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_REDUCTION_NAMES))
+
+_NOT_A_VALUE = "torch's own spelling of a functional op: its arguments are converted where it is called"
+
+
+def _reduction_name(value: cst.BaseExpression) -> cst.BaseExpression:
+    """torch's reduction code -> F's reduction name: ``1`` -> ``"mean"``; any other
+    expression indexes the same names at run time."""
+    v = literal_value(value)
+    if v is NOT_LITERAL:
+        names = ", ".join(f'"{n}"' for n in _REDUCTION_NAMES)
+        return cst.parse_expression(f"({names})[{code(value)}]")
+    if type(v) is not int or not 0 <= v < len(_REDUCTION_NAMES):
+        raise Unconvertible(f"reduction={code(value)} is not one of torch's reduction codes 0, 1, 2")
+    return literal(_REDUCTION_NAMES[v])
+
+
+def _functional(ctx, name: str, args: dict[str, Any]) -> cst.BaseExpression:
+    """``F.<name>(**args)`` converted by the torch.nn.functional entry."""
+    from ..table_calls import convert_call, tables  # (table_calls imports the hooks)
+
+    twin = tables().lookup(f"torch.nn.functional.{name}")
+    if "reduction" in args:
+        args = {**args, "reduction": _reduction_name(args["reduction"])}
+    call = cst.Call(func=cst.Name("F"), args=[
+        cst.Arg(value, keyword=cst.Name(k), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+        for k, value in args.items()])
+    return convert_call(ctx, twin, call, "MS201")
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def as_functional(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.conv2d(x, w, None, 1, 1)`` is ``F.conv2d(input=x, weight=w, bias=None,
+    stride=1, padding=1)``: converted as the functional entry says (the entry's renames
+    give F's argument names; ``reduction=1`` is ``reduction="mean"``).
+    ``F.max_pool2d_with_indices(...)`` is ``F.max_pool2d(..., return_indices=True)``
+    (the entry sets it)."""
+    return _functional(ctx, entry.source.rsplit(".", 1)[-1].removesuffix("_with_indices"), args)
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def as_functional_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.selu_(x)`` -> ``x.copy_(ops.selu(x))``: the out-of-place functional op
+    copied into its input, which it returns (as torch does)."""
+    name = entry.source.rsplit(".", 1)[-1].rstrip("_")
+    return _inplace(args["input"], _functional(ctx, name, args))

@@ -1,0 +1,119 @@
+"""Differential tests for torch's own spellings of torch.nn.functional ops
+(rewrites/tables/torch_nn_ops.toml): ``torch.conv2d``, ``torch.batch_norm``,
+``torch.kl_div`` (reduction as torch's code), ``torch.selu_`` (in place), and
+``F.adaptive_max_pool2d_with_indices``. torch.X's losses reduce nothing when reduction is
+omitted (the defaults cases show it).
+
+Each converts as the functional entry does; these cases call the torch spelling (its
+own argument order and names) in three forms at least and compare with torch.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints
+
+
+def _log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    x = x - x.max(axis=axis, keepdims=True)
+    return (x - np.log(np.exp(x).sum(axis=axis, keepdims=True))).astype("float32")
+
+
+CASES: list[Case] = []
+
+
+def forms(api: str, args: str, inputs=(), **opts) -> None:
+    call_forms(CASES, api, args, inputs, **opts)
+
+
+M, M2 = arr(4, 5), arr(4, 5)
+X1, X2, X3 = arr(2, 4, 16), arr(2, 4, 8, 8), arr(2, 4, 4, 6, 6)
+RM, RV = arr(4, low=-0.5, high=0.5), arr(4, low=0.5, high=2.0)
+G4, B4 = arr(4, low=0.5, high=1.5), arr(4)
+P = np.exp(_log_softmax(arr(4, 5))).astype("float32")
+LOGP = _log_softmax(arr(4, 5))
+TPROB = arr(4, 5, low=0.0, high=1.0)
+SIGN = np.where(arr(4, 5) < 0, -1.0, 1.0).astype("float32")
+SIGN4 = np.where(arr(4) < 0, -1.0, 1.0).astype("float32")
+SIGN6 = np.where(arr(6) < 0, -1.0, 1.0).astype("float32")
+W5 = np.array([0.5, 1.0, 1.5, 2.0, 0.8], dtype="float32")
+
+# -- convolution, normalisation ------------------------------------------------------
+forms("torch.conv1d", "input=a, weight=b, bias=c, stride=2, padding=1, dilation=2, groups=1", (X1, arr(6, 4, 3), arr(6)),
+      req=2, extra=("a, b, None, 1, 'same'",))
+forms("torch.conv2d", "input=a, weight=b, bias=c, stride=(2, 1), padding=(1, 2), dilation=1, groups=1",
+      (X2, arr(6, 4, 3, 3), arr(6)), req=2, extra=("a, b[:, :2], padding=1, groups=2",))
+forms("torch.conv3d", "input=a, weight=b, bias=c, stride=1, padding=1, dilation=1, groups=1",
+      (X3, arr(3, 4, 3, 3, 3), arr(3)), req=2)
+forms("torch.batch_norm", "input=a, weight=d, bias=e, running_mean=b, running_var=c, training=False, momentum=0.1, "
+      "eps=1e-3, cudnn_enabled=True", (X2, RM, RV, G4, B4), extra=("a, None, None, b, c, False, 0.1, 1e-5, False",))
+case_training = Case("torch.batch_norm", "torch.batch_norm(a, None, None, None, None, True, 0.1, 1e-5, True)", (X2,),
+                     "batch-statistics", atol=1e-4, why="batch statistics are summed in another order")
+CASES.append(case_training)
+forms("torch.instance_norm", "input=a, weight=b, bias=c, running_mean=None, running_var=None, use_input_stats=True, "
+      "momentum=0.1, eps=1e-3, cudnn_enabled=False", (X2, G4, B4), atol=1e-4, why="statistics summed in another order")
+forms("torch.layer_norm", "input=a, normalized_shape=[8], weight=b, bias=c, eps=1e-3, cudnn_enable=True",
+      (X2, arr(8), arr(8)), req=2, extra=("a, (8,), None, None, 1e-5",))
+forms("torch.group_norm", "input=a, num_groups=2, weight=b, bias=c, eps=1e-3, cudnn_enabled=True", (X2, G4, B4), req=2)
+forms("torch.embedding", "weight=b, indices=a, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
+      (ints(2, 5, high=10), arr(10, 3)), req=2)
+forms("torch.bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
+
+# -- activations, shuffles, distances ------------------------------------------------
+forms("torch.prelu", "input=a, weight=b", (X2, np.array([0.1, 0.2, 0.3, 0.4], "float32")),
+      extra=("a, b[:1]",))
+forms("torch.selu", "input=a", (M,), extra=("a * 3",))
+forms("torch.celu", "input=a, alpha=0.5", (M,), req=1)
+forms("torch.threshold", "input=a, threshold=0.1, value=20.0", (M,))
+forms("torch.hardshrink", "input=a, lambd=0.3", (M,), req=1)
+forms("torch.pixel_shuffle", "input=a, upscale_factor=2", (X2,))
+forms("torch.pixel_unshuffle", "input=a, downscale_factor=2", (X2,))
+forms("torch.channel_shuffle", "input=a, groups=2", (X2,))
+forms("torch.pairwise_distance", "x1=a, x2=b, p=3.0, eps=1e-4, keepdim=True", (M, M2), req=2)
+forms("torch.pdist", "input=a, p=3.0", (M,), req=1)
+
+# -- pooling -------------------------------------------------------------------------
+forms("torch.max_pool1d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True", (X1,), req=2)
+forms("torch.max_pool2d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True", (X2,), req=2)
+forms("torch.max_pool3d", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False", (X3,), req=2)
+forms("torch.avg_pool1d", "input=a, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False",
+      (X1,), req=2)
+forms("torch.adaptive_avg_pool1d", "input=a, output_size=4", (X1,), extra=("a, 8",))
+forms("torch.nn.functional.adaptive_max_pool2d_with_indices", "input=a, output_size=(3, 4), return_indices=False",
+      (X2,), req=2)
+
+# -- losses: reduction is torch's code (0 none, 1 mean, 2 sum) -----------------------
+forms("torch.binary_cross_entropy_with_logits", "input=a, target=b, weight=c, pos_weight=d, reduction=2",
+      (M, TPROB, W5, W5 * 2), req=2, extra=("a, b, None, None, 0",))
+forms("torch.cosine_embedding_loss", "input1=a, input2=b, target=c, margin=0.2, reduction=2", (M, M2, SIGN4), req=3)
+forms("torch.margin_ranking_loss", "input1=a, input2=b, target=c, margin=0.2, reduction=0",
+      (arr(6), arr(6), SIGN6), req=3)
+forms("torch.hinge_embedding_loss", "input=a, target=b, margin=0.5, reduction=2", (M, SIGN), req=2)
+forms("torch.kl_div", "input=a, target=b, reduction=2", (LOGP, P), req=2, kw="log_target=False")
+CASES.append(Case("torch.kl_div", "r = 0\n        return torch.kl_div(a, b, r)", (LOGP, P), "reduction-variable"))
+CTC = (_log_softmax(arr(10, 2, 5)), ints(2, 4, low=1, high=5), np.array([10, 8]), np.array([4, 3]))
+forms("torch.ctc_loss", "log_probs=a, targets=b, input_lengths=c, target_lengths=d, blank=0, reduction=2, "
+      "zero_infinity=True", CTC, req=4)
+
+# -- in place: the input holds the result and is returned ----------------------------
+for name, args in {"relu_": "", "selu_": "", "celu_": ", 0.5", "threshold_": ", 0.1, 20.0"}.items():
+    api = f"torch.{name}"
+    CASES.append(Case(api, f"y = {api}(a{args})\n        return a, y", (M,), "positional"))
+    kw = {"relu_": "", "selu_": "", "celu_": ", alpha=0.5", "threshold_": ", threshold=0.1, value=20.0"}[name]
+    CASES.append(Case(api, f"y = {api}(input=a{kw})\n        return a, y", (M,), "keyword"))
+    CASES.append(Case(api, f"{api}(a{args})\n        return a", (M,), "statement"))
+    if name == "celu_":
+        CASES.append(Case(api, f"{api}(a)\n        return a", (M,), "defaults"))
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case):
+    SUITE.check(case)
+
+
+def test_every_torch_nn_ops_entry_has_cases():
+    gaps = coverage_gaps(["torch_nn_ops.toml"], SUITE.cases)
+    assert not any(gaps.values()), gaps
