@@ -24,11 +24,13 @@ def _table_tensor_methods() -> frozenset[str]:
 
 @functools.lru_cache(maxsize=1)
 def tensor_properties() -> frozenset[str]:
-    """Tensor properties the tables convert (``torch.Tensor.real``): a tensor's is a tensor."""
+    """Tensor properties the tables convert (``torch.Tensor.real``): a tensor's is a tensor.
+    Not those MindSpore's tensor spells alike (target ``.shape``): they stay as written."""
     from .table_calls import tables
 
     return frozenset(name.rsplit(".", 1)[-1] for name, e in tables().entries.items()
-                     if e.kind == "attribute" and name.startswith("torch.Tensor.") and not e.unsupported)
+                     if e.kind == "attribute" and name.startswith("torch.Tensor.") and not e.unsupported
+                     and not (e.target or "").startswith("."))
 
 
 # einops functions that return one tensor (pack returns a tensor and shapes)
