@@ -37,7 +37,9 @@ def tables() -> Tables:
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:
     """Source arguments -> target keyword arguments, as the entry says (reports name
     ``original``, the call as the file has it, when ``call`` is a rewritten copy)."""
-    bound = _legacy_reduction(ctx, bind(call, entry.params, entry.kwonly, skip))
+    bound = bind(call, entry.params, entry.kwonly, skip)
+    if "size_average" in entry.source_args():  # a loss (scatter_reduce's reduce= is no flag)
+        bound = _legacy_reduction(ctx, bound)
     out: dict[str, cst.BaseExpression] = {}
     for name, value in bound.items():
         if entry.rename.get(name) == "*":  # varargs stay positional: x.view(2, 3)

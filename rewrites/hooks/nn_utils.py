@@ -18,7 +18,7 @@ from .registry import hook
 # class becomes a subclass reading `name` through a property: the layer's own
 # construct uses the recomputed tensor. MindSpore's Conv1d and Conv1dTranspose hold
 # (out, in, 1, k) where torch holds (out, in, k): g and v take torch's shape.
-WEIGHT_NORM = """def {name}(module, name="weight", dim=0, parametrizations=False):
+WEIGHT_NORM = """def {name}(module, name="weight", dim=0, as_parametrization=False):
     \"\"\"torch.nn.utils.weight_norm / parametrizations.weight_norm (transpile MS201): the
     layer's `name` is g * v / ||v|| (the norm over every axis but `dim`; None or -1: the
     whole tensor), recomputed from two Parameters with torch's names each time it is read.\"\"\"
@@ -37,7 +37,7 @@ WEIGHT_NORM = """def {name}(module, name="weight", dim=0, parametrizations=False
         return OPS.sqrt(OPS.sum(t * t, dim=axes, keepdim=True))
 
     delattr(module, name)
-    if parametrizations:
+    if as_parametrization:
         held = NN.Cell()
         held.original0 = MS.Parameter(norm(v), name="original0")
         held.original1 = MS.Parameter(v, name="original1")
@@ -62,33 +62,152 @@ WEIGHT_NORM = """def {name}(module, name="weight", dim=0, parametrizations=False
         return w.reshape(shape) if squeeze else w
 
     base = type(module)
-    prefix = "Parametrized" if parametrizations else ""
-    normed = type(prefix + base.__name__, (base,), {name: property(recomputed), "_torch_weight_norm": (name, parametrizations)})
+    prefix = "Parametrized" if as_parametrization else ""
+    drop = ("parametrizations",) if as_parametrization else (name + "_g", name + "_v")
+    marker = (name, as_parametrization, "weight_norm", drop, recomputed, None)
+    normed = type(prefix + base.__name__, (base,), {name: property(recomputed), "_torch_parametrized": marker})
     object.__setattr__(module, "__class__", normed)
     return module
 """
 
-# torch.nn.utils.remove_weight_norm and parametrize.remove_parametrizations of a weight
-# norm: the recomputed tensor becomes a plain Parameter again, g and v go, the layer
-# gets its class back.
-REMOVE_WEIGHT_NORM = """def {name}(module, name="weight", leave_parametrized=True, parametrizations=False):
-    \"\"\"torch.nn.utils.remove_weight_norm / parametrize.remove_parametrizations of a
-    weight norm (transpile MS201): `name` is a Parameter again, holding g * v / ||v||.\"\"\"
+# torch.nn.utils.spectral_norm and parametrizations.spectral_norm: the layer's tensor
+# `name` is W / sigma, sigma = u . (W v) with u, v held beside W (Parameters that take no
+# gradient: torch's buffers); W is seen as a matrix with axis `dim` first (None: 1 for
+# transposed convolutions, else 0). In training each computation first runs
+# n_power_iterations steps of the power method on u and v, without gradient, and keeps
+# them: v then u for torch.nn.utils.spectral_norm, u then v for the parametrization
+# (which also runs 15 steps when applied). torch.nn.utils.spectral_norm computes the
+# tensor once per call of the layer (a forward pre-hook; before any call it is W itself),
+# the parametrization at each read. Names: `<name>_orig`, `<name>_u`, `<name>_v`, or
+# `parametrizations.<name>.original` and `parametrizations.<name>.0._u/_v`.
+SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None, as_parametrization=False):
+    \"\"\"torch.nn.utils.spectral_norm / parametrizations.spectral_norm (transpile MS201): the
+    layer's `name` is W / (u . W v), u and v held beside W with torch's names and updated
+    by the power method in training (n_power_iterations steps each time).\"\"\"
+    weight = getattr(module, name)
+    shape = tuple(weight.shape)
+    squeeze = isinstance(module, (NN.Conv1d, NN.Conv1dTranspose)) and len(shape) == 4
+    w = weight.value()
+    if squeeze:
+        w = w.squeeze(2)
+    if dim is None:
+        dim = 1 if isinstance(module, (NN.Conv1dTranspose, NN.Conv2dTranspose, NN.Conv3dTranspose)) else 0
+    dim = dim % w.ndim
+    order = (dim,) + tuple(a for a in range(w.ndim) if a != dim)
+
+    def matrix(t):
+        return t.permute(order).reshape(t.shape[dim], -1)
+
+    def normalize(t):
+        return t / OPS.clamp(OPS.sqrt(OPS.sum(t * t)), min=eps)
+
+    def power(mat, u, v, steps):
+        mat = OPS.stop_gradient(mat)
+        for _ in range(steps):
+            if as_parametrization:
+                u = normalize(OPS.matmul(mat, v))
+                v = normalize(OPS.matmul(mat.t(), u))
+            else:
+                v = normalize(OPS.matmul(mat.t(), u))
+                u = normalize(OPS.matmul(mat, v))
+        return u, v
+
+    h, rest = matrix(w).shape
+    u, v = normalize(OPS.standard_normal((h,))), normalize(OPS.standard_normal((rest,)))
+    delattr(module, name)
+    if as_parametrization:
+        held = NN.Cell()
+        held.original = MS.Parameter(w, name="original")
+        vectors = NN.Cell()
+        if w.ndim > 1:
+            u, v = power(matrix(w), u, v, 15)
+            vectors._u = MS.Parameter(u, name="_u", requires_grad=False)
+            vectors._v = MS.Parameter(v, name="_v", requires_grad=False)
+        setattr(held, "0", vectors)
+        group = NN.Cell()
+        setattr(group, name, held)
+        module.parametrizations = group
+
+        def parts(self):
+            held = getattr(self.parametrizations, name)
+            vectors = getattr(held, "0")
+            return held.original, getattr(vectors, "_u", None), getattr(vectors, "_v", None)
+
+        def original(self):
+            return parts(self)[0]
+
+        drop = ("parametrizations",)
+    else:
+        setattr(module, name + "_orig", MS.Parameter(w, name=name + "_orig"))
+        setattr(module, name + "_u", MS.Parameter(u, name=name + "_u", requires_grad=False))
+        setattr(module, name + "_v", MS.Parameter(v, name=name + "_v", requires_grad=False))
+
+        def parts(self):
+            return tuple(getattr(self, name + part) for part in ("_orig", "_u", "_v"))
+
+        def original(self):
+            return getattr(self, name + "_orig")
+
+        drop = (name + "_orig", name + "_u", name + "_v")
+
+    def computed(self, iterate):
+        w, u, v = parts(self)
+        if u is None:  # the parametrization of a vector
+            out = normalize(w)
+        else:
+            mat = matrix(w)
+            if iterate:
+                new_u, new_v = power(mat, u, v, n_power_iterations)
+                OPS.assign(u, new_u)
+                OPS.assign(v, new_v)
+            sigma = OPS.sum(OPS.stop_gradient(u) * OPS.matmul(mat, OPS.stop_gradient(v)))
+            out = w / sigma
+        return out.reshape(shape) if squeeze else out
+
+    base = type(module)
+    if as_parametrization:
+        members = {name: property(lambda self: computed(self, self.training))}
+    else:
+        cache = "_torch_spectral_norm_" + name
+
+        def construct(self, *args, **kwargs):
+            object.__setattr__(self, cache, computed(self, self.training))
+            return base.construct(self, *args, **kwargs)
+
+        object.__setattr__(module, cache, w.reshape(shape) if squeeze else w)
+        members = {name: property(lambda self: getattr(self, cache)), "construct": construct}
+    members["_torch_parametrized"] = (name, as_parametrization, "spectral_norm", drop,
+                                      lambda self: computed(self, False), original)
+    normed = type(("Parametrized" if as_parametrization else "") + base.__name__, (base,), members)
+    object.__setattr__(module, "__class__", normed)
+    return module
+"""
+
+# torch.nn.utils.remove_weight_norm / remove_spectral_norm and
+# parametrize.remove_parametrizations (of a weight or spectral norm): the tensor becomes a
+# plain Parameter again (torch's removals: the parametrized value; the old spectral norm's
+# without a power step; leave_parametrized=False: the original), the held tensors go, the
+# layer gets its class back.
+REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized=True, as_parametrization=False, kind=None):
+    \"\"\"torch.nn.utils.remove_weight_norm / remove_spectral_norm / parametrize.remove_parametrizations
+    of a weight or spectral norm (transpile MS201): `name` is a Parameter again.\"\"\"
     normed = type(module)
-    held = vars(normed).get("_torch_weight_norm")
-    if held is None or held[0] != name or held[1] != parametrizations:
-        raise ValueError("weight_norm of '" + name + "' not found in " + type(module).__name__)
-    if not leave_parametrized:
+    held = vars(normed).get("_torch_parametrized")
+    if held is None or held[0] != name or held[1] != as_parametrization or kind not in (None, held[2]):
+        raise ValueError((kind or "parametrization") + " of '" + name + "' not found in " + normed.__name__)
+    _, _, found, drop, computed, original = held
+    if leave_parametrized:
+        weight = getattr(module, name) if as_parametrization else computed(module)
+    elif found == "weight_norm":
         raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
                          "parametrized in terms of a sequence of tensors.")
-    weight = getattr(module, name)
-    if parametrizations:
-        delattr(module, "parametrizations")
     else:
-        delattr(module, name + "_g")
-        delattr(module, name + "_v")
+        weight = original(module)
+    shape = tuple(getattr(module, name).shape)
+    for attr in drop:
+        delattr(module, attr)
     object.__setattr__(module, "__class__", normed.__bases__[0])
-    setattr(module, name, MS.Parameter(weight, name=name))
+    setattr(module, name, MS.Parameter(weight.reshape(shape), name=name))
     return module
 """
 
@@ -108,12 +227,22 @@ def weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
 
 
 @hook()
-def remove_weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
-    """``remove_weight_norm(layer, name)`` / ``remove_parametrizations(layer, name)`` of a
-    layer ``weight_norm`` changed (any other parametrization raises when it runs)."""
+def spectral_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``spectral_norm(layer, name, n_power_iterations, eps, dim)`` ->
+    ``_torch_spectral_norm(layer, ...)`` (the parametrization: ``parametrizations=True``)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(_emitted(ctx, "_torch_remove_weight_norm", REMOVE_WEIGHT_NORM), args)
+    return keyword_call(_emitted(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
+
+
+@hook()
+def remove_parametrization(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``remove_weight_norm(layer, name)`` / ``remove_spectral_norm(layer, name)`` /
+    ``remove_parametrizations(layer, name)`` of a layer a weight or spectral norm changed
+    (``kind`` set by the entry; any other parametrization raises when it runs)."""
+    if "module" not in args:
+        raise Unconvertible("module is missing")
+    return keyword_call(_emitted(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
 
 
 # torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded

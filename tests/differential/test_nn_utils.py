@@ -11,6 +11,7 @@ outputs are compared in PYNATIVE mode. Every entry is called in three forms at l
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 
 import numpy as np
@@ -19,6 +20,7 @@ import pytest
 from .harness import Case, coverage_gaps
 
 PREFIX = "torch.nn.utils."
+TORCH_IMPORT = re.compile(r"^\s*(import|from) torch\b", re.M)
 SOURCE = """
 import torch
 import torch.nn as nn
@@ -84,7 +86,7 @@ def _both(c: Case, tmp_path, monkeypatch):
     layer, _ = c.inputs
     source = SOURCE.format(layer=layer, apply=c.code)
     result = convert_code(source)
-    assert not result.failed and "import torch" not in result.code and "# transpile:" not in result.code, result.code
+    assert not result.failed and not TORCH_IMPORT.search(result.code) and "# transpile:" not in result.code, result.code
     name = "nn_utils_case"
     (tmp_path / f"{name}.py").write_text(result.code)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -138,8 +140,116 @@ def test_weight_norm_keeps_torchs_class_name_and_gradients(tmp_path, monkeypatch
     assert all(float(abs(g).sum()) > 0 for g in grads)
 
 
+# -- spectral norm: torch's buffers u, v go in too; eval and training (a power step per
+# computation, kept) compared over two calls; removals run after the copy (the value
+# removed depends on u and v) ------------------------------------------------------------
+SN_SOURCE = """
+import torch
+import torch.nn as nn
+from torch.nn.utils import parametrizations, parametrize, remove_spectral_norm, spectral_norm
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = {layer}
+        {apply}
+
+    def strip(self):
+        {remove}
+        return self
+
+    def forward(self, x):
+        return self.layer(x), self.layer.weight
+"""
+SN_CASES: list[Case] = []
+
+
+def sn_case(api: str, apply: str, layer=CONV1D, form: str = "", remove: str = "pass") -> None:
+    SN_CASES.append(Case(PREFIX + api, (apply, remove), layer, form))
+
+
+for api, call in (("spectral_norm", "nn.utils.spectral_norm"), ("parametrizations.spectral_norm", "parametrizations.spectral_norm")):
+    sn_case(api, f"self.layer = {call}(self.layer, 'weight', 2, 1e-12, 1)", form="positional")
+    sn_case(api, f"self.layer = {call}(module=self.layer, name='weight', n_power_iterations=1, eps=1e-6, dim=0)",
+            LINEAR, "keyword")
+    sn_case(api, f"self.layer = {call}(self.layer)", CONV2D, "defaults")
+    sn_case(api, f"{call}(self.layer)", CONVT, "transposed")  # dim 1 by default
+    dim = "dim=-1" if api.startswith("parametrizations") else "dim=3"  # the old one takes no negative dim
+    sn_case(api, f"self.layer = {call}(self.layer, {dim})", CONV2D, "last-axis")
+    sn_case(api, f"self.layer = {call}(self.layer, n_power_iterations=3)", GROUPED, "grouped")
+sn_case("spectral_norm", "self.layer = spectral_norm(self.layer)", form="imported")
+sn_case("remove_spectral_norm", "spectral_norm(self.layer)", form="positional", remove="remove_spectral_norm(self.layer, 'weight')")
+sn_case("remove_spectral_norm", "spectral_norm(self.layer)", LINEAR, "keyword",
+        "nn.utils.remove_spectral_norm(module=self.layer, name='weight')")
+sn_case("remove_spectral_norm", "spectral_norm(self.layer, dim=1)", CONV2D, "defaults", "remove_spectral_norm(self.layer)")
+sn_case("parametrize.remove_parametrizations", "parametrizations.spectral_norm(self.layer)", form="spectral",
+        remove="parametrize.remove_parametrizations(self.layer, 'weight')")
+sn_case("parametrize.remove_parametrizations", "parametrizations.spectral_norm(self.layer)", LINEAR, "spectral-original",
+        remove="parametrize.remove_parametrizations(self.layer, 'weight', leave_parametrized=False)")
+
+
+@pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
+@pytest.mark.parametrize("c", SN_CASES, ids=_ids(SN_CASES))
+def test_spectral_norm_matches_torch(c: Case, training: bool, tmp_path, monkeypatch) -> None:
+    """torch's tensors (weight_orig and the buffers weight_u/weight_v, or
+    parametrizations.weight.original and .0._u/_v) go into the converted cell under their
+    own names; two calls' outputs and weights, and then every tensor, match torch's."""
+    import mindspore
+    import torch
+
+    from transpile import convert_code
+    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
+
+    (apply, remove), (layer, shape) = c.code, c.inputs
+    source = SN_SOURCE.format(layer=layer, apply=apply, remove=remove)
+    result = convert_code(source)
+    assert not result.failed and not TORCH_IMPORT.search(result.code) and "# transpile:" not in result.code, result.code
+    (tmp_path / "sn_case.py").write_text(result.code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "sn_case", raising=False)
+    ms_net = vars(importlib.import_module("sn_case"))["Net"]()
+    torch_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), torch_ns)
+    torch_net = torch_ns["Net"]()
+    plan, targets = plan_for_model(torch_net, ms_net)
+    assert plan.complete, plan.to_dict()
+    assert all(key == path for key, path in plan.copies), plan.copies  # torch's names, no renames
+    apply_transfer(plan, torch_state(torch_net), targets)
+    torch_net.train(training)
+    ms_net.set_train(training)
+    torch_net, ms_net = torch_net.strip(), ms_net.strip()
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        x = rng.standard_normal(shape).astype("float32")
+        with torch.no_grad():
+            expected = torch_net(torch.from_numpy(x))
+        actual = ms_net(mindspore.Tensor(x))
+        for e, a in zip(expected, actual):
+            np.testing.assert_allclose(a.asnumpy().reshape(e.shape), e.detach().numpy(), atol=1e-5, rtol=1e-5)
+    params = dict(ms_net.parameters_and_names())
+    state = torch_state(torch_net)
+    assert sorted(params) == sorted(state)
+    for key, value in state.items():
+        np.testing.assert_allclose(params[key].asnumpy().reshape(value.shape), value.numpy(), atol=1e-5, rtol=1e-5)
+
+
+def test_spectral_norm_trains_the_weight_only(tmp_path, monkeypatch) -> None:
+    """The original weight and the bias get gradients; u and v are not trainable."""
+    import mindspore
+
+    c = Case(PREFIX + "parametrizations.spectral_norm", "self.layer = parametrizations.spectral_norm(self.layer)", CONV1D)
+    _, ms_net = _both(c, tmp_path, monkeypatch)
+    ms_net.set_train(True)
+    params = ms_net.trainable_params()
+    assert sorted(p.name for p in params) == ["layer.bias", "layer.parametrizations.weight.original"]
+    grads = mindspore.grad(lambda x: ms_net(x)[0].sum(), grad_position=None, weights=params)(
+        mindspore.Tensor(np.ones((1, 4, 8), "float32")))
+    assert all(float(abs(g).sum()) > 0 for g in grads)
+
+
 def test_every_nn_utils_entry_has_cases() -> None:
-    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES)
+    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES + SN_CASES)
     assert not any(gaps.values()), gaps
 
 
@@ -217,7 +327,7 @@ def test_packed_sequences_match_torch(c: Case, tmp_path, monkeypatch) -> None:
     layer, lengths, batch_first = c.inputs
     source = PACK_SOURCE.format(layer=layer, body=c.code)
     result = convert_code(source)
-    assert not result.failed and "import torch" not in result.code and "# transpile:" not in result.code, result.code
+    assert not result.failed and not TORCH_IMPORT.search(result.code) and "# transpile:" not in result.code, result.code
     (tmp_path / "packing_case.py").write_text(result.code)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "packing_case", raising=False)

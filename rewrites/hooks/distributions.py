@@ -1,0 +1,486 @@
+"""Hooks of tables/distributions.toml: torch.distributions.
+
+A distribution converts to a small class emitted beside the code (once per file) that
+keeps torch's interface (``d.log_prob(x)``, ``d.mean``, ``d.sample((n,))``,
+``d.batch_shape``), written with MindSpore ops: the calls on the object need no
+conversion. MindSpore's own nn.probability classes name their methods and arguments
+otherwise, and a method call on a value of unknown type cannot be rewritten reliably.
+
+The formulas are torch's (same order of operations), so values match to float rounding.
+Sampling draws from MindSpore's generator: same distribution, other numbers.
+
+    d = Normal(mu, sigma)       ->  d = _TorchNormal(loc=mu, scale=sigma)
+    kl_divergence(p, q)         ->  _torch_kl_divergence(p=p, q=q)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from ..syntax import emitted, keyword_call, module_spellings
+from .registry import hook
+
+# math constants as torch's code computes them
+LOG_SQRT_2PI = 0.9189385332046727  # math.log(math.sqrt(2 * math.pi))
+LOG_2PI = 1.8378770664093453  # math.log(2 * math.pi)
+
+BASE = '''class {name}:
+    """torch.distributions.Distribution's interface over MindSpore tensors (transpile MS201)."""
+
+    has_rsample = False
+    event_shape = ()
+
+    @staticmethod
+    def _broadcast_shape(a, b):
+        a, b = tuple(a), tuple(b)
+        n = max(len(a), len(b))
+        a = (1,) * (n - len(a)) + a
+        b = (1,) * (n - len(b)) + b
+        return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+    @staticmethod
+    def _broadcast_all(*values):
+        """torch's broadcast_all: numbers take the first tensor's dtype (else float32)."""
+        dtype = MS.float32
+        for v in values:
+            if isinstance(v, MS.Tensor):
+                dtype = v.dtype
+                break
+        tensors = [v if isinstance(v, MS.Tensor) else MS.Tensor(v, dtype) for v in values]
+        shape = ()
+        for t in tensors:
+            shape = {name}._broadcast_shape(shape, t.shape)
+        return tuple(OPS.broadcast_to(t, shape) for t in tensors)
+
+    @staticmethod
+    def _eps(dtype):
+        """torch.finfo(dtype).eps"""
+        if dtype == MS.float64:
+            return 2.220446049250313e-16
+        if dtype == MS.float16:
+            return 0.0009765625
+        if dtype == MS.bfloat16:
+            return 0.0078125
+        return 1.1920928955078125e-07
+
+    @staticmethod
+    def _min(dtype):
+        """torch.finfo(dtype).min"""
+        if dtype == MS.float64:
+            return -1.7976931348623157e308
+        if dtype == MS.float16:
+            return -65504.0
+        if dtype == MS.bfloat16:
+            return -3.3895313892515355e38
+        return -3.4028234663852886e38
+
+    @staticmethod
+    def _sum_rightmost(value, dim):
+        if dim == 0:
+            return value
+        return OPS.sum(OPS.reshape(value, tuple(value.shape)[: len(value.shape) - dim] + (-1,)), -1)
+
+    @staticmethod
+    def _bce_with_logits(logits, target):
+        """F.binary_cross_entropy_with_logits(logits, target, reduction='none')"""
+        return (1 - target) * logits - OPS.logsigmoid(logits)
+
+    def _extended_shape(self, sample_shape=()):
+        return tuple(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape)
+
+    @property
+    def stddev(self):
+        return OPS.sqrt(self.variance)
+
+    def sample(self, sample_shape=()):
+        return OPS.stop_gradient(self.rsample(sample_shape))
+
+    def perplexity(self):
+        return OPS.exp(self.entropy())
+
+    def _kl(self, q):
+        raise NotImplementedError(f"no KL divergence of {type(self).__name__} and {type(q).__name__}")
+'''
+
+NORMAL = '''class {name}(_TorchDistribution):
+    """torch.distributions.Normal (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = self._broadcast_all(loc, scale)
+        self.batch_shape = tuple(self.loc.shape)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return OPS.pow(self.scale, 2)
+
+    def rsample(self, sample_shape=()):
+        eps = OPS.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        var = self.scale**2
+        return -((value - self.loc) ** 2) / (2 * var) - OPS.log(self.scale) - LOG_SQRT_2PI
+
+    def cdf(self, value):
+        return 0.5 * (1 + OPS.erf((value - self.loc) * OPS.reciprocal(self.scale) / SQRT2))
+
+    def icdf(self, value):
+        return self.loc + self.scale * OPS.erfinv(2 * value - 1) * SQRT2
+
+    def entropy(self):
+        return 0.5 + 0.5 * LOG_2PI + OPS.log(self.scale)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        var_ratio = OPS.pow(self.scale / q.scale, 2)
+        t1 = OPS.pow((self.loc - q.loc) / q.scale, 2)
+        return 0.5 * (var_ratio + t1 - 1 - OPS.log(var_ratio))
+'''
+
+UNIFORM = '''class {name}(_TorchDistribution):
+    """torch.distributions.Uniform (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, low, high, validate_args=None):
+        self.low, self.high = self._broadcast_all(low, high)
+        self.batch_shape = tuple(self.low.shape)
+
+    @property
+    def mean(self):
+        return (self.high + self.low) / 2
+
+    @property
+    def mode(self):
+        return self.high * float("nan")
+
+    @property
+    def stddev(self):
+        return (self.high - self.low) / 12**0.5
+
+    @property
+    def variance(self):
+        return OPS.pow(self.high - self.low, 2) / 12
+
+    def rsample(self, sample_shape=()):
+        rand = OPS.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + rand * (self.high - self.low)
+
+    def log_prob(self, value):
+        lb = OPS.le(self.low, value).astype(self.low.dtype)
+        ub = OPS.gt(self.high, value).astype(self.low.dtype)
+        return OPS.log(lb * ub) - OPS.log(self.high - self.low)
+
+    def cdf(self, value):
+        return OPS.clamp((value - self.low) / (self.high - self.low), 0, 1)
+
+    def icdf(self, value):
+        return value * (self.high - self.low) + self.low
+
+    def entropy(self):
+        return OPS.log(self.high - self.low)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        result = OPS.log((q.high - q.low) / (self.high - self.low))
+        return OPS.where((q.low > self.low) | (q.high < self.high), float("inf"), result)
+'''
+
+BERNOULLI = '''class {name}(_TorchDistribution):
+    """torch.distributions.Bernoulli (transpile MS201)."""
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (self.probs,) = self._broadcast_all(probs)
+            p = OPS.clamp(self.probs, self._eps(self.probs.dtype), 1 - self._eps(self.probs.dtype))
+            self.logits = OPS.log(p) - OPS.log1p(-p)
+        else:
+            (self.logits,) = self._broadcast_all(logits)
+            self.probs = OPS.sigmoid(self.logits)
+        self.batch_shape = tuple(self.probs.shape)
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).astype(self.probs.dtype)
+        return OPS.where(self.probs == 0.5, float("nan"), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = OPS.rand(shape, dtype=self.probs.dtype)
+        return (u < OPS.broadcast_to(self.probs, shape)).astype(self.probs.dtype)
+
+    def log_prob(self, value):
+        logits, value = self._broadcast_all(self.logits, value)
+        return -self._bce_with_logits(logits, value)
+
+    def entropy(self):
+        return self._bce_with_logits(self.logits, self.probs)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        t1 = self.probs * (OPS.softplus(-q.logits) - OPS.softplus(-self.logits))
+        t1 = OPS.where(self.probs == 0, 0.0, OPS.where(q.probs == 0, float("inf"), t1))
+        t2 = (1 - self.probs) * (OPS.softplus(q.logits) - OPS.softplus(self.logits))
+        t2 = OPS.where(self.probs == 1, 0.0, OPS.where(q.probs == 1, float("inf"), t2))
+        return t1 + t2
+'''
+
+CATEGORICAL = '''class {name}(_TorchDistribution):
+    """torch.distributions.Categorical (transpile MS201)."""
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.probs = probs / OPS.sum(probs, -1, keepdim=True)
+            eps = self._eps(self.probs.dtype)
+            self.logits = OPS.log(OPS.clamp(self.probs, eps, 1 - eps))
+        else:
+            self.logits = logits - OPS.logsumexp(logits, -1, True)
+            self.probs = OPS.softmax(self.logits, -1)
+        self._num_events = self.probs.shape[-1]
+        self.batch_shape = tuple(self.probs.shape)[:-1]
+
+    @property
+    def mean(self):
+        return OPS.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def variance(self):
+        return OPS.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    @property
+    def mode(self):
+        return OPS.argmax(self.probs, -1)
+
+    def sample(self, sample_shape=()):
+        n = 1
+        for s in tuple(sample_shape):
+            n *= s
+        probs_2d = OPS.reshape(self.probs, (-1, self._num_events))
+        samples_2d = OPS.multinomial(probs_2d, n, True).T
+        return OPS.reshape(samples_2d, self._extended_shape(sample_shape)).astype(MS.int64)
+
+    def log_prob(self, value):
+        value = OPS.expand_dims(value.astype(MS.int64), -1)
+        shape = self._broadcast_shape(value.shape, self.logits.shape)
+        value = OPS.broadcast_to(value, shape)[..., :1]
+        log_pmf = OPS.broadcast_to(self.logits, shape)
+        return OPS.squeeze(OPS.gather_elements(log_pmf, -1, value), -1)
+
+    def entropy(self):
+        logits = OPS.clamp(self.logits, min=self._min(self.logits.dtype))
+        return -OPS.sum(logits * self.probs, -1)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        t = self.probs * (self.logits - q.logits)
+        t = OPS.where(OPS.broadcast_to(q.probs == 0, t.shape), float("inf"), t)
+        t = OPS.where(OPS.broadcast_to(self.probs == 0, t.shape), 0.0, t)
+        return OPS.sum(t, -1)
+'''
+
+INDEPENDENT = '''class {name}(_TorchDistribution):
+    """torch.distributions.Independent (transpile MS201)."""
+
+    def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
+        self.batch_shape = shape[: len(shape) - event_dim]
+        self.event_shape = shape[len(shape) - event_dim :]
+        self.base_dist = base_distribution
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        self.has_rsample = base_distribution.has_rsample
+
+    @property
+    def mean(self):
+        return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
+
+    @property
+    def variance(self):
+        return self.base_dist.variance
+
+    def sample(self, sample_shape=()):
+        return self.base_dist.sample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        return self.base_dist.rsample(sample_shape)
+
+    def log_prob(self, value):
+        return self._sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
+
+    def entropy(self):
+        return self._sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
+
+    def _kl(self, q):
+        if type(q) is not type(self) or self.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+            return super()._kl(q)
+        return self._sum_rightmost(self.base_dist._kl(q.base_dist), self.reinterpreted_batch_ndims)
+'''
+
+MULTIVARIATE_NORMAL = '''class {name}(_TorchDistribution):
+    """torch.distributions.MultivariateNormal (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        if scale_tril is not None:
+            L = scale_tril
+        elif covariance_matrix is not None:
+            L = OPS.cholesky(covariance_matrix)
+        else:
+            # torch's _precision_to_scale_tril
+            Lf = OPS.cholesky(OPS.flip(precision_matrix, (-2, -1)))
+            L_inv = OPS.swapaxes(OPS.flip(Lf, (-2, -1)), -2, -1)
+            eye = OPS.eye(precision_matrix.shape[-1], dtype=precision_matrix.dtype)
+            L = OPS.matrix_solve(L_inv, OPS.broadcast_to(eye, L_inv.shape))
+        self.batch_shape = self._broadcast_shape(L.shape[:-2], loc.shape[:-1])
+        self.event_shape = tuple(loc.shape[-1:])
+        self.loc = OPS.broadcast_to(loc, self.batch_shape + self.event_shape)
+        self._unbroadcasted_scale_tril = L
+
+    @staticmethod
+    def _mahalanobis(L, x):
+        """x^T (L L^T)^-1 x over the last axis of x, batches broadcast."""
+        shape = _TorchDistribution._broadcast_shape(L.shape[:-2], x.shape[:-1])
+        L = OPS.broadcast_to(L, shape + tuple(L.shape[-2:]))
+        x = OPS.broadcast_to(x, shape + tuple(x.shape[-1:]))
+        y = OPS.squeeze(OPS.matrix_solve(L, OPS.expand_dims(x, -1)), -1)
+        return OPS.sum(y * y, -1)
+
+    def _half_log_det(self):
+        return OPS.sum(OPS.log(OPS.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)), -1)
+
+    @property
+    def scale_tril(self):
+        return OPS.broadcast_to(self._unbroadcasted_scale_tril, self.batch_shape + self.event_shape + self.event_shape)
+
+    @property
+    def covariance_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        cov = OPS.matmul(L, OPS.swapaxes(L, -2, -1))
+        return OPS.broadcast_to(cov, self.batch_shape + self.event_shape + self.event_shape)
+
+    @property
+    def precision_matrix(self):
+        L = self._unbroadcasted_scale_tril
+        eye = OPS.broadcast_to(OPS.eye(L.shape[-1], dtype=L.dtype), L.shape)
+        L_inv = OPS.matrix_solve(L, eye)
+        precision = OPS.matmul(OPS.swapaxes(L_inv, -2, -1), L_inv)
+        return OPS.broadcast_to(precision, self.batch_shape + self.event_shape + self.event_shape)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        v = OPS.sum(OPS.pow(self._unbroadcasted_scale_tril, 2), -1)
+        return OPS.broadcast_to(v, self.batch_shape + self.event_shape)
+
+    def rsample(self, sample_shape=()):
+        eps = OPS.standard_normal(self._extended_shape(sample_shape)).astype(self.loc.dtype)
+        mv = OPS.squeeze(OPS.matmul(self._unbroadcasted_scale_tril, OPS.expand_dims(eps, -1)), -1)
+        return self.loc + mv
+
+    def log_prob(self, value):
+        M = self._mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
+        return -0.5 * (self.event_shape[0] * LOG_2PI + M) - self._half_log_det()
+
+    def entropy(self):
+        H = 0.5 * self.event_shape[0] * (1.0 + LOG_2PI) + self._half_log_det()
+        return OPS.broadcast_to(H, self.batch_shape)
+
+    def _kl(self, q):
+        if type(q) is not type(self) or self.event_shape != q.event_shape:
+            return super()._kl(q)
+        n = self.event_shape[0]
+        half_term1 = q._half_log_det() - self._half_log_det()
+        qL, pL = q._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril
+        shape = self._broadcast_shape(qL.shape[:-2], pL.shape[:-2]) + (n, n)
+        solved = OPS.matrix_solve(OPS.broadcast_to(qL, shape), OPS.broadcast_to(pL, shape))
+        term2 = OPS.sum(OPS.reshape(solved * solved, shape[:-2] + (-1,)), -1)
+        term3 = self._mahalanobis(qL, q.loc - self.loc)
+        return half_term1 + 0.5 * (term2 + term3 - n)
+'''
+
+KL_DIVERGENCE = '''def {name}(p, q):
+    """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
+    return p._kl(q)
+'''
+
+# emitted name -> (source, emitted names it uses)
+CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "_TorchDistribution": (BASE, ()),
+    "_TorchNormal": (NORMAL, ("_TorchDistribution",)),
+    "_TorchUniform": (UNIFORM, ("_TorchDistribution",)),
+    "_TorchBernoulli": (BERNOULLI, ("_TorchDistribution",)),
+    "_TorchCategorical": (CATEGORICAL, ("_TorchDistribution",)),
+    "_TorchIndependent": (INDEPENDENT, ("_TorchDistribution",)),
+    "_TorchMultivariateNormal": (MULTIVARIATE_NORMAL, ("_TorchDistribution",)),
+    "_torch_kl_divergence": (KL_DIVERGENCE, ()),
+}
+
+
+def emitted_distribution(ctx, name: str) -> cst.Name:
+    """``name`` (an entry of CLASSES), emitted with what it uses, those first."""
+    source, uses = CLASSES[name]
+    for used in uses:
+        emitted_distribution(ctx, used)
+    ms_, ops_, _ = module_spellings(ctx)
+    source = (source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+              .replace("LOG_SQRT_2PI", repr(LOG_SQRT_2PI)).replace("LOG_2PI", repr(LOG_2PI))
+              .replace("SQRT2", repr(2 ** 0.5)))
+    return emitted(ctx, name, source)
+
+
+def _emitted_name(entry) -> str:
+    last = entry.source.rsplit(".", 1)[-1]
+    return f"_torch_{last}" if last[:1].islower() else f"_Torch{last}"
+
+
+@hook(not_a_value="a distribution becomes a class emitted beside the code: call it where it is built")
+def distribution(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """A torch.distributions class (or kl_divergence) as the class (function) emitted
+    beside the code, called with the same keywords: ``Normal(mu, s)`` ->
+    ``_TorchNormal(loc=mu, scale=s)``."""
+    return keyword_call(emitted_distribution(ctx, _emitted_name(entry)), args)

@@ -1,0 +1,165 @@
+"""Differential tests for torch.distributions (tables "distributions.toml").
+
+Each distribution converts to a class emitted beside the code that keeps torch's
+interface. A case builds the distribution in one call form and returns what its
+methods and properties give (log_prob, cdf, entropy, mean, stddev, variance, the
+shapes, kl_divergence), compared with torch's values. Sampling is compared by shape and
+dtype (``random=True``), by the reparameterisation (a zero scale gives the location
+exactly) and by the moments of many draws (a loose tolerance, said in ``why``).
+
+The calls are spelled every way models import them: ``Normal`` (from torch.distributions),
+``D.Normal``, ``torch.distributions.Normal``, ``normal.Normal`` (the submodule) and
+``torch.distributions.normal.Normal``.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints, pos
+
+TABLES = ["distributions.toml"]
+HEADER = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch.distributions as D
+from torch.distributions import Normal, Uniform, Bernoulli, Categorical, Independent, MultivariateNormal, kl_divergence
+from torch.distributions import normal, uniform, bernoulli, categorical, independent, multivariate_normal, kl
+from torch.distributions.kl import kl_divergence as kl_div
+"""
+
+CASES: list[Case] = []
+MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "Categorical": "categorical",
+           "Independent": "independent", "MultivariateNormal": "multivariate_normal", "kl_divergence": "kl"}
+
+
+def spellings(api: str) -> list[str]:
+    """How the forms of one entry spell the callee (one import form per call form)."""
+    name = api.rsplit(".", 1)[-1]
+    if api == f"torch.distributions.{name}":
+        return [name, f"D.{name}", api]
+    return [f"{MODULES[name]}.{name}", api, f"D.{MODULES[name]}.{name}"]
+
+
+def dist_forms(api: str, args: str, inputs, probe: str, *, req: int | None = None, extra=(), **opts) -> None:
+    """Cases building ``d = api(args)`` in each call form (``harness.call_forms``), each
+    returning ``probe`` (an expression over d and the inputs)."""
+    made: list[Case] = []
+    call_forms(made, api, args, inputs, req=req, extra=extra, **opts)
+    for case, spelling in zip(made, spellings(api) * 3):
+        call = spelling + case.code[len(api):]
+        CASES.append(replace(case, code=f"d = {call}\nreturn {probe}"))
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+
+
+LOC, SCALE, X = arr(3, 4), pos(3, 4), arr(3, 4)
+PROBE = "d.log_prob(c), d.cdf(c), d.icdf(torch.sigmoid(c)), d.entropy(), d.mean, d.stddev, d.variance, d.batch_shape, d.event_shape"
+
+# -- Normal ---------------------------------------------------------------------------
+for api in ("torch.distributions.Normal", "torch.distributions.normal.Normal"):
+    dist_forms(api, "loc=a, scale=b, validate_args=None", (LOC, SCALE, X), PROBE, req=2, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "loc=a, scale=1.5", (LOC, SCALE, X), PROBE, only=("mixed",), atol=1e-4, rtol=1e-4)
+case("torch.distributions.Normal", "d = Normal(0.0, 1.0)\nreturn d.log_prob(c), d.entropy(), d.batch_shape, d.mode", (LOC, SCALE, X), "numbers")
+case("torch.distributions.Normal", "d = Normal(a, b)\nreturn d.log_prob(c).sum(-1), d.entropy().mean(), d.perplexity()", (LOC, SCALE, X), "methods on results")
+case("torch.distributions.Normal", "d = Normal(a, b)\nreturn d.rsample(), d.sample((5,)), d.sample([2, 3]), d.rsample((7,)).shape", (LOC, SCALE), "samples", random=True)
+case("torch.distributions.Normal", "d = Normal(a, 0.0, validate_args=False)\nreturn d.rsample((2,))", (LOC,), "reparameterised")
+case("torch.distributions.Normal", "d = Normal(a[0], b[0])\ns = d.sample((20000,))\nreturn s.mean(0), s.std(0)", (LOC, SCALE), "moments",
+     atol=0.1, rtol=0.05, why="20000 draws: the sample mean and std are within 0.1 of loc and scale (about 7 standard errors)")
+
+# -- Uniform --------------------------------------------------------------------------
+LOW, WIDTH, UX = arr(3, 4), pos(3, 4), arr(3, 4, low=0, high=1)
+UPROBE = ("d.log_prob(d.low + c * (d.high - d.low)), d.cdf(d.low + c * (d.high - d.low)), d.icdf(c), d.entropy(), d.mean, "
+          "d.stddev, d.variance, d.batch_shape")
+for api in ("torch.distributions.Uniform", "torch.distributions.uniform.Uniform"):
+    dist_forms(api, "low=a, high=a + b, validate_args=None", (LOW, WIDTH, UX), UPROBE, req=2)
+    dist_forms(api, "low=a, high=3.0", (LOW, WIDTH, UX), UPROBE, only=("mixed",))
+case("torch.distributions.Uniform", "d = Uniform(a, a + b, validate_args=False)\nreturn d.log_prob(c), d.cdf(c)",
+     (LOW, WIDTH, arr(3, 4, low=-2, high=5)), "outside the support")
+case("torch.distributions.Uniform", "d = Uniform(a, a + b)\nreturn d.rsample(), d.sample((5,)), d.sample((2, 3)).shape", (LOW, WIDTH), "samples", random=True)
+case("torch.distributions.Uniform", "d = Uniform(a, a, validate_args=False)\nreturn d.rsample((3,))", (LOW,), "reparameterised")
+case("torch.distributions.Uniform", "d = Uniform(a[0], a[0] + b[0])\ns = d.sample((20000,))\nreturn s.mean(0), s.min(0)[0] >= a[0]",
+     (LOW, WIDTH), "moments", atol=0.06, rtol=0.0, why="20000 draws: the sample mean is within 0.06 of the middle (widths < 3)")
+
+# -- Bernoulli ------------------------------------------------------------------------
+PROBS, LOGITS, BX = arr(3, 4, low=0.05, high=0.95), arr(3, 4), ints(3, 4, high=2).astype("float32")
+BPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.probs, d.logits, d.batch_shape"
+for api in ("torch.distributions.Bernoulli", "torch.distributions.bernoulli.Bernoulli"):
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, BX), BPROBE, req=1, atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, BX), BPROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+case("torch.distributions.Bernoulli", "d = Bernoulli(0.3)\nreturn d.log_prob(c), d.entropy(), d.batch_shape", (PROBS, LOGITS, BX), "number")
+case("torch.distributions.Bernoulli", "d = Bernoulli(logits=b)\nreturn d.sample(), d.sample((4,))", (PROBS, LOGITS), "samples", random=True)
+case("torch.distributions.Bernoulli", "d = Bernoulli(probs=a[0])\nreturn d.sample((20000,)).mean(0)", (PROBS,), "moments",
+     atol=0.05, rtol=0.0, why="20000 draws: the frequency of ones is within 0.05 of probs (about 7 standard errors)")
+
+# -- Categorical ----------------------------------------------------------------------
+CPROBS, CLOGITS, CX = pos(3, 5), arr(3, 5), ints(3, high=5)
+CPROBE = "d.log_prob(c), d.log_prob(c[:2, None]), d.entropy(), d.probs, d.logits, d.mean, d.variance, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.Categorical", "torch.distributions.categorical.Categorical"):
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, CX), CPROBE, req=1, atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, CX), CPROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+case("torch.distributions.Categorical", "d = Categorical(logits=b)\nreturn d.sample(), d.sample((6,)), d.mode", (CPROBS, CLOGITS), "samples", random=True)
+case("torch.distributions.Categorical", "d = Categorical(probs=a[0])\ns = d.sample((20000,))\nreturn (s[:, None] == torch.arange(5)).float().mean(0)",
+     (CPROBS,), "moments", atol=0.03, rtol=0.0, why="20000 draws: each frequency is within 0.03 of its probability")
+
+# -- Independent ----------------------------------------------------------------------
+IPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.Independent", "torch.distributions.independent.Independent"):
+    dist_forms(api, "base_distribution=Normal(a, b), reinterpreted_batch_ndims=1, validate_args=None", (LOC, SCALE, X), IPROBE,
+               req=2, atol=1e-4, rtol=1e-4)
+case("torch.distributions.Independent", "d = Independent(Bernoulli(logits=a), 2)\nreturn d.log_prob(c), d.entropy(), d.batch_shape, d.event_shape",
+     (LOGITS, LOGITS, BX), "two axes", atol=1e-4, rtol=1e-4)
+case("torch.distributions.Independent", "d = Independent(Normal(a, b), 1)\nreturn d.rsample(), d.sample((3,))", (LOC, SCALE), "samples", random=True)
+
+# -- MultivariateNormal ---------------------------------------------------------------
+_m = arr(2, 3, 3, low=-1, high=1)
+COV = (_m @ _m.transpose(0, 2, 1) + 3 * np.eye(3)).astype("float32")
+TRIL = np.linalg.cholesky(COV).astype("float32")
+MLOC, MX = arr(2, 3), arr(4, 2, 3)
+MPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.covariance_matrix, d.scale_tril, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.MultivariateNormal", "torch.distributions.multivariate_normal.MultivariateNormal"):
+    dist_forms(api, "loc=a, covariance_matrix=b", (MLOC, COV, MX), MPROBE, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "loc=a, scale_tril=b", (MLOC, TRIL, MX), MPROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, b, None, None, None)\nreturn d.log_prob(c), d.precision_matrix",
+     (MLOC, COV, MX), "all positional", atol=1e-4, rtol=1e-4)
+case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a[0], precision_matrix=b[0])\nreturn d.log_prob(c), d.scale_tril, d.covariance_matrix",
+     (MLOC, np.linalg.inv(COV).astype("float32"), MX), "precision", atol=1e-4, rtol=1e-4)
+case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(torch.zeros(3), scale_tril=b[1])\nreturn d.log_prob(c), d.entropy(), d.batch_shape",
+     (MLOC, TRIL, MX), "one loc", atol=1e-4, rtol=1e-4)
+case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_tril=b)\nreturn d.rsample(), d.sample((5,))", (MLOC, TRIL), "samples", random=True)
+case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_tril=b * 0.0, validate_args=False)\nreturn d.rsample((2,))",
+     (MLOC, TRIL), "reparameterised")
+
+# -- kl_divergence --------------------------------------------------------------------
+for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
+    spell = spellings(api)
+    for form, call in zip(("positional", "keyword", "other import"), (f"{spell[0]}(p, q)", f"{spell[1]}(p=p, q=q)", f"{spell[2]}(p, q)")):
+        case(api, f"p = Normal(a, b)\nq = Normal(c, b * 2)\nreturn {call}", (LOC, SCALE, X), form, atol=1e-5, rtol=1e-4)
+KL_PAIRS = {
+    "Uniform": ("Uniform(a, a + 2.0)", "Uniform(a - b, a + 3.0)", (LOW, WIDTH)),
+    "Uniform outside": ("Uniform(a - b, a + 3.0)", "Uniform(a, a + 2.0)", (LOW, WIDTH)),
+    "Bernoulli": ("Bernoulli(probs=a)", "Bernoulli(logits=b)", (PROBS, LOGITS)),
+    "Categorical": ("Categorical(probs=a)", "Categorical(logits=b)", (CPROBS, CLOGITS)),
+    "Independent": ("Independent(Normal(a, b), 1)", "Independent(Normal(b, b + 1), 1)", (LOC, SCALE)),
+    "MultivariateNormal": ("MultivariateNormal(a, b)", "MultivariateNormal(a * 2, scale_tril=c)", (MLOC, COV, TRIL)),
+}
+for form, (p, q, inputs) in KL_PAIRS.items():
+    case("torch.distributions.kl_divergence", f"return kl_divergence({p}, {q})", inputs, form, atol=1e-4, rtol=1e-4)
+
+SUITE = Suite(CASES, header=HEADER)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_entry_has_cases_in_three_forms() -> None:
+    assert coverage_gaps(TABLES, CASES) == {
+        "converted entries with no differential case": [],
+        "entries taking arguments with fewer than three call forms": [],
+    }
