@@ -33,6 +33,15 @@ def tensor_properties() -> frozenset[str]:
                      and not (e.target or "").startswith("."))
 
 
+# Methods of torch.distributions objects that give a tensor (d.log_prob(x).sum(-1)),
+# trusted in a file that imports from torch.distributions
+DISTRIBUTION_METHODS = frozenset({"log_prob", "rsample", "sample", "entropy", "cdf", "icdf", "perplexity"})
+
+
+def imports_distributions(ctx) -> bool:
+    return any(q == "torch.distributions" or q.startswith("torch.distributions.") for q in ctx.imports.bindings.values())
+
+
 # einops functions that return one tensor (pack returns a tensor and shapes)
 EINOPS_TENSOR_FUNCTIONS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat", "einops.einsum"})
 
@@ -122,6 +131,8 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
         # layer named like a tensor method is still a layer)
         if isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self":
             return any(is_tensor(a.value, scope, ctx, roots) for a in expr.args)
+        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in DISTRIBUTION_METHODS and imports_distributions(ctx):
+            return True
         if isinstance(expr.func, cst.Attribute) and (
             expr.func.attr.value in TENSOR_METHODS_RETURNING_TENSORS or expr.func.attr.value in _table_tensor_methods()
         ):
