@@ -126,3 +126,36 @@ def special_helper(ctx, entry, args, receiver) -> cst.Call:
     if receiver is not None:
         args = {entry.receiver or "input": receiver, **args}
     return keyword_call(special_function(ctx, entry.source.rsplit(".", 1)[-1]), args)
+
+
+# Orthogonal polynomials by their three-term recurrence over k = 1 .. max(n) - 1: p is
+# P_k, q is P_(k-1); n is truncated to an integer (torch casts it to int64) and may be a
+# tensor (one degree per element); 0 for n < 0.
+_POLYNOMIALS = {
+    "chebyshev_polynomial_t": ("x", "2 * x * p - q"),
+    "chebyshev_polynomial_u": ("2 * x", "2 * x * p - q"),
+    "chebyshev_polynomial_v": ("2 * x - 1", "2 * x * p - q"),
+    "chebyshev_polynomial_w": ("2 * x + 1", "2 * x * p - q"),
+    "hermite_polynomial_h": ("2 * x", "2 * x * p - 2 * k * q"),
+    "hermite_polynomial_he": ("x", "x * p - k * q"),
+    "laguerre_polynomial_l": ("1 - x", "((2 * k + 1 - x) * p - k * q) / (k + 1)"),
+    "legendre_polynomial_p": ("x", "((2 * k + 1) * x * p - k * q) / (k + 1)"),
+}
+_POLYNOMIAL = '''
+def {name}(x, n):
+    """torch.special.POLY: by its recurrence, one degree per element of n (0 for n < 0)."""
+    if not isinstance(x, MS.Tensor):
+        x = MS.Tensor(x, MS.float32)
+    n = (n if isinstance(n, MS.Tensor) else MS.Tensor(n)).astype(MS.int64)SHIFT
+    q, p = OPS.ones_like(x), FIRST
+    out = OPS.where(n == 0, q, OPS.where(n == 1, p, OPS.zeros_like(p)))
+    for k in range(1, int(n.max())):
+        q, p = p, STEP
+        out = OPS.where(n == k + 1, p, out)
+    return out
+'''
+for _name, (_first, _step) in _POLYNOMIALS.items():
+    for _shifted in ((False, True) if _name.startswith("chebyshev") else (False,)):
+        _full = f"shifted_{_name}" if _shifted else _name
+        _define(_full, _POLYNOMIAL.replace("POLY", _full).replace("FIRST", _first).replace("STEP", _step)
+                .replace("SHIFT", "\n    x = x + x - 1  # T*_n(x) = T_n(2x - 1)" if _shifted else ""))

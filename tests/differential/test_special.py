@@ -89,6 +89,24 @@ forms("torch.special.logsumexp", "input=a, dim=1, keepdim=True", (X,), extra=("a
 forms("torch.special.softmax", "input=a, dim=1", (X,), kw="dtype=torch.float64", extra=("a, 0",))
 forms("torch.special.log_softmax", "input=a, dim=1", (X,), kw="dtype=torch.float64", extra=("a, 0",))
 
+# torch evaluates T and U above degree 6 inside (-1, 1) by cos(n acos x) and
+# sin((n + 1) acos x) / sin(acos x); the recurrence rounds otherwise (float32, values up to
+# about 2n + 1): an absolute and relative 1e-4
+RECURRENCE = {"rtol": 1e-4, "atol": 1e-4, "why": "torch's trigonometric formula above degree 6 rounds otherwise than the recurrence"}
+POLY_X = arr(3, 5, low=-1.2, high=1.2)
+DEGREES = ints(3, 5, low=-1, high=10)
+for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+             "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+             "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+             "legendre_polynomial_p"):
+    x = (POLY_X + 1) / 2 if name.startswith("shifted") else POLY_X
+    # (NaN is left out: torch's special cases send it down odd branches, U_2(NaN) = 15)
+    edge = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, 2.0, -3.0], F32)
+    forms(f"torch.special.{name}", "x=a, n=3", (x, DEGREES), extra=("a, b", "a, 7, out=None", "a, 0", "a, -2", "a, b.float()"),
+          **RECURRENCE)
+    case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (np.repeat(edge, 10), np.tile(np.arange(-1, 9), 7)), "edges",
+         **RECURRENCE)
+
 SUITE = Suite(CASES)
 
 
