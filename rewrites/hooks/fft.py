@@ -1,0 +1,51 @@
+"""Hooks of tables/fft.toml: torch.fft.* and torch's window functions."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..syntax import code, entry_call, keyword_call, literal, literal_value, mindspore_ref
+from .registry import hook
+
+# MindSpore's window kernels that take the length as a tensor, not an int
+_LENGTH_AS_TENSOR = ("mindspore.ops.blackman_window", "mindspore.ops.bartlett_window")
+
+
+@hook()
+def window(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """A window of torch's default dtype, float32 (MindSpore's hann/kaiser give float64):
+    ``torch.hann_window(8)`` -> ``ops.hann_window(window_length=8, dtype=ms.float32)``;
+    blackman/bartlett take the length as a tensor: ``window_length=ms.Tensor(8)``. A
+    length that may be 1 casts the result too (MindSpore then gives float64 whatever the
+    dtype)."""
+    dtype = args.setdefault("dtype", mindspore_ref(ctx, "float32"))
+    length = literal_value(args["window_length"])
+    if entry.target in _LENGTH_AS_TENSOR:
+        args["window_length"] = keyword_call(mindspore_ref(ctx, "Tensor"), {"input_data": args["window_length"]})
+    result = entry_call(ctx, entry, args, receiver)
+    if isinstance(length, int) and length > 1:
+        return result
+    return keyword_call(ctx.reference("mindspore.ops.cast"), {"input": result, "dtype": dtype})
+
+
+# the same transform the other way round: torch's forward Hermitian FFT is the inverse real
+# FFT of the conjugate, scaled the other way
+_SWAPPED_NORM = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+@hook(consumes=("norm",), adds=("norm",))
+def hermitian_fft(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """torch.fft.hfft* / ihfft* as the real FFTs of the conjugate (MindSpore 2.10's
+    hfft/ihfft kernels give another result when called twice on one tensor):
+    ``hfft(x, norm=m)`` -> ``ops.irfft(ops.conj(x), norm=swapped m)``,
+    ``ihfft(x, norm=m)`` -> ``ops.conj(ops.rfft(x, norm=swapped m))``."""
+    norm = args.get("norm", literal(None))
+    value = literal_value(norm)
+    if value in _SWAPPED_NORM:
+        args["norm"] = literal(_SWAPPED_NORM[value])
+    else:
+        args["norm"] = cst.parse_expression(f"{_SWAPPED_NORM!r}.get({code(norm)}, {code(norm)})")
+    conj = ctx.reference("mindspore.ops.conj")
+    if entry.target.startswith("mindspore.ops.irfft"):  # hfft: conjugate the input
+        args["input"] = keyword_call(conj, {"input": args["input"]})
+        return entry_call(ctx, entry, args, receiver)
+    return keyword_call(conj, {"input": entry_call(ctx, entry, args, receiver)})

@@ -1,0 +1,82 @@
+"""Differential tests for torch.fft.* and torch's window functions (tables/fft.toml).
+
+Every converted entry of "fft.toml" is called in at least three forms (all positional,
+all keyword, defaults omitted), real and complex inputs, and every ``norm=`` mode.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, call_forms, coverage_gaps
+
+CASES: list[Case] = []
+TABLES = ["fft.toml"]
+HEADER = "import torch\nimport torch.fft\n"
+
+
+def forms(api: str, args: str, inputs=(), **kwargs) -> None:
+    call_forms(CASES, api, args, inputs, **kwargs)
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+
+
+X = arr(4, 6)
+V = arr(8)
+XC = (arr(4, 6) + 1j * arr(4, 6)).astype("complex64")
+VC = (arr(8) + 1j * arr(8)).astype("complex64")
+X64 = arr(3, 5, dtype="float64")
+FFT_TOL = {"atol": 1e-4, "rtol": 1e-4}  # pocketfft (torch) and MindSpore's kernel round differently
+
+# -- one-dimensional transforms: real and complex inputs, n=, dim=, every norm ---------------
+REAL_IN = {"fft", "ifft", "rfft", "ihfft"}
+for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+    x, v = (X, V) if name in REAL_IN else (XC, VC)
+    forms(f"torch.fft.{name}", "input=a, n=8, dim=0, norm='ortho'", (x,), req=1,
+          extra=("a, 6, -1, 'forward'", "a, norm='backward'", "a, dim=1, out=None"), **FFT_TOL)
+    case(f"torch.fft.{name}", f"torch.fft.{name}(a)", (v,), "vector", **FFT_TOL)
+    case(f"torch.fft.{name}", f"torch.fft.{name}(a, n=5)", (X64 if name in REAL_IN else XC.astype('complex128'),), "n-odd", **FFT_TOL)
+case("torch.fft.fft", "torch.fft.fft(a)", (XC,), "complex", **FFT_TOL)
+case("torch.fft.ifft", "torch.fft.ifft(a, norm='ortho')", (XC,), "complex", **FFT_TOL)
+
+# -- two- and n-dimensional transforms: s=, dim= --------------------------------------------
+for name in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn"):
+    real = name.startswith(("rfft", "ihfft", "fft", "ifft"))
+    x = X if real else XC
+    dims = "(0, 1)" if name.endswith("2") else "(1, 0)"
+    forms(f"torch.fft.{name}", f"input=a, s=(4, 6), dim={dims}, norm='ortho'", (x,), req=1,
+          extra=("a, (3, 5)", "a, None, (-2, -1), 'forward'", "a, out=None"), **FFT_TOL)
+    case(f"torch.fft.{name}", f"torch.fft.{name}(a)", (XC if not name.startswith(("rfft", "ihfft")) else X,), "complex-or-real", **FFT_TOL)
+case("torch.fft.fftn", "torch.fft.fftn(a, dim=(0,))", (X,), "one-dim", **FFT_TOL)
+case("torch.fft.rfftn", "torch.fft.rfftn(a, s=(4, 4, 4))", (arr(3, 4, 5),), "three-dims", **FFT_TOL)
+
+# -- frequencies and shifts -----------------------------------------------------------------
+for name in ("fftfreq", "rfftfreq"):
+    forms(f"torch.fft.{name}", "n=8, d=0.5", (), req=1, kw="dtype=torch.float64", extra=("9", "7, 2.0, out=None"))
+    case(f"torch.fft.{name}", f"torch.fft.{name}(5, requires_grad=False)", (), "requires-grad")
+for name in ("fftshift", "ifftshift"):
+    forms(f"torch.fft.{name}", "input=a, dim=1", (X,), req=1, extra=("a, (0, 1)", "a, dim=-1"))
+    case(f"torch.fft.{name}", f"torch.fft.{name}(torch.fft.fftfreq(7))", (), "fftfreq")
+    case(f"torch.fft.{name}", f"torch.fft.{name}(a)", (arr(3, 5),), "odd")
+
+# -- windows (torch's default dtype is float32; a length of 1 is [1.]) -----------------------
+WINDOW_ARGS = {"hann": "", "hamming": ", alpha=0.5, beta=0.5", "blackman": "", "bartlett": "", "kaiser": ", beta=5.0"}
+for name, more in WINDOW_ARGS.items():
+    api = f"torch.{name}_window"
+    forms(api, f"window_length=8, periodic=False{more}", (), req=1, kw="dtype=torch.float64", extra=("7", "1", "5, True", "6, requires_grad=False"))
+    case(api, f"{api}(a.shape[-1], dtype=a.dtype) * a", (X,), "scaled")
+
+
+SUITE = Suite(CASES, header=HEADER)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_entry_has_cases_in_three_forms() -> None:
+    gaps = coverage_gaps(TABLES, CASES)
+    assert not any(gaps.values()), gaps
