@@ -17,6 +17,9 @@ added later, by ``add_module`` or by attribute assignment in a subclass of
 ``nn.Sequential``, are registered (their parameters load) but never run. torch runs
 them: after the last such addition, the list is refreshed from the children.
 
+Methods the Cell has under the same name (``state_dict``, ``register_forward_hook``)
+keep their call; keywords it names otherwise are renamed (``hook=`` -> ``hook_fn=``).
+
 Methods with nothing to do on a Cell (the table's ``no_op`` hook) are dropped with a
 note: ``rnn.flatten_parameters()`` (cuDNN's weight layout), and ``reset_parameters()``
 called through ``super()`` or ``self`` in a subclass of a torch layer (or on a layer
@@ -336,6 +339,8 @@ class ModuleMethods(Pass):
             return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
+        if method in self.methods and self.methods[method].target == f".{method}":
+            return self._same_method(original, updated, self.methods[method])
         if method not in (*_TREE_METHODS, *_PAIR_METHODS):
             return updated
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
@@ -430,6 +435,39 @@ class ModuleMethods(Pass):
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
+
+
+    def _same_method(self, original: cst.Call, updated: cst.Call, entry):
+        """A Module method the Cell has under the same name (``m.state_dict()``,
+        ``m.register_forward_hook(f)``): keywords the Cell names otherwise are renamed
+        (``hook=`` -> ``hook_fn=``); an unsupported one, at another value than the
+        harmless one, is marked."""
+        receiver = original.func.value
+        if (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
+                self.ctx.imports.qualify(original.func) is not None):
+            return updated
+        method = original.func.attr.value
+        args = []
+        for i, arg in enumerate(updated.args):
+            positional = arg.keyword is None
+            name = arg.keyword.value if not positional else entry.params[i] if i < len(entry.params) else None
+            if arg.star or (positional and name not in entry.unsupported_args):
+                if name is None and not arg.star:  # state_dict's deprecated positional ones
+                    self.ctx.stats.unconverted += 1
+                    self.ctx.mark(original, self.id, f"Module.{method}(): arguments by position not understood")
+                    return updated
+                args.append(arg)
+            elif name in entry.unsupported_args:
+                if literal_value(arg.value) != entry.allowed.get(name, NOT_LITERAL):
+                    self.ctx.stats.unconverted += 1
+                    self.ctx.mark(original, self.id, f"Module.{method}({name}={code(arg.value)}): "
+                                  f"{entry.unsupported_args[name]}")
+                    return updated
+            else:
+                args.append(arg.with_changes(keyword=cst.Name(entry.rename[name])) if name in entry.rename else arg)
+        if args:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=args)
 
 
 def _defines(node: cst.ClassDef, name: str) -> bool:

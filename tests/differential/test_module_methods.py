@@ -91,6 +91,58 @@ for form, persistent in {"non-persistent": ", persistent=False", "persistent": "
         body = BUFFER.format(persistent)
     CASES.append(Case("torch.nn.Module.register_buffer", body, (), form))
 
+# Methods the Cell has under the same name: the call stays (keywords renamed). A net with
+# a persistent and a non-persistent buffer; weights are compared through another net
+# loaded from the first (both frameworks draw other initial values).
+STATE = ("class S(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.fc = nn.Linear(2, 3)\n        self.register_buffer('scale', torch.full((3,), 2.0))\n"
+         "        self.register_buffer('tmp', torch.zeros(1), persistent=False)\n"
+         "    def forward(self, x):\n        return self.fc(x) * self.scale\n"
+         "m, n = S(), S()\nx = torch.ones(4, 2)\n")
+KEYS = "return sorted((k, tuple(v.shape)) for k, v in {}.items())"
+for form, call in {"call": "m.state_dict()", "prefix": "m.state_dict(prefix='net.')",
+                   "keep-vars": "m.state_dict(keep_vars=True)", "nested": "nn.Sequential(m, n).state_dict()"}.items():
+    case("state_dict", STATE + KEYS.format(call), form)
+LOADED = "\nreturn sorted(r.missing_keys), sorted(r.unexpected_keys), n(x) - m(x)"
+for form, call in {"positional": "r = n.load_state_dict(m.state_dict(), True, False)",
+                   "keyword": "r = n.load_state_dict(state_dict=m.state_dict(), strict=True, assign=False)",
+                   "defaults": "r = n.load_state_dict(m.state_dict())",
+                   "not-strict": "sd = m.state_dict()\nsd.pop('scale')\nr = n.load_state_dict(sd, strict=False)"}.items():
+    case("load_state_dict", STATE + call + LOADED, form)
+NAMED = "return [(k, tuple(b.shape)) for k, b in {}]"
+for form, call in {"positional": "nn.Sequential(m).named_buffers('net', True, True)",
+                   "keyword": "nn.Sequential(m).named_buffers(prefix='net', recurse=False, remove_duplicate=True)",
+                   "defaults": "nn.Sequential(m, m).named_buffers()"}.items():
+    case("named_buffers", STATE + NAMED.format(call), form)
+for form, call in {"positional": "nn.Sequential(m).buffers(True)", "keyword": "nn.Sequential(m).buffers(recurse=False)",
+                   "defaults": "m.buffers()"}.items():
+    case("buffers", STATE + f"return [tuple(b.shape) for b in {call}]", form)
+for form, call in {"positional": "c.register_buffer('w', torch.ones(2), False)",
+                   "keyword": "c.register_buffer(name='w', tensor=torch.ones(2), persistent=True)",
+                   "defaults": "c.register_buffer('w', torch.ones(2))"}.items():
+    case("register_buffer", f"c = nn.Module()\n{call}\nreturn c.w, sorted(c.state_dict()), [k for k, _ in c.named_buffers()]",
+         form)
+for form, call in {"positional": "m.get_buffer('scale')", "keyword": "m.get_buffer(target='scale')",
+                   "nested": "nn.Sequential(m).get_buffer('0.scale')"}.items():
+    case("get_buffer", STATE + f"return {call}", form)
+APPLY = "seen = []\n{}\nreturn seen"
+for form, call in {"positional": "m.apply(lambda c: seen.append(isinstance(c, nn.Linear)))",
+                   "keyword": "m.apply(fn=lambda c: seen.append(isinstance(c, nn.Linear)))",
+                   "nested": "nn.Sequential(m, nn.ReLU()).apply(lambda c: seen.append(isinstance(c, nn.ReLU)))",
+                   "function": "def count(c):\n    seen.append(len(list(c.children())))\nm.apply(count)"}.items():
+    case("apply", STATE + APPLY.format(call), form)
+HOOKED = "\ny = m(x)\nh.remove()\nreturn y - 2 * m(x)"
+for form, call in {"positional": "h = m.register_forward_hook(lambda mod, inp, out: out * 2)",
+                   "keyword": "h = m.register_forward_hook(hook=lambda mod, inp, out: out * 2, prepend=False)",
+                   "with-kwargs": "h = m.register_forward_hook(lambda mod, args, kwargs, out: out * 2, with_kwargs=True)"}.items():
+    case("register_forward_hook", STATE + call + HOOKED, form)
+PRE = "\ny = m(x)\nh.remove()\nreturn y - m(x + 1)"
+for form, call in {"positional": "h = m.register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,))",
+                   "keyword": "h = m.register_forward_pre_hook(hook=lambda mod, inp: (inp[0] + 1,), prepend=True)",
+                   "with-kwargs": "h = m.register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] + 1,), kwargs), "
+                                  "with_kwargs=True)"}.items():
+    case("register_forward_pre_hook", STATE + call + PRE, form)
+
 SUITE = Suite(CASES)
 
 
