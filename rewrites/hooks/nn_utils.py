@@ -8,6 +8,18 @@ import libcst as cst
 from ..syntax import Unconvertible, emitted, keyword_call, module_spellings
 from .registry import hook
 
+# A layer's tensor as torch shapes it: MindSpore's Conv1d and Conv1dTranspose hold
+# (out, in, 1, k) where torch holds (out, in, k).
+TORCH_SHAPED = """def {name}(module, name):
+    \"\"\"The layer's tensor `name` in torch's shape (transpile MS201): its MindSpore shape,
+    whether it was squeezed, the tensor.\"\"\"
+    weight = getattr(module, name)
+    shape = tuple(weight.shape)
+    squeeze = isinstance(module, (NN.Conv1d, NN.Conv1dTranspose)) and len(shape) == 4
+    value = weight.value()
+    return shape, squeeze, value.squeeze(2) if squeeze else value
+"""
+
 # torch's weight normalisation (torch.nn.utils.weight_norm and the parametrization
 # nn.utils.parametrizations.weight_norm): the layer's tensor `name` becomes
 # g * v / ||v||, recomputed from two Parameters each time it is read; the norm is over
@@ -22,12 +34,7 @@ WEIGHT_NORM = """def {name}(module, name="weight", dim=0, as_parametrization=Fal
     \"\"\"torch.nn.utils.weight_norm / parametrizations.weight_norm (transpile MS201): the
     layer's `name` is g * v / ||v|| (the norm over every axis but `dim`; None or -1: the
     whole tensor), recomputed from two Parameters with torch's names each time it is read.\"\"\"
-    weight = getattr(module, name)
-    shape = tuple(weight.shape)
-    squeeze = isinstance(module, (NN.Conv1d, NN.Conv1dTranspose)) and len(shape) == 4
-    v = weight.value()
-    if squeeze:
-        v = v.squeeze(2)
+    shape, squeeze, v = TORCH_SHAPED(module, name)
     dim = -1 if dim is None else dim
     axes = () if dim == -1 else tuple(a for a in range(v.ndim) if a != dim % v.ndim)
 
@@ -84,12 +91,7 @@ SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1
     \"\"\"torch.nn.utils.spectral_norm / parametrizations.spectral_norm (transpile MS201): the
     layer's `name` is W / (u . W v), u and v held beside W with torch's names and updated
     by the power method in training (n_power_iterations steps each time).\"\"\"
-    weight = getattr(module, name)
-    shape = tuple(weight.shape)
-    squeeze = isinstance(module, (NN.Conv1d, NN.Conv1dTranspose)) and len(shape) == 4
-    w = weight.value()
-    if squeeze:
-        w = w.squeeze(2)
+    shape, squeeze, w = TORCH_SHAPED(module, name)
     if dim is None:
         dim = 1 if isinstance(module, (NN.Conv1dTranspose, NN.Conv2dTranspose, NN.Conv3dTranspose)) else 0
     dim = dim % w.ndim
@@ -214,6 +216,8 @@ REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized
 
 def _emitted(ctx, name: str, source: str) -> cst.Name:
     ms_, ops_, nn_ = module_spellings(ctx)
+    if "TORCH_SHAPED(" in source:
+        source = source.replace("TORCH_SHAPED(", f"{_emitted(ctx, '_torch_shaped', TORCH_SHAPED).value}(")
     return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.").replace("NN.", f"{nn_}."))
 
 

@@ -24,7 +24,7 @@ TORCH_IMPORT = re.compile(r"^\s*(import|from) torch\b", re.M)
 SOURCE = """
 import torch
 import torch.nn as nn
-from torch.nn.utils import parametrizations, parametrize, remove_weight_norm, weight_norm
+from torch.nn.utils import parametrizations, parametrize, remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
 
 class Net(nn.Module):
@@ -32,6 +32,10 @@ class Net(nn.Module):
         super().__init__()
         self.layer = {layer}
         {apply}
+
+    def strip(self):
+        {remove}
+        return self
 
     def forward(self, x):
         return self.layer(x), self.layer.weight
@@ -84,7 +88,8 @@ def _both(c: Case, tmp_path, monkeypatch):
     from transpile import convert_code
 
     layer, _ = c.inputs
-    source = SOURCE.format(layer=layer, apply=c.code)
+    apply, remove = c.code if isinstance(c.code, tuple) else (c.code, "pass")
+    source = SOURCE.format(layer=layer, apply=apply, remove=remove)
     result = convert_code(source)
     assert not result.failed and not TORCH_IMPORT.search(result.code) and "# transpile:" not in result.code, result.code
     name = "nn_utils_case"
@@ -102,21 +107,31 @@ def test_weight_norm_matches_torch(c: Case, tmp_path, monkeypatch) -> None:
     """torch's tensors go into the converted cell under their own names (the plan of
     ``transpile weights``), with g changed so that the norm matters; the layer's output
     and its recomputed weight match torch's."""
-    import mindspore
     import torch
-
-    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
 
     torch_net, ms_net = _both(c, tmp_path, monkeypatch)
     rng = np.random.default_rng(0)
     with torch.no_grad():
         for p in torch_net.parameters():  # not g = ||v||: the recomputed weight differs from v
             p.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, tuple(p.shape)).astype("float32")) * p.sign())
+    _copy_by_torchs_names(torch_net, ms_net)
+    _compare_call(torch_net, ms_net, rng.standard_normal(c.inputs[1]).astype("float32"))
+
+
+def _copy_by_torchs_names(torch_net, ms_net) -> None:
+    """torch's tensors into the converted cell by the plan of ``transpile weights``."""
+    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
+
     plan, targets = plan_for_model(torch_net, ms_net)
     assert plan.complete, plan.to_dict()
     assert all(key == path for key, path in plan.copies), plan.copies  # torch's names, no renames
     apply_transfer(plan, torch_state(torch_net), targets)
-    x = rng.standard_normal(c.inputs[1]).astype("float32")
+
+
+def _compare_call(torch_net, ms_net, x) -> None:
+    import mindspore
+    import torch
+
     with torch.no_grad():
         expected = torch_net(torch.from_numpy(x))
     actual = ms_net(mindspore.Tensor(x))
@@ -143,25 +158,6 @@ def test_weight_norm_keeps_torchs_class_name_and_gradients(tmp_path, monkeypatch
 # -- spectral norm: torch's buffers u, v go in too; eval and training (a power step per
 # computation, kept) compared over two calls; removals run after the copy (the value
 # removed depends on u and v) ------------------------------------------------------------
-SN_SOURCE = """
-import torch
-import torch.nn as nn
-from torch.nn.utils import parametrizations, parametrize, remove_spectral_norm, spectral_norm
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layer = {layer}
-        {apply}
-
-    def strip(self):
-        {remove}
-        return self
-
-    def forward(self, x):
-        return self.layer(x), self.layer.weight
-"""
 SN_CASES: list[Case] = []
 
 
@@ -195,38 +191,16 @@ def test_spectral_norm_matches_torch(c: Case, training: bool, tmp_path, monkeypa
     """torch's tensors (weight_orig and the buffers weight_u/weight_v, or
     parametrizations.weight.original and .0._u/_v) go into the converted cell under their
     own names; two calls' outputs and weights, and then every tensor, match torch's."""
-    import mindspore
-    import torch
+    from transpile.parity.weights import torch_state
 
-    from transpile import convert_code
-    from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
-
-    (apply, remove), (layer, shape) = c.code, c.inputs
-    source = SN_SOURCE.format(layer=layer, apply=apply, remove=remove)
-    result = convert_code(source)
-    assert not result.failed and not TORCH_IMPORT.search(result.code) and "# transpile:" not in result.code, result.code
-    (tmp_path / "sn_case.py").write_text(result.code)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "sn_case", raising=False)
-    ms_net = vars(importlib.import_module("sn_case"))["Net"]()
-    torch_ns: dict = {}
-    exec(compile(source, "<torch>", "exec"), torch_ns)
-    torch_net = torch_ns["Net"]()
-    plan, targets = plan_for_model(torch_net, ms_net)
-    assert plan.complete, plan.to_dict()
-    assert all(key == path for key, path in plan.copies), plan.copies  # torch's names, no renames
-    apply_transfer(plan, torch_state(torch_net), targets)
+    torch_net, ms_net = _both(c, tmp_path, monkeypatch)
+    _copy_by_torchs_names(torch_net, ms_net)
     torch_net.train(training)
     ms_net.set_train(training)
     torch_net, ms_net = torch_net.strip(), ms_net.strip()
     rng = np.random.default_rng(0)
     for _ in range(2):
-        x = rng.standard_normal(shape).astype("float32")
-        with torch.no_grad():
-            expected = torch_net(torch.from_numpy(x))
-        actual = ms_net(mindspore.Tensor(x))
-        for e, a in zip(expected, actual):
-            np.testing.assert_allclose(a.asnumpy().reshape(e.shape), e.detach().numpy(), atol=1e-5, rtol=1e-5)
+        _compare_call(torch_net, ms_net, rng.standard_normal(c.inputs[1]).astype("float32"))
     params = dict(ms_net.parameters_and_names())
     state = torch_state(torch_net)
     assert sorted(params) == sorted(state)
