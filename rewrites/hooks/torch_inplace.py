@@ -1,0 +1,54 @@
+"""Hooks of tables/torch_inplace.toml: torch.* in-place functions and torch.*_copy functions."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..syntax import first_param, keyword_call
+from .registry import hook
+from .tensor_methods import _inplace
+
+
+def _tables():
+    from ..table_calls import build_call, tables  # (table_calls imports the hooks)
+
+    return build_call, tables()
+
+
+@hook()
+def inplace_function(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.clamp_(x, 0, 1)`` converts as ``x.clamp_(0, 1)``, the Tensor method's entry;
+    without such a method, as the out-of-place function copied into its input:
+    ``torch.dropout_(x, p, train)`` -> ``x.copy_(ops.dropout(input=x, p=p, training=train))``."""
+    build_call, tables = _tables()
+    name = entry.source.rsplit(".", 1)[-1]
+    if name in tables.methods:
+        tensor = args.pop(first_param(entry))
+        return build_call(ctx, tables.methods[name], args, tensor)
+    return _inplace(args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
+
+
+def _view(ctx, entry, args) -> cst.BaseExpression:
+    """The conversion of the view op ``torch.X_copy`` copies: ``torch.X``, else the method
+    ``Tensor.X`` on the first argument (expand, view)."""
+    build_call, tables = _tables()
+    name = entry.source.removesuffix("_copy")
+    if name in tables.entries:
+        return build_call(ctx, tables.entries[name], args)
+    tensor = args.pop(first_param(entry))
+    return build_call(ctx, tables.methods[name.rsplit(".", 1)[-1]], args, tensor)
+
+
+@hook()
+def copied(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.t_copy(x)`` -> ``ops.deepcopy(input_x=ops.t(input=x))``."""
+    return keyword_call(ctx.reference("mindspore.ops.deepcopy"), {"input_x": _view(ctx, entry, args)})
+
+
+@hook()
+def copied_each(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.unbind_copy(x)`` -> ``tuple(ops.deepcopy(input_x=part) for part in ops.unbind(input=x))``."""
+    part = cst.Name("part")
+    copy = keyword_call(ctx.reference("mindspore.ops.deepcopy"), {"input_x": part})
+    # the sole argument of tuple(): no parentheses of its own
+    each = cst.GeneratorExp(elt=copy, for_in=cst.CompFor(target=part, iter=_view(ctx, entry, args)), lpar=[], rpar=[])
+    return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(each)])

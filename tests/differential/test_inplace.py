@@ -1,0 +1,208 @@
+"""Differential tests for in-place methods and functions and torch.*_copy (tables
+"tensor_inplace.toml" and "torch_inplace.toml").
+
+An in-place case returns both the call's result and the tensor it wrote into
+(``r = a.acos_()`` / ``return r, a``), and a "statement" case discards the result,
+so the mutation itself is compared. A *_copy case also checks that its result is a
+tensor of its own: ``b = torch.t_copy(a)``, then ``a`` changes, ``b`` must not.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, bools, call_forms, coverage_gaps, ints, pos
+
+CASES: list[Case] = []
+TABLES = ("tensor_inplace.toml", "torch_inplace.toml")
+F32 = "float32"
+TOL = {"atol": 1e-4, "rtol": 1e-4}
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+
+
+def inplace_forms(api: str, args: str, inputs=(), **kwargs) -> None:
+    """``call_forms`` with each call's result and the mutated ``a`` returned, and the
+    first form once more as a statement."""
+    forms: list[Case] = []
+    call_forms(forms, api, args, inputs, **kwargs)
+    for c in forms:
+        CASES.append(dataclasses.replace(c, code=f"r = {c.code}\n    return r, a"))
+    CASES.append(dataclasses.replace(forms[0], code=f"{forms[0].code}\n    return a", form="statement"))
+
+
+X = arr(3, 4)
+Y = arr(3, 4)
+UNIT = arr(3, 4, low=-0.9, high=0.9)
+ABOVE_ONE = arr(3, 4, low=1.1, high=3.0)
+B_POS = pos(3, 4)
+WHOLE = ints(3, 4, low=-3, high=3).astype(F32)  # float tensors of whole numbers: eq_ writes 1.0 / 0.0
+WHOLE_B = ints(3, 4, low=-3, high=3).astype(F32)
+INTS = ints(3, 4, low=1, high=30)
+INTS_B = ints(3, 4, low=1, high=30)
+SPECIAL = np.array([[1.0, np.inf, -np.inf, np.nan], [0.0, -1.0, 2.0, np.nan]], dtype=F32)
+ZERO_ONE = (arr(3, 4, low=0, high=1) > 0.5).astype(F32)  # probabilities that draw surely
+
+# -- Tensor in-place methods ---------------------------------------------------------------
+UNARY = {
+    "absolute": X, "acos": UNIT, "acosh": ABOVE_ONE, "arccos": UNIT, "arccosh": ABOVE_ONE, "arcsin": UNIT,
+    "arcsinh": X, "arctan": X, "arctanh": UNIT, "asin": UNIT, "asinh": X, "atan": X, "atanh": UNIT,
+    "cosh": X, "deg2rad": X * 90, "erfc": X, "fix": X * 3, "i0": X, "logical_not": bools(3, 4),
+    "negative": X, "rad2deg": X, "sgn": X, "sinc": X, "sinh": X, "tan": UNIT, "detach": X,
+}
+for name, x in UNARY.items():
+    inplace_forms(f"Tensor.{name}_", "", (x,), **TOL)
+# torch writes True/False into a float tensor as 1.0/0.0
+inplace_forms("Tensor.logical_not_", "", (WHOLE,), only=("call",))
+
+BINARY = {  # name -> (receiver, other, scalar other or None)
+    "arctan2": (X, Y, None), "bitwise_and": (INTS, INTS_B, 6), "bitwise_or": (INTS, INTS_B, 6),
+    "bitwise_xor": (INTS, INTS_B, 6), "copysign": (X, Y, -1.0), "eq": (WHOLE, WHOLE_B, 1.0),
+    "floor_divide": (X * 4, B_POS, 1.5), "gcd": (INTS, INTS_B, None), "ge": (WHOLE, WHOLE_B, 0.5),
+    "greater": (X, Y, 0.5), "greater_equal": (WHOLE, WHOLE_B, 0.0), "gt": (X, Y, 0.5),
+    "igamma": (pos(3, 4), pos(3, 4), None), "igammac": (pos(3, 4), pos(3, 4), None),
+    "lcm": (ints(3, 4, low=1, high=12), ints(3, 4, low=1, high=12), None),
+    "ldexp": (X, ints(3, 4, high=4, dtype="int32"), None), "le": (WHOLE, WHOLE_B, 0.0), "less": (X, Y, 0.5),
+    "less_equal": (WHOLE, WHOLE_B, 1.0), "logical_and": (bools(3, 4), bools(3, 4), None),
+    "logical_or": (bools(3, 4), bools(3, 4), None), "logical_xor": (bools(3, 4), bools(3, 4), None),
+    "lt": (X, Y, -0.5), "multiply": (X, Y, 2.5), "ne": (WHOLE, WHOLE_B, 1.0), "nextafter": (X, Y, None),
+    "not_equal": (WHOLE, WHOLE_B, 0.0), "xlogy": (B_POS, pos(3, 4), None),
+}
+for name, (x, y, scalar) in BINARY.items():
+    inplace_forms(f"Tensor.{name}_", "other=b", (x, y), extra=() if scalar is None else (repr(scalar),), **TOL)
+for name in ("logical_and", "logical_or", "logical_xor"):  # a float receiver keeps its dtype
+    inplace_forms(f"Tensor.{name}_", "other=b", (WHOLE, WHOLE_B), only=("positional",))
+
+HEAVISIDE = np.array([[-1.0, 0.0, 2.0, 0.0], [0.0, 3.0, -2.0, 1.0]], dtype=F32)
+inplace_forms("Tensor.heaviside_", "values=b", (HEAVISIDE, arr(2, 4)))
+inplace_forms("Tensor.float_power_", "exponent=b", (pos(3, 4, dtype="float64"), arr(3, 4, dtype="float64")), extra=("2",), **TOL)
+inplace_forms("Tensor.divide_", "other=b", (X, B_POS), kw="rounding_mode='floor'", extra=("2.0, rounding_mode='trunc'",))
+inplace_forms("Tensor.subtract_", "other=b", (X, Y), kw="alpha=2", extra=("1.5",))
+inplace_forms("Tensor.true_divide_", "other=b", (X, B_POS), extra=("2.0",))
+inplace_forms("Tensor.multiply_", "other=b", (X, arr(4)), only=("positional",))  # broadcast other
+for name, (shapes) in {"addbmm": ((3, 5), (2, 3, 4), (2, 4, 5)), "addmm": ((3, 5), (3, 4), (4, 5)),
+                       "addmv": ((3,), (3, 4), (4,)), "addr": ((3, 4), (3,), (4,)),
+                       "baddbmm": ((2, 3, 5), (2, 3, 4), (2, 4, 5))}.items():
+    first, second = {"addbmm": ("batch1", "batch2"), "addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"),
+                     "addr": ("vec1", "vec2"), "baddbmm": ("batch1", "batch2")}[name]
+    inplace_forms(f"Tensor.{name}_", f"{first}=b, {second}=c", tuple(arr(*s) for s in shapes),
+                  kw="beta=0.5, alpha=2.0", **TOL)
+inplace_forms("Tensor.clip_", "min=-0.5, max=0.5", (X,), req=1, extra=("None, 0.2",))
+for name in ("cumsum", "cumprod"):
+    inplace_forms(f"Tensor.{name}_", "dim=1", (arr(3, 4, low=0.5, high=1.5, dtype="float64"),), kw="dtype=torch.float64", extra=("-1",), **TOL)
+inplace_forms("Tensor.mvlgamma_", "p=2", (arr(3, 4, low=1.5, high=3.0),), extra=("1",), **TOL)
+inplace_forms("Tensor.round_", "", (X * 10,), kw="decimals=0")
+SCATTER_INDEX = np.argsort(arr(3, 4), axis=1)[:, :2].astype("int64")  # distinct per row: one writer each
+# MindSpore's scatter takes src of the index's shape only (torch reads a corner of a larger one)
+inplace_forms("Tensor.scatter_", "dim=1, index=b, src=c", (X, SCATTER_INDEX, arr(3, 2)), extra=("1, b, 0.5",))
+inplace_forms("Tensor.scatter_add_", "dim=1, index=b, src=c", (X, ints(3, 2, high=4), arr(3, 2)))
+inplace_forms("Tensor.bernoulli_", "p=b", (X, ZERO_ONE), extra=("0.0", "1.0"))
+case("Tensor.bernoulli_", "r = a.bernoulli_()\n    return r, a", (X,), "defaults-random", random=True)
+case("Tensor.bernoulli_", "a.bernoulli_(0.5)\n    return a", (X,), "statement-random", random=True)
+
+# shape-changing: the receiver takes the new shape, and stays writable in place
+RESHAPED = {  # name -> (args, input)
+    "squeeze": ("dim=1", arr(3, 1, 4)), "unsqueeze": ("dim=0", X), "t": ("", X),
+    "transpose": ("dim0=0, dim1=2", arr(2, 3, 4)), "swapaxes": ("axis0=0, axis1=2", arr(2, 3, 4)),
+    "swapdims": ("dim0=2, dim1=1", arr(2, 3, 4)),
+}
+for name, (args, x) in RESHAPED.items():
+    inplace_forms(f"Tensor.{name}_", args, (x,), req=0 if name == "squeeze" else None,
+                  extra=("-1",) if name in ("squeeze", "unsqueeze") else ())
+    call = f"a.{name}_({', '.join(v.split('=')[1] for v in args.split(', ')) if args else ''})"
+    case(f"Tensor.{name}_", f"{call}\n    a.mul_(2.0)\n    a.add_(1.0)\n    return a", (x,), "written-after")
+case("Tensor.unsqueeze_", "m = torch.zeros(3, 4).unsqueeze_(0)\n    return m", (), "fresh")
+
+# -- torch.* in-place functions ------------------------------------------------------------
+FUNCTION_UNARY = {
+    "abs": X, "acos": UNIT, "acosh": ABOVE_ONE, "arccos": UNIT, "arccosh": ABOVE_ONE, "arcsin": UNIT,
+    "arcsinh": X, "arctan": X, "arctanh": UNIT, "asin": UNIT, "asinh": X, "atan": X, "atanh": UNIT,
+    "ceil": X, "cos": X, "cosh": X, "deg2rad": X * 90, "detach": X, "erf": X, "erfc": X, "exp2": X,
+    "exp": X, "expm1": X, "fix": X * 3, "floor": X, "frac": X * 3, "i0": X, "log10": B_POS, "log1p": B_POS,
+    "log2": B_POS, "log": B_POS, "neg": X, "negative": X, "rad2deg": X, "reciprocal": B_POS,
+    "rsqrt": B_POS, "sigmoid": X, "sin": X, "sinc": X, "sinh": X, "sqrt": B_POS, "square": X, "tan": UNIT,
+    "tanh": X, "trunc": X * 3, "zero": X,
+}
+for name, x in FUNCTION_UNARY.items():
+    inplace_forms(f"torch.{name}_", "input=a", (x,), extra=("a",), **TOL)
+for name, (x, y) in {"gcd": (INTS, INTS_B), "lcm": (ints(3, 4, low=1, high=12), ints(3, 4, low=1, high=12)),
+                     "ldexp": (X, ints(3, 4, high=4, dtype="int32")), "xlogy": (B_POS, pos(3, 4))}.items():
+    inplace_forms(f"torch.{name}_", "input=a, other=b", (x, y), **TOL)
+inplace_forms("torch.addmv_", "input=a, mat=b, vec=c", (arr(3), arr(3, 4), arr(4)), kw="beta=0.5, alpha=2.0", **TOL)
+for name in ("clamp", "clip"):
+    inplace_forms(f"torch.{name}_", "input=a, min=-0.5, max=0.5", (X,), req=2, extra=("a, None, 0.2",))
+inplace_forms("torch.clamp_max_", "input=a, max=0.5", (X, Y), extra=("a, b",))
+inplace_forms("torch.clamp_min_", "input=a, min=-0.5", (X, Y), extra=("a, b",))
+inplace_forms("torch.fill_", "input=a, value=2.5", (X,), extra=("a, 3",))
+inplace_forms("torch.logit_", "input=a, eps=1e-3", (arr(3, 4, low=0.0, high=1.0),), req=1, **TOL)
+inplace_forms("torch.nan_to_num_", "input=a, nan=0.5, posinf=1.0, neginf=-1.0", (SPECIAL,), req=1)
+inplace_forms("torch.round_", "input=a", (X * 10,), kw="decimals=0")
+inplace_forms("torch.dropout_", "input=a, p=0.0, train=True", (X,), extra=("a, 0.5, False",))
+case("torch.dropout_", "r = torch.dropout_(a, 0.5, True)\n    return r, a", (X,), "random", random=True)
+
+# -- torch.*_copy ---------------------------------------------------------------------------
+COPIES = {  # name -> (args, inputs, required arguments)
+    "detach_copy": ("input=a", (X,), None),
+    "diagonal_copy": ("input=a, offset=1, dim1=1, dim2=2", (arr(2, 3, 4),), 1),
+    "expand_copy": ("input=a, size=(2, 3, 4)", (arr(3, 1),), None),
+    "narrow_copy": ("input=a, dim=1, start=1, length=2", (X,), None),
+    "permute_copy": ("input=a, dims=(2, 0, 1)", (arr(2, 3, 4),), None),
+    "select_copy": ("input=a, dim=1, index=2", (X,), None),
+    "split_copy": ("input=a, split_size=2, dim=1", (arr(3, 5),), 2),
+    "squeeze_copy": ("input=a, dim=1", (arr(3, 1, 4),), 1),
+    "t_copy": ("input=a", (X,), None),
+    "transpose_copy": ("input=a, dim0=0, dim1=2", (arr(2, 3, 4),), None),
+    "unbind_copy": ("input=a, dim=1", (X,), 1),
+    "unsqueeze_copy": ("input=a, dim=1", (X,), None),
+    "view_as_complex_copy": ("input=a", (arr(3, 2),), None),
+    "view_as_real_copy": ("input=a", ((arr(3, 4) + 1j * arr(3, 4)).astype("complex64"),), None),
+    "view_copy": ("input=a, size=(4, 3)", (X,), None),
+}
+EXTRA = {"detach_copy": "a", "t_copy": "a", "view_as_complex_copy": "a", "view_as_real_copy": "a",
+         "expand_copy": "a, (-1, 4)", "view_copy": "a, (-1,)", "narrow_copy": "a, 0, 0, 1",
+         "permute_copy": "a, [1, 2, 0]", "select_copy": "a, -1, 0", "transpose_copy": "a, -1, 0",
+         "unsqueeze_copy": "a, -1"}
+for name, (args, inputs, req) in COPIES.items():
+    kw = "implicit=False" if name == "expand_copy" else ""
+    call_forms(CASES, f"torch.{name}", args, inputs, req=req, kw=kw, extra=(EXTRA[name],) if name in EXTRA else ())
+    positional = next(c for c in CASES if c.api == f"torch.{name}" and c.form == "positional")
+    case(f"torch.{name}", f"b = {positional.code}\n    a.zero_()\n    return b", inputs, "independent")
+case("torch.view_copy", "torch.view_copy(a, torch.int32)", (X,), "dtype")  # the bits read as another dtype
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_converted_entry_has_three_call_forms() -> None:
+    assert coverage_gaps(["tensor_inplace.toml", "torch_inplace.toml"], CASES) == {
+        "converted entries with no differential case": [],
+        "entries taking arguments with fewer than three call forms": [],
+    }
+
+
+REFUSED = {
+    "Tensor.acos_": "(a + b).acos_()",  # nothing holds the tensor written into
+    "Tensor.t_": "(a + b).t_()",
+    "Tensor.round_": "a.round_(decimals=2)",
+    "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
+    "torch.exp_": "torch.exp_(a + b)",
+    "torch.round_": "torch.round_(a, decimals=1)",
+    "torch.expand_copy": "torch.expand_copy(a, (2, 3), implicit=True)",
+}
+
+
+@pytest.mark.parametrize("api", sorted(REFUSED))
+def test_refused_calls_are_marked(api: str) -> None:
+    """What cannot be converted exactly is left in place with a marker."""
+    from transpile import convert_code
+
+    out = convert_code(f"import torch\n\n\nclass M:\n    def forward(self, a, b):\n        return {REFUSED[api]}\n").code
+    assert "# transpile:" in out, out
