@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call
 from ..value_transforms import as_tuple
-from .nn_utils import PACKING_CALLS, RNN_CALL, packing_helper
+from .nn_utils import PACKING_CALLS, RNN_CALL, emitted_spelled, packing_helper
 from .registry import hook
 
 
@@ -76,15 +76,68 @@ def conv_padding_at_run_time(entry) -> list[str]:
     ]
 
 
+# torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
+# themselves (F.pad, last axis first; padding='same': d * (k - 1) in all, the extra one
+# after) and convolve with no padding. MindSpore's Conv has no such mode: a subclass of
+# the MindSpore layer pads first and convolves with pad_mode='valid', so weight and bias
+# keep their names. The padding takes rows by index (one gather per axis): ops.pad's
+# reflect has no CPU kernel for 5-D input.
+PADDED_CONV = """def {name}(layer, padding_mode, padding=0, **kwargs):
+    \"\"\"A torch Conv layer with padding_mode (transpile MS201): the input padded as torch
+    pads it ('zeros', 'reflect', 'replicate' or 'circular'), then a pad_mode='valid'
+    convolution; weight and bias keep their names.\"\"\"
+    dims = 1 if issubclass(layer, NN.Conv1d) else 2 if issubclass(layer, NN.Conv2d) else 3
+
+    def per_axis(value):
+        return (value,) * dims if isinstance(value, int) else tuple(value)
+
+    if padding == "same":
+        kernel, dilation = per_axis(kwargs["kernel_size"]), per_axis(kwargs.get("dilation", 1))
+        sides = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
+    else:
+        sides = [(p, p) for p in per_axis(0 if padding == "valid" else padding)]
+
+    def source_index(i, n):
+        if padding_mode == "reflect":
+            i = abs(i)
+            return 2 * (n - 1) - i if i >= n else i
+        if padding_mode == "replicate":
+            return min(max(i, 0), n - 1)
+        return i % n  # circular
+
+    def pad(x):
+        for axis, (before, after) in zip(range(x.ndim - dims, x.ndim), sides):
+            if before or after:
+                n = x.shape[axis]
+                if padding_mode == "zeros":
+                    rows = [(0, 0)] * x.ndim
+                    rows[axis] = (before, after)
+                    x = OPS.pad(x, tuple(s for pair in reversed(rows) for s in pair))
+                else:
+                    index = [source_index(i, n) for i in range(-before, n + after)]
+                    x = OPS.gather(x, MS.Tensor(index, MS.int32), axis)
+        return x
+
+    class Padded(layer):
+        def construct(self, x):
+            return super().construct(pad(x))
+
+    Padded.__name__ = Padded.__qualname__ = layer.__name__
+    return Padded(pad_mode="valid", **kwargs)
+"""
+
+
 @hook(consumes=("padding_mode",), adds=("pad_mode",), at_run_time=conv_padding_at_run_time)
-def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
-    """Conv layers: MindSpore defaults to pad_mode='same'; torch pads explicitly."""
+def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """Conv layers: MindSpore defaults to pad_mode='same'; torch pads explicitly.
+    ``nn.Conv2d(3, 8, 3, padding=1, padding_mode='reflect')`` ->
+    ``_torch_padded_conv(nn.Conv2d, padding_mode='reflect', padding=1, ...)``."""
     mode = args.pop("padding_mode", None)
     if mode is not None and literal_value(mode) != "zeros":
-        raise Unconvertible(
-            f"padding_mode={code(mode)} has no MindSpore Conv argument: pad the input with ops.pad "
-            "(mode='reflect'/'replicate'/'circular') and use pad_mode='valid'"
-        )
+        if "Transpose" in entry.target:
+            raise Unconvertible(f"padding_mode={code(mode)}: torch's transposed convolutions take 'zeros' only")
+        helper = emitted_spelled(ctx, "_torch_padded_conv", PADDED_CONV)
+        return cst.Call(helper, [cst.Arg(ctx.reference(entry.target)), *keyword_call(helper, {"padding_mode": mode, **args}).args])
     padding = args.pop("padding", None)
     out = dict(args)
     if padding is None:

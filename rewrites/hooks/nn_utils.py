@@ -214,10 +214,11 @@ REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized
 """
 
 
-def _emitted(ctx, name: str, source: str) -> cst.Name:
+def emitted_spelled(ctx, name: str, source: str) -> cst.Name:
+    """`emitted` with MS., OPS. and NN. in `source` spelled as the file imports them."""
     ms_, ops_, nn_ = module_spellings(ctx)
     if "TORCH_SHAPED(" in source:
-        source = source.replace("TORCH_SHAPED(", f"{_emitted(ctx, '_torch_shaped', TORCH_SHAPED).value}(")
+        source = source.replace("TORCH_SHAPED(", f"{emitted_spelled(ctx, '_torch_shaped', TORCH_SHAPED).value}(")
     return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.").replace("NN.", f"{nn_}."))
 
 
@@ -227,7 +228,7 @@ def weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     (the parametrization: ``parametrizations=True``, set by the entry)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(_emitted(ctx, "_torch_weight_norm", WEIGHT_NORM), args)
+    return keyword_call(emitted_spelled(ctx, "_torch_weight_norm", WEIGHT_NORM), args)
 
 
 @hook()
@@ -236,7 +237,7 @@ def spectral_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpress
     ``_torch_spectral_norm(layer, ...)`` (the parametrization: ``parametrizations=True``)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(_emitted(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
+    return keyword_call(emitted_spelled(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
 
 
 @hook()
@@ -246,7 +247,7 @@ def remove_parametrization(ctx, entry, args: dict[str, Any], receiver) -> cst.Ba
     (``kind`` set by the entry; any other parametrization raises when it runs)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(_emitted(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
+    return keyword_call(emitted_spelled(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
 
 
 # torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded
@@ -309,8 +310,8 @@ PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
 
 
 def packing_helper(ctx, name: str, source: str) -> cst.Name:
-    packed = _emitted(ctx, PACKED_NAME, PACKED)
-    return _emitted(ctx, name, source.replace("PACKED(", f"{packed.value}(").replace("PACKED)", f"{packed.value})"))
+    packed = emitted_spelled(ctx, PACKED_NAME, PACKED)
+    return emitted_spelled(ctx, name, source.replace("PACKED(", f"{packed.value}(").replace("PACKED)", f"{packed.value})"))
 
 
 @hook()

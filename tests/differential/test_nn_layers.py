@@ -167,6 +167,15 @@ CASES: list[LayerCase] = [
                          ("padding", "(1, 0, 1)"), ("dilation", "1"), ("groups", "2"), ("bias", "False"),
                          ("padding_mode", "'zeros'")], 3, (X3,)),
     C("nn.Conv3d(4, 2, 3, padding=1, stride=2)", (X3,)),
+    # padding_mode: the input padded as torch pads it, then a convolution with no padding
+    C("nn.Conv1d(4, 6, 3, 1, 2, 2, 2, True, 'reflect')", (X1,)),
+    C("nn.Conv1d(4, 6, 4, padding='same', padding_mode='replicate')", (X1,)),  # even kernel: the extra one after
+    C("nn.Conv2d(in_channels=4, out_channels=6, kernel_size=(3, 2), padding=(1, 2), padding_mode='replicate')", (X2,)),
+    C("nn.Conv2d(4, 6, 3, stride=2, padding=1, padding_mode='circular')", (X2,)),
+    C("nn.Conv2d(4, 6, 3, padding='same', dilation=2, padding_mode='reflect')", (X2,)),
+    C("nn.Conv2d(4, 6, 3, padding='valid', padding_mode='reflect', bias=False)", (X2,)),
+    C("nn.Conv3d(4, 2, 3, padding=(1, 0, 1), padding_mode='reflect')", (X3,)),  # ops.pad: no 5-D reflect on CPU
+    C("nn.Conv3d(4, 2, 3, padding=1, groups=2, padding_mode='circular')", (X3,)),
     # sizes as lists: MindSpore takes an int or a tuple only; [k] stands for every axis
     C("nn.Conv2d(4, 6, [3, 2], stride=[2], padding=[1, 0], dilation=[1, 1])", (X2,)),
     C("nn.Conv1d(4, 6, (3,), stride=[2])", (X1,)),
@@ -632,7 +641,7 @@ UNCONVERTED = [
     ("nn.BatchNorm2d(4, bias=False)", "bias=False"),
     ("nn.ConvTranspose1d(4, 4, 3, stride=2, output_padding=1)", "no output_padding"),
     ("nn.ConvTranspose2d(4, 4, 3, stride=2, output_padding=1)", "larger than padding"),
-    ("nn.Conv2d(3, 3, 3, padding_mode='reflect')", "padding_mode"),
+    ("nn.ConvTranspose2d(3, 3, 3, padding_mode='reflect')", "'zeros' only"),
     ("nn.LSTM(4, 5, proj_size=2)", "proj_size"),
     ("nn.Embedding(10, 3, max_norm=1.0)", "renormalise"),
     ("nn.InstanceNorm2d(4, track_running_stats=True)", "running statistics"),
