@@ -58,12 +58,10 @@ def {name}(input, other):
 ''')
 _define("xlog1py", '''
 def {name}(input, other):
-    """torch.special.xlog1py: x * log1p(y), 0 where x == 0 unless y is NaN; log1p in
-    float64 (MindSpore's float32 Log1p is log(1 + y))."""
+    """torch.special.xlog1py: x * log1p(y), 0 where x == 0 unless y is NaN."""
     NUMBER_OPERANDS
-    log1p = OPS.log1p(other.astype(MS.float64)).astype(other.dtype)
-    return OPS.where(OPS.isnan(other), NAN, OPS.where(input == 0, 0.0, input * log1p))
-''')
+    return OPS.where(OPS.isnan(other), NAN, OPS.where(input == 0, 0.0, input * LOG1P(other)))
+''', ("log1p",))
 _define("entr", '''
 def {name}(input):
     """torch.special.entr: -x * log(x), 0 at 0, -inf below 0."""
@@ -106,6 +104,69 @@ def {name}(input, other):
     return OPS.where(a0, OPS.where(other > 0, 0.0, NAN), OPS.where(ainf, 1.0, OPS.where(xinf, 0.0, value)))
 ''')
 
+
+# The float64 compositions below write their inexact constants as float64 tensors:
+# MindSpore rounds a Python float to float32 before it meets a float64 tensor.
+_define("log1p", '''
+def {name}(y):
+    """log(1 + y) to the last digit of y's dtype: MindSpore's Log1p is log(1 + y) to
+    about float32 precision (0 at y = 1e-8 in float32), so log(u) * y / (u - 1) with
+    u = 1 + y in float64 (the rounding of u cancels), y where u == 1."""
+    x = y.astype(MS.float64)
+    u = 1 + x
+    exact = OPS.where((u == 1) | OPS.isinf(u), 1.0, u - 1)
+    value = OPS.where(u == 1, x, OPS.where(OPS.isinf(u), u, OPS.log(u) * (x / exact)))
+    return value.astype(y.dtype)
+''')
+_define("erfcx", '''
+def {name}(input):
+    """torch.special.erfcx, exp(x^2) * erfc(x), in float64: as it reads up to x = 25,
+    beyond by its asymptotic series 1/(x sqrt(pi)) * sum (-1)^k (2k-1)!! / (2x^2)^k
+    (exp(x^2) overflows; 9 terms leave an error below 1e-20)."""
+    x = input.astype(MS.float64)
+    far = x > 25
+    near = OPS.where(far, 0.0, x)
+    z = 1 / (2 * x * x)
+    series = 1.0
+    for odd in (15, 13, 11, 9, 7, 5, 3, 1):
+        series = 1 - odd * z * series
+    sqrt_pi = MS.Tensor(1.7724538509055160, MS.float64)
+    value = OPS.where(far, series / (x * sqrt_pi), OPS.exp(near * near) * OPS.erfc(near))
+    return value.astype(input.dtype)
+''')
+_define("log_ndtr", '''
+def {name}(input):
+    """torch.special.log_ndtr, log of the standard normal CDF, in float64: below -1 as
+    log(erfcx(-x / sqrt(2)) / 2) - x^2 / 2 (the CDF itself underflows), else as
+    log1p(-erfc(x / sqrt(2)) / 2)."""
+    x = input.astype(MS.float64)
+    t = x * MS.Tensor(0.7071067811865476, MS.float64)
+    low = x < -1
+    tl = OPS.where(low, t, -1.0)
+    lower = OPS.log(ERFCX(-tl) / 2) - tl * tl
+    upper = LOG1P(-OPS.erfc(t) / 2)
+    return OPS.where(low, lower, upper).astype(input.dtype)
+''', ("erfcx", "log1p"))
+_define("ndtri", '''
+def {name}(input):
+    """torch.special.ndtri, the inverse of the standard normal CDF, in float64, by the
+    lower tail r = min(p, 1 - p) (ndtri(p) = -ndtri(1 - p); 1 - p is exact for p > 0.5):
+    a rational approximation in sqrt(-2 log r) (error below 5e-4) refined by Newton steps
+    on 0.5 * erfc(-x / sqrt(2)) - r; -inf at 0, inf at 1, NaN outside [0, 1]."""
+    p = input.astype(MS.float64)
+    inside = (p > 0) & (p < 1)
+    upper = p > 0.5
+    r = OPS.where(inside, OPS.where(upper, 1 - p, p), 0.5)
+    t = OPS.sqrt(-2 * OPS.log(r))
+    x = (2.515517 + 0.802853 * t + 0.010328 * t * t) / (1 + 1.432788 * t + 0.189269 * t * t + 0.001308 * t * t * t) - t
+    half_sqrt2 = MS.Tensor(0.7071067811865476, MS.float64)
+    density = MS.Tensor(0.3989422804014327, MS.float64)
+    for _ in range(5):
+        x = x - (0.5 * OPS.erfc(-x * half_sqrt2) - r) / (density * OPS.exp(-0.5 * x * x))
+    x = OPS.where(upper, -x, OPS.where(p == 0.5, 0.0, x))
+    x = OPS.where(p == 0, -INF, OPS.where(p == 1, INF, OPS.where(inside, x, NAN)))
+    return x.astype(input.dtype)
+''')
 
 def special_function(ctx, name: str) -> cst.Name:
     """The helper ``_special_<name>`` (and those it calls), emitted beside the code."""
