@@ -15,6 +15,15 @@ _REDUCTION_NAMES = ("none", "mean", "sum")
 assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_REDUCTION_NAMES))
 
 _NOT_A_VALUE = "torch's own spelling of a functional op: its arguments are converted where it is called"
+# torch.X whose functional op has another name (the rest: the same name, "_with_indices"
+# and the in-place "_" removed)
+_TWINS = {"native_channel_shuffle": "channel_shuffle", "constant_pad_nd": "pad", "affine_grid_generator": "affine_grid"}
+
+
+def _twin(entry) -> str:
+    """The torch.nn.functional op ``entry`` spells: ``torch.selu_`` -> ``selu``."""
+    name = entry.source.rsplit(".", 1)[-1].removesuffix("_with_indices").rstrip("_")
+    return _TWINS.get(name, name)
 
 
 def _reduction_name(value: cst.BaseExpression) -> cst.BaseExpression:
@@ -49,12 +58,29 @@ def as_functional(ctx, entry, args, receiver) -> cst.BaseExpression:
     give F's argument names; ``reduction=1`` is ``reduction="mean"``).
     ``F.max_pool2d_with_indices(...)`` is ``F.max_pool2d(..., return_indices=True)``
     (the entry sets it)."""
-    return _functional(ctx, entry.source.rsplit(".", 1)[-1].removesuffix("_with_indices"), args)
+    return _functional(ctx, _twin(entry), args)
 
 
 @hook(not_a_value=_NOT_A_VALUE)
 def as_functional_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.selu_(x)`` -> ``x.copy_(ops.selu(x))``: the out-of-place functional op
     copied into its input, which it returns (as torch does)."""
-    name = entry.source.rsplit(".", 1)[-1].rstrip("_")
-    return _inplace(args["input"], _functional(ctx, name, args))
+    return _inplace(args["input"], _functional(ctx, _twin(entry), args))
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def rrelu_eval(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F.rrelu(x, lower, upper)`` outside training is ``F.leaky_relu(x, (lower + upper) / 2)``
+    (torch's fixed slope); ``torch.rrelu_(x)`` copies it into ``x``. In training the
+    slopes are random: MindSpore's random stream cannot give torch's."""
+    training = args.pop("training", None)
+    if training is not None and literal_value(training) is not False:
+        raise Unconvertible(f"training={code(training)}: a random slope per element (MindSpore's random stream differs)")
+    lower, upper = (args.pop(k, literal(d)) for k, d in (("lower", 1.0 / 8), ("upper", 1.0 / 3)))
+    lv, uv = literal_value(lower), literal_value(upper)
+    if isinstance(lv, (int, float)) and isinstance(uv, (int, float)):
+        slope = literal((lv + uv) / 2)
+    else:
+        slope = cst.parse_expression(f"({code(lower)} + {code(upper)}) / 2")
+    result = _functional(ctx, "leaky_relu", {"input": args["input"], "negative_slope": slope})
+    return _inplace(args["input"], result) if entry.source.endswith("_") else result

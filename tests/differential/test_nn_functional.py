@@ -385,9 +385,9 @@ UNCONVERTED = [
     ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
-    ("F.relu_(x)", "in place"),
+    ("F.relu_(x + 1)", "used twice"),
     ("F.soft_margin_loss(x, y)", "no CPU kernel"),
-    ("F.rrelu(x)", "random slope"),
+    ("F.rrelu(x, training=True)", "random slope"),
     ("F.conv_transpose2d(x, w)", "no CPU kernel"),
     ("F._Reduction.get_enum('avg')", "not a valid value for reduction"),
 ]

@@ -106,6 +106,40 @@ for name, args in {"relu_": "", "selu_": "", "celu_": ", 0.5", "threshold_": ", 
     if name == "celu_":
         CASES.append(Case(api, f"{api}(a)\n        return a", (M,), "defaults"))
 
+# F's in-place activations
+for name, args, kws in (("relu_", "", ""), ("elu_", ", 1.0", ", alpha=1.0"), ("celu_", ", 0.5", ", alpha=0.5"),
+                        ("selu_", "", ""), ("leaky_relu_", ", 0.2", ", negative_slope=0.2"),
+                        ("hardtanh_", ", -0.5, 0.5", ", min_val=-0.5, max_val=0.5"),
+                        ("threshold_", ", 0.1, 20.0", ", threshold=0.1, value=20.0")):
+    api = f"torch.nn.functional.{name}"
+    CASES.append(Case(api, f"y = F.{name}(a{args})\n        return a, y", (M,), "positional"))
+    CASES.append(Case(api, f"y = F.{name}(input=a{kws})\n        return a, y", (M,), "keyword"))
+    CASES.append(Case(api, f"b = a * 2\n        F.{name}(b{args})\n        return a, b", (M,), "statement"))
+    if args and name != "threshold_":
+        CASES.append(Case(api, f"F.{name}(a)\n        return a", (M,), "defaults"))
+
+# other names of the same op
+forms("torch.nn.functional.max_pool2d_with_indices",
+      "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False, return_indices=False", (X2,), req=2)
+forms("torch.nn.functional.max_pool3d_with_indices",
+      "input=a, kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False, return_indices=True", (X3,), req=2)
+forms("torch.native_channel_shuffle", "input=a, groups=2", (X2,))
+forms("torch.nn.functional.native_channel_shuffle", "input=a, groups=4", (X2,))
+forms("torch.constant_pad_nd", "input=a, pad=(1, 2, 0, 3), value=0.5", (X2,), req=2, extra=("a, [1, 1]",))
+THETA = np.array([[[1.0, 0.2, 0.1], [-0.1, 0.9, 0.0]], [[0.8, 0.0, -0.2], [0.1, 1.1, 0.3]]], "float32")
+forms("torch.affine_grid_generator", "theta=a, size=(2, 3, 4, 5), align_corners=False", (THETA,),
+      extra=("a, [2, 3, 4, 5], True",))
+
+# rrelu outside training: slope (lower + upper) / 2
+for api, call in (("torch.rrelu", "torch.rrelu"), ("torch.nn.functional.rrelu", "F.rrelu")):
+    last = "generator=None" if api == "torch.rrelu" else "inplace=False"
+    forms(api, f"input=a, lower=0.1, upper=0.3, training=False, {last}", (M,), req=1, extra=("a, 0.2",))
+    CASES.append(Case(api, f"lo, hi = 0.05, 0.25\n        return {call}(a, lo, hi)", (M,), "variables"))
+for api, call in (("torch.rrelu_", "torch.rrelu_"), ("torch.nn.functional.rrelu_", "F.rrelu_")):
+    CASES.append(Case(api, f"y = {call}(a, 0.1, 0.3, False)\n        return a, y", (M,), "positional"))
+    CASES.append(Case(api, f"y = {call}(input=a, lower=0.1, upper=0.3, training=False)\n        return a, y", (M,), "keyword"))
+    CASES.append(Case(api, f"{call}(a)\n        return a", (M,), "defaults"))
+
 SUITE = Suite(CASES)
 
 
