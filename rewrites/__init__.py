@@ -4,6 +4,7 @@ from __future__ import annotations
 from transpile.pipeline import Pipeline
 
 from .passes.api_calls import ApiCalls
+from .passes.autograd_function import AutogradFunction
 from .passes.einops_lowering import EinopsLowering, SOURCE_ROOTS as EINOPS_ROOTS
 from .facts import FileFacts
 from .table_calls import tables
@@ -42,6 +43,9 @@ from .passes.topk_mask import TopkMask
 # for these pairs:
 #   - CellClass before Scaffolding: Scaffolding replaces some definitions (stub
 #     overloads), after which CellClass would not get to rename forward.
+#   - AutogradFunction before ApiCalls: it puts nn.Cell in place of a Function
+#     subclass's torch.autograd.Function base, which ApiCalls (no table entry: a
+#     Function is a whole class to rewrite) would otherwise mark as unconverted.
 #   - CellClass before GraphLint: GraphLint checks the methods CellClass has
 #     marked as construct while visiting the class.
 #   - LayerValues before ApiCalls: where a torch layer class is a value (not
@@ -75,7 +79,7 @@ from .passes.topk_mask import TopkMask
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

@@ -108,8 +108,8 @@ class ApiCalls(Pass):
     def _reference(self, original, updated):
         if id(original) in self._call_funcs:
             return updated
-        if isinstance(original, cst.Name) and isinstance(updated, cst.Name) and updated.value != original.value:
-            return updated  # an earlier pass already rewrote it (MS205: a layer class as a value)
+        if updated is not original and not updated.deep_equals(original):
+            return updated  # an earlier pass already rewrote it (MS205: a layer class as a value, MS104: a base)
         qual = self._source_qualname(original)
         if qual is None or qual in self.tables.modules:
             return updated
