@@ -117,6 +117,11 @@ for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_poly
     case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (np.repeat(edge, 10), np.tile(np.arange(-1, 9), 7)), "edges",
          **RECURRENCE)
 
+# Tensor methods (special_methods.toml); in place: the result and the receiver
+forms("Tensor.polygamma", "n=1", (P,), extra=("2", "0", "3"), **LAST_DIGITS)
+for form, args in (("positional", "1"), ("keyword", "n=1"), ("order2", "2"), ("order0", "0")):
+    case("Tensor.polygamma_", f"b = a.clone()\n    r = b.polygamma_({args})\n    return r, b", (P,), form, **LAST_DIGITS)
+
 SUITE = Suite(CASES)
 
 
@@ -126,5 +131,5 @@ def test_api(case: Case) -> None:
 
 
 def test_every_entry_has_three_forms() -> None:
-    gaps = coverage_gaps(["special.toml"], CASES)
+    gaps = coverage_gaps(["special.toml", "special_methods.toml"], CASES)
     assert all(not v for v in gaps.values()), gaps
