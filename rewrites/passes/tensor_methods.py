@@ -271,6 +271,10 @@ NAMED_TUPLES = {
     "max": ("values", "indices"), "min": ("values", "indices"), "sort": ("values", "indices"),
     "topk": ("values", "indices"), "median": ("values", "indices"), "cummax": ("values", "indices"),
     "cummin": ("values", "indices"), "slogdet": ("sign", "logabsdet"),
+    # linear algebra (keys past ``torch.``: torch.linalg.qr(a).Q is "linalg.qr")
+    "qr": ("Q", "R"), "linalg.qr": ("Q", "R"), "svd": ("U", "S", "V"), "linalg.svd": ("U", "S", "Vh"),
+    "linalg.slogdet": ("sign", "logabsdet"), "geqrf": ("a", "tau"), "lu_unpack": ("P", "L", "U"),
+    "triangular_solve": ("solution", "cloned_coefficient"), "linalg.eigh": ("eigenvalues", "eigenvectors"),
 }
 
 
@@ -291,9 +295,9 @@ def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:
         return None
     qual = ctx.imports.qualify(call.func)
     if qual is not None:
-        if qual.split(".")[0] not in roots or qual.count(".") != 1:
+        root, _, name = qual.partition(".")
+        if root not in roots:
             return None
-        name = qual.split(".")[1]
     elif isinstance(call.func, cst.Attribute):
         name = call.func.attr.value
     else:

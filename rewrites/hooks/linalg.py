@@ -1,0 +1,255 @@
+"""Hooks of tables/linalg.toml: torch.linalg.* and torch's linear-algebra functions
+(the Tensor methods of tables/tensor_linalg.toml share them).
+
+Where MindSpore's kernel differs from torch (no batch broadcasting, a vector right-hand
+side, results in another order), a small function emitted beside the code does what
+torch does with kernels that run on CPU. Every composition here is exact.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, entry_call, keyword_call, literal, literal_value, module_spellings, name_chain
+from .registry import hook
+
+BROADCAST_SHAPES = '''
+def {name}(*shapes):
+    """numpy's broadcasting rule on shapes (torch broadcasts batch dimensions)."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+'''
+
+# torch.linalg.solve: a vector right-hand side, broadcast batches, left=False
+SOLVE = '''
+def {name}(A, B, left=True):
+    """torch.linalg.solve: B is a (batch of) vector(s) when B.ndim == 1 or B.shape ==
+    A.shape[:-1]; batch dimensions broadcast; left=False solves X A = B."""
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+    if vector:
+        B = B.unsqueeze(-1)
+    if not left:
+        A, B = A.swapaxes(-1, -2), B.swapaxes(-1, -2)
+    batch = BROADCAST(A.shape[:-2], B.shape[:-2])
+    X = OPS.matrix_solve(OPS.broadcast_to(A, batch + A.shape[-2:]), OPS.broadcast_to(B, batch + B.shape[-2:]))
+    if not left:
+        X = X.swapaxes(-1, -2)
+    return X.squeeze(-1) if vector else X
+'''
+
+# torch.linalg.solve_triangular / torch.triangular_solve: MatrixTriangularSolve reads only
+# the triangle it is told; it neither broadcasts nor knows a unit diagonal
+SOLVE_TRIANGULAR = '''
+def {name}(A, B, upper, left=True, unitriangular=False, transpose=False):
+    """torch's triangular solve: A X = B (X A = B when not left) with A upper or lower
+    triangular (the other triangle ignored), its diagonal taken as ones when unitriangular,
+    A transposed first when transpose; batch dimensions broadcast."""
+    lower = not upper
+    if unitriangular:
+        eye = OPS.eye(A.shape[-1], A.shape[-1], A.dtype)
+        A = A * (1 - eye) + eye
+    if transpose:
+        A, lower = A.swapaxes(-1, -2), not lower
+    if not left:
+        A, B, lower = A.swapaxes(-1, -2), B.swapaxes(-1, -2), not lower
+    batch = BROADCAST(A.shape[:-2], B.shape[:-2])
+    A = OPS.broadcast_to(A, batch + A.shape[-2:])
+    X = OPS.MatrixTriangularSolve(lower=lower)(A, OPS.broadcast_to(B, batch + B.shape[-2:]))
+    return X if left else X.swapaxes(-1, -2)
+'''
+
+# ops.svd gives (S, U, V); torch.linalg.svd (U, S, Vh), torch.svd (U, S, V)
+SVD = '''
+def {name}(A, full_matrices, vh):
+    """torch's svd order: (U, S, Vh) for torch.linalg.svd, (U, S, V) for torch.svd."""
+    S, U, V = OPS.svd(A, full_matrices=full_matrices)
+    if vh:
+        V = V.swapaxes(-1, -2)
+        if V.dtype in (MS.complex64, MS.complex128):
+            V = OPS.conj(V)
+    return U, S, V
+'''
+
+# ops.cholesky_inverse takes one matrix (a batch comes out wrong): solve against I
+CHOLESKY_INVERSE = '''
+def {name}(L, upper=False):
+    """torch.cholesky_inverse: the inverse of A from its Cholesky factor, (batches too)."""
+    eye = OPS.eye(L.shape[-1], L.shape[-1], L.dtype)
+    return OPS.cholesky_solve(OPS.broadcast_to(eye, L.shape), L, upper)
+'''
+
+CROSS = '''
+def {name}(input, other, dim=-1):
+    """torch.linalg.cross: the operands broadcast (ops.cross wants equal shapes)."""
+    shape = BROADCAST(input.shape, other.shape)
+    return OPS.cross(OPS.broadcast_to(input, shape), OPS.broadcast_to(other, shape), dim)
+'''
+
+
+def _helper(ctx, name: str, source: str) -> cst.Name:
+    """``name`` emitted beside the code (with the shape-broadcasting helper it calls)."""
+    ms_, ops_, _ = module_spellings(ctx)
+    if "BROADCAST" in source:
+        source = source.replace("BROADCAST(", f"{emitted(ctx, '_broadcast_shapes', BROADCAST_SHAPES).value}(")
+    return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+
+
+def _args_with_receiver(entry, args, receiver) -> dict:
+    return args if receiver is None else {entry.receiver or "input": receiver, **args}
+
+
+@hook(consumes=("A", "B", "left"))
+def linalg_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.solve(A, b)`` -> ``_linalg_solve(A=A, B=b)`` (emitted)."""
+    return keyword_call(_helper(ctx, "_linalg_solve", SOLVE), args)
+
+
+@hook(consumes=("A", "B", "upper", "left", "unitriangular"))
+def solve_triangular(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.solve_triangular(A, B, upper=True)`` -> ``_solve_triangular(A=A, B=B, upper=True)``."""
+    if "upper" not in args:
+        raise Unconvertible("solve_triangular needs upper=")
+    return keyword_call(_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
+
+
+@hook(consumes=("input", "A", "upper", "transpose", "unitriangular"))
+def triangular_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.triangular_solve(b, A)`` (upper by default) -> ``(_solve_triangular(A=A, B=b,
+    upper=True), A)``: torch's (solution, cloned_coefficient)."""
+    args = _args_with_receiver(entry, args, receiver)
+    A, b = args.pop("A"), args.pop("input")
+    if not name_chain(A):
+        raise Unconvertible("the coefficient matrix is used twice: give it a name first")
+    args = {"A": A, "B": b, "upper": args.pop("upper", literal(True)), **args}
+    solution = keyword_call(_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
+    return cst.parse_expression(f"({code(solution)}, {code(A)}.copy())")
+
+
+@hook(consumes=("A", "full_matrices", "driver"), adds=("vh",))
+def linalg_svd(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.svd(A)`` -> ``_svd(A=A, full_matrices=True, vh=True)``: (U, S, Vh)."""
+    return keyword_call(_helper(ctx, "_svd", SVD), {**args, "vh": literal(True)})
+
+
+@hook(consumes=("input", "some"))
+def svd_some(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.svd(A, some=True)`` -> ``_svd(A=A, full_matrices=False, vh=False)``: (U, S, V)."""
+    args = _args_with_receiver(entry, args, receiver)
+    full = _negated(args.pop("some", literal(True)))
+    return keyword_call(_helper(ctx, "_svd", SVD), {"A": args.pop("input"), "full_matrices": full, "vh": literal(False)})
+
+
+def _negated(flag: cst.BaseExpression) -> cst.BaseExpression:
+    value = literal_value(flag)
+    return literal(not value) if isinstance(value, bool) else cst.parse_expression(f"not ({code(flag)})")
+
+
+@hook(consumes=("some",), adds=("mode",))
+def qr_some(ctx, entry, args, receiver) -> dict:
+    """``torch.qr(A, some=False)`` -> ``ops.qr(A, mode="complete")``."""
+    some = args.pop("some", literal(True))
+    value = literal_value(some)
+    if isinstance(value, bool):
+        args["mode"] = literal("reduced" if value else "complete")
+    else:
+        args["mode"] = cst.parse_expression(f'"reduced" if {code(some)} else "complete"')
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook()
+def qr_mode(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.qr(A, mode)``: "reduced" and "complete" as they are; "r" (an empty
+    Q) is refused."""
+    mode = literal_value(args.get("mode", literal("reduced")))
+    if mode not in ("reduced", "complete"):
+        raise Unconvertible("qr's mode must be a literal 'reduced' or 'complete'")
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook(consumes=("tensors", "matrices"))
+def multi_dot(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.multi_dot([a, b, c])`` / ``torch.chain_matmul(a, b, c)`` ->
+    ``ops.matmul(ops.matmul(a, b), c)`` (a list written out in the call)."""
+    packed = args.get("tensors", args.get("matrices"))
+    if not isinstance(packed, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in packed.elements):
+        raise Unconvertible("the matrices must be written out in the call")
+    operands = [e.value for e in packed.elements]
+    if not operands:
+        raise Unconvertible("no matrices")
+    matmul = ctx.reference("mindspore.ops.matmul")
+    result = operands[0]
+    for other in operands[1:]:
+        result = keyword_call(matmul, {"input": result, "other": other})
+    return result
+
+
+@hook(consumes=("input", "upper"))
+def cholesky_inverse(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.cholesky_inverse(L)`` -> ``_cholesky_inverse(L=L)`` (emitted)."""
+    args = _args_with_receiver(entry, args, receiver)
+    args["L"] = args.pop("input")
+    return keyword_call(_helper(ctx, "_cholesky_inverse", CHOLESKY_INVERSE), args)
+
+
+@hook(consumes=("input", "other", "dim"))
+def linalg_cross(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.cross(a, b)`` -> ``_linalg_cross(input=a, other=b)`` (broadcasting)."""
+    return keyword_call(_helper(ctx, "_linalg_cross", CROSS), args)
+
+
+# ops.norm / ops.matrix_norm / ops.cond compute singular values in float32 whatever the
+# input (a float64 matrix's spectral norm comes out float32): from ops.svd instead
+MATRIX_NORM = '''
+def {name}(A, ord=None, dim=None, keepdim=False):
+    """torch.linalg.norm / matrix_norm: the spectral (2, -2) and nuclear ("nuc") norms of
+    matrices from the singular values (in A's precision); the rest by ops.norm."""
+    matrix = dim is not None and len(dim) == 2 if isinstance(dim, (tuple, list)) else dim is None and A.ndim == 2
+    if ord not in (2, -2, "nuc") or not matrix:
+        return OPS.norm(A, ord, dim, keepdim)
+    d0, d1 = (d % A.ndim for d in (dim or (-2, -1)))
+    S = OPS.svd(OPS.moveaxis(A, (d0, d1), (-2, -1)), compute_uv=False)
+    result = OPS.amax(S, -1) if ord == 2 else OPS.amin(S, -1) if ord == -2 else OPS.sum(S, -1)
+    if keepdim:
+        result = result.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+    return result
+'''
+
+COND = '''
+def {name}(A, p=None):
+    """torch.linalg.cond: the ratio of the extreme singular values for p None, 2, -2;
+    else norm(A, p) * norm(inv(A), p), as torch computes it."""
+    if p in (None, 2, -2):
+        S = OPS.svd(A, compute_uv=False)
+        big, small = OPS.amax(S, -1), OPS.amin(S, -1)
+        return small / big if p == -2 else big / small
+    return NORM(A, p, (-2, -1)) * NORM(OPS.inverse(A), p, (-2, -1))
+'''
+
+
+@hook(consumes=("A", "ord", "dim", "keepdim", "keepdims", "axis", "dtype"))
+def norm_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """torch.linalg.norm / matrix_norm: ``dtype=`` casts the input first; where the norm
+    may be spectral or nuclear (a literal ord 2, -2, "nuc", or one known only when it
+    runs): ``_matrix_norm(A=A, ord=2)`` (emitted); other ords: the entry's target."""
+    dtype = args.pop("dtype", None)
+    if dtype is not None and literal_value(dtype) is not None:
+        args["A"] = keyword_call(ctx.reference("mindspore.ops.cast"), {"input": args["A"], "dtype": dtype})
+    ord_ = literal_value(args.get("ord", literal("fro" if entry.target.endswith("matrix_norm") else None)))
+    if ord_ is not NOT_LITERAL and ord_ not in (2, -2, "nuc"):
+        return entry_call(ctx, entry, args, receiver)
+    if entry.target.endswith("matrix_norm"):  # ops.matrix_norm's names; dim (-2, -1) by default
+        args = {"A": args["A"], "ord": args["ord"], "dim": args.get("axis", literal((-2, -1))),
+                **({"keepdim": args["keepdims"]} if "keepdims" in args else {})}
+    return keyword_call(_helper(ctx, "_matrix_norm", MATRIX_NORM), args)
+
+
+@hook(consumes=("A", "p"))
+def cond(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.cond(A, p)`` -> ``_cond(A=A, p=p)`` (emitted)."""
+    norm = _helper(ctx, "_matrix_norm", MATRIX_NORM).value
+    return keyword_call(_helper(ctx, "_cond", COND.replace("NORM(", f"{norm}(")), args)

@@ -1,0 +1,5 @@
+"""Hooks of tables/tensor_linalg.toml: the Tensor methods share the hooks of their
+functions (``torch.svd(a)`` and ``a.svd()`` are one conversion)."""
+from __future__ import annotations
+
+from .linalg import cholesky_inverse, qr_some, svd_some, triangular_solve  # noqa: F401

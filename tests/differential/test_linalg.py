@@ -1,0 +1,172 @@
+"""Differential tests for torch.linalg.*, torch's linear-algebra functions and their Tensor
+methods (tables "linalg.toml" and "tensor_linalg.toml").
+
+Every converted entry is called in at least three forms. Inputs are well conditioned
+(diagonally dominant, symmetric positive definite, triangular) so both frameworks answer
+to float32 precision. Decompositions unique only up to signs (QR, SVD) are compared by
+what is unique: the reconstruction, the singular values, |Q| and |R|.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from .harness import Case, Suite, arr, call_forms, coverage_gaps
+
+CASES: list[Case] = []
+TABLES = ["linalg.toml", "tensor_linalg.toml"]
+TOL = {"atol": 1e-4, "rtol": 1e-4}  # LAPACK (torch) and Eigen (MindSpore) round differently
+
+
+def forms(api: str, args: str, inputs=(), **kwargs) -> None:
+    call_forms(CASES, api, args, inputs, **{**TOL, **kwargs})
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **{**TOL, **opts}))
+
+
+def dominant(*shape: int) -> np.ndarray:
+    """Square matrices far from singular: random plus n on the diagonal."""
+    n = shape[-1]
+    return (arr(*shape) + n * np.eye(n)).astype("float32")
+
+
+def spd(*shape: int) -> np.ndarray:
+    """Symmetric positive definite matrices."""
+    m = arr(*shape)
+    return (m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])).astype("float32")
+
+
+A, AB = dominant(3, 3), dominant(2, 3, 3)
+S, SB = spd(3, 3), spd(2, 3, 3)
+L, LB = np.linalg.cholesky(S).astype("float32"), np.linalg.cholesky(SB).astype("float32")
+U = np.ascontiguousarray(np.swapaxes(L, -1, -2))
+B, BB = arr(3, 2), arr(2, 3, 2)
+M, MB = arr(4, 3), arr(2, 4, 3)
+QR_A, QR_TAU = (t.numpy() for t in torch.geqrf(torch.from_numpy(M)))
+LU, PIV = (t.numpy() for t in torch.linalg.lu_factor(torch.from_numpy(A)))
+LUB, PIVB = (t.numpy() for t in torch.linalg.lu_factor(torch.from_numpy(AB)))
+
+# -- inverses, determinants -----------------------------------------------------------------
+for name in ("inv", "det", "slogdet"):
+    forms(f"torch.linalg.{name}", "A=a", (A,), extra=("a, out=None",))
+    case(f"torch.linalg.{name}", f"torch.linalg.{name}(a)", (AB,), "batched")
+case("torch.linalg.slogdet", "torch.linalg.slogdet(a).logabsdet", (A,), "field")
+case("torch.linalg.slogdet", "sign, logabsdet = torch.linalg.slogdet(-a)\n    return sign * logabsdet.exp()", (A,), "unpacked")
+forms("torch.linalg.pinv", "input=a", (M,), kw="rtol=0.1", extra=("a, atol=0.5", "a, hermitian=False", "a, out=None"))
+case("torch.linalg.pinv", "torch.linalg.pinv(a)", (MB,), "batched")
+forms("torch.pinverse", "input=a, rcond=0.1", (M,), req=1, extra=("a.mT",))
+forms("Tensor.pinverse", "rcond=0.1", (MB,), req=0)
+forms("torch.linalg.matrix_power", "input=a, n=3", (A,), extra=("a, -2", "a, 0", "a, 2, out=None"))
+forms("torch.linalg.cholesky", "input=a", (S,), kw="upper=True", extra=("a, upper=False", "a, out=None"))
+case("torch.linalg.cholesky", "torch.linalg.cholesky(a)", (SB,), "batched")
+
+# -- solves ----------------------------------------------------------------------------------
+forms("torch.linalg.solve", "A=a, B=b", (A, B), kw="left=True", extra=("a, b.mT, left=False", "a, b[:, 0]", "a, b, out=None"))
+case("torch.linalg.solve", "torch.linalg.solve(a, b)", (AB, B), "broadcast")
+case("torch.linalg.solve", "torch.linalg.solve(a, b)", (AB, arr(2, 3)), "vectors")
+case("torch.linalg.solve", "torch.linalg.solve(a, b, left=False)", (AB, arr(2, 2, 3)), "right-batched")
+forms("torch.linalg.solve_triangular", "input=a, B=b", (L, B), kw="upper=False", only=("positional", "keyword"), extra=("a.mT, b, upper=True", "a, b, upper=False, unitriangular=True", "a, b.mT, upper=False, left=False", "a, b, upper=False, out=None"))
+case("torch.linalg.solve_triangular", "torch.linalg.solve_triangular(a, b, upper=False)", (LB, B), "broadcast")
+case("torch.linalg.solve_triangular", "torch.linalg.solve_triangular(a, b, upper=True)", (A, B), "other-triangle-ignored")
+forms("torch.triangular_solve", "input=b, A=a, upper=False, transpose=True, unitriangular=False", (L, B), req=2,
+      extra=("b, a.mT", "b, a, False, False, True", "b, a, upper=False, out=None"))
+case("torch.triangular_solve", "torch.triangular_solve(b, a).solution", (U, BB), "field")
+forms("Tensor.triangular_solve", "A=b, upper=False, transpose=False, unitriangular=False", (B, L), req=1)
+forms("torch.cholesky_solve", "input=b, input2=a, upper=False", (L, B), req=2, extra=("b, a.mT, True", "b, a, out=None"))
+case("torch.cholesky_solve", "torch.cholesky_solve(b, a)", (LB, BB), "batched")
+forms("Tensor.cholesky_solve", "input2=b, upper=False", (B, L), req=1)
+forms("torch.cholesky_inverse", "input=a, upper=False", (L,), req=1, extra=("a.mT, True", "a, out=None"))
+case("torch.cholesky_inverse", "torch.cholesky_inverse(a)", (LB,), "batched")
+forms("Tensor.cholesky_inverse", "upper=True", (U,), req=0)
+case("Tensor.cholesky_inverse", "a.cholesky_inverse()", (LB,), "batched")
+forms("torch.lu_solve", "input=a, LU_data=b, LU_pivots=c", (B, LU, PIV), extra=("a, b, c, out=None",))
+case("torch.lu_solve", "torch.lu_solve(a, b, c)", (BB, LUB, PIVB), "batched")
+forms("Tensor.lu_solve", "LU_data=b, LU_pivots=c", (B, LU, PIV))
+forms("torch.lu_unpack", "LU_data=a, LU_pivots=b, unpack_data=True, unpack_pivots=True", (LU, PIV), req=2, extra=("a, b, out=None",))
+case("torch.lu_unpack", "P, L, U = torch.lu_unpack(a, b)\n    return P @ L @ U", (LUB, PIVB), "reconstructs")
+case("torch.lu_unpack", "torch.lu_unpack(a, b).U", (LU, PIV), "field")
+
+# -- QR, SVD ---------------------------------------------------------------------------------
+QR_WHY = "Q and R are unique only up to the signs of Q's columns: compared as Q @ R, |Q|, |R|"
+for code, inputs, form in (("torch.linalg.qr(a)", (M,), "positional"), ("torch.linalg.qr(A=a, mode='reduced')", (M,), "keyword"),
+                           ("torch.linalg.qr(a, 'complete')", (M,), "mixed"), ("torch.linalg.qr(a, mode='complete', out=None)", (MB,), "out")):
+    case("torch.linalg.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", inputs, form, why=QR_WHY)
+case("torch.linalg.qr", "torch.abs(torch.linalg.qr(a).R)", (MB,), "field", why=QR_WHY)
+for code, form in (("torch.qr(a)", "defaults"), ("torch.qr(input=a, some=False)", "keyword"), ("torch.qr(a, False)", "positional"),
+                   ("torch.qr(a, some=True, out=None)", "out")):
+    case("torch.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", (MB,), form, why=QR_WHY)
+for code, form in (("a.qr()", "defaults"), ("a.qr(some=False)", "keyword"), ("a.qr(False)", "positional")):
+    case("Tensor.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", (M,), form, why=QR_WHY)
+case("Tensor.qr", "torch.abs(a.qr().Q)", (M,), "field", why=QR_WHY)
+forms("torch.geqrf", "input=a", (M,), extra=("a, out=None", "a.mT"))
+forms("Tensor.geqrf", "", (MB,))
+case("Tensor.geqrf", "a.geqrf().tau", (M,), "field")
+forms("torch.orgqr", "input=a, input2=b", (QR_A, QR_TAU))
+forms("Tensor.orgqr", "input2=b", (QR_A, QR_TAU), extra=("b[:2]",))
+forms("torch.linalg.householder_product", "input=a, tau=b", (QR_A, QR_TAU), extra=("a, b[:1]", "a, b, out=None"))
+
+SVD_WHY = "U and V are unique only up to the signs of their columns: compared as U S Vh, S, |U|, |V|"
+K = 3  # the singular values of a 4 x 3 matrix
+SVD_LINALG = ("torch.linalg.svd(a)", "torch.linalg.svd(A=a, full_matrices=False)", "torch.linalg.svd(a, False)",
+              "torch.linalg.svd(a, True, driver=None)", "torch.linalg.svd(a, out=None)")
+for code, form in zip(SVD_LINALG, ("defaults", "keyword", "positional", "driver", "out")):
+    case("torch.linalg.svd", f"U, S, Vh = {code}\n    return (U[..., :{K}] * S.unsqueeze(-2)) @ Vh[..., :{K}, :], S, U.abs(), Vh.abs()",
+         (MB if form == "defaults" else M,), form, why=SVD_WHY)
+case("torch.linalg.svd", "torch.linalg.svd(a).S", (M,), "field")
+SVD_OLD = (("torch.svd(a)", "defaults"), ("torch.svd(input=a, some=False, compute_uv=True)", "keyword"), ("torch.svd(a, True, True)", "positional"),
+           ("torch.svd(a, out=None)", "out"))
+for code, form in SVD_OLD:
+    case("torch.svd", f"U, S, V = {code}\n    return (U[..., :{K}] * S.unsqueeze(-2)) @ V[..., :{K}].mT, S, U.abs(), V.abs()", (M,), form, why=SVD_WHY)
+for code, form in (("a.svd()", "defaults"), ("a.svd(some=False)", "keyword"), ("a.svd(True, True)", "positional")):
+    case("Tensor.svd", f"U, S, V = {code}\n    return (U[..., :{K}] * S.unsqueeze(-2)) @ V[..., :{K}].mT, S, U.abs(), V.abs()", (MB,), form, why=SVD_WHY)
+case("torch.svd", "torch.svd(a).S", (M,), "field")
+forms("torch.linalg.svdvals", "A=a", (M,), extra=("a, driver=None", "a, out=None"))
+case("torch.linalg.svdvals", "torch.linalg.svdvals(a)", (MB,), "batched")
+
+# -- norms, products ------------------------------------------------------------------------
+forms("torch.linalg.cond", "input=a, p='fro'", (A,), req=1, extra=("a, 1", "a, -2", "a, float('inf')", "a, 'nuc', out=None"))
+case("torch.linalg.cond", "torch.linalg.cond(a)", (AB,), "batched")
+forms("torch.linalg.norm", "input=a, ord=2, dim=(0, 1), keepdim=True", (A,), req=1, kw="dtype=torch.float64",
+      extra=("a, 'nuc'", "a, 3, 1", "a, None, (-1, -2)", "a, out=None"))
+case("torch.linalg.norm", "torch.linalg.norm(a, float('inf'), dim=-1)", (AB,), "vector-inf")
+forms("torch.linalg.matrix_norm", "input=a, ord=1, dim=(-2, -1), keepdim=True", (AB,), req=1, kw="dtype=torch.float64",
+      extra=("a, 'nuc'", "a, -2, (1, 2)", "a, float('inf')", "a, out=None"))
+# spectral and nuclear norms of float64 matrices keep float64 precision (MindSpore's
+# ops.norm would compute them in float32)
+A64, AB64 = dominant(3, 3).astype("float64"), arr(2, 3, 4, dtype="float64")
+F64 = {"atol": 1e-10, "rtol": 1e-10}
+for code, inputs, form in (("torch.linalg.norm(a, 2)", (A64,), "spectral"), ("torch.linalg.norm(a, 'nuc', dim=(0, 2), keepdim=True)", (AB64,), "nuclear"),
+                           ("torch.linalg.norm(a, -2, (1, 2))", (AB64,), "smallest"), ("torch.linalg.norm(a[0, 0], 2)", (AB64,), "vector-2"),
+                           ("o = 2\n    return torch.linalg.norm(a, o, keepdim=True)", (A64,), "ord-variable"),
+                           ("o = 'fro'\n    return torch.linalg.norm(a, o, (1, 2))", (AB64,), "fro-variable")):
+    case("torch.linalg.norm", code, inputs, form, **F64)
+for code, inputs, form in (("torch.linalg.matrix_norm(a, 2)", (A64,), "spectral"), ("torch.linalg.matrix_norm(a, 'nuc', keepdim=True)", (AB64,), "nuclear"),
+                           ("torch.linalg.matrix_norm(a, -2, dim=(0, 2))", (AB64,), "smallest")):
+    case("torch.linalg.matrix_norm", code, inputs, form, **F64)
+for code, form in (("torch.linalg.cond(a)", "f64"), ("torch.linalg.cond(a, -2)", "f64-smallest"), ("torch.linalg.cond(a, 'nuc')", "f64-nuclear"),
+                   ("torch.linalg.cond(a, 1)", "f64-1")):
+    case("torch.linalg.cond", code, (A64,), form, **F64)
+forms("torch.linalg.cross", "input=a, other=b", (arr(4, 3), arr(4, 3)), kw="dim=1", extra=("a, b[:1]", "a.mT, b.mT, dim=0", "a, b, out=None"))
+forms("torch.linalg.vecdot", "x=a, y=b", (arr(4, 3), arr(4, 3)), kw="dim=0", extra=("a, b[:1]", "a, b, out=None"))
+case("torch.linalg.vecdot", "torch.linalg.vecdot(a, b)", ((arr(2, 3) + 1j * arr(2, 3)).astype("complex64"), (arr(2, 3) + 1j * arr(2, 3)).astype("complex64")), "complex")
+forms("torch.linalg.diagonal", "A=a", (AB,), kw="offset=1, dim1=0, dim2=2", extra=("a, offset=-1",))
+forms("torch.linalg.matmul", "input=a, other=b", (AB, B), extra=("a, b, out=None", "a[0, 0], b"))
+forms("torch.linalg.multi_dot", "tensors=[a, b, c]", (A, B, arr(2, 4)), extra=("(a, b, c), out=None", "[a[0], b, c[:, 0]]", "[a, b]"))
+for code, form in (("a, b, c", "three"), ("a, b", "two"), ("a, b, c, out=None", "out")):
+    case("torch.chain_matmul", f"torch.chain_matmul({code})", (A, B, arr(2, 4)), form)
+
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_entry_has_cases_in_three_forms() -> None:
+    gaps = coverage_gaps(TABLES, CASES)
+    assert not any(gaps.values()), gaps
