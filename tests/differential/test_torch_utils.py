@@ -1,0 +1,37 @@
+"""Differential tests for tables/torch_utils.toml: activation checkpointing called as
+plain calls (the values are those of the block)."""
+from __future__ import annotations
+
+import pytest
+
+from .harness import DEFAULT_HEADER, Case, Suite, arr, call_forms, coverage_gaps
+
+HEADER = DEFAULT_HEADER + "import torch.utils.checkpoint\nfrom torch.utils.checkpoint import checkpoint, checkpoint_sequential\n"
+X, Y = arr(3, 4), arr(3, 4)
+# checkpoint's varargs sit between the function and the keywords: its forms written out
+CASES: list[Case] = [
+    Case("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint(torch.add, a, b, use_reentrant=False)",
+         (X, Y), "positional"),
+    Case("torch.utils.checkpoint.checkpoint", "checkpoint(torch.mul, a, b)", (X, Y), "defaults"),
+    Case("torch.utils.checkpoint.checkpoint", "xs = (a, b)\n    return checkpoint(torch.sub, *xs, use_reentrant=False)",
+         (X, Y), "starred"),
+    Case("torch.utils.checkpoint.checkpoint", "checkpoint(lambda u: u * 2 + 1, a, use_reentrant=False, "
+         "determinism_check='default', debug=False)", (X,), "lambda"),
+    Case("torch.utils.checkpoint.checkpoint", "checkpoint(nn.Sequential(nn.Tanh(), nn.Sigmoid()), a)", (X,), "layer"),
+]
+call_forms(CASES, "torch.utils.checkpoint.checkpoint_sequential",
+           "functions=nn.Sequential(nn.Tanh(), nn.Softsign()), segments=2, input=a, use_reentrant=False", (X,), req=3,
+           extra=("[torch.tanh, torch.sigmoid, torch.neg], 3, a",))
+CASES.append(Case("torch.utils.checkpoint.checkpoint_sequential", "checkpoint_sequential([torch.tanh], 1, a)", (X,),
+                  "imported-name"))
+SUITE = Suite(CASES, header=HEADER)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_entry_has_cases_in_three_forms() -> None:
+    gaps = coverage_gaps(["torch_utils.toml"], CASES)
+    assert not any(gaps.values()), gaps
