@@ -14,6 +14,8 @@ Sampling draws from MindSpore's generator: same distribution, other numbers.
 """
 from __future__ import annotations
 
+import math
+import re
 from typing import Any
 
 import libcst as cst
@@ -21,12 +23,25 @@ import libcst as cst
 from ..syntax import emitted, keyword_call, module_spellings
 from .registry import hook
 
-# math constants as torch's code computes them
-LOG_SQRT_2PI = 0.9189385332046727  # math.log(math.sqrt(2 * math.pi))
-LOG_2PI = 1.8378770664093453  # math.log(2 * math.pi)
+# constants as torch's code computes them (math.log(math.sqrt(2 * math.pi)), ...), longest
+# names first: they are written into the emitted source by name
+CONSTANTS = {
+    "LOG_SQRT_2PI": math.log(math.sqrt(2 * math.pi)),
+    "ONE_MINUS_2_OVER_PI": 1 - 2 / math.pi,
+    "SQRT_2_OVER_PI": math.sqrt(2 / math.pi),
+    "PI_OVER_SQRT6": math.pi / math.sqrt(6),
+    "LOG_2PI": math.log(2 * math.pi),
+    "LOG_4PI": math.log(4 * math.pi),
+    "LOG_PI": math.log(math.pi),
+    "LOG_2": math.log(2),
+    "SQRT2": math.sqrt(2),
+    "EULER": 0.57721566490153286060,  # torch.distributions.utils.euler_constant
+    "PI": math.pi,
+}
 
 BASE = '''class {name}:
-    """torch.distributions.Distribution's interface over MindSpore tensors (transpile MS201)."""
+    """torch.distributions.Distribution's interface over MindSpore tensors (transpile MS201); its
+    name sorts before the classes built on it, emitted in the order of their names."""
 
     has_rsample = False
     event_shape = ()
@@ -103,8 +118,9 @@ BASE = '''class {name}:
         raise NotImplementedError(f"no KL divergence of {type(self).__name__} and {type(q).__name__}")
 '''
 
-NORMAL = '''class {name}(_TorchDistribution):
-    """torch.distributions.Normal (transpile MS201)."""
+LOC_SCALE = '''class {name}(_Distribution):
+    """A distribution of a location and a scale (Normal, Laplace, Cauchy, Gumbel): torch
+    broadcasts both; the mode is the location (transpile MS201)."""
 
     has_rsample = True
 
@@ -113,11 +129,15 @@ NORMAL = '''class {name}(_TorchDistribution):
         self.batch_shape = tuple(self.loc.shape)
 
     @property
-    def mean(self):
+    def mode(self):
         return self.loc
+'''
+
+NORMAL = '''class {name}(_LocScale):
+    """torch.distributions.Normal (transpile MS201)."""
 
     @property
-    def mode(self):
+    def mean(self):
         return self.loc
 
     @property
@@ -153,7 +173,7 @@ NORMAL = '''class {name}(_TorchDistribution):
         return 0.5 * (var_ratio + t1 - 1 - OPS.log(var_ratio))
 '''
 
-UNIFORM = '''class {name}(_TorchDistribution):
+UNIFORM = '''class {name}(_Distribution):
     """torch.distributions.Uniform (transpile MS201)."""
 
     has_rsample = True
@@ -203,7 +223,7 @@ UNIFORM = '''class {name}(_TorchDistribution):
         return OPS.where((q.low > self.low) | (q.high < self.high), float("inf"), result)
 '''
 
-BERNOULLI = '''class {name}(_TorchDistribution):
+BERNOULLI = '''class {name}(_Distribution):
     """torch.distributions.Bernoulli (transpile MS201)."""
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -253,7 +273,7 @@ BERNOULLI = '''class {name}(_TorchDistribution):
         return t1 + t2
 '''
 
-CATEGORICAL = '''class {name}(_TorchDistribution):
+CATEGORICAL = '''class {name}(_Distribution):
     """torch.distributions.Categorical (transpile MS201)."""
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -309,7 +329,7 @@ CATEGORICAL = '''class {name}(_TorchDistribution):
         return OPS.sum(t, -1)
 '''
 
-INDEPENDENT = '''class {name}(_TorchDistribution):
+INDEPENDENT = '''class {name}(_Distribution):
     """torch.distributions.Independent (transpile MS201)."""
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
@@ -351,7 +371,7 @@ INDEPENDENT = '''class {name}(_TorchDistribution):
         return self._sum_rightmost(self.base_dist._kl(q.base_dist), self.reinterpreted_batch_ndims)
 '''
 
-MULTIVARIATE_NORMAL = '''class {name}(_TorchDistribution):
+MULTIVARIATE_NORMAL = '''class {name}(_Distribution):
     """torch.distributions.MultivariateNormal (transpile MS201)."""
 
     has_rsample = True
@@ -377,7 +397,7 @@ MULTIVARIATE_NORMAL = '''class {name}(_TorchDistribution):
     @staticmethod
     def _mahalanobis(L, x):
         """x^T (L L^T)^-1 x over the last axis of x, batches broadcast."""
-        shape = _TorchDistribution._broadcast_shape(L.shape[:-2], x.shape[:-1])
+        shape = _Distribution._broadcast_shape(L.shape[:-2], x.shape[:-1])
         L = OPS.broadcast_to(L, shape + tuple(L.shape[-2:]))
         x = OPS.broadcast_to(x, shape + tuple(x.shape[-1:]))
         y = OPS.squeeze(OPS.matrix_solve(L, OPS.expand_dims(x, -1)), -1)
@@ -406,10 +426,6 @@ MULTIVARIATE_NORMAL = '''class {name}(_TorchDistribution):
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
@@ -443,6 +459,339 @@ MULTIVARIATE_NORMAL = '''class {name}(_TorchDistribution):
         return half_term1 + 0.5 * (term2 + term3 - n)
 '''
 
+LAPLACE = '''class {name}(_LocScale):
+    """torch.distributions.Laplace (transpile MS201)."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return 2 * OPS.pow(self.scale, 2)
+
+    @property
+    def stddev(self):
+        return (2**0.5) * self.scale
+
+    def rsample(self, sample_shape=()):
+        # uniform on [eps - 1, 1), as torch draws it
+        low = self._eps(self.loc.dtype) - 1
+        u = OPS.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype) * (1 - low) + low
+        return self.loc - self.scale * OPS.sign(u) * OPS.log1p(-OPS.abs(u))
+
+    def log_prob(self, value):
+        return -OPS.log(2 * self.scale) - OPS.abs(value - self.loc) / self.scale
+
+    def cdf(self, value):
+        return 0.5 - 0.5 * OPS.sign(value - self.loc) * OPS.expm1(-OPS.abs(value - self.loc) / self.scale)
+
+    def icdf(self, value):
+        term = value - 0.5
+        return self.loc - self.scale * OPS.sign(term) * OPS.log1p(-2 * OPS.abs(term))
+
+    def entropy(self):
+        return 1 + OPS.log(2 * self.scale)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        scale_ratio = self.scale / q.scale
+        loc_abs_diff = OPS.abs(self.loc - q.loc)
+        t1 = -OPS.log(scale_ratio)
+        t2 = loc_abs_diff / q.scale
+        t3 = scale_ratio * OPS.exp(-loc_abs_diff / self.scale)
+        return t1 + t2 + t3 - 1
+'''
+
+EXPONENTIAL = '''class {name}(_Distribution):
+    """torch.distributions.Exponential (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = self._broadcast_all(rate)
+        self.batch_shape = tuple(self.rate.shape)
+
+    @property
+    def mean(self):
+        return OPS.reciprocal(self.rate)
+
+    @property
+    def mode(self):
+        return OPS.zeros_like(self.rate)
+
+    @property
+    def stddev(self):
+        return OPS.reciprocal(self.rate)
+
+    @property
+    def variance(self):
+        return OPS.pow(self.rate, -2)
+
+    def rsample(self, sample_shape=()):
+        u = OPS.rand(self._extended_shape(sample_shape), dtype=self.rate.dtype)
+        return -OPS.log1p(-u) / self.rate
+
+    def log_prob(self, value):
+        return OPS.log(self.rate) - self.rate * value
+
+    def cdf(self, value):
+        return 1 - OPS.exp(-self.rate * value)
+
+    def icdf(self, value):
+        return -OPS.log1p(-value) / self.rate
+
+    def entropy(self):
+        return 1.0 - OPS.log(self.rate)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        rate_ratio = q.rate / self.rate
+        return -OPS.log(rate_ratio) + rate_ratio - 1
+'''
+
+CAUCHY = '''class {name}(_LocScale):
+    """torch.distributions.Cauchy (transpile MS201)."""
+
+    @property
+    def mean(self):
+        return OPS.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
+
+    @property
+    def variance(self):
+        return OPS.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype)
+
+    def rsample(self, sample_shape=()):
+        u = OPS.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + OPS.tan(PI * (u - 0.5)) * self.scale
+
+    def log_prob(self, value):
+        return -LOG_PI - OPS.log(self.scale) - OPS.log1p(((value - self.loc) / self.scale) ** 2)
+
+    def cdf(self, value):
+        return OPS.atan((value - self.loc) / self.scale) / PI + 0.5
+
+    def icdf(self, value):
+        return OPS.tan(PI * (value - 0.5)) * self.scale + self.loc
+
+    def entropy(self):
+        return LOG_4PI + OPS.log(self.scale)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        t1 = OPS.log(OPS.pow(self.scale + q.scale, 2) + OPS.pow(self.loc - q.loc, 2))
+        t2 = OPS.log(4 * self.scale * q.scale)
+        return t1 - t2
+'''
+
+HALF_NORMAL = '''class {name}(_Distribution):
+    """torch.distributions.HalfNormal: |X| for X ~ Normal(0, scale) (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        self.base_dist = _TorchNormal(0, scale)
+        self.batch_shape = self.base_dist.batch_shape
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return self.scale * SQRT_2_OVER_PI
+
+    @property
+    def mode(self):
+        return OPS.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return OPS.pow(self.scale, 2) * ONE_MINUS_2_OVER_PI
+
+    def rsample(self, sample_shape=()):
+        return OPS.abs(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        log_prob = self.base_dist.log_prob(value) + LOG_2
+        return OPS.where(value >= 0, log_prob, float("-inf"))
+
+    def cdf(self, value):
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        return self.base_dist.entropy() - LOG_2
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        return self.base_dist._kl(q.base_dist)
+'''
+
+LOG_NORMAL = '''class {name}(_Distribution):
+    """torch.distributions.LogNormal: exp(X) for X ~ Normal(loc, scale) (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.base_dist = _TorchNormal(loc, scale)
+        self.batch_shape = self.base_dist.batch_shape
+
+    @property
+    def loc(self):
+        return self.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.scale
+
+    @property
+    def mean(self):
+        return OPS.exp(self.loc + OPS.pow(self.scale, 2) / 2)
+
+    @property
+    def mode(self):
+        return OPS.exp(self.loc - OPS.square(self.scale))
+
+    @property
+    def variance(self):
+        scale_sq = OPS.pow(self.scale, 2)
+        return OPS.expm1(scale_sq) * OPS.exp(2 * self.loc + scale_sq)
+
+    def rsample(self, sample_shape=()):
+        return OPS.exp(self.base_dist.rsample(sample_shape))
+
+    def log_prob(self, value):
+        x = OPS.log(value)
+        return (0.0 - x) + self.base_dist.log_prob(x)
+
+    def cdf(self, value):
+        return self.base_dist.cdf(OPS.log(value))
+
+    def icdf(self, value):
+        return OPS.exp(self.base_dist.icdf(value))
+
+    def entropy(self):
+        return self.base_dist.entropy() + self.loc
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        return self.base_dist._kl(q.base_dist)
+'''
+
+GUMBEL = '''class {name}(_LocScale):
+    """torch.distributions.Gumbel (transpile MS201): loc - scale * log(-log(u)) for u
+    uniform on [tiny, 1 - eps), with torch's transforms in cdf and icdf."""
+
+    def __init__(self, loc, scale, validate_args=None):
+        super().__init__(loc, scale)
+        tiny = 2.2250738585072014e-308 if self.loc.dtype == MS.float64 else 1.1754943508222875e-38
+        self._low = OPS.full_like(self.loc, tiny)
+        self._high = OPS.full_like(self.loc, 1 - self._eps(self.loc.dtype))
+
+    def _from_uniform(self, u):
+        return self.loc + (-self.scale) * OPS.log(0 + (-1.0) * OPS.log(u))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        u = OPS.rand(shape, dtype=self.loc.dtype)
+        return self._from_uniform(self._low + u * (self._high - self._low))
+
+    def log_prob(self, value):
+        y = (self.loc - value) / self.scale
+        return (y - OPS.exp(y)) - OPS.log(self.scale)
+
+    def cdf(self, value):
+        v = OPS.exp((value - self.loc) / (-self.scale))
+        v = OPS.exp((v - 0) / (-1.0))
+        return OPS.clamp((v - self._low) / (self._high - self._low), 0, 1)
+
+    def icdf(self, value):
+        return self._from_uniform(value * (self._high - self._low) + self._low)
+
+    @property
+    def mean(self):
+        return self.loc + self.scale * EULER
+
+    @property
+    def stddev(self):
+        return PI_OVER_SQRT6 * self.scale
+
+    @property
+    def variance(self):
+        return OPS.pow(self.stddev, 2)
+
+    def entropy(self):
+        return OPS.log(self.scale) + (1 + EULER)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        ct1 = self.scale / q.scale
+        ct2 = q.loc / q.scale
+        ct3 = self.loc / q.scale
+        t1 = -OPS.log(ct1) - ct2 + ct3
+        t2 = ct1 * EULER
+        t3 = OPS.exp(ct2 + OPS.lgamma(1 + ct1) - ct3)
+        return t1 + t2 + t3 - (1 + EULER)
+'''
+
+ONE_HOT_CATEGORICAL = '''class {name}(_Distribution):
+    """torch.distributions.OneHotCategorical (transpile MS201)."""
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self._categorical = _TorchCategorical(probs, logits)
+        self.batch_shape = self._categorical.batch_shape
+        self.event_shape = (self._categorical._num_events,)
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def mean(self):
+        return self._categorical.probs
+
+    @property
+    def mode(self):
+        probs = self._categorical.probs
+        return self._one_hot(OPS.argmax(probs, -1))
+
+    @property
+    def variance(self):
+        return self._categorical.probs * (1 - self._categorical.probs)
+
+    def _one_hot(self, indices):
+        probs = self._categorical.probs
+        on, off = MS.Tensor(1, probs.dtype), MS.Tensor(0, probs.dtype)
+        return OPS.one_hot(indices, self._categorical._num_events, on, off)
+
+    def sample(self, sample_shape=()):
+        return self._one_hot(self._categorical.sample(sample_shape))
+
+    def log_prob(self, value):
+        return self._categorical.log_prob(OPS.argmax(value, -1))
+
+    def entropy(self):
+        return self._categorical.entropy()
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        return self._categorical._kl(q._categorical)
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -450,13 +799,21 @@ KL_DIVERGENCE = '''def {name}(p, q):
 
 # emitted name -> (source, emitted names it uses)
 CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "_TorchDistribution": (BASE, ()),
-    "_TorchNormal": (NORMAL, ("_TorchDistribution",)),
-    "_TorchUniform": (UNIFORM, ("_TorchDistribution",)),
-    "_TorchBernoulli": (BERNOULLI, ("_TorchDistribution",)),
-    "_TorchCategorical": (CATEGORICAL, ("_TorchDistribution",)),
-    "_TorchIndependent": (INDEPENDENT, ("_TorchDistribution",)),
-    "_TorchMultivariateNormal": (MULTIVARIATE_NORMAL, ("_TorchDistribution",)),
+    "_Distribution": (BASE, ()),
+    "_LocScale": (LOC_SCALE, ("_Distribution",)),
+    "_TorchNormal": (NORMAL, ("_LocScale",)),
+    "_TorchUniform": (UNIFORM, ("_Distribution",)),
+    "_TorchBernoulli": (BERNOULLI, ("_Distribution",)),
+    "_TorchCategorical": (CATEGORICAL, ("_Distribution",)),
+    "_TorchIndependent": (INDEPENDENT, ("_Distribution",)),
+    "_TorchMultivariateNormal": (MULTIVARIATE_NORMAL, ("_Distribution",)),
+    "_TorchLaplace": (LAPLACE, ("_LocScale",)),
+    "_TorchExponential": (EXPONENTIAL, ("_Distribution",)),
+    "_TorchCauchy": (CAUCHY, ("_LocScale",)),
+    "_TorchHalfNormal": (HALF_NORMAL, ("_Distribution", "_TorchNormal")),
+    "_TorchLogNormal": (LOG_NORMAL, ("_Distribution", "_TorchNormal")),
+    "_TorchGumbel": (GUMBEL, ("_LocScale",)),
+    "_TorchOneHotCategorical": (ONE_HOT_CATEGORICAL, ("_Distribution", "_TorchCategorical")),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 
@@ -467,9 +824,9 @@ def emitted_distribution(ctx, name: str) -> cst.Name:
     for used in uses:
         emitted_distribution(ctx, used)
     ms_, ops_, _ = module_spellings(ctx)
-    source = (source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
-              .replace("LOG_SQRT_2PI", repr(LOG_SQRT_2PI)).replace("LOG_2PI", repr(LOG_2PI))
-              .replace("SQRT2", repr(2 ** 0.5)))
+    source = source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    for constant, value in CONSTANTS.items():
+        source = re.sub(rf"\b{constant}\b", repr(value), source)
     return emitted(ctx, name, source)
 
 

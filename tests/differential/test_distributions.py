@@ -26,13 +26,17 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch.distributions as D
 from torch.distributions import Normal, Uniform, Bernoulli, Categorical, Independent, MultivariateNormal, kl_divergence
+from torch.distributions import Laplace, Exponential, Cauchy, HalfNormal, LogNormal, Gumbel, OneHotCategorical
 from torch.distributions import normal, uniform, bernoulli, categorical, independent, multivariate_normal, kl
+from torch.distributions import laplace, exponential, cauchy, half_normal, log_normal, gumbel, one_hot_categorical
 from torch.distributions.kl import kl_divergence as kl_div
 """
 
 CASES: list[Case] = []
 MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "Categorical": "categorical",
-           "Independent": "independent", "MultivariateNormal": "multivariate_normal", "kl_divergence": "kl"}
+           "Independent": "independent", "MultivariateNormal": "multivariate_normal", "kl_divergence": "kl",
+           "Laplace": "laplace", "Exponential": "exponential", "Cauchy": "cauchy", "HalfNormal": "half_normal",
+           "LogNormal": "log_normal", "Gumbel": "gumbel", "OneHotCategorical": "one_hot_categorical"}
 
 
 def spellings(api: str) -> list[str]:
@@ -134,6 +138,47 @@ case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_tril=b * 0.0, validate_args=False)\nreturn d.rsample((2,))",
      (MLOC, TRIL), "reparameterised")
 
+# -- location-scale families and friends ------------------------------------------------
+UNIT = arr(3, 4, low=0.05, high=0.95)
+FULL = "d.log_prob(c), d.cdf(c), d.icdf(e), d.entropy(), d.mean, d.mode, d.stddev, d.variance, d.batch_shape"
+LOC_SCALE = {  # name -> (arguments, inputs, probe)
+    "Laplace": ("loc=a, scale=b, validate_args=None", (LOC, SCALE, X, X, UNIT), FULL),
+    "Cauchy": ("loc=a, scale=b, validate_args=None", (LOC, SCALE, X, X, UNIT), FULL),
+    "Gumbel": ("loc=a, scale=b, validate_args=None", (LOC, SCALE, X, X, UNIT), FULL),
+    "LogNormal": ("loc=a, scale=b, validate_args=None", (LOC, SCALE, pos(3, 4), X, UNIT), FULL),
+    "Exponential": ("rate=b, validate_args=None", (LOC, SCALE, pos(3, 4), X, UNIT), FULL),
+    "HalfNormal": ("scale=b, validate_args=None", (LOC, SCALE, pos(3, 4), X, UNIT), FULL),
+}
+for name, (args, inputs, probe) in LOC_SCALE.items():
+    for api in (f"torch.distributions.{name}", f"torch.distributions.{MODULES[name]}.{name}"):
+        dist_forms(api, args, inputs, probe, req=args.count("=") - 1, atol=1e-4, rtol=1e-4)
+    case(f"torch.distributions.{name}", f"d = {name}({args.split(', validate')[0]})\nreturn d.rsample(), d.sample((5,)), d.sample([2])",
+         inputs, "samples", random=True)
+for name, numbers in (("Laplace", "0.0, 2.0"), ("Cauchy", "0.5, 1.5"), ("Gumbel", "1.0, 2.0"), ("LogNormal", "0.0, 0.5"),
+                      ("Exponential", "1.5"), ("HalfNormal", "2.0")):
+    case(f"torch.distributions.{name}", f"d = {name}({numbers})\nreturn d.log_prob(c), d.entropy(), d.mean, d.batch_shape",
+         (LOC, SCALE, pos(3, 4)), "numbers", atol=1e-4, rtol=1e-4)
+MOMENTS = {  # name -> (distribution, what of the draws, expected within why)
+    "Laplace": ("Laplace(1.0, 0.5)", "s.mean(), s.std()"),
+    "Exponential": ("Exponential(2.0)", "s.mean(), s.std()"),
+    "HalfNormal": ("HalfNormal(1.0)", "s.mean(), s.std()"),
+    "LogNormal": ("LogNormal(0.0, 0.25)", "s.mean(), s.std()"),
+    "Gumbel": ("Gumbel(1.0, 0.5)", "s.mean(), s.std()"),
+    "Cauchy": ("Cauchy(1.0, 0.5)", "s.median(), (s.abs() < 1e30).all()"),
+}
+for name, (dist, stats) in MOMENTS.items():
+    case(f"torch.distributions.{name}", f"s = {dist}.sample((40000,))\nreturn {stats}", (), "moments", atol=0.03, rtol=0.03,
+         why="40000 draws: the sample mean and std (the median for Cauchy) are within 0.03 + 3% of the distribution's")
+
+OH_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.batch_shape, d.event_shape"
+ONE_HOT = np.eye(5, dtype="float32")[[0, 3, 4]]
+for api in ("torch.distributions.OneHotCategorical", "torch.distributions.one_hot_categorical.OneHotCategorical"):
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, req=1, atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(logits=b)\nreturn d.sample(), d.sample((4,))", (CPROBS, CLOGITS), "samples", random=True)
+case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(probs=a[0])\nreturn d.sample((20000,)).mean(0)", (CPROBS,), "moments",
+     atol=0.03, rtol=0.0, why="20000 draws: each frequency is within 0.03 of its probability")
+
 # -- kl_divergence --------------------------------------------------------------------
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
@@ -146,6 +191,13 @@ KL_PAIRS = {
     "Categorical": ("Categorical(probs=a)", "Categorical(logits=b)", (CPROBS, CLOGITS)),
     "Independent": ("Independent(Normal(a, b), 1)", "Independent(Normal(b, b + 1), 1)", (LOC, SCALE)),
     "MultivariateNormal": ("MultivariateNormal(a, b)", "MultivariateNormal(a * 2, scale_tril=c)", (MLOC, COV, TRIL)),
+    "Laplace": ("Laplace(a, b)", "Laplace(b, b + 1)", (LOC, SCALE)),
+    "Exponential": ("Exponential(a)", "Exponential(b)", (SCALE, pos(3, 4))),
+    "Cauchy": ("Cauchy(a, b)", "Cauchy(b, b + 1)", (LOC, SCALE)),
+    "HalfNormal": ("HalfNormal(a)", "HalfNormal(b)", (SCALE, pos(3, 4))),
+    "LogNormal": ("LogNormal(a, b)", "LogNormal(b, b + 1)", (LOC, SCALE)),
+    "Gumbel": ("Gumbel(a, b)", "Gumbel(b, b + 1)", (LOC, SCALE)),
+    "OneHotCategorical": ("OneHotCategorical(probs=a)", "OneHotCategorical(logits=b)", (CPROBS, CLOGITS)),
 }
 for form, (p, q, inputs) in KL_PAIRS.items():
     case("torch.distributions.kl_divergence", f"return kl_divergence({p}, {q})", inputs, form, atol=1e-4, rtol=1e-4)
@@ -163,3 +215,25 @@ def test_every_entry_has_cases_in_three_forms() -> None:
         "converted entries with no differential case": [],
         "entries taking arguments with fewer than three call forms": [],
     }
+
+
+ALONE = {  # one distribution per file: what it emits must define everything it uses, in order
+    "D.Normal(a, 1.0)": "d.log_prob(a)", "D.OneHotCategorical(logits=a)": "d.entropy()",
+    "D.HalfNormal(a.exp())": "d.log_prob(a.exp())", "D.LogNormal(a, 1.0)": "d.cdf(a.exp())",
+    "D.Bernoulli(logits=a)": "d.entropy()", "D.Categorical(logits=a)": "d.entropy()",
+    "D.Independent(D.Laplace(a, 1.0), 1)": "d.log_prob(a)", "D.MultivariateNormal(a, scale_tril=torch.eye(4))": "d.log_prob(a)",
+}
+
+
+@pytest.mark.parametrize("build", sorted(ALONE))
+def test_a_file_with_one_distribution_runs_on_its_own(build: str) -> None:
+    import mindspore
+
+    from transpile import convert_code
+
+    source = f"import torch\nimport torch.distributions as D\n\n\ndef f(a):\n    d = {build}\n    return {ALONE[build]}\n"
+    code = convert_code(source).code
+    assert "import torch" not in code and "# transpile:" not in code, code
+    namespace: dict = {}
+    exec(compile(code, "<one distribution>", "exec"), namespace)
+    assert namespace["f"](mindspore.Tensor(arr(3, 4))).shape in ((3,), (3, 4))
