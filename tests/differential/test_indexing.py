@@ -22,20 +22,21 @@ def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
     CASES.append(Case(api, code, tuple(inputs), form, **opts))
 
 
-def both(name: str, args: str, inputs, *, req=None, kw: str = "", extra=(), method_extra=(), **opts) -> None:
-    """torch.<name>(a, args) and a.<name>(args), and a.<name>_(args) changing ``a``."""
-    forms(f"torch.{name}", f"input=a, {args}", inputs, req=None if req is None else req + 1, kw=kw, extra=extra, **opts)
-    forms(f"Tensor.{name}", args, inputs, req=req, kw=kw, extra=method_extra, **opts)
+def both(name: str, args: str, inputs, *, req=None, kw: str = "", extra=(), method_extra=(), cases=CASES, **opts) -> None:
+    """torch.<name>(a, args) and a.<name>(args) (the receiver ``a``) in several call forms."""
+    call_forms(cases, f"torch.{name}", f"input=a, {args}" if args else "input=a", inputs,
+               req=None if req is None else req + 1, kw=kw, extra=extra, **opts)
+    call_forms(cases, f"Tensor.{name}", args, inputs, req=req, kw=kw, extra=method_extra, **opts)
 
 
-def inplace(name: str, args: str, inputs, **opts) -> None:
-    """``a.<name>_(...)``: the result and the receiver both."""
-    pairs = [p.split("=", 1) for p in args.split(", ")]
+def inplace(name: str, args: str, inputs, cases=CASES, **opts) -> None:
+    """``a.<name>_(...)``: the result and the receiver both, positional, keyword, and as a statement."""
+    pairs = [p.split("=", 1) for p in args.split(", ")] if args else []
     for form, parts in (("positional", [v for _, v in pairs]), ("keyword", [f"{k}={v}" for k, v in pairs]),
                         ("statement", [v for _, v in pairs])):
         body = (f"a.{name}_({', '.join(parts)})\n    return a" if form == "statement"
                 else f"r = a.{name}_({', '.join(parts)})\n    return r, a")
-        case(f"Tensor.{name}_", body, inputs, form, **opts)
+        cases.append(Case(f"Tensor.{name}_", body, tuple(inputs), form, **opts))
 
 
 X = arr(3, 4)

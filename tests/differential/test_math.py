@@ -1,0 +1,141 @@
+"""Differential tests for torch's math and reduction functions and Tensor methods (tables
+"torch_math.toml" and "tensor_math.toml"): every converted entry has cases in several call
+forms; named-tuple results are read by field and unpacked; in-place methods are checked on
+both their result and the receiver they changed.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .harness import Case, Suite, arr, bools, call_forms, coverage_gaps, ints, pos
+from .test_indexing import both as _both, inplace as _inplace
+
+TABLES = ["torch_math.toml", "tensor_math.toml"]
+CASES: list[Case] = []
+
+
+def both(name: str, args: str, inputs, **kwargs) -> None:
+    _both(name, args, inputs, cases=CASES, **kwargs)
+
+
+def inplace(name: str, args: str, inputs, **opts) -> None:
+    _inplace(name, args, inputs, cases=CASES, **opts)
+
+
+def forms(api: str, args: str, inputs=(), **kwargs) -> None:
+    call_forms(CASES, api, args, inputs, **kwargs)
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+
+
+X = arr(3, 4)
+C = (arr(4) + 1j * arr(4)).astype(np.complex64)
+NAN_X = X.copy()
+NAN_X[0, 1] = NAN_X[2, 3] = NAN_X[2, 0] = np.nan
+SPECIAL = np.array([0.0, -0.0, 1.0, 2.0, 0.75, -3.5, 1e-40, -2e-45, np.inf, -np.inf, np.nan, 0.99999994, 3e38, 1 / 3],
+                   np.float32)
+TIES = ints(3, 6, high=3)
+
+# -- reductions with named-tuple results ----------------------------------------------------
+both("aminmax", "", (X,), kw="dim=1, keepdim=True", extra=("a, keepdim=True",), method_extra=("dim=-2",))
+case("torch.aminmax", "torch.aminmax(a, dim=0).max", (X,), "field")
+case("Tensor.aminmax", "lo, hi = a.aminmax()\n    return hi - lo", (X,), "unpacked")
+both("kthvalue", "k=2, dim=1, keepdim=True", (X,), req=1, extra=("a, 3, 0",))
+case("torch.kthvalue", "torch.kthvalue(a, 1, -1).indices", (X,), "field")
+case("Tensor.kthvalue", "v, i = a.kthvalue(4, dim=1)\n    return v * 2, i", (X,), "unpacked")
+both("nanmedian", "dim=1, keepdim=True", (NAN_X,), req=0, extra=("a, 0",))
+case("torch.nanmedian", "torch.nanmedian(a, 1).values", (NAN_X,), "field")
+case("Tensor.nanmedian", "a.nanmedian(-1)", (X,), "no-nan")
+both("mode", "dim=1, keepdim=True", (TIES,), req=0, extra=("a, 0",))
+case("torch.mode", "torch.mode(a).indices", (ints(2, 7, high=3),), "field")
+case("Tensor.mode", "v, i = a.mode(0, True)\n    return v, i", (arr(5, 3).round(),), "float-ties")
+forms("torch.frexp", "input=a", (SPECIAL,), extra=("a, out=None", "a.reshape(2, 7).double()"))
+case("torch.frexp", "torch.frexp(a).exponent", (X * 100,), "field")
+case("torch.frexp", "torch.frexp(a)", (SPECIAL.astype(np.float16),), "float16")
+case("torch.frexp", "torch.frexp(a)", (np.array([5e-324, -1e-310, 1e300, 0.1, -7.0], np.float64),), "float64")
+forms("Tensor.frexp", "", (SPECIAL,))
+case("Tensor.frexp", "m, e = a.frexp()\n    return m, e", (pos(5) * 1000,), "unpacked")
+
+# -- products, shapes ----------------------------------------------------------------------------
+both("vdot", "other=b", (arr(4), arr(4)), extra=("a, b, out=None", "b, a"))
+case("Tensor.vdot", "a.vdot(b)", (C, C[::-1].copy()), "complex", atol=1e-5)
+case("torch.vdot", "torch.vdot(a, b)", (C, C[::-1].copy()), "complex")
+both("unflatten", "dim=1, sizes=(2, 2)", (X,), extra=("a, -1, [2, -1]",), method_extra=("0, (1, 3)",))
+forms("torch.tensordot", "a=a, b=b, dims=1", (arr(2, 3, 3), arr(3, 3, 2)), req=2, extra=("a, b, ([1, 2], [0, 1])", "a, b, dims=[[2], [1]]"))
+
+# -- statistics ------------------------------------------------------------------------------------
+both("corrcoef", "", (arr(3, 6),), extra=("a.T",), method_extra=())
+case("Tensor.corrcoef", "a[0].corrcoef()", (arr(3, 6),), "1-d")
+case("Tensor.corrcoef", "a.corrcoef()", (arr(2, 5, dtype="float64"),), "float64")
+FW = np.array([1, 2, 1, 3, 1], np.int64)
+AW = pos(5)
+both("cov", "", (arr(3, 5), FW, AW), kw="correction=0, fweights=b, aweights=c", extra=("a, aweights=c",), method_extra=("correction=2",))
+case("torch.cov", "torch.cov(a[0])", (arr(3, 5),), "1-d")
+both("renorm", "p=2, dim=0, maxnorm=1.0", (X * 3,), extra=("a, 1, 1, 0.5",), method_extra=("3, -1, 2",))
+inplace("renorm", "p=2, dim=1, maxnorm=0.5", (X,))
+
+# -- sets, integrals -------------------------------------------------------------------------------
+forms("torch.isin", "elements=a, test_elements=b", (ints(3, 4, high=9), ints(5, high=9)), kw="assume_unique=False, invert=True",
+      extra=("a, 3", "2, b", "a.float(), b.double()"))
+case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(a)", (X,), "defaults")
+case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(a, b)", (X, np.sort(arr(4))), "positional")
+case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(y=a, x=b, dim=0)", (X, np.sort(arr(3, 4), axis=0)), "keyword")
+case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(a, dx=0.5, dim=-2)", (arr(2, 3, 4),), "dx")
+U = ints(12, high=3)
+U[3] = U[4]
+both("unique_consecutive", "return_inverse=True, return_counts=True, dim=None", (U,), req=0, extra=("a, return_inverse=True",),
+     method_extra=("False, True",))
+case("torch.unique_consecutive", "torch.unique_consecutive(a, return_counts=True, dim=0)", (np.array([[1, 2], [1, 2], [0, 1], [1, 2]], np.int64),), "rows")
+
+# -- arithmetic and creation -------------------------------------------------------------------
+forms("torch.rsub", "input=a, other=b", (X, arr(3, 4)), kw="alpha=2", extra=("a, 2.5", "a, b, alpha=0.5"))
+case("torch.rsub", "torch.rsub(a, 3)", (ints(3, 4),), "int")
+forms("torch.scalar_tensor", "s=3.5", kw="dtype=torch.float64", extra=("2", "True, dtype=torch.int32", "7, device='cpu', requires_grad=False"))
+case("torch.broadcast_tensors", "torch.broadcast_tensors(a, b)", (arr(3, 1), arr(4)), "positional")
+case("torch.broadcast_tensors", "torch.broadcast_tensors(a)", (arr(3, 1),), "one")
+case("torch.broadcast_tensors", "torch.broadcast_tensors(*[a, b, c])", (arr(3, 1), arr(4), arr(2, 1, 1)), "starred")
+case("torch.broadcast_tensors", "x, y = torch.broadcast_tensors(a, b)\n    return x + y", (arr(1, 4), arr(3, 1)), "unpacked")
+case("torch.broadcast_shapes", "torch.broadcast_shapes((2, 1), (3,))", (), "positional")
+case("torch.broadcast_shapes", "torch.broadcast_shapes((1, 4), 4, (2, 1, 1))", (), "int")
+case("torch.broadcast_shapes", "torch.broadcast_shapes(a.shape, b.shape)", (arr(3, 1), arr(4)), "shapes")
+case("torch.broadcast_shapes", "torch.zeros(torch.broadcast_shapes(a.shape, (2, 1, 1)))", (arr(3, 1),), "as-size")
+forms("Tensor.new_tensor", "data=[1, 2]", (X,), kw="dtype=torch.int32", extra=("[[1.5, 2.0]]", "data=3, dtype=torch.float64", "[4, 5], device='cpu'"))
+case("Tensor.new_tensor", "a.new_tensor(b)", (ints(3), arr(2)), "tensor-data")
+case("Tensor.sum_to_size", "a.sum_to_size(1, 4)", (X,), "varargs")
+case("Tensor.sum_to_size", "a.sum_to_size((3, 1))", (X,), "tuple")
+case("Tensor.sum_to_size", "a.sum_to_size(size=(4,))", (X,), "keyword")
+case("Tensor.sum_to_size", "a.sum_to_size(2, 1, 4)", (arr(2, 3, 4),), "middle")
+forms("Tensor.unfold", "dimension=1, size=2, step=1", (X,), extra=("0, 2, 1", "-1, 3, 2"))
+case("Tensor.unfold", "a.unfold(1, 2, 2)", (arr(2, 5, 3),), "middle")
+
+# -- bits, conjugates -------------------------------------------------------------------------
+BITS = ints(3, 4, low=-8, high=8)
+both("bitwise_not", "", (BITS,), extra=("a, out=None",))
+case("torch.bitwise_not", "torch.bitwise_not(a)", (bools(3, 4),), "bool")
+case("Tensor.bitwise_not", "a.bitwise_not()", (ints(5, dtype="int32", high=100),), "int32")
+inplace("bitwise_not", "", (BITS,))
+for name in ("bitwise_left_shift", "bitwise_right_shift"):
+    both(name, "other=b", (ints(3, 4, high=64), ints(3, 4, high=4)), extra=("a, 2", "a, b, out=None"), method_extra=("1",))
+    inplace(name, "other=b", (ints(3, 4, high=64), ints(3, 4, high=4)))
+both("conj_physical", "", (C,), extra=("a.real",))
+case("Tensor.conj_physical", "a.conj_physical()", (X,), "real")
+inplace("conj_physical", "", (C,))
+both("adjoint", "", (arr(2, 3, 4),), extra=("a[0]",))
+case("Tensor.adjoint", "a.reshape(2, 2).adjoint()", (C,), "complex")
+for name in ("resolve_conj", "resolve_neg"):
+    both(name, "", (X,), extra=("a.conj()" if name == "resolve_conj" else "a.neg()",))
+    case(f"Tensor.{name}", f"a.conj().{name}()", (C,), "complex")
+
+SUITE = Suite(CASES)
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case) -> None:
+    SUITE.check(case)
+
+
+def test_every_entry_has_cases_in_three_forms() -> None:
+    assert all(not v for v in coverage_gaps(TABLES, CASES).values()), coverage_gaps(TABLES, CASES)
