@@ -15,25 +15,29 @@ from ..syntax import emitted, keyword_call, module_spellings
 from .registry import hook
 from .torch_functions import cast_input_dtype, polygamma  # noqa: F401 (shared with torch.softmax, torch.polygamma)
 
-# name -> (source of the helper, helpers it calls). In the source ``{name}`` is the
+# name -> source of the helper. In the source ``{name}`` is the
 # helper's own name, ``MS.``/``OPS.`` the file's spellings of mindspore and mindspore.ops.
 # Parameter names are the entry's target keywords.
 _NAN = 'float("nan")'
 _INF = 'float("inf")'
-HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {}
+HELPERS: dict[str, str] = {}
 
 
-# torch.special.xlogy(x, 2.0), zeta(2.0, q): a Python number takes the other's dtype
-_NUMBER_OPERANDS = """
-    if not isinstance(input, MS.Tensor):
-        input = MS.Tensor(input, other.dtype)
-    if not isinstance(other, MS.Tensor):
-        other = MS.Tensor(other, input.dtype)"""
 
 
-def _define(name: str, source: str, needs: tuple[str, ...] = ()) -> None:
-    source = source.replace("    NUMBER_OPERANDS", _NUMBER_OPERANDS.strip("\n"))
-    HELPERS[name] = (source.replace("NAN", _NAN).replace("INF", _INF), needs)
+def _define(name: str, source: str) -> None:
+    """A helper; ``OTHER(`` in its source calls the helper ``other`` (emitted with it)."""
+    HELPERS[name] = source.replace("NAN", _NAN).replace("INF", _INF)
+
+
+_define("float", '''
+def {name}(x, like=None):
+    """torch computes special functions in floating point: an integer or bool tensor as
+    float32; a Python number (xlogy(x, 2.0)) as a tensor of the other operand's dtype."""
+    if isinstance(x, MS.Tensor):
+        return x if OPS.is_floating_point(x) else x.astype(MS.float32)
+    return MS.Tensor(x, {name}(like).dtype if isinstance(like, MS.Tensor) else MS.float32)
+''')
 
 
 # Bessel functions of the second kind: torch gives NaN below 0 (MindSpore: -inf or inf)
@@ -43,33 +47,37 @@ for _name, _op in (("bessel_y0", "bessel_y0"), ("modified_bessel_k0", "bessel_k0
     _define(_name, f'''
 def {{name}}(x):
     """torch.special.{_name}: NaN below 0."""
+    x = FLOAT(x)
     return OPS.where(x < 0, NAN, OPS.{_op}(x))
 ''')
 _define("bessel_y1", '''
 def {name}(x):
     """torch.special.bessel_y1: NaN below 0, -inf at 0."""
+    x = FLOAT(x)
     return OPS.where(x < 0, NAN, OPS.where(x == 0, -INF, OPS.bessel_y1(x)))
 ''')
 _define("xlogy", '''
 def {name}(input, other):
     """torch.special.xlogy: x * log(y), 0 where x == 0 unless y is NaN."""
-    NUMBER_OPERANDS
+    input, other = FLOAT(input, other), FLOAT(other, input)
     return OPS.where(OPS.isnan(other), NAN, OPS.where(input == 0, 0.0, input * OPS.log(other)))
 ''')
 _define("xlog1py", '''
 def {name}(input, other):
     """torch.special.xlog1py: x * log1p(y), 0 where x == 0 unless y is NaN."""
-    NUMBER_OPERANDS
+    input, other = FLOAT(input, other), FLOAT(other, input)
     return OPS.where(OPS.isnan(other), NAN, OPS.where(input == 0, 0.0, input * LOG1P(other)))
-''', ("log1p",))
+''')
 _define("entr", '''
 def {name}(input):
     """torch.special.entr: -x * log(x), 0 at 0, -inf below 0."""
+    input = FLOAT(input)
     return OPS.where(input < 0, -INF, OPS.where(input == 0, 0.0, -input * OPS.log(input)))
 ''')
 _define("spherical_bessel_j0", '''
 def {name}(input):
     """torch.special.spherical_bessel_j0: sin(x) / x, 1 at 0, 0 at +-inf."""
+    input = FLOAT(input)
     safe = OPS.where(input == 0, 1.0, input)
     return OPS.where(input == 0, 1.0, OPS.where(OPS.isinf(input), 0.0, OPS.sin(safe) / safe))
 ''')
@@ -77,7 +85,7 @@ _define("zeta", '''
 def {name}(input, other):
     """torch.special.zeta (Hurwitz): +inf at the poles q = 0, -1, -2, ... for x > 1;
     torch's NaN at q = inf and at x = inf for q > 1 (MindSpore: 0)."""
-    NUMBER_OPERANDS
+    input, other = FLOAT(input, other), FLOAT(other, input)
     pole = (input > 1) & (other <= 0) & (other == OPS.floor(other))
     nan = (other == INF) | ((input == INF) & (other > 1))
     return OPS.where(pole, INF, OPS.where(nan, NAN, OPS.zeta(input, other)))
@@ -86,6 +94,7 @@ _define("gammainc", '''
 def {name}(input, other):
     """torch.special.gammainc (regularized lower incomplete gamma P(a, x)): 1 at a = 0
     for x > 0, 0 for an infinite a and a finite x (MindSpore: NaN at both)."""
+    input, other = FLOAT(input), FLOAT(other)
     edge = (input >= 0) & (other >= 0)
     a0 = edge & (input == 0)
     ainf = edge & OPS.isinf(input) & ~OPS.isinf(other)
@@ -96,6 +105,7 @@ _define("gammaincc", '''
 def {name}(input, other):
     """torch.special.gammaincc (regularized upper incomplete gamma Q(a, x)): 0 at a = 0
     for x > 0, 1 for an infinite a and a finite x, 0 at x = inf (MindSpore: NaN)."""
+    input, other = FLOAT(input), FLOAT(other)
     edge = (input >= 0) & (other >= 0)
     a0 = edge & (input == 0)
     ainf = edge & OPS.isinf(input) & ~OPS.isinf(other)
@@ -123,6 +133,7 @@ def {name}(input):
     """torch.special.erfcx, exp(x^2) * erfc(x), in float64: as it reads up to x = 25,
     beyond by its asymptotic series 1/(x sqrt(pi)) * sum (-1)^k (2k-1)!! / (2x^2)^k
     (exp(x^2) overflows; 9 terms leave an error below 1e-20)."""
+    input = FLOAT(input)
     x = input.astype(MS.float64)
     far = x > 25
     near = OPS.where(far, 0.0, x)
@@ -139,6 +150,7 @@ def {name}(input):
     """torch.special.log_ndtr, log of the standard normal CDF, in float64: below -1 as
     log(erfcx(-x / sqrt(2)) / 2) - x^2 / 2 (the CDF itself underflows), else as
     log1p(-erfc(x / sqrt(2)) / 2)."""
+    input = FLOAT(input)
     x = input.astype(MS.float64)
     t = x * MS.Tensor(0.7071067811865476, MS.float64)
     low = x < -1
@@ -146,13 +158,14 @@ def {name}(input):
     lower = OPS.log(ERFCX(-tl) / 2) - tl * tl
     upper = LOG1P(-OPS.erfc(t) / 2)
     return OPS.where(low, lower, upper).astype(input.dtype)
-''', ("erfcx", "log1p"))
+''')
 _define("ndtri", '''
 def {name}(input):
     """torch.special.ndtri, the inverse of the standard normal CDF, in float64, by the
     lower tail r = min(p, 1 - p) (ndtri(p) = -ndtri(1 - p); 1 - p is exact for p > 0.5):
     a rational approximation in sqrt(-2 log r) (error below 5e-4) refined by Newton steps
     on 0.5 * erfc(-x / sqrt(2)) - r; -inf at 0, inf at 1, NaN outside [0, 1]."""
+    input = FLOAT(input)
     p = input.astype(MS.float64)
     inside = (p > 0) & (p < 1)
     upper = p > 0.5
@@ -170,13 +183,12 @@ def {name}(input):
 
 def special_function(ctx, name: str) -> cst.Name:
     """The helper ``_special_<name>`` (and those it calls), emitted beside the code."""
-    source, needs = HELPERS[name]
-    for other in needs:
-        special_function(ctx, other)
     ms_, ops_, _ = module_spellings(ctx)
-    text = source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
-    for other in needs:
-        text = text.replace(f"{other.upper()}(", f"_special_{other}(")
+    text = HELPERS[name].replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    for other in HELPERS:
+        if f"{other.upper()}(" in text:
+            special_function(ctx, other)
+            text = text.replace(f"{other.upper()}(", f"_special_{other}(")
     return emitted(ctx, f"_special_{name}", text)
 
 
@@ -205,8 +217,7 @@ _POLYNOMIALS = {
 _POLYNOMIAL = '''
 def {name}(x, n):
     """torch.special.POLY: by its recurrence, one degree per element of n (0 for n < 0)."""
-    if not isinstance(x, MS.Tensor):
-        x = MS.Tensor(x, MS.float32)
+    x = FLOAT(x)
     n = (n if isinstance(n, MS.Tensor) else MS.Tensor(n)).astype(MS.int64)SHIFT
     q, p = OPS.ones_like(x), FIRST
     out = OPS.where(n == 0, q, OPS.where(n == 1, p, OPS.zeros_like(p)))

@@ -117,6 +117,20 @@ for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_poly
     case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (np.repeat(edge, 10), np.tile(np.arange(-1, 9), 7)), "edges",
          **RECURRENCE)
 
+# the compositions compute an integer tensor (or a Python number x) as torch does: in float32
+for name in ("bessel_y0", "bessel_y1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+             "scaled_modified_bessel_k1", "entr", "spherical_bessel_j0", "erfcx", "log_ndtr", "ndtri"):
+    case(f"torch.special.{name}", f"torch.special.{name}(a)", (ints(3, 4, low=-2, high=6),), "int", **LAST_DIGITS)
+for name in ("xlogy", "xlog1py", "zeta", "gammainc", "gammaincc"):
+    if not name.startswith("gamma"):  # (torch's igamma refuses two integer tensors)
+        case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (ints(3, 4, low=0, high=6), ints(3, 4, low=1, high=6)),
+             "int", **LAST_DIGITS)
+    case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (ints(3, 4, low=0, high=6), P[:, :4]), "int_float", **LAST_DIGITS)
+for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "laguerre_polynomial_l", "legendre_polynomial_p"):
+    case(f"torch.special.{name}", f"torch.special.{name}(a, b)", (ints(3, 4, low=-2, high=3), ints(3, 4, low=0, high=6)), "int",
+         **RECURRENCE)
+    case(f"torch.special.{name}", f"torch.special.{name}(0.5, a)", (ints(3, 4, low=0, high=6),), "number_x", **RECURRENCE)
+
 # Tensor methods (special_methods.toml); in place: the result and the receiver
 forms("Tensor.polygamma", "n=1", (P,), extra=("2", "0", "3"), **LAST_DIGITS)
 for form, args in (("positional", "1"), ("keyword", "n=1"), ("order2", "2"), ("order0", "0")):
