@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..syntax import emitted, keyword_call
 from .registry import hook
 
 
@@ -11,3 +12,50 @@ def no_op(ctx, entry, args, receiver) -> cst.BaseExpression:
     """A method with nothing to do on a Cell: torch returns None. MS103 removes the call
     where it stands as a statement."""
     return cst.Name("None")
+
+
+REQUIRES_GRAD = '''
+def {name}(cell, requires_grad=True):
+    """torch's Module.requires_grad_: every parameter's flag set; the Cell returned."""
+    for parameter in cell.get_parameters():
+        parameter.requires_grad = requires_grad
+    return cell
+'''
+
+GET_SUBMODULE = '''
+def {name}(cell, target):
+    """torch's Module.get_submodule: the child reached by a dotted path ("" is the Cell)."""
+    for item in target.split(".") if target else ():
+        cell = getattr(cell, item)
+    return cell
+'''
+
+GET_PARAMETER = '''
+def {name}(cell, target):
+    """torch's Module.get_parameter: the parameter at a dotted path ("fc.weight")."""
+    path, _, item = target.rpartition(".")
+    return getattr({get_submodule}(cell, path), item)
+'''
+
+
+def _helper_call(ctx, name: str, source: str, receiver, args) -> cst.Call:
+    return keyword_call(emitted(ctx, name, source), {"cell": receiver, **args})
+
+
+@hook()
+def requires_grad_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``m.requires_grad_(False)`` -> ``_requires_grad_(cell=m, requires_grad=False)``."""
+    return _helper_call(ctx, "_requires_grad_", REQUIRES_GRAD, receiver, args)
+
+
+@hook()
+def get_submodule(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``m.get_submodule("0.fc")`` -> ``_get_submodule(cell=m, target="0.fc")``."""
+    return _helper_call(ctx, "_get_submodule", GET_SUBMODULE, receiver, args)
+
+
+@hook()
+def get_parameter(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``m.get_parameter("fc.weight")`` -> ``_get_parameter(cell=m, target="fc.weight")``."""
+    submodule = emitted(ctx, "_get_submodule", GET_SUBMODULE).value
+    return _helper_call(ctx, "_get_parameter", GET_PARAMETER.replace("{get_submodule}", submodule), receiver, args)

@@ -17,6 +17,9 @@ added later, by ``add_module`` or by attribute assignment in a subclass of
 ``nn.Sequential``, are registered (their parameters load) but never run. torch runs
 them: after the last such addition, the list is refreshed from the children.
 
+Methods the Cell lacks are composed by the table's hook (``m.requires_grad_(False)``,
+``m.get_submodule("a.b")``), on receivers known to be Modules.
+
 Methods the Cell has under the same name (``state_dict``, ``register_forward_hook``)
 keep their call; keywords it names otherwise are renamed (``hook=`` -> ``hook_fn=``).
 
@@ -35,9 +38,9 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..syntax import NOT_LITERAL, code, literal, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
 from ..hooks import HOOKS
-from ..table_calls import tables
+from ..table_calls import convert_call, tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
 from ..facts import lambdas_only
 
@@ -331,6 +334,8 @@ class ModuleMethods(Pass):
         receiver = original.func.value
         if method in self.methods and self.methods[method].hook == "no_op":
             return self._no_op(original, updated, method)
+        if method in self.methods and self.methods[method].hook:
+            return self._hooked(original, updated, self.methods[method])
         if (method in ("items", "values", "keys") and not updated.args and "dictmethod" in self._scopes[-1:]
                 and isinstance(receiver, cst.Name) and receiver.value == "self"):
             # the ModuleDict's own view of its children: torch's _modules is Cell's _cells
@@ -436,6 +441,24 @@ class ModuleMethods(Pass):
         self.ctx.stats.converted += 1
         return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
 
+
+    def _hooked(self, original: cst.Call, updated: cst.Call, entry):
+        """A Module method the Cell lacks, composed by the entry's hook
+        (``m.requires_grad_(False)``), on receivers known to be Modules only (a tensor
+        has requires_grad_ too)."""
+        receiver = original.func.value
+        if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
+            self.ctx.report(original, self.id, f".{original.func.attr.value}(): receiver {code(receiver)!r} is not known "
+                            "to be a Module; left as it is", Severity.INFO)
+            return updated
+        try:
+            result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value, original=original)
+        except Unconvertible as why:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"Module.{original.func.attr.value}(): {why}")
+            return updated
+        self.ctx.stats.converted += 1
+        return result
 
     def _same_method(self, original: cst.Call, updated: cst.Call, entry):
         """A Module method the Cell has under the same name (``m.state_dict()``,

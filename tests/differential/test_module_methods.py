@@ -143,6 +143,26 @@ for form, call in {"positional": "h = m.register_forward_pre_hook(lambda mod, in
                                   "with_kwargs=True)"}.items():
     case("register_forward_pre_hook", STATE + call + PRE, form)
 
+# Methods the Cell lacks, composed beside the code
+FLAGS = "\nreturn [p.requires_grad for p in m.parameters()], r is m"
+for form, call in {"positional": "r = m.requires_grad_(False)", "keyword": "r = m.requires_grad_(requires_grad=False)",
+                   "defaults": "m.requires_grad_(False)\nr = m.requires_grad_()",
+                   }.items():
+    case("requires_grad_", call + FLAGS, form)
+# a frozen part, in the constructor (a backbone frozen for fine-tuning)
+case("requires_grad_", "class F(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.body = nn.Linear(2, 3)\n        self.head = nn.Linear(3, 1)\n        self.body.requires_grad_(False)\n"
+     "f = F()\nreturn [(n, p.requires_grad) for n, p in f.named_parameters()]", "attribute")
+SUB = "class T(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.body = nn.Sequential(nn.Linear(2, 3), nn.Tanh())\n" \
+      "t = T()\n"
+for form, call in {"positional": "t.get_submodule('body.0')", "keyword": "t.get_submodule(target='body')",
+                   "self": "t.get_submodule('')", "index": "m.get_submodule('2')"}.items():
+    case("get_submodule", SUB + f"s = {call}\nreturn isinstance(s, nn.Linear), isinstance(s, nn.Sequential), "
+         "[tuple(p.shape) for p in s.parameters()]", form)
+for form, call in {"positional": "t.get_parameter('body.0.weight')", "keyword": "t.get_parameter(target='body.0.bias')",
+                   "index": "m.get_parameter('2.weight')"}.items():
+    case("get_parameter", SUB + f"p = {call}\nreturn tuple(p.shape), p.requires_grad", form)
+
 SUITE = Suite(CASES)
 
 
