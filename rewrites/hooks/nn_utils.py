@@ -1,6 +1,7 @@
 """Hooks of tables/nn_utils.toml: torch.nn.utils functions that change a layer."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -305,26 +306,76 @@ RNN_CALL = '''def {name}(layer, input, hx=None):
         out = OPS.swapaxes(out, 0, 1)
     return PACKED(out, input.lengths, input.batch_first), h
 '''
+# pad_sequence stacks sequences of different lengths (padding_value after each, or
+# before: padding_side='left'); pack_sequence packs what it pads (time-major, lengths
+# in the order given); unpad_sequence and unpack_sequence cut each back to its length.
+PAD_SEQUENCE = '''def {name}(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """torch.nn.utils.rnn.pad_sequence (transpile MS201): the sequences (steps first) stacked,
+    each filled with padding_value to the longest (after it; before: padding_side='left')."""
+    steps = max(s.shape[0] for s in sequences)
+    rows = []
+    for s in sequences:
+        if s.shape[0] < steps:
+            fill = OPS.full((steps - s.shape[0],) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
+            s = OPS.cat([s, fill] if padding_side == "right" else [fill, s], 0)
+        rows.append(s)
+    return OPS.stack(rows, 0 if batch_first else 1)
+'''
+PACK_SEQUENCE = '''def {name}(sequences, enforce_sorted=True):
+    """torch.nn.utils.rnn.pack_sequence (transpile MS201): the sequences padded (time-major)
+    and kept with their lengths."""
+    lengths = MS.Tensor([s.shape[0] for s in sequences], MS.int64)
+    return PACKED(PAD_SEQUENCE(sequences), lengths, False)
+'''
+UNPAD_SEQUENCE = '''def {name}(padded_sequences, lengths, batch_first=False):
+    """torch.nn.utils.rnn.unpad_sequence (transpile MS201): each sequence of the batch cut
+    back to its length."""
+    if not batch_first:
+        padded_sequences = OPS.swapaxes(padded_sequences, 0, 1)
+    return [padded_sequences[i, : int(n)] for i, n in enumerate(lengths)]
+'''
+UNPACK_SEQUENCE = '''def {name}(packed_sequences):
+    """torch.nn.utils.rnn.unpack_sequence (transpile MS201): the sequences of a packed batch,
+    each its own length."""
+    padded, lengths = PAD_PACKED(packed_sequences, batch_first=True)
+    return UNPAD_SEQUENCE(padded, lengths, batch_first=True)
+'''
 PACKED_NAME = "_TorchPackedSequence"
-PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
+PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
+
+
+# helpers the sources above call: placeholder -> (emitted name, source)
+CALLED = {
+    "PAD_SEQUENCE(": ("_torch_pad_sequence", PAD_SEQUENCE),
+    "PAD_PACKED(": ("_torch_pad_packed_sequence", PAD_PACKED),
+    "UNPAD_SEQUENCE(": ("_torch_unpad_sequence", UNPAD_SEQUENCE),
+}
 
 
 def packing_helper(ctx, name: str, source: str) -> cst.Name:
+    """``source`` emitted as ``name``, with the packed class and the helpers it calls."""
     packed = emitted_spelled(ctx, PACKED_NAME, PACKED)
-    return emitted_spelled(ctx, name, source.replace("PACKED(", f"{packed.value}(").replace("PACKED)", f"{packed.value})"))
+    for placeholder, (called, called_source) in CALLED.items():
+        if re.search(rf"\b{re.escape(placeholder)}", source):
+            source = re.sub(rf"\b{re.escape(placeholder)}", f"{packing_helper(ctx, called, called_source).value}(", source)
+    return emitted_spelled(ctx, name, re.sub(r"\bPACKED\b", packed.value, source))
 
 
-@hook()
-def pack_padded_sequence(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
-    """``pack_padded_sequence(x, lengths, ...)`` -> ``_torch_pack_padded_sequence(...)``."""
-    if "input" not in args or "lengths" not in args:
-        raise Unconvertible("input or lengths is missing")
-    return keyword_call(packing_helper(ctx, "_torch_pack_padded_sequence", PACK_PADDED), args)
+def _sequence_hook(name: str, source: str, required: tuple[str, ...]):
+    """A hook calling the emitted ``name`` (defined by ``source``) with the call's arguments."""
+    def convert(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+        if missing := [a for a in required if a not in args]:
+            raise Unconvertible(f"{', '.join(missing)} missing")
+        return keyword_call(packing_helper(ctx, name, source), args)
+    convert.__doc__ = f"``f(...)`` -> ``{name}(...)``, emitted beside the code."
+    return convert
 
 
-@hook()
-def pad_packed_sequence(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
-    """``pad_packed_sequence(packed, ...)`` -> ``_torch_pad_packed_sequence(...)``."""
-    if "sequence" not in args:
-        raise Unconvertible("sequence is missing")
-    return keyword_call(packing_helper(ctx, "_torch_pad_packed_sequence", PAD_PACKED), args)
+pad_sequence = hook("pad_sequence")(_sequence_hook("_torch_pad_sequence", PAD_SEQUENCE, ("sequences",)))
+pack_sequence = hook("pack_sequence")(_sequence_hook("_torch_pack_sequence", PACK_SEQUENCE, ("sequences",)))
+unpad_sequence = hook("unpad_sequence")(
+    _sequence_hook("_torch_unpad_sequence", UNPAD_SEQUENCE, ("padded_sequences", "lengths")))
+unpack_sequence = hook("unpack_sequence")(_sequence_hook("_torch_unpack_sequence", UNPACK_SEQUENCE, ("packed_sequences",)))
+pack_padded_sequence = hook("pack_padded_sequence")(
+    _sequence_hook("_torch_pack_padded_sequence", PACK_PADDED, ("input", "lengths")))
+pad_packed_sequence = hook("pad_packed_sequence")(_sequence_hook("_torch_pad_packed_sequence", PAD_PACKED, ("sequence",)))

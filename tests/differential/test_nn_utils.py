@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from .harness import Case, coverage_gaps
+from .harness import Case, Suite, arr, coverage_gaps, ints
 
 PREFIX = "torch.nn.utils."
 TORCH_IMPORT = re.compile(r"^\s*(import|from) torch\b", re.M)
@@ -223,7 +223,7 @@ def test_spectral_norm_trains_the_weight_only(tmp_path, monkeypatch) -> None:
 
 
 def test_every_nn_utils_entry_has_cases() -> None:
-    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES + SN_CASES)
+    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES + SN_CASES + SEQUENCE_CASES)
     assert not any(gaps.values()), gaps
 
 
@@ -231,7 +231,7 @@ def test_every_nn_utils_entry_has_cases() -> None:
 PACK_SOURCE = """
 import torch
 import torch.nn as nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import pack_padded_sequence, pack_sequence, pad_packed_sequence, unpack_sequence
 
 
 class Net(nn.Module):
@@ -269,6 +269,10 @@ pack_case("rnn.pack_padded_sequence", "p = pack_padded_sequence(x, lengths, batc
 pack_case("rnn.pack_padded_sequence", "h0 = torch.ones(2, x.shape[1], 3)\n"
           "        out, h = self.rnn(pack_padded_sequence(x, lengths, enforce_sorted=False), h0)\n"
           "        return pad_packed_sequence(out), h", GRU_TM, SHORT, False, "initial-state")
+pack_case("rnn.pack_sequence", "seqs = [x[: int(n), i] for i, n in enumerate(lengths)]\n"
+          "        out, (h, c) = self.rnn(pack_sequence(seqs, enforce_sorted=False))\n"
+          "        return pad_packed_sequence(out), h, c, unpack_sequence(out)",
+          LSTM_TM, UNSORTED, False, "layer")
 pack_case("rnn.pad_packed_sequence", "p = pack_padded_sequence(x, lengths, batch_first=True)\n"
           "        out, _ = self.rnn(p)\n        return pad_packed_sequence(out, True, 0.0, 7)",
           LSTM_BF, SHORT, True, "positional")  # total_length past the input's 5 steps
@@ -323,3 +327,41 @@ def test_packed_sequences_match_torch(c: Case, tmp_path, monkeypatch) -> None:
         assert tuple(e.shape) == tuple(a.shape), (e.shape, a.shape)
         assert str(e.dtype).removeprefix("torch.") == str(a.dtype).lower(), (e.dtype, a.dtype)
         np.testing.assert_allclose(a.asnumpy(), e.detach().numpy(), atol=1e-5, rtol=1e-5)
+
+
+# -- sequences of different lengths (pad_sequence, pack_sequence and their inverses) --------
+RNN = "torch.nn.utils.rnn."
+SEQS = [arr(3, 2), arr(5, 2), arr(1, 2)]  # steps first, unsorted
+SORTED_SEQS = [arr(4), arr(4), arr(2)]
+INT_SEQS = [ints(2, 3), ints(4, 3)]
+SEQUENCE_CASES = [
+    Case(RNN + "pad_sequence", "pad_sequence(a, True, -1.0, 'left')", (SEQS,), "positional"),
+    Case(RNN + "pad_sequence", "pad_sequence(sequences=a, batch_first=False, padding_value=2.5, padding_side='right')",
+         (SEQS,), "keyword"),
+    Case(RNN + "pad_sequence", "pad_sequence(a)", (SORTED_SEQS,), "defaults"),
+    Case(RNN + "pad_sequence", "nn.utils.rnn.pad_sequence([a, b], batch_first=True, padding_value=7)",
+         INT_SEQS, "ints"),  # padding_value takes the sequences' dtype
+    Case(RNN + "pad_sequence", "pad_sequence([a[:2], a], padding_side='left')", (arr(4, 2, 3),), "trailing-axes"),
+    Case(RNN + "unpad_sequence", "unpad_sequence(pad_sequence(a, True), torch.tensor([3, 5, 1]), True)", (SEQS,),
+         "positional"),
+    Case(RNN + "unpad_sequence", "unpad_sequence(padded_sequences=a, lengths=b, batch_first=False)",
+         (arr(5, 3, 2), np.array([2, 5, 4])), "keyword"),
+    Case(RNN + "unpad_sequence", "unpad_sequence(a, b)", (arr(4, 2), np.array([4, 1])), "defaults"),
+    Case(RNN + "pack_sequence", "pad_packed_sequence(pack_sequence(a, False))", (SEQS,), "positional"),
+    Case(RNN + "pack_sequence", "pad_packed_sequence(pack_sequence(sequences=a, enforce_sorted=True), batch_first=True)",
+         (SORTED_SEQS,), "keyword"),
+    Case(RNN + "pack_sequence", "pad_packed_sequence(nn.utils.rnn.pack_sequence([a, b]), padding_value=-3.0)",
+         (arr(4, 3), arr(2, 3)), "defaults"),
+    Case(RNN + "unpack_sequence", "unpack_sequence(pack_sequence(a, enforce_sorted=False))", (SEQS,), "positional"),
+    Case(RNN + "unpack_sequence", "unpack_sequence(packed_sequences=pack_padded_sequence(a, b, True, False))",
+         (arr(3, 5, 2), np.array([2, 5, 3])), "keyword"),
+    Case(RNN + "unpack_sequence", "unpack_sequence(pack_sequence([a, b]))", (arr(4, 3), arr(4, 3)), "equal-lengths"),
+]
+SEQUENCE_SUITE = Suite(SEQUENCE_CASES, header=(
+    "import torch\nimport torch.nn as nn\nfrom torch.nn.utils.rnn import pack_padded_sequence, pack_sequence, "
+    "pad_packed_sequence, pad_sequence, unpack_sequence, unpad_sequence\n"))
+
+
+@pytest.mark.parametrize("case", SEQUENCE_SUITE.cases, ids=SEQUENCE_SUITE.ids)
+def test_sequence_utilities_match_torch(case: Case) -> None:
+    SEQUENCE_SUITE.check(case)
