@@ -454,3 +454,20 @@ def few_forms(files: Iterable[str | Path], cases: Iterable["Case"], select: Call
         counts[c.api] = counts.get(c.api, 0) + 1
     return sorted(n for n, body in table_entries(files, select).items()
                   if not body.get("unsupported") and body.get("params") and counts.get(n, 0) < wanted)
+
+
+def table_tests(suite: Suite, tables: Sequence[str]):
+    """The two tests of a table's differential module: each case run against torch, and
+    every converted entry of ``tables`` covered in three forms. Use as
+    ``test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["x.toml"])``."""
+    import pytest
+
+    @pytest.mark.parametrize("case", suite.cases, ids=suite.ids)
+    def test_api(case: Case) -> None:
+        suite.check(case)
+
+    def test_every_entry_has_cases_in_three_forms() -> None:
+        gaps = coverage_gaps(tables, suite.cases)
+        assert not any(gaps.values()), gaps
+
+    return test_api, test_every_entry_has_cases_in_three_forms

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints
+from .harness import Case, Suite, arr, call_forms, ints, table_tests
 
 CASES: list[Case] = []
 X = arr(4, 6)
@@ -53,15 +53,7 @@ case("torch.sym_max", "torch.sym_max(a.shape[0], a.shape[1])", (X,), "of-shapes"
 SUITE = Suite(CASES)
 TABLES = ["torch_aliases.toml", "tensor_aliases.toml"]
 
-
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    gaps = coverage_gaps(TABLES, CASES)
-    assert not any(gaps.values()), gaps
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, TABLES)
 
 
 @pytest.mark.parametrize("code", ["torch.sym_sum(n)"])

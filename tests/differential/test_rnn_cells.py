@@ -2,9 +2,7 @@
 rnn_tanh_cell and rnn_relu_cell against the functions emitted beside the converted code."""
 from __future__ import annotations
 
-import pytest
-
-from .harness import Case, Suite, arr, call_forms, coverage_gaps
+from .harness import Case, Suite, arr, call_forms, table_tests
 
 X, H, C = arr(2, 3), arr(2, 4), arr(2, 4)
 CASES: list[Case] = []
@@ -16,12 +14,4 @@ for name, gates in (("lstm_cell", 4), ("gru_cell", 3), ("rnn_tanh_cell", 1), ("r
                req=4, extra=("a, " + hx + ", d, e, None, g",))
 SUITE = Suite(CASES)
 
-
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    gaps = coverage_gaps(["torch_rnn_cells.toml"], CASES)
-    assert not any(gaps.values()), gaps
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["torch_rnn_cells.toml"])

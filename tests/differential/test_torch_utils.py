@@ -2,9 +2,7 @@
 plain calls (the values are those of the block)."""
 from __future__ import annotations
 
-import pytest
-
-from .harness import DEFAULT_HEADER, Case, Suite, arr, call_forms, coverage_gaps
+from .harness import DEFAULT_HEADER, Case, Suite, arr, call_forms, table_tests
 
 HEADER = DEFAULT_HEADER + "import torch.utils.checkpoint\nfrom torch.utils.checkpoint import checkpoint, checkpoint_sequential\n"
 X, Y = arr(3, 4), arr(3, 4)
@@ -26,12 +24,4 @@ CASES.append(Case("torch.utils.checkpoint.checkpoint_sequential", "checkpoint_se
                   "imported-name"))
 SUITE = Suite(CASES, header=HEADER)
 
-
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    gaps = coverage_gaps(["torch_utils.toml"], CASES)
-    assert not any(gaps.values()), gaps
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["torch_utils.toml"])
