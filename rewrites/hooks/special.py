@@ -15,14 +15,12 @@ from ..syntax import emitted, keyword_call, module_spellings
 from .registry import hook
 from .torch_functions import cast_input_dtype, polygamma  # noqa: F401 (shared with torch.softmax, torch.polygamma)
 
-# name -> source of the helper. In the source ``{name}`` is the
-# helper's own name, ``MS.``/``OPS.`` the file's spellings of mindspore and mindspore.ops.
-# Parameter names are the entry's target keywords.
+# name -> source of the helper ``_special_<name>``. In the source ``{name}`` is the
+# helper's own name, ``MS.``/``OPS.`` the file's spellings of mindspore and mindspore.ops,
+# ``NAN``/``INF`` the float constants; parameter names are the entry's target keywords.
 _NAN = 'float("nan")'
 _INF = 'float("inf")'
 HELPERS: dict[str, str] = {}
-
-
 
 
 def _define(name: str, source: str) -> None:
@@ -181,26 +179,6 @@ def {name}(input):
     return x.astype(input.dtype)
 ''')
 
-def special_function(ctx, name: str) -> cst.Name:
-    """The helper ``_special_<name>`` (and those it calls), emitted beside the code."""
-    ms_, ops_, _ = module_spellings(ctx)
-    text = HELPERS[name].replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
-    for other in HELPERS:
-        if f"{other.upper()}(" in text:
-            special_function(ctx, other)
-            text = text.replace(f"{other.upper()}(", f"_special_{other}(")
-    return emitted(ctx, f"_special_{name}", text)
-
-
-@hook()
-def special_helper(ctx, entry, args, receiver) -> cst.Call:
-    """``torch.special.entr(x)`` -> ``_special_entr(input=x)``, the exact composition of
-    HELPERS defined once beside the code (keywords: the entry's target names)."""
-    if receiver is not None:
-        args = {entry.receiver or "input": receiver, **args}
-    return keyword_call(special_function(ctx, entry.source.rsplit(".", 1)[-1]), args)
-
-
 # Orthogonal polynomials by their three-term recurrence over k = 1 .. max(n) - 1: p is
 # P_k, q is P_(k-1); n is truncated to an integer (torch casts it to int64) and may be a
 # tensor (one degree per element); 0 for n < 0.
@@ -231,3 +209,23 @@ for _name, (_first, _step) in _POLYNOMIALS.items():
         _full = f"shifted_{_name}" if _shifted else _name
         _define(_full, _POLYNOMIAL.replace("POLY", _full).replace("FIRST", _first).replace("STEP", _step)
                 .replace("SHIFT", "\n    x = x + x - 1  # T*_n(x) = T_n(2x - 1)" if _shifted else ""))
+
+
+def special_function(ctx, name: str) -> cst.Name:
+    """The helper ``_special_<name>`` (and those it calls), emitted beside the code."""
+    ms_, ops_, _ = module_spellings(ctx)
+    text = HELPERS[name].replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    for other in HELPERS:
+        if f"{other.upper()}(" in text:
+            special_function(ctx, other)
+            text = text.replace(f"{other.upper()}(", f"_special_{other}(")
+    return emitted(ctx, f"_special_{name}", text)
+
+
+@hook()
+def special_helper(ctx, entry, args, receiver) -> cst.Call:
+    """``torch.special.entr(x)`` -> ``_special_entr(input=x)``, the exact composition of
+    HELPERS defined once beside the code (keywords: the entry's target names)."""
+    if receiver is not None:
+        args = {entry.receiver or "input": receiver, **args}
+    return keyword_call(special_function(ctx, entry.source.rsplit(".", 1)[-1]), args)
