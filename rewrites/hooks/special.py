@@ -34,7 +34,9 @@ def {name}(x, like=None):
     float32; a Python number (xlogy(x, 2.0)) as a tensor of the other operand's dtype."""
     if isinstance(x, MS.Tensor):
         return x if OPS.is_floating_point(x) else x.astype(MS.float32)
-    return MS.Tensor(x, {name}(like).dtype if isinstance(like, MS.Tensor) else MS.float32)
+    if isinstance(like, MS.Tensor) and OPS.is_floating_point(like):
+        return MS.Tensor(x, like.dtype)
+    return MS.Tensor(x, MS.float32)
 ''')
 
 
