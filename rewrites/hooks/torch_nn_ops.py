@@ -5,7 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings
 from .functional import _REDUCTION_CODES
 from .registry import hook
 from .tensor_methods import _inplace
@@ -84,3 +84,43 @@ def rrelu_eval(ctx, entry, args, receiver) -> cst.BaseExpression:
         slope = cst.parse_expression(f"({code(lower)} + {code(upper)}) / 2")
     result = _functional(ctx, "leaky_relu", {"input": args["input"], "negative_slope": slope})
     return _inplace(args["input"], result) if entry.source.endswith("_") else result
+
+
+DROPOUT = '''
+def {name}(input, p, training, alpha=False, feature=False):
+    """torch's dropout family (transpile): each element (``feature``: each channel) kept
+    with probability 1 - p; kept values scaled by 1 / (1 - p), or, ``alpha`` (for SELU
+    nets), all moved so that mean and variance stay: dropped ones become SELU's
+    negative saturation, then an affine map."""
+    if p == 0 or not training or input.size == 0:
+        return input
+    if p == 1:
+        return input * {ops}.zeros((), input.dtype)
+    shape = input.shape[:2] + (1,) * (input.ndim - 2) if feature else input.shape
+    keep = ({ops}.rand(*shape) < 1 - p).astype(input.dtype)
+    if not alpha:
+        return input * (keep / (1 - p))
+    saturation = 1.7580993408473766
+    a = ((saturation * saturation * p + 1) * (1 - p)) ** -0.5
+    return input * (keep * a) + ((keep - 1) * (saturation * a) + saturation * a * p)
+'''
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def dropout_family(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F.alpha_dropout(x, 0.2, True)`` -> ``_torch_dropout(input=x, p=0.2, training=True,
+    alpha=True)``, torch's draw (its distribution: MindSpore's random stream differs);
+    outside training (F's default) the input itself. ``torch.feature_dropout_(x, ...)``
+    and ``inplace=True`` copy the result into ``x``."""
+    name = entry.source.rsplit(".", 1)[-1]
+    inplace = literal_value(args.pop("inplace", literal(False)))
+    if inplace is NOT_LITERAL:
+        raise Unconvertible("inplace chosen at run time")
+    training = args.get("training", literal(False))
+    if literal_value(training) is False:
+        return args["input"]
+    _, ops_, _ = module_spellings(ctx)
+    helper = emitted(ctx, "_torch_dropout", DROPOUT.replace("{ops}", ops_))
+    flags = {k: literal(True) for k in ("alpha", "feature") if k in name}
+    result = keyword_call(helper, {"input": args["input"], "p": args.get("p", literal(0.5)), "training": training, **flags})
+    return _inplace(args["input"], result) if name.endswith("_") or inplace else result

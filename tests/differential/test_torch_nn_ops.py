@@ -140,6 +140,37 @@ for api, call in (("torch.rrelu_", "torch.rrelu_"), ("torch.nn.functional.rrelu_
     CASES.append(Case(api, f"y = {call}(input=a, lower=0.1, upper=0.3, training=False)\n        return a, y", (M,), "keyword"))
     CASES.append(Case(api, f"{call}(a)\n        return a", (M,), "defaults"))
 
+# the dropout family: outside training (or p=0) the input itself; in training torch's
+# distribution (values differ: MindSpore's random stream), checked by what it guarantees
+NORMAL = np.random.default_rng(7).standard_normal((200, 50)).astype("float32")
+CHANNELS = arr(8, 16, 4, 4, low=0.5, high=2.0)
+KEEPS_MOMENTS = "\n        return bool(abs(float(y.mean())) < 0.1), bool(abs(float(y.std()) - 1) < 0.1)"
+SCALED_CHANNELS = ("\n        z = (y == 0).reshape(8, 16, -1)\n        return bool(((y == 0) | (y == a * 2)).all()), "
+                   "bool((z.all(-1) | ~z.any(-1)).all())")
+FLAT_CHANNELS = ("\n        v = y.reshape(8, 16, -1)\n        flat = (v == v[..., :1]).all(-1).float().mean()\n"
+                 "        return bool(abs(float(flat) - 0.5) < 0.2)")
+for api, call, train, check in (
+        ("torch.nn.functional.alpha_dropout", "F.alpha_dropout", "training", KEEPS_MOMENTS),
+        ("torch.alpha_dropout", "torch.alpha_dropout", "train", KEEPS_MOMENTS),
+        ("torch.alpha_dropout_", "torch.alpha_dropout_", "train", KEEPS_MOMENTS),
+        ("torch.nn.functional.feature_alpha_dropout", "F.feature_alpha_dropout", "training", FLAT_CHANNELS),
+        ("torch.feature_alpha_dropout", "torch.feature_alpha_dropout", "train", FLAT_CHANNELS),
+        ("torch.feature_alpha_dropout_", "torch.feature_alpha_dropout_", "train", FLAT_CHANNELS),
+        ("torch.feature_dropout", "torch.feature_dropout", "train", SCALED_CHANNELS),
+        ("torch.feature_dropout_", "torch.feature_dropout_", "train", SCALED_CHANNELS)):
+    x = NORMAL if check is KEEPS_MOMENTS else CHANNELS
+    CASES.append(Case(api, f"{call}(a, 0.3, False)", (x,), "positional"))
+    CASES.append(Case(api, f"{call}(input=a, p=0.3, {train}=False)", (x,), "keyword"))
+    CASES.append(Case(api, f"{call}(a, p=0.0, {train}=True)", (x,), "p0"))
+    CASES.append(Case(api, f"b = a * 1\n        return {call}(b, 0.5, True)", (x,), "training", random=True,
+                      why="random: MindSpore's stream differs; shape and dtype compared, the draw below"))
+    CASES.append(Case(api, f"b = a * 1\n        y = {call}(b, 0.5, True)" + check, (x,), "distribution"))
+    if api.endswith("_"):
+        CASES.append(Case(api, f"b = a * 1\n        {call}(b, 0.5, True)\n        y = b" + check, (x,), "written"))
+    if call.startswith("F."):
+        CASES.append(Case(api, f"{call}(a)", (x,), "defaults"))
+        CASES.append(Case(api, f"b = a * 1\n        {call}(b, 0.5, True, True)\n        y = b" + check, (x,), "inplace"))
+
 SUITE = Suite(CASES)
 
 
