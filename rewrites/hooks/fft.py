@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import code, entry_call, keyword_call, literal, literal_value, mindspore_ref
+from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
 from .registry import hook
 
 # MindSpore's window kernels that take the length as a tensor, not an int
@@ -49,3 +49,17 @@ def hermitian_fft(ctx, entry, args, receiver) -> cst.BaseExpression:
         args["input"] = keyword_call(conj, {"input": args["input"]})
         return entry_call(ctx, entry, args, receiver)
     return keyword_call(conj, {"input": entry_call(ctx, entry, args, receiver)})
+
+
+@hook(consumes=("pad_mode",))
+def stft(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.stft(x, n_fft, pad_mode="reflect")`` -> ``ops.stft(x=x, n_fft=n_fft,
+    pad_mode="REFLECT")``: MindSpore spells the padding modes in capitals (a mode known
+    only when it runs: upper-cased then; "replicate" and "circular" then raise)."""
+    mode = args.get("pad_mode")
+    if mode is not None:
+        value = literal_value(mode)
+        if isinstance(value, str) and value not in ("constant", "reflect"):
+            raise Unconvertible(f"pad_mode={value!r}: MindSpore's stft pads only 'constant' and 'reflect' as torch does")
+        args["pad_mode"] = literal(value.upper()) if isinstance(value, str) else cst.parse_expression(f"({code(mode)}).upper()")
+    return entry_call(ctx, entry, args, receiver)

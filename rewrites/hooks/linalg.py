@@ -253,3 +253,52 @@ def cond(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.cond(A, p)`` -> ``_cond(A=A, p=p)`` (emitted)."""
     norm = _helper(ctx, "_matrix_norm", MATRIX_NORM).value
     return keyword_call(_helper(ctx, "_cond", COND.replace("NORM(", f"{norm}(")), args)
+
+
+# mindspore.scipy.linalg's eigh and lu_factor (imported where they run: no target module of
+# the tables) take one matrix: a batch one matrix at a time
+EIGH = '''
+def {name}(A, UPLO="L", eigenvectors=True):
+    """torch.linalg.eigh / eigvalsh: ascending eigenvalues (real, also of a complex
+    Hermitian matrix) and eigenvectors, reading the lower (UPLO "L") or upper triangle."""
+    from mindspore.scipy.linalg import eigh
+
+    n = A.shape[-1]
+    parts = [eigh(m, lower=UPLO == "L", eigvals_only=not eigenvectors) for m in A.reshape((-1, n, n))]
+    w = OPS.stack([p[0] for p in parts] if eigenvectors else parts).reshape(A.shape[:-1])
+    if w.dtype in (MS.complex64, MS.complex128):
+        w = OPS.real(w)
+    return (w, OPS.stack([p[1] for p in parts]).reshape(A.shape)) if eigenvectors else w
+'''
+
+LU_FACTOR = '''
+def {name}(A):
+    """torch.linalg.lu_factor: (LU, pivots) of square matrices, torch's 1-based int32 pivots."""
+    from mindspore.scipy.linalg import lu_factor
+
+    n = A.shape[-1]
+    parts = [lu_factor(m) for m in A.reshape((-1, n, n))]
+    LU = OPS.stack([p[0] for p in parts]).reshape(A.shape)
+    pivots = OPS.stack([p[1] for p in parts]).reshape(A.shape[:-1]) + 1
+    return LU, pivots.astype(MS.int32)
+'''
+
+
+@hook(consumes=("input", "UPLO"), adds=("eigenvectors",))
+def eigh(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.eigh(A)`` -> ``_eigh(A=A)``; ``eigvalsh`` -> ``_eigh(A=A, eigenvectors=False)``."""
+    args = {"A": args.pop("input"), **args}
+    if entry.source.endswith("eigvalsh"):
+        args["eigenvectors"] = literal(False)
+    return keyword_call(_helper(ctx, "_eigh", EIGH), args)
+
+
+@hook(consumes=("input", "A", "pivot", "get_infos"))
+def lu_factor(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.lu_factor(A)`` / ``torch.lu(A)`` -> ``_lu_factor(A=A)`` (emitted);
+    ``torch.linalg.lu(A)`` -> ``ops.lu_unpack(*_lu_factor(A=A))``: (P, L, U)."""
+    args = _args_with_receiver(entry, args, receiver)
+    factors = keyword_call(_helper(ctx, "_lu_factor", LU_FACTOR), {"A": args.get("A", args.get("input"))})
+    if entry.source != "torch.linalg.lu":
+        return factors
+    return cst.Call(func=ctx.reference("mindspore.ops.lu_unpack"), args=[cst.Arg(factors, star="*")])

@@ -68,6 +68,15 @@ for name, more in WINDOW_ARGS.items():
     forms(api, f"window_length=8, periodic=False{more}", (), req=1, kw="dtype=torch.float64", extra=("7", "1", "5, True", "6, requires_grad=False"))
     case(api, f"{api}(a.shape[-1], dtype=a.dtype) * a", (X,), "scaled")
 
+# -- short-time Fourier transform (torch wants return_complex= for a real signal) ------------
+SIGNAL, SIGNALS, HANN = arr(64), arr(2, 50), np.hanning(12).astype("float32")
+case("torch.stft", "torch.stft(a, 16, 4, 12, b, True, 'constant', False, True, True)", (SIGNAL, HANN), "positional", **FFT_TOL)
+case("torch.stft", "torch.stft(input=a, n_fft=16, hop_length=4, win_length=12, window=b, center=False, pad_mode='reflect', "
+     "normalized=True, onesided=False, return_complex=True, align_to_window=None)", (SIGNAL, HANN), "keyword", **FFT_TOL)
+case("torch.stft", "torch.stft(a, 16, return_complex=True)", (SIGNALS,), "defaults", **FFT_TOL)
+case("torch.stft", "torch.stft(a, 16, window=torch.hann_window(16), return_complex=True)", (SIGNALS,), "hann", **FFT_TOL)
+case("torch.stft", "torch.view_as_real(torch.stft(a, 8, hop_length=2, return_complex=True))", (SIGNAL,), "as-real", **FFT_TOL)
+case("torch.stft", "m = 'constant'\n    return torch.stft(a, 16, pad_mode=m, return_complex=True)", (SIGNAL,), "mode-variable", **FFT_TOL)
 
 SUITE = Suite(CASES, header=HEADER)
 

@@ -158,6 +158,32 @@ forms("torch.linalg.multi_dot", "tensors=[a, b, c]", (A, B, arr(2, 4)), extra=("
 for code, form in (("a, b, c", "three"), ("a, b", "two"), ("a, b, c, out=None", "out")):
     case("torch.chain_matmul", f"torch.chain_matmul({code})", (A, B, arr(2, 4)), form)
 
+# -- eigen-decompositions of symmetric / Hermitian matrices, LU -------------------------------
+EIGH_WHY = "eigenvectors are unique only up to sign: compared as V diag(w) V^T, w, |V|"
+SC = (S + 1j * (np.triu(np.ones((3, 3)), 1) - np.tril(np.ones((3, 3)), -1))).astype("complex64")  # Hermitian
+for code, inputs, form in (("torch.linalg.eigh(a)", (S,), "positional"), ("torch.linalg.eigh(input=a, UPLO='U')", (S,), "keyword"),
+                           ("torch.linalg.eigh(a, 'L')", (SB,), "mixed"), ("torch.linalg.eigh(a, out=None)", (SB,), "out")):
+    case("torch.linalg.eigh", f"w, V = {code}\n    return (V * w.unsqueeze(-2)) @ V.mT, w, V.abs()", inputs, form, why=EIGH_WHY)
+case("torch.linalg.eigh", "torch.linalg.eigh(a).eigenvalues", (np.triu(S),), "field")
+case("torch.linalg.eigh", "torch.linalg.eigh(a, UPLO='U')[0]", (np.triu(S),), "upper-only")
+forms("torch.linalg.eigvalsh", "input=a, UPLO='U'", (S,), req=1, extra=("a, out=None", "a.tril()"))
+case("torch.linalg.eigvalsh", "torch.linalg.eigvalsh(a)", (SB,), "batched")
+case("torch.linalg.eigvalsh", "torch.linalg.eigvalsh(a)", (SC,), "hermitian")
+forms("torch.linalg.lu_factor", "A=a", (A,), extra=("a, pivot=True", "a, out=None"))
+case("torch.linalg.lu_factor", "torch.linalg.lu_factor(a)", (AB,), "batched")
+case("torch.linalg.lu_factor", "LU, piv = torch.linalg.lu_factor(a)\n    return torch.linalg.lu_solve(LU, piv, b)", (AB, BB), "then-solve")
+for code, inputs, form in (("torch.linalg.lu(a)", (A,), "positional"), ("torch.linalg.lu(A=a, pivot=True)", (A,), "keyword"),
+                           ("torch.linalg.lu(a, out=None)", (AB,), "batched")):
+    case("torch.linalg.lu", f"P, L, U = {code}\n    return P, L, U, P @ L @ U", inputs, form)
+forms("torch.lu", "A=a, pivot=True, get_infos=False", (A,), req=1)
+case("torch.lu", "torch.lu(a)", (AB,), "batched")
+forms("Tensor.lu", "pivot=True, get_infos=False", (AB,), req=0)
+forms("torch.linalg.lu_solve", "LU=a, pivots=b, B=c", (LU, PIV, B), kw="left=True, adjoint=False", extra=("a, b, c[:, :1]", "a, b, c, out=None"))
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LUB, PIVB, BB), "batched")
+forms("Tensor.stft", "n_fft=16, hop_length=4, win_length=12, window=b, center=False, pad_mode='constant', normalized=True, onesided=True, return_complex=True",
+      (arr(64), np.hanning(12).astype("float32")), only=("positional", "keyword"))
+case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults", atol=1e-4)
+case("Tensor.stft", "a.stft(16, window=b, win_length=12, return_complex=True)", (arr(64), np.hanning(12).astype("float32")), "window")
 
 SUITE = Suite(CASES)
 
