@@ -1,15 +1,17 @@
 """Hooks of tables/tensor_inplace.toml: Tensor in-place methods.
 
 Most are ``arithmetic_`` (shared with tensor_methods.toml): the out-of-place entry's
-conversion copied into the receiver.
+conversion copied into the receiver. The others compute the new values themselves and
+copy them in the same way.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, keyword_call, name_chain
+from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
+from .nn_utils import emitted_spelled
 from .registry import hook
-from .tensor_methods import _fresh, arithmetic_  # noqa: F401
+from .tensor_methods import _fresh, _inplace, arithmetic_  # noqa: F401
 
 
 @hook()
@@ -30,3 +32,74 @@ def reshaped_(ctx, entry, args, receiver) -> cst.BaseExpression:
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         raise Unconvertible("the shape of a parameter changes through .data: use set_data on the parameter")
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("assign_value")), {"value": value})
+
+
+FILLED_DIAGONAL = '''
+def {name}(input, fill_value, wrap=False):
+    """torch's Tensor.fill_diagonal_ out of place: fill_value where all indices are equal;
+    a 2-D matrix taller than wide with wrap=True starts again every width + 1 rows (the
+    flat positions that are multiples of the sum of the contiguous strides)."""
+    shape = input.shape
+    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) > 1):
+        raise ValueError("fill_diagonal_: at least 2 dimensions, all of one length beyond 2")
+    step, numel = 0, 1
+    for size in reversed(shape):
+        step += numel
+        numel *= size
+    flat = OPS.arange(numel)
+    on = flat % step == 0
+    if not (wrap and len(shape) == 2):
+        on = OPS.logical_and(on, flat < min(shape[0], shape[1]) * step)
+    return OPS.where(on.reshape(shape), OPS.full_like(input, fill_value), input)
+'''
+
+
+@hook()
+def fill_diagonal_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.fill_diagonal_(v, wrap)`` -> ``x.copy_(_torch_filled_diagonal(input=x, fill_value=v, wrap=wrap))``,
+    the function emitted beside the code (MindSpore's fill_diagonal_ has no CPU kernel)."""
+    filled = emitted_spelled(ctx, "_torch_filled_diagonal", FILLED_DIAGONAL)
+    return _inplace(receiver, keyword_call(filled, {"input": receiver, **args}))
+
+
+# x.<method>(...) draws x's new values from the inverse of the distribution's CDF at
+# U = ops.rand_like(x) (uniform on [0, 1)), or from N = ops.randn_like(x); each drawn once
+# (MindSpore's in-place random kernels are missing on CPU: InplaceRandom, InplaceExponential)
+_DRAWS = {
+    "exponential_": "-{OPS}.log1p(-{U}) / {lambd}",
+    "cauchy_": "{median} + {sigma} * {OPS}.tan({math}.pi * ({U} - 0.5))",
+    "log_normal_": "{OPS}.exp({N} * {std} + {mean})",
+    "geometric_": "{OPS}.floor({OPS}.log1p(-{U}) / {math}.log1p(-{p})) + 1",
+}
+
+
+@hook()
+def drawn_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.exponential_(2.0)`` -> ``x.copy_(-ops.log1p(-ops.rand_like(x)) / 2.0)``."""
+    _, ops_, _ = module_spellings(ctx)
+    draws = {"U": "mindspore.ops.rand_like", "N": "mindspore.ops.randn_like"}
+    template = _DRAWS[entry.source.rsplit(".", 1)[-1]]
+    names = {k: code(keyword_call(ctx.reference(fn), {"input": receiver})) for k, fn in draws.items() if "{" + k + "}" in template}
+    if "{math}" in template:
+        names["math"] = code(ctx.reference("math.pi")).rsplit(".", 1)[0]
+    try:
+        value = template.format(OPS=ops_, **names, **{k: operand_code(v) for k, v in args.items()})
+    except KeyError as missing:
+        raise Unconvertible(f"{missing.args[0]} is required") from None
+    return _inplace(receiver, cst.parse_expression(value))
+
+
+@hook()
+def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.random_(lo, hi)`` / ``x.random_(hi)`` (torch's overload: one number is the end)
+    -> ``x.copy_(ops.randint_like(x, lo, hi, dtype=mindspore.int64))``; without an end
+    torch draws over the dtype's whole range: refused."""
+    low, high = args.get("from"), args.get("to")
+    if high is None:
+        low, high = None, low
+    low = literal(0) if low is None else low
+    if high is None or literal_value(high) is None:
+        raise Unconvertible("random_ without an end draws over the whole range of the dtype")
+    draw = keyword_call(ctx.reference("mindspore.ops.randint_like"),
+                        {"input": receiver, "low": low, "high": high, "dtype": ctx.reference("mindspore.int64")})
+    return _inplace(receiver, draw)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import first_param, keyword_call
+from ..syntax import entry_call, first_param, keyword_call
 from .registry import hook
 from .tensor_methods import _inplace
 
@@ -28,9 +28,12 @@ def inplace_function(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 def _view(ctx, entry, args) -> cst.BaseExpression:
-    """The conversion of the view op ``torch.X_copy`` copies: ``torch.X``, else the method
-    ``Tensor.X`` on the first argument (expand, view)."""
+    """The conversion of the view op ``torch.X_copy`` copies: the entry's own target if it
+    has one (split_with_sizes_copy: ops.split), else ``torch.X``'s entry, else the method
+    ``Tensor.X``'s on the first argument (expand, view)."""
     build_call, tables = _tables()
+    if entry.target:
+        return entry_call(ctx, entry, args, None)
     name = entry.source.removesuffix("_copy")
     if name in tables.entries:
         return build_call(ctx, tables.entries[name], args)

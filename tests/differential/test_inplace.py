@@ -104,6 +104,29 @@ inplace_forms("Tensor.bernoulli_", "p=b", (X, ZERO_ONE), extra=("0.0", "1.0"))
 case("Tensor.bernoulli_", "r = a.bernoulli_()\n    return r, a", (X,), "defaults-random", random=True)
 case("Tensor.bernoulli_", "a.bernoulli_(0.5)\n    return a", (X,), "statement-random", random=True)
 
+TALL = arr(7, 3)
+inplace_forms("Tensor.fill_diagonal_", "fill_value=2.5, wrap=True", (TALL,), req=1, extra=("-1.0",))
+inplace_forms("Tensor.fill_diagonal_", "fill_value=0", (arr(3, 5),), only=("positional",))  # wide
+inplace_forms("Tensor.fill_diagonal_", "fill_value=7, wrap=True", (ints(3, 3, 3, high=5),), only=("positional",))
+inplace_forms("Tensor.fill_diagonal_", "fill_value=True", (bools(4, 4),), only=("positional",))
+
+# random fills: shapes and dtypes in three forms, then the distribution: moments and
+# probabilities of a large draw on both sides (two independent samples of 200000)
+MANY = arr(400, 500)
+SAMPLED = {"why": "two independent samples of 200000 draws agree this closely", "atol": 0.03, "rtol": 0.0}
+for name, args in {"exponential": "lambd=2.0", "cauchy": "median=1.0, sigma=2.0", "log_normal": "mean=1.0, std=0.5",
+                   "geometric": "p=0.3", "random": "to=7"}.items():
+    inplace_forms(f"Tensor.{name}_", args, (X,), req=1 if name in ("geometric", "random") else 0, random=True)
+for name, code in {
+    "exponential": "a.exponential_(2.0)\n    return a.mean(), (a < 0.5).float().mean(), (a >= 0).all()",
+    "cauchy": "a.cauchy_(1.0, 2.0)\n    return ((a > 1.0) & (a < 3.0)).float().mean(), (a < -1.0).float().mean()",
+    "log_normal": "a.log_normal_(1.0, 0.5)\n    return a.log().mean(), a.log().std(), (a > 0).all()",
+    "geometric": "a.geometric_(0.3)\n    return a.mean() / 10, (a == 1).float().mean(), (a == a.floor()).all(), (a >= 1).all()",
+    "random": "a.random_(2, 7)\n    return a.mean() / 10, (a == 2).float().mean(), (a >= 2).all(), (a < 7).all(), (a == a.floor()).all()",
+}.items():
+    case(f"Tensor.{name}_", code, (MANY,), "distribution", **SAMPLED)
+case("Tensor.random_", "a.random_(5)\n    return (a == 0).float().mean(), a.max(), a.min()", (MANY,), "distribution-end", **SAMPLED)
+
 # shape-changing: the receiver takes the new shape, and stays writable in place
 RESHAPED = {  # name -> (args, input)
     "squeeze": ("dim=1", arr(3, 1, 4)), "unsqueeze": ("dim=0", X), "t": ("", X),
@@ -143,9 +166,13 @@ inplace_forms("torch.nan_to_num_", "input=a, nan=0.5, posinf=1.0, neginf=-1.0", 
 inplace_forms("torch.round_", "input=a", (X * 10,), kw="decimals=0")
 inplace_forms("torch.dropout_", "input=a, p=0.0, train=True", (X,), extra=("a, 0.5, False",))
 case("torch.dropout_", "r = torch.dropout_(a, 0.5, True)\n    return r, a", (X,), "random", random=True)
+inplace_forms("torch.index_put_", "input=a, indices=(b,), values=c, accumulate=True", (arr(5), np.array([0, 2, 3]), arr(3)), req=3)
+inplace_forms("torch.index_put_", "input=a, indices=(b, b), values=c, accumulate=False", (arr(4, 4), np.array([0, 2, 3]), arr(3)), only=("positional",))
 
 # -- torch.*_copy ---------------------------------------------------------------------------
 COPIES = {  # name -> (args, inputs, required arguments)
+    "alias_copy": ("input=a", (X,), None),
+    "split_with_sizes_copy": ("input=a, split_sizes=[2, 3], dim=1", (arr(5, 5),), 2),
     "detach_copy": ("input=a", (X,), None),
     "diagonal_copy": ("input=a, offset=1, dim1=1, dim2=2", (arr(2, 3, 4),), 1),
     "expand_copy": ("input=a, size=(2, 3, 4)", (arr(3, 1),), None),
@@ -162,7 +189,7 @@ COPIES = {  # name -> (args, inputs, required arguments)
     "view_as_real_copy": ("input=a", ((arr(3, 4) + 1j * arr(3, 4)).astype("complex64"),), None),
     "view_copy": ("input=a, size=(4, 3)", (X,), None),
 }
-EXTRA = {"detach_copy": "a", "t_copy": "a", "view_as_complex_copy": "a", "view_as_real_copy": "a",
+EXTRA = {"alias_copy": "a", "detach_copy": "a", "t_copy": "a", "view_as_complex_copy": "a", "view_as_real_copy": "a",
          "expand_copy": "a, (-1, 4)", "view_copy": "a, (-1,)", "narrow_copy": "a, 0, 0, 1",
          "permute_copy": "a, [1, 2, 0]", "select_copy": "a, -1, 0", "transpose_copy": "a, -1, 0",
          "unsqueeze_copy": "a, -1"}
@@ -193,6 +220,8 @@ REFUSED = {
     "Tensor.t_": "(a + b).t_()",
     "Tensor.round_": "a.round_(decimals=2)",
     "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
+    "Tensor.random_": "a.random_()",
+    "Tensor.exponential_": "a.exponential_(generator=b)",
     "torch.exp_": "torch.exp_(a + b)",
     "torch.round_": "torch.round_(a, decimals=1)",
     "torch.expand_copy": "torch.expand_copy(a, (2, 3), implicit=True)",
