@@ -204,3 +204,127 @@ def {name}(input, dimension, size, step):
     windows = taken.reshape(x.shape[:-1] + (count, size))
     return OPS.moveaxis(windows, -2, dimension % input.ndim)
 '''
+
+HELPERS["quantile"] = '''
+def {name}(input, q, dim=None, keepdim=False, interpolation="linear", ignore_nan=False):
+    """torch.quantile (nanquantile: ignore_nan): sorted values along dim (all elements when
+    dim is None) read at rank q * (count - 1), interpolated as torch does; a q tensor of
+    several quantiles gives them along a new first dimension."""
+    if dim is None:
+        x = input.reshape(-1)
+        shape = (1,) * input.ndim if keepdim else ()
+    else:
+        dim = dim % input.ndim
+        x = OPS.moveaxis(input, dim, -1)
+        shape = input.shape[:dim] + ((1,) if keepdim else ()) + input.shape[dim + 1:]
+    qs = q if isinstance(q, MS.Tensor) else MS.Tensor(q, input.dtype)
+    single = qs.ndim == 0
+    qs = qs.astype(input.dtype).reshape(-1)
+    # NaN last, as torch sorts them (MindSpore's CPU sort leaves a NaN where it finds it)
+    nan = OPS.isnan(x)
+    count = x.shape[-1] - OPS.sum(nan.astype(MS.int64), -1, True)
+    values = OPS.sort(OPS.where(nan, OPS.full_like(x, float("inf")), x), axis=-1)[0]
+    nan = OPS.arange(x.shape[-1], dtype=MS.int64) >= count
+    values = OPS.where(nan, OPS.full_like(values, float("nan")), values)
+    if ignore_nan:
+        ranks = qs * (count - 1).astype(input.dtype)
+        ranks = OPS.where(ranks < 0, OPS.zeros_like(ranks), ranks)
+    else:
+        last = values.shape[-1] - 1
+        ranks = OPS.where(OPS.any(nan, -1, True), OPS.full_like(qs, last), qs * last)
+    if interpolation == "lower":
+        ranks = OPS.floor(ranks)
+    elif interpolation == "higher":
+        ranks = OPS.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = OPS.round(ranks)
+    axis = values.ndim - 1
+    below = ranks.astype(MS.int64)
+    out = OPS.gather_elements(values, axis, below)
+    if interpolation in ("linear", "midpoint"):
+        weight = OPS.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below.astype(ranks.dtype)
+        above = OPS.gather_elements(values, axis, OPS.ceil(ranks).astype(MS.int64))
+        # torch's lerp: from the nearer end
+        out = OPS.where(weight < 0.5, out + weight * (above - out), above - (above - out) * (1 - weight))
+    out = OPS.moveaxis(out, -1, 0).reshape((qs.shape[0],) + tuple(shape))
+    return out[0] if single else out
+'''
+
+HELPERS["nanquantile"] = '''
+def {name}(input, q, dim=None, keepdim=False, interpolation="linear"):
+    """torch.nanquantile: torch.quantile over the values that are not NaN."""
+    return _torch_quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
+'''
+NEEDS["nanquantile"] = ("quantile",)
+
+HELPERS["histogram"] = '''
+def {name}(input, bins, range=None, weight=None, density=False):
+    """torch.histogram: (hist, bin_edges). An int of bins spaces bin_edges evenly over
+    range (default: the input's min to max, widened by 0.5 when they are equal) as
+    torch.linspace does; an element falls in the bin whose left edge it reaches (the last
+    bin also holds the right edge); elements outside are not counted."""
+    x = input.reshape(-1)
+    if isinstance(bins, int):
+        if range is None:
+            low, high = float(x.min()), float(x.max())
+        else:
+            low, high = float(range[0]), float(range[1])
+        if low == high:
+            low, high = low - 0.5, high + 0.5
+        step = (high - low) / bins
+        at = OPS.arange(bins + 1).astype(input.dtype)
+        edges = OPS.where(at < (bins + 1) // 2, low + step * at, high - step * (bins - at))
+    else:
+        edges = bins.astype(input.dtype)
+    count = edges.shape[0] - 1
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    index = OPS.clamp(OPS.searchsorted(edges, x, right=True) - 1, 0, count - 1)
+    weights = OPS.ones_like(x) if weight is None else weight.reshape(-1).astype(input.dtype)
+    weights = OPS.where(inside, weights, OPS.zeros_like(weights))
+    hist = OPS.tensor_scatter_add(OPS.zeros(count, input.dtype), index.reshape(-1, 1).astype(MS.int64), weights)
+    if density:
+        hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
+    return {name}_result(hist, edges)
+''' + _returns("hist bin_edges")
+
+HELPERS["promote_types"] = '''
+def {name}(type1, type2):
+    """torch.promote_types: the smallest dtype both cast to without leaving their kind; of
+    two kinds (bool < integer < float < complex), the higher one's dtype."""
+    order = [MS.bool_, MS.uint8, MS.int8, MS.int16, MS.int32, MS.int64, MS.float16, MS.bfloat16,
+             MS.float32, MS.float64, MS.complex64, MS.complex128]
+    low, high = sorted((type1, type2), key=order.index)
+    if (low, high) == (MS.uint8, MS.int8):
+        return MS.int16
+    if (low, high) == (MS.float16, MS.bfloat16):
+        return MS.float32
+    if (low, high) == (MS.float64, MS.complex64):
+        return MS.complex128
+    return high
+'''
+
+HELPERS["can_cast"] = '''
+def {name}(from_, to):
+    """torch.can_cast: no cast to a lower kind (bool < integer < float < complex)."""
+    def kind(t):
+        if t == MS.bool_:
+            return 0
+        if t in (MS.complex64, MS.complex128):
+            return 3
+        return 2 if t in (MS.float16, MS.bfloat16, MS.float32, MS.float64) else 1
+    return kind(from_) <= kind(to)
+'''
+
+HELPERS["new_empty_strided"] = '''
+def {name}(input, size, stride, dtype=None):
+    """Tensor.new_empty_strided: a tensor of size whose values are not set (zeros here),
+    of input's dtype unless dtype says otherwise; MindSpore tensors keep no strides."""
+    return OPS.zeros(tuple(size), input.dtype if dtype is None else dtype)
+'''
+
+HELPERS["empty_strided"] = '''
+def {name}(size, stride, dtype=None):
+    """torch.empty_strided: a float32 (or dtype) tensor of size whose values are not set
+    (zeros here); MindSpore tensors keep no strides."""
+    return OPS.zeros(tuple(size), MS.float32 if dtype is None else dtype)
+'''

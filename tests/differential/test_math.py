@@ -129,6 +129,31 @@ for name in ("resolve_conj", "resolve_neg"):
     both(name, "", (X,), extra=("a.conj()" if name == "resolve_conj" else "a.neg()",))
     case(f"Tensor.{name}", f"a.conj().{name}()", (C,), "complex")
 
+# -- quantiles, histograms, dtypes, strided creation --------------------------------------
+Q = np.array([0.1, 0.5, 0.93], np.float32)
+for name, x in (("quantile", X), ("nanquantile", NAN_X)):
+    both(name, "q=0.3, dim=1, keepdim=True", (x, Q), req=1, kw="interpolation='linear'", extra=("a, b, -2",), method_extra=("b",))
+    for mode in ("lower", "higher", "nearest", "midpoint"):
+        case(f"torch.{name}", f"torch.{name}(a, b, dim=0, interpolation={mode!r})", (x, Q), mode)
+    case(f"Tensor.{name}", f"a.{name}(0.25, keepdim=True)", (x,), "all-keepdim")
+    case(f"Tensor.{name}", f"a.{name}(torch.tensor(0.5), 1)", (arr(2, 5, 3),), "0-d-q")
+case("torch.quantile", "torch.quantile(a, 0.5, dim=1)", (NAN_X,), "nan")
+case("torch.nanquantile", "torch.nanquantile(a, 0.5, dim=1)", (np.array([[np.nan, np.nan], [1.0, np.nan]], np.float32),), "all-nan")
+UNIT = arr(3, 4, low=0.0, high=1.0)
+both("histogram", "bins=3", (UNIT, pos(3, 4)), kw="range=(0.0, 1.0), weight=b, density=True", extra=("a, torch.tensor([0.0, 0.2, 0.7, 0.9])",),
+     method_extra=("5, range=(0.25, 0.75)",))
+case("torch.histogram", "torch.histogram(a, 4).hist", (arr(20),), "field")
+case("torch.histogram", "h, e = torch.histogram(a, 2)\n    return h, e", (np.ones(3, np.float32),), "equal-range")
+forms("torch.promote_types", "type1=torch.int64, type2=torch.float16", extra=("torch.uint8, torch.int8", "torch.float64, torch.complex64",
+      "torch.bfloat16, torch.float16", "torch.bool, torch.int32", "torch.float32, torch.float32"))
+case("torch.promote_types", "torch.zeros(2, dtype=torch.promote_types(a.dtype, b.dtype))", (ints(2), arr(2)), "as-dtype")
+forms("torch.can_cast", "from_=torch.float32, to=torch.int32", extra=("torch.int32, torch.float32", "torch.int64, torch.bool",
+      "torch.bool, torch.uint8", "torch.complex64, torch.float64", "torch.float16, torch.complex64"))
+forms("torch.empty_strided", "size=(2, 3), stride=(3, 1)", kw="dtype=torch.float64", extra=("[4], [1], device='cpu'",), random=True,
+      why="torch leaves the values unset")
+forms("Tensor.new_empty_strided", "size=(2, 3), stride=(3, 1)", (ints(2),), kw="dtype=torch.float16", extra=("(5,), (1,), requires_grad=False",),
+      random=True, why="torch leaves the values unset")
+
 SUITE = Suite(CASES)
 
 
