@@ -288,10 +288,13 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
 @hook()
 def f_max_pool1d(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """F.max_pool1d: mindspore.ops has none; pool a height-1 image with ops.max_pool2d:
-    squeeze(max_pool2d(expand_dims(x, 2), (1, k), (1, s), (0, p), (1, d), ceil_mode), 2)."""
+    squeeze(max_pool2d(expand_dims(x, 2), (1, k), (1, s), (0, p), (1, d), ceil_mode), 2).
+    With return_indices=True both results are squeezed (a row's flat indices are its
+    positions)."""
     ri = args.get("return_indices")
-    if ri is not None and literal_value(ri) is not False:
-        raise Unconvertible("return_indices=True is not composed (use nn.MaxPool1d)")
+    with_indices = ri is not None and literal_value(ri) is True
+    if ri is not None and literal_value(ri) not in (True, False, None):
+        raise Unconvertible(f"return_indices={code(ri)} chosen at run time")
 
     def one(name: str, default):
         value = args.get(name)
@@ -321,9 +324,26 @@ def f_max_pool1d(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     ceil = args.get("ceil_mode")
     if ceil is not None and literal_value(ceil) is not False:
         pairs["ceil_mode"] = ceil
+    if with_indices:
+        pairs["return_indices"] = ri
     x4 = target_call(ctx, "mindspore.ops.expand_dims", {}, (args["input"], literal(2)))
     pooled = target_call(ctx, "mindspore.ops.max_pool2d", pairs, (x4,))
+    if with_indices:
+        return squeezed_pair(ctx, pooled)
     return target_call(ctx, "mindspore.ops.squeeze", {}, (pooled, literal(2)))
+
+
+SQUEEZED_PAIR = '''
+def {name}(pair):
+    """(values, indices) of a 1-D pool done on a height-1 image, squeezed back to 1-D."""
+    return {ops}.squeeze(pair[0], 2), {ops}.squeeze(pair[1], 2)
+'''
+
+
+def squeezed_pair(ctx, pooled: cst.BaseExpression) -> cst.Call:
+    """``_squeezed_pair(pooled)``: both results of a 2-D pool with indices, height squeezed."""
+    _, ops_, _ = module_spellings(ctx)
+    return cst.Call(func=emitted(ctx, "_squeezed_pair", SQUEEZED_PAIR.replace("{ops}", ops_)), args=[cst.Arg(pooled)])
 
 
 # torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style

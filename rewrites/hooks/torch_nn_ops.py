@@ -5,8 +5,9 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings
-from .functional import _REDUCTION_CODES
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings,
+                      target_call)
+from .functional import _REDUCTION_CODES, squeezed_pair
 from .registry import hook
 from .tensor_methods import _inplace
 
@@ -124,3 +125,19 @@ def dropout_family(ctx, entry, args, receiver) -> cst.BaseExpression:
     flags = {k: literal(True) for k in ("alpha", "feature") if k in name}
     result = keyword_call(helper, {"input": args["input"], "p": args.get("p", literal(0.5)), "training": training, **flags})
     return _inplace(args["input"], result) if name.endswith("_") or inplace else result
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def adaptive_max_pool1d_indices(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.adaptive_max_pool1d(x, n)`` -> (values, indices): ``ops.adaptive_max_pool2d``
+    of the height-1 image to (1, n) with indices, both squeezed back to 1-D."""
+    size = args["output_size"]
+    v = literal_value(size)
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise Unconvertible(f"output_size={code(size)} has more than one entry")
+        size = literal(v[0])
+    image = target_call(ctx, "mindspore.ops.expand_dims", {}, (args["input"], literal(2)))
+    pooled = target_call(ctx, "mindspore.ops.adaptive_max_pool2d", {
+        "input": image, "output_size": cst.parse_expression(f"(1, {code(size)})"), "return_indices": literal(True)})
+    return squeezed_pair(ctx, pooled)

@@ -382,7 +382,7 @@ UNCONVERTED = [
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=False)", "torch raises"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
-    ("F.max_pool1d(x, 2, return_indices=True)", "return_indices"),
+    ("F.max_pool1d(x, 2, return_indices=r)", "return_indices=r chosen at run time"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
     ("F.relu_(x + 1)", "used twice"),

@@ -119,6 +119,16 @@ for name, args, kws in (("relu_", "", ""), ("elu_", ", 1.0", ", alpha=1.0"), ("c
         CASES.append(Case(api, f"F.{name}(a)\n        return a", (M,), "defaults"))
 
 # other names of the same op
+# 1-D pooling with indices: the 2-D op on a height-1 image (F.max_pool1d's return_indices too)
+X1W = arr(2, 4, 17)
+forms("torch.max_pool1d_with_indices", "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True", (X1W,),
+      req=2, extra=("a, [2]",))
+forms("torch.nn.functional.max_pool1d_with_indices",
+      "input=a, kernel_size=3, stride=1, padding=0, dilation=2, ceil_mode=False, return_indices=False", (X1W,), req=2)
+CASES.append(Case("torch.nn.functional.max_pool1d", "F.max_pool1d(a, 3, 2, 1, return_indices=True)", (X1W,), "indices"))
+forms("torch.adaptive_max_pool1d", "input=a, output_size=4", (X1,), extra=("a, [8]", "a[..., :15], 4"))
+forms("torch.nn.functional.adaptive_max_pool1d_with_indices", "input=a, output_size=(4,), return_indices=False",
+      (X1,), req=2)
 forms("torch.nn.functional.max_pool2d_with_indices",
       "input=a, kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=False, return_indices=False", (X2,), req=2)
 forms("torch.nn.functional.max_pool3d_with_indices",
