@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import entry_call, first_param, keyword_call
+from ..syntax import Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, operand_code
 from .registry import hook
 from .tensor_methods import _inplace
 
@@ -41,17 +41,33 @@ def _view(ctx, entry, args) -> cst.BaseExpression:
     return build_call(ctx, tables.methods[name.rsplit(".", 1)[-1]], args, tensor)
 
 
+def _copy(ctx, value: cst.BaseExpression) -> cst.BaseExpression:
+    return keyword_call(ctx.reference("mindspore.ops.deepcopy"), {"input_x": value})
+
+
 @hook()
 def copied(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.t_copy(x)`` -> ``ops.deepcopy(input_x=ops.t(input=x))``."""
-    return keyword_call(ctx.reference("mindspore.ops.deepcopy"), {"input_x": _view(ctx, entry, args)})
+    return _copy(ctx, _view(ctx, entry, args))
+
+
+@hook()
+def slice_copy(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.slice_copy(x, 1, 0, 4, 2)`` -> ``ops.deepcopy(input_x=x[:, 0:4:2])`` (dim a literal)."""
+    dim = literal_value(args.get("dim", literal(0)))
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise Unconvertible("dim must be an integer literal")
+    bounds = [args.get(k) for k in ("start", "end", "step")]
+    part = ":".join("" if b is None or literal_value(b) is None else code(b) for b in bounds)
+    axes = [":"] * dim + [part] if dim >= 0 else ["..."] + [part] + [":"] * (-dim - 1)
+    return _copy(ctx, cst.parse_expression(f"{operand_code(args['input'])}[{', '.join(axes)}]"))
 
 
 @hook()
 def copied_each(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.unbind_copy(x)`` -> ``tuple(ops.deepcopy(input_x=part) for part in ops.unbind(input=x))``."""
     part = cst.Name("part")
-    copy = keyword_call(ctx.reference("mindspore.ops.deepcopy"), {"input_x": part})
+    copy = _copy(ctx, part)
     # the sole argument of tuple(): no parentheses of its own
     each = cst.GeneratorExp(elt=copy, for_in=cst.CompFor(target=part, iter=_view(ctx, entry, args)), lpar=[], rpar=[])
     return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(each)])

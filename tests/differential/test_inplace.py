@@ -152,6 +152,7 @@ FUNCTION_UNARY = {
 }
 for name, x in FUNCTION_UNARY.items():
     inplace_forms(f"torch.{name}_", "input=a", (x,), extra=("a",), **TOL)
+inplace_forms("torch.conj_physical_", "input=a", ((arr(3, 4) + 1j * arr(3, 4)).astype("complex64"),), extra=("a",))
 for name, (x, y) in {"gcd": (INTS, INTS_B), "lcm": (ints(3, 4, low=1, high=12), ints(3, 4, low=1, high=12)),
                      "ldexp": (X, ints(3, 4, high=4, dtype="int32")), "xlogy": (B_POS, pos(3, 4))}.items():
     inplace_forms(f"torch.{name}_", "input=a, other=b", (x, y), **TOL)
@@ -172,6 +173,8 @@ inplace_forms("torch.index_put_", "input=a, indices=(b, b), values=c, accumulate
 # -- torch.*_copy ---------------------------------------------------------------------------
 COPIES = {  # name -> (args, inputs, required arguments)
     "alias_copy": ("input=a", (X,), None),
+    "unfold_copy": ("input=a, dimension=1, size=2, step=1", (X,), None),
+    "slice_copy": ("input=a, dim=1, start=1, end=3, step=1", (X,), 1),
     "split_with_sizes_copy": ("input=a, split_sizes=[2, 3], dim=1", (arr(5, 5),), 2),
     "detach_copy": ("input=a", (X,), None),
     "diagonal_copy": ("input=a, offset=1, dim1=1, dim2=2", (arr(2, 3, 4),), 1),
@@ -189,7 +192,7 @@ COPIES = {  # name -> (args, inputs, required arguments)
     "view_as_real_copy": ("input=a", ((arr(3, 4) + 1j * arr(3, 4)).astype("complex64"),), None),
     "view_copy": ("input=a, size=(4, 3)", (X,), None),
 }
-EXTRA = {"alias_copy": "a", "detach_copy": "a", "t_copy": "a", "view_as_complex_copy": "a", "view_as_real_copy": "a",
+EXTRA = {"alias_copy": "a", "unfold_copy": "a, 0, 2, 1", "slice_copy": "a, -1, None, None, 2", "detach_copy": "a", "t_copy": "a", "view_as_complex_copy": "a", "view_as_real_copy": "a",
          "expand_copy": "a, (-1, 4)", "view_copy": "a, (-1,)", "narrow_copy": "a, 0, 0, 1",
          "permute_copy": "a, [1, 2, 0]", "select_copy": "a, -1, 0", "transpose_copy": "a, -1, 0",
          "unsqueeze_copy": "a, -1"}
@@ -198,7 +201,9 @@ for name, (args, inputs, req) in COPIES.items():
     call_forms(CASES, f"torch.{name}", args, inputs, req=req, kw=kw, extra=(EXTRA[name],) if name in EXTRA else ())
     positional = next(c for c in CASES if c.api == f"torch.{name}" and c.form == "positional")
     case(f"torch.{name}", f"b = {positional.code}\n    a.zero_()\n    return b", inputs, "independent")
-case("torch.view_copy", "torch.view_copy(a, torch.int32)", (X,), "dtype")  # the bits read as another dtype
+case("torch.view_copy", "torch.view_copy(a, torch.int32)", (X,), "dtype")
+case("torch.slice_copy", "torch.slice_copy(a, 0, -2)", (X,), "negative-start")
+case("torch.slice_copy", "torch.slice_copy(a, 1, 1, 100)", (X,), "end-beyond")  # the bits read as another dtype
 
 SUITE = Suite(CASES)
 
@@ -225,6 +230,7 @@ REFUSED = {
     "torch.exp_": "torch.exp_(a + b)",
     "torch.round_": "torch.round_(a, decimals=1)",
     "torch.expand_copy": "torch.expand_copy(a, (2, 3), implicit=True)",
+    "torch.slice_copy": "torch.slice_copy(a, b, 0, 1)",
 }
 
 
