@@ -52,6 +52,8 @@ read("Tensor.is_signed", "a.is_signed()")
 CASES.append(Case("Tensor.is_signed", "a.is_signed() and b.is_signed()", (arr(2), ints(2, dtype="uint8")), "in-expression"))
 call_forms(CASES, "Tensor.is_same_size", "other=b", (arr(2, 3), arr(2, 3)),
            extra=("b.t()", "b[:1]", "b.reshape(3, 2)"))
+read("Tensor.get_device", "a.get_device()", ("matrix", "int64", "bool"))
+CASES.append(Case("Tensor.get_device", "a.get_device() < 0", (arr(2),), "cpu-test"))
 read("Tensor.is_pinned", "a.is_pinned()", ("matrix", "int64"))
 read("Tensor.is_shared", "a.is_shared()", ("matrix", "int64"))
 
