@@ -792,6 +792,268 @@ ONE_HOT_CATEGORICAL = '''class {name}(_Distribution):
         return self._categorical._kl(q._categorical)
 '''
 
+MIXTURE_SAME_FAMILY = '''class {name}(_Distribution):
+    """torch.distributions.MixtureSameFamily (transpile MS201): a Categorical over the
+    last batch axis of the component distribution."""
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        self.mixture_distribution = mixture_distribution
+        self.component_distribution = component_distribution
+        self._num_component = mixture_distribution.logits.shape[-1]
+        self.batch_shape = tuple(component_distribution.batch_shape)[:-1]
+        self.event_shape = tuple(component_distribution.event_shape)
+        self._event_ndims = len(self.event_shape)
+
+    def _pad(self, x):
+        return OPS.expand_dims(x, -1 - self._event_ndims)
+
+    def _pad_mixture_dimensions(self, x):
+        dist_batch_ndims = len(self.batch_shape)
+        cat_batch_ndims = len(self.mixture_distribution.batch_shape)
+        pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
+        xs = tuple(x.shape)
+        return OPS.reshape(x, xs[:-1] + (1,) * pad_ndims + xs[-1:] + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
+        return OPS.sum(probs * self.component_distribution.mean, -1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
+        mean_cond_var = OPS.sum(probs * self.component_distribution.variance, -1 - self._event_ndims)
+        var_cond_mean = OPS.sum(
+            probs * OPS.pow(self.component_distribution.mean - self._pad(self.mean), 2.0), -1 - self._event_ndims
+        )
+        return mean_cond_var + var_cond_mean
+
+    def cdf(self, x):
+        cdf_x = self.component_distribution.cdf(self._pad(x))
+        return OPS.sum(cdf_x * self.mixture_distribution.probs, -1)
+
+    def log_prob(self, x):
+        log_prob_x = self.component_distribution.log_prob(self._pad(x))
+        log_mix_prob = OPS.log_softmax(self.mixture_distribution.logits, -1)
+        return OPS.logsumexp(log_prob_x + log_mix_prob, -1)
+
+    def sample(self, sample_shape=()):
+        gather_dim = len(tuple(sample_shape)) + len(self.batch_shape)
+        es = self.event_shape
+        mix_sample = self.mixture_distribution.sample(sample_shape)
+        mix_shape = tuple(mix_sample.shape)
+        comp_samples = self.component_distribution.sample(sample_shape)
+        index = OPS.reshape(mix_sample, mix_shape + (1,) * (len(es) + 1))
+        index = OPS.tile(index, (1,) * len(mix_shape) + (1,) + es)
+        samples = OPS.gather_elements(comp_samples, gather_dim, index)
+        return OPS.stop_gradient(OPS.squeeze(samples, gather_dim))
+'''
+
+TRANSFORMED_DISTRIBUTION = '''class {name}(_Distribution):
+    """torch.distributions.TransformedDistribution over element-wise transforms
+    (transpile MS201): samples pass through the transforms, log_prob inverts them."""
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        self.base_dist = base_distribution
+        self.transforms = list(transforms) if isinstance(transforms, (list, tuple)) else [transforms]
+        self.batch_shape = tuple(base_distribution.batch_shape)
+        self.event_shape = tuple(base_distribution.event_shape)
+        self.has_rsample = base_distribution.has_rsample
+
+    def sample(self, sample_shape=()):
+        x = self.base_dist.sample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return OPS.stop_gradient(x)
+
+    def rsample(self, sample_shape=()):
+        x = self.base_dist.rsample(sample_shape)
+        for transform in self.transforms:
+            x = transform(x)
+        return x
+
+    def log_prob(self, value):
+        event_dim = len(self.event_shape)
+        log_prob = 0.0
+        y = value
+        for transform in reversed(self.transforms):
+            x = transform.inv(y)
+            log_prob = log_prob - self._sum_rightmost(transform.log_abs_det_jacobian(x, y), event_dim)
+            y = x
+        return log_prob + self._sum_rightmost(self.base_dist.log_prob(y), event_dim - len(self.base_dist.event_shape))
+
+    def _monotonize_cdf(self, value):
+        sign = 1
+        for transform in self.transforms:
+            sign = sign * transform.sign
+        if isinstance(sign, int) and sign == 1:
+            return value
+        return sign * (value - 0.5) + 0.5
+
+    def cdf(self, value):
+        for transform in self.transforms[::-1]:
+            value = transform.inv(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
+
+    def icdf(self, value):
+        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        for transform in self.transforms:
+            value = transform(value)
+        return value
+
+    def _kl(self, q):
+        if type(q) is not type(self) or self.event_shape != q.event_shape or len(self.transforms) != len(q.transforms):
+            return super()._kl(q)
+        if not all(a._same(b) for a, b in zip(self.transforms, q.transforms)):
+            return super()._kl(q)
+        return self.base_dist._kl(q.base_dist)
+'''
+
+BASE_TRANSFORM = '''class {name}:
+    """torch.distributions.transforms.Transform's interface (transpile MS201): t(x),
+    t.inv(y), t.log_abs_det_jacobian(x, y), t.sign; cache_size=1 keeps the last pair,
+    so t.inv(t(x)) is x itself (torch's cache); the name sorts before the transforms."""
+
+    sign = 1
+    event_dim = 0
+
+    def __init__(self, cache_size=0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = None, None
+
+    def __call__(self, x):
+        if self._cache_size == 0:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = x, y
+        return y
+
+    def _inv_call(self, y):
+        if self._cache_size == 0:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = x, y
+        return x
+
+    @property
+    def inv(self):
+        return _InverseTransform(self)
+
+    def _same(self, other):
+        return type(other) is type(self)
+
+
+class _InverseTransform:
+    """t.inv: the transform run backwards."""
+
+    def __init__(self, transform):
+        self._inv = transform
+        self.sign = transform.sign
+
+    def __call__(self, x):
+        return self._inv._inv_call(x)
+
+    @property
+    def inv(self):
+        return self._inv
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._inv.log_abs_det_jacobian(y, x)
+'''
+
+EXP_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.ExpTransform (transpile MS201)."""
+
+    def _call(self, x):
+        return OPS.exp(x)
+
+    def _inverse(self, y):
+        return OPS.log(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+'''
+
+TANH_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.TanhTransform (transpile MS201)."""
+
+    def _call(self, x):
+        return OPS.tanh(x)
+
+    def _inverse(self, y):
+        return OPS.atanh(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (LOG_2 - x - OPS.softplus(-2.0 * x))
+'''
+
+SIGMOID_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.SigmoidTransform (transpile MS201): clamped to
+    [tiny, 1 - eps] as torch does."""
+
+    @staticmethod
+    def _tiny(dtype):
+        return 2.2250738585072014e-308 if dtype == MS.float64 else 1.1754943508222875e-38
+
+    def _call(self, x):
+        return OPS.clamp(OPS.sigmoid(x), self._tiny(x.dtype), 1.0 - _Distribution._eps(x.dtype))
+
+    def _inverse(self, y):
+        y = OPS.clamp(y, self._tiny(y.dtype), 1.0 - _Distribution._eps(y.dtype))
+        return OPS.log(y) - OPS.log1p(-y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -OPS.softplus(-x) - OPS.softplus(x)
+'''
+
+AFFINE_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.AffineTransform, element-wise (transpile MS201)."""
+
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        if event_dim != 0:
+            raise NotImplementedError("AffineTransform over event dimensions is not converted")
+        super().__init__(cache_size)
+        self.loc, self.scale = loc, scale
+
+    @property
+    def sign(self):
+        if isinstance(self.scale, (int, float)):
+            return 1 if float(self.scale) > 0 else -1 if float(self.scale) < 0 else 0
+        return OPS.sign(self.scale)
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        if isinstance(self.scale, (int, float)):
+            result = OPS.log(OPS.full_like(x, abs(self.scale)))
+        else:
+            result = OPS.log(OPS.abs(self.scale))
+        return OPS.broadcast_to(result, x.shape)
+
+    def _same(self, other):
+        if type(other) is not type(self):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+                if a != b:
+                    return False
+            elif not bool(OPS.all(a == b)):
+                return False
+        return True
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -814,6 +1076,13 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
     "_TorchLogNormal": (LOG_NORMAL, ("_Distribution", "_TorchNormal")),
     "_TorchGumbel": (GUMBEL, ("_LocScale",)),
     "_TorchOneHotCategorical": (ONE_HOT_CATEGORICAL, ("_Distribution", "_TorchCategorical")),
+    "_TorchMixtureSameFamily": (MIXTURE_SAME_FAMILY, ("_Distribution",)),
+    "_TorchTransformedDistribution": (TRANSFORMED_DISTRIBUTION, ("_Distribution",)),
+    "_BaseTransform": (BASE_TRANSFORM, ()),
+    "_TorchExpTransform": (EXP_TRANSFORM, ("_BaseTransform",)),
+    "_TorchTanhTransform": (TANH_TRANSFORM, ("_BaseTransform",)),
+    "_TorchSigmoidTransform": (SIGMOID_TRANSFORM, ("_BaseTransform", "_Distribution")),
+    "_TorchAffineTransform": (AFFINE_TRANSFORM, ("_BaseTransform",)),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 

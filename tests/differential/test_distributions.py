@@ -26,9 +26,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch.distributions as D
 from torch.distributions import Normal, Uniform, Bernoulli, Categorical, Independent, MultivariateNormal, kl_divergence
-from torch.distributions import Laplace, Exponential, Cauchy, HalfNormal, LogNormal, Gumbel, OneHotCategorical
+from torch.distributions import Laplace, Exponential, Cauchy, HalfNormal, LogNormal, Gumbel, OneHotCategorical, MixtureSameFamily
 from torch.distributions import normal, uniform, bernoulli, categorical, independent, multivariate_normal, kl
 from torch.distributions import laplace, exponential, cauchy, half_normal, log_normal, gumbel, one_hot_categorical
+from torch.distributions import mixture_same_family, transformed_distribution, transforms
+from torch.distributions import TransformedDistribution, ExpTransform, TanhTransform, SigmoidTransform, AffineTransform
 from torch.distributions.kl import kl_divergence as kl_div
 """
 
@@ -36,7 +38,10 @@ CASES: list[Case] = []
 MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "Categorical": "categorical",
            "Independent": "independent", "MultivariateNormal": "multivariate_normal", "kl_divergence": "kl",
            "Laplace": "laplace", "Exponential": "exponential", "Cauchy": "cauchy", "HalfNormal": "half_normal",
-           "LogNormal": "log_normal", "Gumbel": "gumbel", "OneHotCategorical": "one_hot_categorical"}
+           "LogNormal": "log_normal", "Gumbel": "gumbel", "OneHotCategorical": "one_hot_categorical",
+           "MixtureSameFamily": "mixture_same_family", "TransformedDistribution": "transformed_distribution",
+           "ExpTransform": "transforms", "TanhTransform": "transforms", "SigmoidTransform": "transforms",
+           "AffineTransform": "transforms"}
 
 
 def spellings(api: str) -> list[str]:
@@ -47,14 +52,14 @@ def spellings(api: str) -> list[str]:
     return [f"{MODULES[name]}.{name}", api, f"D.{MODULES[name]}.{name}"]
 
 
-def dist_forms(api: str, args: str, inputs, probe: str, *, req: int | None = None, extra=(), **opts) -> None:
-    """Cases building ``d = api(args)`` in each call form (``harness.call_forms``), each
-    returning ``probe`` (an expression over d and the inputs)."""
+def dist_forms(api: str, args: str, inputs, probe: str, *, req: int | None = None, extra=(), name: str = "d", **opts) -> None:
+    """Cases building ``d = api(args)`` (``name`` for d) in each call form (``harness.call_forms``),
+    each returning ``probe`` (an expression over d and the inputs)."""
     made: list[Case] = []
     call_forms(made, api, args, inputs, req=req, extra=extra, **opts)
     for case, spelling in zip(made, spellings(api) * 3):
         call = spelling + case.code[len(api):]
-        CASES.append(replace(case, code=f"d = {call}\nreturn {probe}"))
+        CASES.append(replace(case, code=f"{name} = {call}\nreturn {probe}"))
 
 
 def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
@@ -179,6 +184,51 @@ case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(logits=b)\n
 case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(probs=a[0])\nreturn d.sample((20000,)).mean(0)", (CPROBS,), "moments",
      atol=0.03, rtol=0.0, why="20000 draws: each frequency is within 0.03 of its probability")
 
+# -- MixtureSameFamily (a mixture density head) ----------------------------------------
+MIX_LOGITS, MIX_LOC, MIX_SCALE, MIX_X = arr(6, 3), arr(6, 3, 2), pos(6, 3, 2), arr(6, 2)
+MIX_PROBE = "d.log_prob(e), d.mean, d.variance, d.stddev, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.MixtureSameFamily", "torch.distributions.mixture_same_family.MixtureSameFamily"):
+    dist_forms(api, "mixture_distribution=Categorical(logits=a), component_distribution=Independent(Normal(b, c), 1), "
+               "validate_args=None", (MIX_LOGITS, MIX_LOC, MIX_SCALE, MIX_LOC, MIX_X), MIX_PROBE, req=2, atol=1e-4, rtol=1e-4)
+case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Normal(b, c))\nreturn d.log_prob(e), d.cdf(e), d.mean, d.variance",
+     (arr(4, 3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "univariate", atol=1e-4, rtol=1e-4)
+case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Normal(b, c))\nreturn d.log_prob(e)",
+     (arr(3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "shared mixture", atol=1e-4, rtol=1e-4)
+case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Independent(Normal(b, c), 1))\nreturn d.sample(), d.sample((4,))",
+     (MIX_LOGITS, MIX_LOC, MIX_SCALE), "samples", random=True)
+case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(probs=a), Normal(b, c * 0.0, validate_args=False))\nreturn d.sample((3,))",
+     (np.eye(3, dtype="float32"), arr(3, 3), pos(3, 3)), "picks the component")
+
+# -- TransformedDistribution and its transforms -----------------------------------------
+T_PROBE = "t(c), t.inv(t(c)), t.inv(d), t.log_abs_det_jacobian(c, t(c)), t.inv.log_abs_det_jacobian(t(c), c), t.sign"
+T_INPUTS = (LOC, SCALE, X, arr(3, 4, low=0.05, high=0.95))
+for name, args in (("ExpTransform", "cache_size=0"), ("TanhTransform", "cache_size=0"), ("SigmoidTransform", "cache_size=0"),
+                   ("AffineTransform", "loc=a, scale=b, event_dim=0, cache_size=0")):
+    for api in (f"torch.distributions.{name}", f"torch.distributions.transforms.{name}"):
+        dist_forms(api, args, T_INPUTS, T_PROBE, req=2 if name == "AffineTransform" else 0, name="t", atol=1e-4, rtol=1e-4)
+    case(f"torch.distributions.{name}", f"t = {name}({args.replace('cache_size=0', 'cache_size=1')})\ny = t(c)\nreturn y, t.inv(y), t.inv(y) is c",
+         T_INPUTS, "cached", atol=1e-4, rtol=1e-4)
+case("torch.distributions.AffineTransform", "t = AffineTransform(-1.5, 2.0)\nreturn t(c), t.inv(c), t.log_abs_det_jacobian(c, t(c)), t.sign",
+     T_INPUTS, "numbers")
+
+TD_PROBE = "d.log_prob(e), d.cdf(e), d.icdf(f), d.batch_shape, d.event_shape"
+TD_INPUTS = (LOC, SCALE, X, X, pos(3, 4), UNIT)
+for api in ("torch.distributions.TransformedDistribution", "torch.distributions.transformed_distribution.TransformedDistribution"):
+    dist_forms(api, "base_distribution=Normal(a, b), transforms=[ExpTransform()], validate_args=None", TD_INPUTS, TD_PROBE,
+               req=2, atol=1e-4, rtol=1e-4)
+case("torch.distributions.TransformedDistribution",
+     "d = TransformedDistribution(Normal(a, b), [AffineTransform(1.0, -2.0), ExpTransform()])\nreturn d.log_prob(e), d.cdf(e), d.icdf(f)",
+     TD_INPUTS, "decreasing", atol=1e-4, rtol=1e-4)
+case("torch.distributions.TransformedDistribution",
+     "d = TransformedDistribution(Independent(Normal(a, b), 1), SigmoidTransform())\nreturn d.log_prob(f), d.batch_shape, d.event_shape",
+     TD_INPUTS, "one transform, events", atol=1e-4, rtol=1e-4)
+case("torch.distributions.TransformedDistribution",  # a SAC policy: tanh-squashed Gaussian, log_prob of its own sample
+     "d = TransformedDistribution(Normal(a, b * 0.0 + 1e-3, validate_args=False), [TanhTransform(cache_size=1)])\nx = d.rsample()\n"
+     "return x, torch.isfinite(d.log_prob(x))", (LOC * 6, SCALE), "squashed sample", atol=1e-2, rtol=1e-3,
+     why="a draw with scale 1e-3: x is tanh(loc) within 1e-2; log_prob(x) is finite where tanh saturates (the cached pre-image)")
+case("torch.distributions.TransformedDistribution", "d = TransformedDistribution(Normal(a, b), [TanhTransform()])\nreturn d.rsample(), d.sample((3,))",
+     (LOC, SCALE), "samples", random=True)
+
 # -- kl_divergence --------------------------------------------------------------------
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
@@ -198,6 +248,8 @@ KL_PAIRS = {
     "LogNormal": ("LogNormal(a, b)", "LogNormal(b, b + 1)", (LOC, SCALE)),
     "Gumbel": ("Gumbel(a, b)", "Gumbel(b, b + 1)", (LOC, SCALE)),
     "OneHotCategorical": ("OneHotCategorical(probs=a)", "OneHotCategorical(logits=b)", (CPROBS, CLOGITS)),
+    "TransformedDistribution": ("TransformedDistribution(Normal(a, b), [AffineTransform(a, 2.0), ExpTransform()])",
+                                "TransformedDistribution(Normal(b, a.exp()), [AffineTransform(a, 2.0), ExpTransform()])", (LOC, SCALE)),
 }
 for form, (p, q, inputs) in KL_PAIRS.items():
     case("torch.distributions.kl_divergence", f"return kl_divergence({p}, {q})", inputs, form, atol=1e-4, rtol=1e-4)
