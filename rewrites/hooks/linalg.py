@@ -302,3 +302,70 @@ def lu_factor(ctx, entry, args, receiver) -> cst.BaseExpression:
     if entry.source != "torch.linalg.lu":
         return factors
     return cst.Call(func=ctx.reference("mindspore.ops.lu_unpack"), args=[cst.Arg(factors, star="*")])
+
+
+MATRIX_RANK = '''
+def {name}(A, atol=None, rtol=None, hermitian=False):
+    """torch.linalg.matrix_rank: the singular values above max(atol, rtol * the largest);
+    rtol defaults to eps * max(m, n), or 0 when only a positive atol is given (the
+    singular values of a Hermitian matrix are its absolute eigenvalues: the same count)."""
+    S = OPS.svd(A, compute_uv=False)
+    if rtol is None:
+        eps = 1.1920928955078125e-07 if S.dtype == MS.float32 else 2.220446049250313e-16
+        rtol = 0.0 if atol is not None and float(atol) > 0 else eps * max(A.shape[-2], A.shape[-1])
+    tol = rtol * OPS.amax(S, -1, keepdims=True)
+    if atol is not None:
+        tol = OPS.maximum(tol, OPS.full_like(tol, atol) if isinstance(atol, (int, float)) else atol)
+    return OPS.sum((S > tol).astype(MS.int64), -1)
+'''
+
+VANDER = '''
+def {name}(x, N=None):
+    """torch.linalg.vander: increasing powers x**0 ... x**(N-1) along a new last axis."""
+    N = x.shape[-1] if N is None else N
+    ones = OPS.ones(x.shape + (1,), x.dtype)
+    if N <= 1:
+        return ones[..., :N]
+    powers = OPS.cumprod(OPS.broadcast_to(x.unsqueeze(-1), x.shape + (N - 1,)), -1)
+    return OPS.cat((ones, powers.astype(x.dtype)), -1)
+'''
+
+TENSORINV = '''
+def {name}(A, ind=2):
+    """torch.linalg.tensorinv: the inverse of A read as a matrix of its first ind axes by
+    the rest, shaped A.shape[ind:] + A.shape[:ind]."""
+    import math
+
+    rows = math.prod(A.shape[:ind])
+    return OPS.inverse(A.reshape(rows, -1)).reshape(A.shape[ind:] + A.shape[:ind])
+'''
+
+TENSORSOLVE = '''
+def {name}(A, B, dims=None):
+    """torch.linalg.tensorsolve: X with tensordot(A, X, X.ndim) == B (the axes dims of A
+    moved to the end first)."""
+    import math
+
+    if dims is not None:
+        moved = [d % A.ndim for d in dims]
+        A = OPS.permute(A, tuple(d for d in range(A.ndim) if d not in moved) + tuple(moved))
+    n = math.prod(B.shape)
+    return OPS.matrix_solve(A.reshape(n, -1), B.reshape(n, 1)).reshape(A.shape[B.ndim:])
+'''
+
+
+def _emitted_call(name: str, source: str, first: str | None = None):
+    """A hook calling the function ``source`` emitted beside the code with the converted
+    arguments (the receiver of a method as ``first``)."""
+    def convert(ctx, entry, args, receiver) -> cst.BaseExpression:
+        if receiver is not None:
+            args = {first: receiver, **args}
+        return keyword_call(_helper(ctx, name, source), args)
+    convert.__doc__ = f"``{name.strip('_')}``: a call of ``{name}`` (emitted)."
+    return convert
+
+
+matrix_rank = hook("matrix_rank", consumes=("input", "atol", "rtol", "hermitian"))(_emitted_call("_matrix_rank", MATRIX_RANK))
+vander = hook("vander", consumes=("x", "N"))(_emitted_call("_vander", VANDER))
+tensorinv = hook("tensorinv", consumes=("A", "ind"))(_emitted_call("_tensorinv", TENSORINV))
+tensorsolve = hook("tensorsolve", consumes=("A", "B", "dims"))(_emitted_call("_tensorsolve", TENSORSOLVE))

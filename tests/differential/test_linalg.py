@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps
+from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints
 
 CASES: list[Case] = []
 TABLES = ["linalg.toml", "tensor_linalg.toml"]
@@ -184,6 +184,21 @@ forms("Tensor.stft", "n_fft=16, hop_length=4, win_length=12, window=b, center=Fa
       (arr(64), np.hanning(12).astype("float32")), only=("positional", "keyword"))
 case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults", atol=1e-4)
 case("Tensor.stft", "a.stft(16, window=b, win_length=12, return_complex=True)", (arr(64), np.hanning(12).astype("float32")), "window")
+# -- rank, Vandermonde, tensor inverse and solve -------------------------------------------
+LOW_RANK = (arr(4, 2) @ arr(2, 5)).astype("float32")
+forms("torch.linalg.matrix_rank", "input=a", (LOW_RANK,), kw="atol=0.5, rtol=0.1, hermitian=False",
+      extra=("a, atol=1.0", "a, rtol=0.3", "a, out=None"))
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a)", (np.stack([LOW_RANK, arr(4, 5)]),), "batched")
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a, hermitian=True)", (S,), "hermitian")
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a)", (LOW_RANK.astype("float64"),), "f64")
+forms("torch.linalg.vander", "x=a", (arr(4),), kw="N=3", extra=("a, N=2",))
+case("torch.linalg.vander", "torch.linalg.vander(a)", (arr(2, 3),), "batched")
+case("torch.linalg.vander", "torch.linalg.vander(a, N=5)", (ints(3, low=-3, high=4),), "int")
+T4 = dominant(6, 6).reshape(6, 2, 3)
+case("torch.linalg.tensorinv", "torch.linalg.tensorinv(a.reshape(2, 3, 6))", (T4,), "defaults")
+forms("torch.linalg.tensorinv", "input=a, ind=1", (T4,), extra=("a.reshape(2, 3, 2, 3), 2", "a.reshape(2, 3, 3, 2), ind=2, out=None"))
+forms("torch.linalg.tensorsolve", "input=a, other=b, dims=None", (T4.reshape(2, 3, 6), arr(2, 3)), req=2,
+      extra=("a.reshape(2, 3, 2, 3), b", "a.permute(2, 0, 1), b, dims=(0,)", "a, b, out=None"))
 
 SUITE = Suite(CASES)
 
