@@ -328,3 +328,37 @@ def {name}(size, stride, dtype=None):
     (zeros here); MindSpore tensors keep no strides."""
     return OPS.zeros(tuple(size), MS.float32 if dtype is None else dtype)
 '''
+
+HELPERS["result_type"] = '''
+def {name}(tensor, other):
+    """torch.result_type: dtypes promoted among tensors with dimensions, among 0-d
+    tensors and among Python numbers (bool, int64, float32, complex64), then combined:
+    a later group counts only where its kind (bool < integer < float < complex) is higher."""
+    floats = (MS.float16, MS.bfloat16, MS.float32, MS.float64)
+    complexes = (MS.complex64, MS.complex128)
+    groups = [None, None, None]  # tensors with dimensions, 0-d tensors, numbers
+    for x in (tensor, other):
+        if isinstance(x, MS.Tensor):
+            group, dtype = (0 if x.ndim else 1), x.dtype
+        else:
+            group = 2
+            dtype = (MS.bool_ if isinstance(x, bool) else MS.int64 if isinstance(x, int)
+                     else MS.float32 if isinstance(x, float) else MS.complex64)
+        groups[group] = dtype if groups[group] is None else _torch_promote_types(groups[group], dtype)
+
+    def combine(higher, lower):
+        if higher is None or lower is None:
+            return lower if higher is None else higher
+        if higher in complexes:
+            return higher
+        if lower in complexes:
+            return {MS.float32: MS.complex64, MS.float64: MS.complex128}[higher] if higher in floats else lower
+        if higher in floats:
+            return higher
+        if higher == MS.bool_ or lower in floats:
+            return _torch_promote_types(higher, lower)
+        return higher
+
+    return combine(groups[0], combine(groups[1], groups[2]))
+'''
+NEEDS["result_type"] = ("promote_types",)

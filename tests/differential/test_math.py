@@ -153,6 +153,10 @@ forms("torch.empty_strided", "size=(2, 3), stride=(3, 1)", kw="dtype=torch.float
       why="torch leaves the values unset")
 forms("Tensor.new_empty_strided", "size=(2, 3), stride=(3, 1)", (ints(2),), kw="dtype=torch.float16", extra=("(5,), (1,), requires_grad=False",),
       random=True, why="torch leaves the values unset")
+forms("torch.result_type", "tensor=a, other=b", (ints(3), np.array(2.0, np.float64)),
+      extra=("a, 2.5", "a, True", "b, 1", "a.float(), 1j", "a.double(), 1j", "a.to(torch.int8), a", "a.bool(), b.half()",
+             "b.float(), a", "2, 3.5", "a.to(torch.uint8), a.to(torch.int8)[0]"))
+case("torch.result_type", "torch.zeros(2, dtype=torch.result_type(a, b))", (arr(2), ints(2)), "as-dtype")
 
 SUITE = Suite(CASES)
 
