@@ -139,6 +139,18 @@ for name, (args, x) in RESHAPED.items():
     call = f"a.{name}_({', '.join(v.split('=')[1] for v in args.split(', ')) if args else ''})"
     case(f"Tensor.{name}_", f"{call}\n    a.mul_(2.0)\n    a.add_(1.0)\n    return a", (x,), "written-after")
 case("Tensor.unsqueeze_", "m = torch.zeros(3, 4).unsqueeze_(0)\n    return m", (), "fresh")
+case("Tensor.t_", "a.t_()\n    return a", (arr(4),), "1-d")
+case("Tensor.squeeze_", "a.squeeze_()\n    a.add_(1.0)\n    return a", (arr(1, 1),), "to-0-d")
+case("Tensor.transpose_", "b = a\n    a.transpose_(0, 1)\n    return b", (arr(2, 3),), "alias")  # one tensor, two names
+
+# edges: the receiver an attribute, a tensor bound, a fresh tensor, a 0-d tensor value
+case("Tensor.cumsum_", "self.h = a\n    self.h.cumsum_(0)\n    return self.h", (X,), "attribute")
+case("Tensor.clip_", "a.clip_(min=b)\n    return a", (X, Y), "tensor-min")
+case("Tensor.eq_", "a.eq_(b)\n    return a", (ints(3, 4, high=3, dtype="int32"), ints(3, 4, high=3, dtype="int32")), "int")
+case("torch.exp_", "torch.exp_(torch.zeros(3))", (), "fresh")
+case("Tensor.fill_diagonal_", "a.fill_diagonal_(b.max())\n    return a", (arr(3, 3), arr(2)), "0-d-tensor")
+for rows in (4, 9):  # wrap at height = width + 1 (nothing to wrap) and well beyond
+    case("Tensor.fill_diagonal_", "a.fill_diagonal_(3.0, True)\n    return a", (arr(rows, 3),), f"wrap-{rows}")
 
 # -- torch.* in-place functions ------------------------------------------------------------
 FUNCTION_UNARY = {
