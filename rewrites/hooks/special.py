@@ -224,7 +224,8 @@ def special_function(ctx, name: str) -> cst.Name:
     return emitted(ctx, f"_special_{name}", text)
 
 
-@hook()
+@hook(not_a_value="as a value (not called) it cannot become the composition emitted for its calls: "
+                   "call it where it is used (a lambda calling it converts)")
 def special_helper(ctx, entry, args, receiver) -> cst.Call:
     """``torch.special.entr(x)`` -> ``_special_entr(input=x)``, the exact composition of
     HELPERS defined once beside the code (keywords: the entry's target names)."""

@@ -151,3 +151,13 @@ def test_api(case: Case) -> None:
 def test_every_entry_has_three_forms() -> None:
     gaps = coverage_gaps(["special.toml", "special_methods.toml"], CASES)
     assert all(not v for v in gaps.values()), gaps
+
+
+@pytest.mark.parametrize("name", ["entr", "bessel_y0", "chebyshev_polynomial_t"])
+def test_a_composition_as_a_value_is_marked(name: str) -> None:
+    """A composition is emitted for calls: the bare function (not called) is left, marked."""
+    from transpile import convert_code
+
+    result = convert_code(f"import torch\n\nFNS = [torch.special.{name}]\n")
+    assert f"torch.special.{name}" in result.code and "# transpile:" in result.code
+    assert "a lambda calling it converts" in result.code
