@@ -488,8 +488,11 @@ class ModuleMethods(Pass):
                     return updated
             else:
                 args.append(arg.with_changes(keyword=cst.Name(entry.rename[name])) if name in entry.rename else arg)
+        if all(a is b for a, b in zip(args, updated.args)) and len(args) == len(updated.args):
+            return updated  # as written: the statement keeps its layout
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        self.ctx.stats.converted += 1
         return updated.with_changes(args=args)
 
 
