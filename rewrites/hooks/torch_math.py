@@ -362,3 +362,53 @@ def {name}(tensor, other):
     return combine(groups[0], combine(groups[1], groups[2]))
 '''
 NEEDS["result_type"] = ("promote_types",)
+
+HELPERS["gradient"] = '''
+def {name}(input, spacing=1, dim=None, edge_order=1):
+    """torch.gradient: central differences inside, one-sided ones (first or second order)
+    at the ends, along each dim; spacing is one number, a number per dim, or the sample
+    coordinates per dim (1-D tensors). torch's formulas, in its order of operations."""
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if isinstance(spacing, (int, float)):
+        spacing = [spacing] * len(dims)
+
+    def part(d, start, stop=None):
+        at = [slice(None)] * input.ndim
+        at[d] = slice(start, stop)
+        return input[tuple(at)]
+
+    out = []
+    for d, h in zip(dims, spacing):
+        d = d % input.ndim
+        if isinstance(h, MS.Tensor) and h.ndim == 1:
+            dx = h[1:] - h[:-1]
+            shape = [1] * input.ndim
+            shape[d] = -1
+            dx1, dx2 = dx[:-1], dx[1:]
+            a = (-dx2 / (dx1 * (dx1 + dx2))).reshape(shape)
+            b = ((dx2 - dx1) / (dx1 * dx2)).reshape(shape)
+            c = (dx1 / (dx2 * (dx1 + dx2))).reshape(shape)
+            center = a * part(d, 0, -2) + b * part(d, 1, -1) + c * part(d, 2)
+            if edge_order == 1:
+                first = (part(d, 1, 2) - part(d, 0, 1)) / dx[0]
+                last = (part(d, -1) - part(d, -2, -1)) / dx[-1]
+            else:
+                a = -(2.0 * dx[0] + dx[1]) / (dx[0] * (dx[0] + dx[1]))
+                b = (dx[0] + dx[1]) / (dx[0] * dx[1])
+                c = (-dx[0]) / (dx[1] * (dx[0] + dx[1]))
+                first = a * part(d, 0, 1) + b * part(d, 1, 2) + c * part(d, 2, 3)
+                a = dx[-1] / (dx[-2] * (dx[-1] + dx[-2]))
+                b = -(dx[-1] + dx[-2]) / (dx[-1] * dx[-2])
+                c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
+                last = a * part(d, -3, -2) + b * part(d, -2, -1) + c * part(d, -1)
+        else:
+            center = (part(d, 2) - part(d, 0, -2)) / h / 2
+            if edge_order == 1:
+                first = (part(d, 1, 2) - part(d, 0, 1)) / h
+                last = (part(d, -1) - part(d, -2, -1)) / h
+            else:
+                first = (-1.5 * part(d, 0, 1) + 2 * part(d, 1, 2) - 0.5 * part(d, 2, 3)) / h
+                last = (0.5 * part(d, -3, -2) - 2 * part(d, -2, -1) + 1.5 * part(d, -1)) / h
+        out.append(OPS.cat((first, center, last), d))
+    return tuple(out)
+'''

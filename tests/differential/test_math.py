@@ -157,6 +157,10 @@ forms("torch.result_type", "tensor=a, other=b", (ints(3), np.array(2.0, np.float
       extra=("a, 2.5", "a, True", "b, 1", "a.float(), 1j", "a.double(), 1j", "a.to(torch.int8), a", "a.bool(), b.half()",
              "b.float(), a", "2, 3.5", "a.to(torch.uint8), a.to(torch.int8)[0]"))
 case("torch.result_type", "torch.zeros(2, dtype=torch.result_type(a, b))", (arr(2), ints(2)), "as-dtype")
+G = arr(4, 5)
+forms("torch.gradient", "input=a", (G, np.sort(arr(4)), np.sort(arr(5))), kw="spacing=2.0, dim=1, edge_order=2",
+      extra=("a, spacing=[b, c]", "a, spacing=(b,), dim=0, edge_order=2", "a, spacing=(0.5, 3), edge_order=1", "a, dim=[1, 0]",
+             "a[0], spacing=[c], edge_order=2", "a.double(), spacing=3, dim=-1"))
 
 SUITE = Suite(CASES)
 
