@@ -77,11 +77,35 @@ def conv_padding_at_run_time(entry) -> list[str]:
 
 
 # torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
-# themselves (F.pad, last axis first; padding='same': d * (k - 1) in all, the extra one
-# after) and convolve with no padding. MindSpore's Conv has no such mode: a subclass of
-# the MindSpore layer pads first and convolves with pad_mode='valid', so weight and bias
-# keep their names. The padding takes rows by index (one gather per axis): ops.pad's
-# reflect has no CPU kernel for 5-D input.
+# themselves (F.pad; padding='same': d * (k - 1) in all, the extra one after) and
+# convolve with no padding. MindSpore's Conv has no such mode: a subclass of the
+# MindSpore layer pads first and convolves with pad_mode='valid', so weight and bias
+# keep their names. The padding gathers each padded axis by a computed index (ops.pad's
+# reflect has no CPU kernel for 5-D input), in tensor ops only: GRAPH mode compiles it.
+CONV_PADDED_INPUT = """def {name}(x, sides, mode):
+    \"\"\"The input of a torch Conv layer padded as its padding_mode says (transpile MS201):
+    `sides` holds (before, after) per spatial axis.\"\"\"
+    dims = len(sides)
+    for k in range(dims):
+        before, after = sides[k]
+        if before > 0 or after > 0:
+            axis = x.ndim - dims + k
+            n = x.shape[axis]
+            position = OPS.arange(-before, n + after, dtype=MS.int32)
+            if mode == "reflect":
+                index = OPS.abs(position)
+                index = OPS.where(index >= n, 2 * (n - 1) - index, index)
+            elif mode == "circular":
+                index = (position + n) % n
+            else:  # replicate, zeros
+                index = OPS.clamp(position, 0, n - 1)
+            y = OPS.gather(x, index, axis)
+            if mode == "zeros":
+                inside = OPS.logical_and(position >= 0, position < n).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
+                y = OPS.where(inside, y, OPS.zeros_like(y))
+            x = y
+    return x
+"""
 PADDED_CONV = """def {name}(layer, padding_mode, padding=0, **kwargs):
     \"\"\"A torch Conv layer with padding_mode (transpile MS201): the input padded as torch
     pads it ('zeros', 'reflect', 'replicate' or 'circular'), then a pad_mode='valid'
@@ -93,37 +117,19 @@ PADDED_CONV = """def {name}(layer, padding_mode, padding=0, **kwargs):
 
     if padding == "same":
         kernel, dilation = per_axis(kwargs["kernel_size"]), per_axis(kwargs.get("dilation", 1))
-        sides = [(d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation)]
+        sides = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
     else:
-        sides = [(p, p) for p in per_axis(0 if padding == "valid" else padding)]
-
-    def source_index(i, n):
-        if padding_mode == "reflect":
-            i = abs(i)
-            return 2 * (n - 1) - i if i >= n else i
-        if padding_mode == "replicate":
-            return min(max(i, 0), n - 1)
-        return i % n  # circular
-
-    def pad(x):
-        for axis, (before, after) in zip(range(x.ndim - dims, x.ndim), sides):
-            if before or after:
-                n = x.shape[axis]
-                if padding_mode == "zeros":
-                    rows = [(0, 0)] * x.ndim
-                    rows[axis] = (before, after)
-                    x = OPS.pad(x, tuple(s for pair in reversed(rows) for s in pair))
-                else:
-                    index = [source_index(i, n) for i in range(-before, n + after)]
-                    x = OPS.gather(x, MS.Tensor(index, MS.int32), axis)
-        return x
+        sides = tuple((p, p) for p in per_axis(0 if padding == "valid" else padding))
 
     class Padded(layer):
         def construct(self, x):
-            return super().construct(pad(x))
+            return super().construct(PADDED_INPUT(x, self.torch_sides, self.torch_padding_mode))
 
     Padded.__name__ = Padded.__qualname__ = layer.__name__
-    return Padded(pad_mode="valid", **kwargs)
+    cell = Padded(pad_mode="valid", **kwargs)
+    cell.torch_sides = sides
+    cell.torch_padding_mode = padding_mode
+    return cell
 """
 
 
@@ -136,7 +142,8 @@ def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] |
     if mode is not None and literal_value(mode) != "zeros":
         if "Transpose" in entry.target:
             raise Unconvertible(f"padding_mode={code(mode)}: torch's transposed convolutions take 'zeros' only")
-        helper = emitted_spelled(ctx, "_torch_padded_conv", PADDED_CONV)
+        padded_input = emitted_spelled(ctx, "_torch_conv_padded_input", CONV_PADDED_INPUT)
+        helper = emitted_spelled(ctx, "_torch_padded_conv", PADDED_CONV.replace("PADDED_INPUT(", f"{padded_input.value}("))
         return cst.Call(helper, [cst.Arg(ctx.reference(entry.target)), *keyword_call(helper, {"padding_mode": mode, **args}).args])
     padding = args.pop("padding", None)
     out = dict(args)

@@ -174,11 +174,15 @@ SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1
         cache = "_torch_spectral_norm_" + name
 
         def construct(self, *args, **kwargs):
-            object.__setattr__(self, cache, computed(self, self.training))
+            if self.training:  # the power step, once per call
+                object.__setattr__(self, cache, computed(self, True))
             return base.construct(self, *args, **kwargs)
 
+        # in eval u and v stay: the tensor of each call is computed where it is read
+        # (which GRAPH mode compiles)
         object.__setattr__(module, cache, w.reshape(shape) if squeeze else w)
-        members = {name: property(lambda self: getattr(self, cache)), "construct": construct}
+        members = {name: property(lambda self: getattr(self, cache) if self.training else computed(self, False)),
+                   "construct": construct}
     members["_torch_parametrized"] = (name, as_parametrization, "spectral_norm", drop,
                                       lambda self: computed(self, False), original)
     normed = type(("Parametrized" if as_parametrization else "") + base.__name__, (base,), members)
