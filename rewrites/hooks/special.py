@@ -13,7 +13,7 @@ import libcst as cst
 
 from ..syntax import emitted, keyword_call, module_spellings
 from .registry import hook
-from .torch_functions import cast_input_dtype, polygamma  # noqa: F401 (shared with torch.softmax, torch.polygamma)
+from .torch_functions import cast_input_dtype  # noqa: F401 (shared with torch.softmax)
 
 # name -> source of the helper ``_special_<name>``. In the source ``{name}`` is the
 # helper's own name, ``MS.``/``OPS.`` the file's spellings of mindspore and mindspore.ops,
@@ -80,6 +80,15 @@ def {name}(input):
     input = FLOAT(input)
     safe = OPS.where(input == 0, 1.0, input)
     return OPS.where(input == 0, 1.0, OPS.where(OPS.isinf(input), 0.0, OPS.sin(safe) / safe))
+''')
+_define("polygamma", '''
+def {name}(n, input):
+    """torch.special.polygamma: ops.polygamma with the order as a tensor; torch's trigamma
+    (n = 1) is 0 at +inf and NaN at -inf (MindSpore's: NaN and inf)."""
+    input = FLOAT(input)
+    n = n if isinstance(n, MS.Tensor) else MS.Tensor(n, MS.int64)
+    value = OPS.polygamma(n, input)
+    return OPS.where((n == 1) & (input == INF), 0.0, OPS.where((n == 1) & (input == -INF), NAN, value))
 ''')
 _define("zeta", '''
 def {name}(input, other):

@@ -85,6 +85,11 @@ binary("gammaincc", P, P[::-1].copy(), (GAMMA_A, GAMMA_X))
 
 forms("torch.special.multigammaln", "input=a, p=3", (P + 1.5,), extra=("a, 3, out=None", "a, 1"), **LAST_DIGITS)
 forms("torch.special.polygamma", "n=2, input=a", (P,), extra=("1, a, out=None", "0, a", "3, a"), **LAST_DIGITS)
+# (the poles -1, -2, ... are left out: torch's trigamma gives 1e15 there, MindSpore inf)
+POLYGAMMA_EDGE = np.array([0.5, 1.0, 2.5, 30.0, 1e-3, -0.5, -2.5, np.inf, -np.inf, np.nan], F32)
+for order in range(4):
+    case("torch.special.polygamma", f"torch.special.polygamma({order}, a)", (POLYGAMMA_EDGE,), f"edges{order}", **LAST_DIGITS)
+case("torch.special.polygamma", "torch.special.polygamma(1, a)", (ints(3, 4, low=1, high=6),), "int", **LAST_DIGITS)
 LOGIT_EDGE = np.array([0.0, 1.0, -0.5, 1.5, 0.5, 1e-7, 1 - 1e-7, np.nan, np.inf], F32)
 forms("torch.special.logit", "input=a, eps=1e-6", (UNIT,), extra=("a, out=None", "a, 0.1"), req=1, **LAST_DIGITS)
 case("torch.special.logit", "torch.special.logit(a)", (LOGIT_EDGE,), "edges", **LAST_DIGITS)
@@ -137,6 +142,7 @@ for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "laguerre_polynom
 
 # Tensor methods (special_methods.toml); in place: the result and the receiver
 forms("Tensor.polygamma", "n=1", (P,), extra=("2", "0", "3"), **LAST_DIGITS)
+case("Tensor.polygamma", "a.polygamma(1)", (POLYGAMMA_EDGE,), "edges", **LAST_DIGITS)
 for form, args in (("positional", "1"), ("keyword", "n=1"), ("order2", "2"), ("order0", "0")):
     case("Tensor.polygamma_", f"b = a.clone()\n    r = b.polygamma_({args})\n    return r, b", (P,), form, **LAST_DIGITS)
 
