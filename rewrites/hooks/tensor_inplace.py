@@ -25,6 +25,11 @@ def reshaped_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
     out_of_place = tables().methods[entry.source.rsplit(".", 1)[-1].rstrip("_")]
     value = keyword_call(cst.Attribute(value=build_call(ctx, out_of_place, args, receiver), attr=cst.Name("contiguous")), {})
+    return _assigned(receiver, value)
+
+
+def _assigned(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.assign_value(value)``: ``x`` takes the value's shape too (``copy_`` keeps x's)."""
     if receiver is not None and _fresh(receiver):
         return value  # torch.zeros(3).unsqueeze_(0): nobody else holds the tensor
     if receiver is None or not name_chain(receiver):
@@ -32,6 +37,33 @@ def reshaped_(ctx, entry, args, receiver) -> cst.BaseExpression:
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         raise Unconvertible("the shape of a parameter changes through .data: use set_data on the parameter")
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("assign_value")), {"value": value})
+
+
+RESIZED = '''
+def {name}(input, shape):
+    """torch's Tensor.resize_ out of place: the elements in order, cut or lengthened with
+    zeros (torch leaves new elements uninitialized) to the new shape."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    numel = 1
+    for size in shape:
+        numel *= size
+    flat = input.reshape(-1)
+    have = flat.shape[0]
+    if have >= numel:
+        flat = flat[:numel]
+    else:
+        flat = OPS.cat((flat, OPS.zeros(numel - have, input.dtype)))
+    return flat.reshape(shape)
+'''
+
+
+@hook()
+def resized_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.resize_(2, 3)`` -> ``x.assign_value(_torch_resized(x, (2, 3)))``, ``x.resize_as_(y)``
+    with ``y.shape`` (the function emitted beside the code)."""
+    shape = args["shape"] if "shape" in args else cst.Attribute(value=args["the_template"], attr=cst.Name("shape"))
+    resized = emitted_spelled(ctx, "_torch_resized", RESIZED)
+    return _assigned(receiver, keyword_call(resized, {"input": receiver, "shape": shape}))
 
 
 FILLED_DIAGONAL = '''

@@ -127,6 +127,16 @@ for name, code in {
     case(f"Tensor.{name}_", code, (MANY,), "distribution", **SAMPLED)
 case("Tensor.random_", "a.random_(5)\n    return (a == 0).float().mean(), a.max(), a.min()", (MANY,), "distribution-end", **SAMPLED)
 
+# resize_: the elements in order, in the new shape; torch leaves new ones uninitialized,
+# so a lengthened tensor is compared on its old elements and its shape
+inplace_forms("Tensor.resize_", "size=(3, 2)", (arr(2, 3),), extra=("6", "[2, 1, 3]", "2, 3"))
+inplace_forms("Tensor.resize_", "size=(2, 2)", (arr(2, 3),), only=("positional",))  # cut
+case("Tensor.resize_", "c = a.clone()\n    c.resize_(4, 3)\n    c.add_(1.0)\n    return c.reshape(-1)[:6], c.shape", (arr(2, 3),),
+     "lengthened")  # (torch cannot grow the storage of a tensor made from numpy)
+case("Tensor.resize_", "b = a\n    a.resize_(6)\n    return b", (arr(2, 3),), "alias")
+inplace_forms("Tensor.resize_as_", "the_template=b", (arr(2, 3), arr(3, 2)), extra=("b.t()",))
+inplace_forms("torch.resize_as_", "input=a, the_template=b", (arr(2, 3), arr(6)))
+
 # shape-changing: the receiver takes the new shape, and stays writable in place
 RESHAPED = {  # name -> (args, input)
     "squeeze": ("dim=1", arr(3, 1, 4)), "unsqueeze": ("dim=0", X), "t": ("", X),
@@ -235,6 +245,7 @@ def test_every_converted_entry_has_three_call_forms() -> None:
 REFUSED = {
     "Tensor.acos_": "(a + b).acos_()",  # nothing holds the tensor written into
     "Tensor.t_": "(a + b).t_()",
+    "Tensor.resize_": "a.data.resize_(4)",
     "Tensor.round_": "a.round_(decimals=2)",
     "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
     "Tensor.random_": "a.random_()",
