@@ -207,8 +207,14 @@ def linalg_cross(ctx, entry, args, receiver) -> cst.BaseExpression:
 MATRIX_NORM = '''
 def {name}(A, ord=None, dim=None, keepdim=False):
     """torch.linalg.norm / matrix_norm: the spectral (2, -2) and nuclear ("nuc") norms of
-    matrices from the singular values (in A's precision); the rest by ops.norm."""
+    matrices from the singular values (in A's precision), vector norms by ops.vector_norm,
+    the rest by ops.norm."""
     matrix = dim is not None and len(dim) == 2 if isinstance(dim, (tuple, list)) else dim is None and A.ndim == 2
+    if not matrix and (dim is not None or A.ndim == 1):  # ops.norm's vector p-norms refuse float64
+        if ord in (None, 0, 1, 2, float("inf"), -float("inf")):
+            return OPS.vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+        p = MS.Tensor(ord, A.dtype)  # a Python float exponent would be rounded to float32
+        return OPS.pow(OPS.sum(OPS.pow(OPS.abs(A), p), dim, keepdim), 1 / p)
     if ord not in (2, -2, "nuc") or not matrix:
         return OPS.norm(A, ord, dim, keepdim)
     d0, d1 = (d % A.ndim for d in (dim or (-2, -1)))
@@ -233,16 +239,17 @@ def {name}(A, p=None):
 
 @hook(consumes=("A", "ord", "dim", "keepdim", "keepdims", "axis", "dtype"))
 def norm_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """torch.linalg.norm / matrix_norm: ``dtype=`` casts the input first; where the norm
-    may be spectral or nuclear (a literal ord 2, -2, "nuc", or one known only when it
-    runs): ``_matrix_norm(A=A, ord=2)`` (emitted); other ords: the entry's target."""
+    """torch.linalg.norm / matrix_norm: ``dtype=`` casts the input first. torch.linalg.norm
+    -> ``_matrix_norm(A=A, ord=2)`` (emitted: the kind of norm depends on dim and the rank);
+    matrix_norm too where the norm may be spectral or nuclear (a literal ord 2, -2, "nuc",
+    or one known only when it runs), else ``ops.matrix_norm``."""
     dtype = args.pop("dtype", None)
     if dtype is not None and literal_value(dtype) is not None:
         args["A"] = keyword_call(ctx.reference("mindspore.ops.cast"), {"input": args["A"], "dtype": dtype})
-    ord_ = literal_value(args.get("ord", literal("fro" if entry.target.endswith("matrix_norm") else None)))
-    if ord_ is not NOT_LITERAL and ord_ not in (2, -2, "nuc"):
-        return entry_call(ctx, entry, args, receiver)
     if entry.target.endswith("matrix_norm"):  # ops.matrix_norm's names; dim (-2, -1) by default
+        ord_ = literal_value(args.get("ord", literal("fro")))
+        if ord_ is not NOT_LITERAL and ord_ not in (2, -2, "nuc"):
+            return entry_call(ctx, entry, args, receiver)
         args = {"A": args["A"], "ord": args["ord"], "dim": args.get("axis", literal((-2, -1))),
                 **({"keepdim": args["keepdims"]} if "keepdims" in args else {})}
     return keyword_call(_helper(ctx, "_matrix_norm", MATRIX_NORM), args)
@@ -360,6 +367,8 @@ def _emitted_call(name: str, source: str, first: str | None = None):
     def convert(ctx, entry, args, receiver) -> cst.BaseExpression:
         if receiver is not None:
             args = {first: receiver, **args}
+        elif first is not None and first not in args and "input" in args:  # torch.f(input) -> helper(A)
+            args = {first: args.pop("input"), **args}
         return keyword_call(_helper(ctx, name, source), args)
     convert.__doc__ = f"``{name.strip('_')}``: a call of ``{name}`` (emitted)."
     return convert
@@ -369,3 +378,70 @@ matrix_rank = hook("matrix_rank", consumes=("input", "atol", "rtol", "hermitian"
 vander = hook("vander", consumes=("x", "N"))(_emitted_call("_vander", VANDER))
 tensorinv = hook("tensorinv", consumes=("A", "ind"))(_emitted_call("_tensorinv", TENSORINV))
 tensorsolve = hook("tensorsolve", consumes=("A", "B", "dims"))(_emitted_call("_tensorsolve", TENSORSOLVE))
+
+
+# ops.matrix_power and ops.lu_solve compute float64 in float32; ops.matrix_exp has no CPU
+# kernel: all three from matmul and solves, which keep the input's precision
+MATRIX_POWER = '''
+def {name}(A, n):
+    """torch.linalg.matrix_power by repeated squaring (of the inverse for n < 0)."""
+    if n < 0:
+        A, n = OPS.inverse(A), -n
+    result = None
+    while n:
+        if n & 1:
+            result = A if result is None else OPS.matmul(result, A)
+        n >>= 1
+        if n:
+            A = OPS.matmul(A, A)
+    if result is None:
+        return OPS.broadcast_to(OPS.eye(A.shape[-1], A.shape[-1], A.dtype), A.shape)
+    return result
+'''
+
+# scaling and squaring with the degree-13 Pade approximant (Higham 2005); the coefficients
+# are tensors of A's dtype (a Python float times a float64 tensor is rounded to float32)
+MATRIX_EXP = '''
+def {name}(A):
+    """torch.linalg.matrix_exp: exp(A / 2**s) by a degree-13 Pade approximant, squared s times."""
+    import math
+
+    b = [MS.Tensor(c, A.dtype) for c in (
+        64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+        129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+        40840800.0, 960960.0, 16380.0, 182.0, 1.0)]
+    norm = float(OPS.amax(OPS.sum(OPS.abs(A), -2))) if A.size else 0.0
+    s = max(0, math.ceil(math.log2(norm / 5.371920351148152))) if norm > 0 else 0
+    A = A / MS.Tensor(2.0 ** s, A.dtype)
+    eye = OPS.broadcast_to(OPS.eye(A.shape[-1], A.shape[-1], A.dtype), A.shape)
+    A2 = OPS.matmul(A, A)
+    A4 = OPS.matmul(A2, A2)
+    A6 = OPS.matmul(A4, A2)
+    U = OPS.matmul(A, OPS.matmul(A6, b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * eye)
+    V = OPS.matmul(A6, b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + b[0] * eye
+    R = OPS.matrix_solve(V - U, V + U)
+    for _ in range(s):
+        R = OPS.matmul(R, R)
+    return R
+'''
+
+LU_SOLVE = '''
+def {name}(B, LU, pivots):
+    """torch's lu_solve: A X = B from A's LU factorization (A = P L U), by two triangular
+    solves; batch dimensions broadcast."""
+    P, L, U = OPS.lu_unpack(LU, pivots)
+    Y = SOLVE_TRIANGULAR(L, OPS.matmul(P.swapaxes(-1, -2), B), upper=False, unitriangular=True)
+    return SOLVE_TRIANGULAR(U, Y, upper=True)
+'''
+
+matrix_power = hook("matrix_power", consumes=("input", "n"))(_emitted_call("_matrix_power", MATRIX_POWER, "A"))
+matrix_exp = hook("matrix_exp", consumes=("input", "A"))(_emitted_call("_matrix_exp", MATRIX_EXP, "A"))
+
+
+@hook(consumes=("b", "LU_data", "LU_pivots"))
+def lu_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.lu_solve(b, LU, piv)`` -> ``_lu_solve(B=b, LU=LU, pivots=piv)`` (emitted)."""
+    solve = _helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR).value
+    fn = _helper(ctx, "_lu_solve", LU_SOLVE.replace("SOLVE_TRIANGULAR(", f"{solve}("))
+    args = _args_with_receiver(entry, args, receiver)
+    return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"]})

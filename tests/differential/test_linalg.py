@@ -199,6 +199,31 @@ case("torch.linalg.tensorinv", "torch.linalg.tensorinv(a.reshape(2, 3, 6))", (T4
 forms("torch.linalg.tensorinv", "input=a, ind=1", (T4,), extra=("a.reshape(2, 3, 2, 3), 2", "a.reshape(2, 3, 3, 2), ind=2, out=None"))
 forms("torch.linalg.tensorsolve", "input=a, other=b, dims=None", (T4.reshape(2, 3, 6), arr(2, 3)), req=2,
       extra=("a.reshape(2, 3, 2, 3), b", "a.permute(2, 0, 1), b, dims=(0,)", "a, b, out=None"))
+# -- float64 keeps its precision (ops.matrix_power and ops.lu_solve would compute in float32) --
+A64B, B64 = dominant(2, 3, 3).astype("float64"), arr(2, 3, 2, dtype="float64")
+LU64, PIV64 = (t.numpy() for t in torch.linalg.lu_factor(torch.from_numpy(A64B)))
+case("torch.linalg.matrix_power", "torch.linalg.matrix_power(a, 5)", (A64B,), "f64", **F64)
+case("torch.linalg.matrix_power", "torch.linalg.matrix_power(a, -3)", (A64B,), "f64-negative", **F64)
+case("torch.lu_solve", "torch.lu_solve(a, b, c)", (B64, LU64, PIV64), "f64", **F64)
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LU64, PIV64, B64), "f64", **F64)
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LU64, PIV64, B64[0]), "broadcast", **F64)
+case("torch.linalg.norm", "torch.linalg.norm(a, 3, 1)", (AB64,), "f64-vector", **F64)
+case("torch.linalg.norm", "torch.linalg.norm(a, dim=-1)", (AB64,), "f64-vector-default", **F64)
+case("torch.linalg.norm", "torch.linalg.norm(a)", (AB64,), "f64-all", **F64)
+case("torch.linalg.norm", "torch.linalg.norm(a[0, 0], 1)", (AB64,), "f64-1d", **F64)
+
+# -- matrix exponential: torch's degree-18 Taylor and the Pade form agree to rounding --------
+EXP_WHY = "torch (Taylor) and the conversion (Pade) round differently: float32 to 1e-5 relative"
+EXPM = (arr(2, 4, 4) * 0.7).astype("float32")
+for code, inputs, form in (("torch.linalg.matrix_exp(a)", (EXPM,), "positional"), ("torch.linalg.matrix_exp(input=a)", (EXPM[0],), "keyword"),
+                           ("torch.linalg.matrix_exp(a * 4)", (EXPM,), "scaled"), ("torch.linalg.matrix_exp(a - a)", (EXPM,), "zero")):
+    case("torch.linalg.matrix_exp", code, inputs, form, why=EXP_WHY)
+case("torch.linalg.matrix_exp", "torch.linalg.matrix_exp(a)", (EXPM.astype("float64") * 3,), "f64", atol=1e-12, rtol=1e-12)
+for code, inputs, form in (("torch.matrix_exp(a)", (EXPM,), "positional"), ("torch.matrix_exp(input=a)", (EXPM[0],), "keyword"),
+                           ("torch.matrix_exp(a * 2)", (EXPM,), "scaled")):
+    case("torch.matrix_exp", code, inputs, form, why=EXP_WHY)
+case("Tensor.matrix_exp", "a.matrix_exp()", (EXPM,), "call", why=EXP_WHY)
+case("Tensor.matrix_exp", "(a * 3).matrix_exp()", (EXPM[0],), "scaled", why=EXP_WHY)
 
 SUITE = Suite(CASES)
 
