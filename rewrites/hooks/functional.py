@@ -333,6 +333,27 @@ def f_max_pool1d(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     return target_call(ctx, "mindspore.ops.squeeze", {}, (pooled, literal(2)))
 
 
+INT64_INDICES = '''
+def {name}(pair):
+    """(values, indices) of a pool with torch's int64 indices (MindSpore's are int32)."""
+    return pair[0], pair[1].astype({mindspore}.int64)
+'''
+
+
+@hook()
+def int64_indices(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``F.adaptive_max_pool3d(x, n, return_indices=True)``: ops.adaptive_max_pool3d's
+    indices are int32; ``_int64_indices(...)`` casts them to torch's int64."""
+    call = keyword_call(ctx.reference(entry.target), args)
+    ri = args.get("return_indices")
+    if ri is None or literal_value(ri) is False:
+        return call
+    if literal_value(ri) is not True:
+        raise Unconvertible(f"return_indices={code(ri)} chosen at run time")
+    ms_, _, _ = module_spellings(ctx)
+    return cst.Call(func=emitted(ctx, "_int64_indices", INT64_INDICES.replace("{mindspore}", ms_)), args=[cst.Arg(call)])
+
+
 SQUEEZED_PAIR = '''
 def {name}(pair):
     """(values, indices) of a 1-D pool done on a height-1 image, squeezed back to 1-D."""

@@ -11,14 +11,20 @@ from .functional import _REDUCTION_CODES, squeezed_pair
 from .registry import hook
 from .tensor_methods import _inplace
 
-# torch.X takes reduction as torch's private code (0, 1, 2); F.X as its name
-_REDUCTION_NAMES = ("none", "mean", "sum")
-assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_REDUCTION_NAMES))
+# torch.X takes these arguments as torch's private codes (their index here); F.X by name
+_CODES = {
+    "reduction": ("none", "mean", "sum"),
+    "mode": ("bilinear", "nearest", "bicubic"),  # grid_sampler's interpolation_mode
+    "padding_mode": ("zeros", "border", "reflection"),
+}
+assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_CODES["reduction"]))
+_REFUSED = {("mode", "bicubic"): "MindSpore's grid_sample has no bicubic interpolation"}
 
 _NOT_A_VALUE = "torch's own spelling of a functional op: its arguments are converted where it is called"
 # torch.X whose functional op has another name (the rest: the same name, "_with_indices"
 # and the in-place "_" removed)
-_TWINS = {"native_channel_shuffle": "channel_shuffle", "constant_pad_nd": "pad", "affine_grid_generator": "affine_grid"}
+_TWINS = {"native_channel_shuffle": "channel_shuffle", "constant_pad_nd": "pad", "affine_grid_generator": "affine_grid",
+          "grid_sampler": "grid_sample", "grid_sampler_2d": "grid_sample", "grid_sampler_3d": "grid_sample"}
 
 
 def _twin(entry) -> str:
@@ -27,16 +33,19 @@ def _twin(entry) -> str:
     return _TWINS.get(name, name)
 
 
-def _reduction_name(value: cst.BaseExpression) -> cst.BaseExpression:
-    """torch's reduction code -> F's reduction name: ``1`` -> ``"mean"``; any other
-    expression indexes the same names at run time."""
+def _code_name(name: str, value: cst.BaseExpression) -> cst.BaseExpression:
+    """torch's code of argument ``name`` -> F's name: ``reduction=1`` -> ``"mean"``; any
+    other expression indexes the same names at run time."""
+    names = _CODES[name]
     v = literal_value(value)
     if v is NOT_LITERAL:
-        names = ", ".join(f'"{n}"' for n in _REDUCTION_NAMES)
-        return cst.parse_expression(f"({names})[{code(value)}]")
-    if type(v) is not int or not 0 <= v < len(_REDUCTION_NAMES):
-        raise Unconvertible(f"reduction={code(value)} is not one of torch's reduction codes 0, 1, 2")
-    return literal(_REDUCTION_NAMES[v])
+        spelled = ", ".join(f'"{n}"' for n in names)
+        return cst.parse_expression(f"({spelled})[{code(value)}]")
+    if type(v) is not int or not 0 <= v < len(names):
+        raise Unconvertible(f"{name}={code(value)} is not one of torch's codes 0..{len(names) - 1}")
+    if (name, names[v]) in _REFUSED:
+        raise Unconvertible(f"{name}={v} ({names[v]}): {_REFUSED[name, names[v]]}")
+    return literal(names[v])
 
 
 def _functional(ctx, name: str, args: dict[str, Any]) -> cst.BaseExpression:
@@ -44,8 +53,8 @@ def _functional(ctx, name: str, args: dict[str, Any]) -> cst.BaseExpression:
     from ..table_calls import convert_call, tables  # (table_calls imports the hooks)
 
     twin = tables().lookup(f"torch.nn.functional.{name}")
-    if "reduction" in args:
-        args = {**args, "reduction": _reduction_name(args["reduction"])}
+    if coded := [k for k in args if k in _CODES]:
+        args = {**args, **{k: _code_name(k, args[k]) for k in coded}}
     call = cst.Call(func=cst.Name("F"), args=[
         cst.Arg(value, keyword=cst.Name(k), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
         for k, value in args.items()])

@@ -83,6 +83,19 @@ forms("torch.adaptive_avg_pool1d", "input=a, output_size=4", (X1,), extra=("a, 8
 forms("torch.nn.functional.adaptive_max_pool2d_with_indices", "input=a, output_size=(3, 4), return_indices=False",
       (X2,), req=2)
 
+forms("torch.nn.functional.adaptive_max_pool3d_with_indices", "input=a, output_size=(2, 3, 2), return_indices=True",
+      (X3,), req=2)
+CASES.append(Case("torch.nn.functional.adaptive_max_pool3d", "F.adaptive_max_pool3d(a, 2, True)", (X3,), "indices-int64"))
+
+# grid_sample with torch's codes for the modes
+GRID = arr(2, 5, 5, 2, low=-1.1, high=1.1)
+for api in ("torch.grid_sampler", "torch.grid_sampler_2d"):
+    forms(api, "input=a, grid=b, interpolation_mode=0, padding_mode=0, align_corners=True", (X2, GRID),
+          extra=("a, b, 1, 1, False", "a, b, 0, 2, True"))
+    CASES.append(Case(api, f"mode, pad = 1, 0\n        return {api}(a, b, mode, pad, False)", (X2, GRID), "variables"))
+forms("torch.grid_sampler_3d", "input=a, grid=b, interpolation_mode=0, padding_mode=0, align_corners=True",
+      (X3, arr(2, 3, 4, 5, 3, low=-1.1, high=1.1)), extra=("a, b, 1, 1, False",))
+
 # -- losses: reduction is torch's code (0 none, 1 mean, 2 sum) -----------------------
 forms("torch.binary_cross_entropy_with_logits", "input=a, target=b, weight=c, pos_weight=d, reduction=2",
       (M, TPROB, W5, W5 * 2), req=2, extra=("a, b, None, None, 0",))
@@ -192,3 +205,23 @@ def test_api(case):
 def test_every_torch_nn_ops_entry_has_cases():
     gaps = coverage_gaps(["torch_nn_ops.toml"], SUITE.cases)
     assert not any(gaps.values()), gaps
+
+
+# Calls left unconverted, with the reason their "# transpile:" marker gives
+REFUSED = [
+    ("torch.grid_sampler(x, g, 2, 0, False)", "no bicubic"),
+    ("torch.kl_div(x, y, 3)", "not one of torch's codes"),
+    ("F.rrelu(x, training=True)", "random slope"),
+    ("torch.selu_(x + 1)", "used twice"),
+    ("F.alpha_dropout(x, 0.2, True, inplace=flag)", "inplace chosen at run time"),
+    ("torch.embedding(w, x, 0, True)", "scale gradients"),
+]
+
+
+@pytest.mark.parametrize("expr, reason", REFUSED, ids=[e for e, _ in REFUSED])
+def test_refused_call_stays_marked(expr, reason):
+    from transpile import convert_code
+
+    result = convert_code(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
+    markers = [line for line in result.code.splitlines() if "# transpile:" in line]
+    assert any(reason in m for m in markers), f"expected {reason!r} in {markers}\n{result.code}"
