@@ -36,14 +36,30 @@ def {name}(input, dim=None, keepdim=False):
     return {name}_result(*OPS.aminmax(input, axis=dim, keepdims=keepdim))
 ''' + _returns("min max")
 
+HELPERS["sort_nan_last"] = '''
+def {name}(x, axis):
+    """x sorted along axis, NaN last as torch sorts them (MindSpore's CPU sort leaves a
+    NaN where it finds it), and the int64 indices: NaN sorted as infinity, then the
+    places of the NaN moved behind the real infinities."""
+    nan = OPS.isnan(x).astype(MS.int64)
+    order = OPS.sort(OPS.where(nan > 0, OPS.full_like(x, float("inf")), x), axis=axis)[1].astype(MS.int64)
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    key = OPS.arange(x.shape[axis], dtype=MS.int64).reshape(shape) + OPS.gather_elements(nan, axis, order) * x.shape[axis]
+    order = OPS.gather_elements(order, axis, OPS.sort(key, axis=axis)[1].astype(MS.int64))
+    return OPS.gather_elements(x, axis, order), order
+'''
+
 HELPERS["kthvalue"] = '''
 def {name}(input, k, dim=-1, keepdim=False):
-    """torch.kthvalue: the k-th smallest value along dim and its (int64) index."""
-    values, indices = OPS.sort(input, axis=dim)
+    """torch.kthvalue: the k-th smallest value along dim (NaN the largest) and its index."""
+    dim = dim % input.ndim
+    values, indices = _torch_sort_nan_last(input, dim)
     at = [slice(None)] * input.ndim
     at[dim] = slice(k - 1, k) if keepdim else k - 1
-    return {name}_result(values[tuple(at)], indices[tuple(at)].astype(MS.int64))
+    return {name}_result(values[tuple(at)], indices[tuple(at)])
 ''' + _returns("values indices")
+NEEDS["kthvalue"] = ("sort_nan_last",)
 
 HELPERS["nanmedian"] = '''
 def {name}(input, dim=None, keepdim=False):
@@ -220,12 +236,9 @@ def {name}(input, q, dim=None, keepdim=False, interpolation="linear", ignore_nan
     qs = q if isinstance(q, MS.Tensor) else MS.Tensor(q, input.dtype)
     single = qs.ndim == 0
     qs = qs.astype(input.dtype).reshape(-1)
-    # NaN last, as torch sorts them (MindSpore's CPU sort leaves a NaN where it finds it)
-    nan = OPS.isnan(x)
+    values = _torch_sort_nan_last(x, x.ndim - 1)[0]
+    nan = OPS.isnan(values)
     count = x.shape[-1] - OPS.sum(nan.astype(MS.int64), -1, True)
-    values = OPS.sort(OPS.where(nan, OPS.full_like(x, float("inf")), x), axis=-1)[0]
-    nan = OPS.arange(x.shape[-1], dtype=MS.int64) >= count
-    values = OPS.where(nan, OPS.full_like(values, float("nan")), values)
     if ignore_nan:
         ranks = qs * (count - 1).astype(input.dtype)
         ranks = OPS.where(ranks < 0, OPS.zeros_like(ranks), ranks)
@@ -249,6 +262,7 @@ def {name}(input, q, dim=None, keepdim=False, interpolation="linear", ignore_nan
     out = OPS.moveaxis(out, -1, 0).reshape((qs.shape[0],) + tuple(shape))
     return out[0] if single else out
 '''
+NEEDS["quantile"] = ("sort_nan_last",)
 
 HELPERS["nanquantile"] = '''
 def {name}(input, q, dim=None, keepdim=False, interpolation="linear"):

@@ -161,6 +161,18 @@ G = arr(4, 5)
 forms("torch.gradient", "input=a", (G, np.sort(arr(4)), np.sort(arr(5))), kw="spacing=2.0, dim=1, edge_order=2",
       extra=("a, spacing=[b, c]", "a, spacing=(b,), dim=0, edge_order=2", "a, spacing=(0.5, 3), edge_order=1", "a, dim=[1, 0]",
              "a[0], spacing=[c], edge_order=2", "a.double(), spacing=3, dim=-1"))
+# edge values: NaN through the reductions, infinities
+EDGE = np.array([[np.nan, 1.0, -np.inf, 2.0], [np.nan, np.nan, np.nan, np.nan], [3.0, np.inf, 0.0, -1.0]], np.float32)
+case("torch.aminmax", "torch.aminmax(a, dim=1)", (EDGE,), "nan")
+case("torch.nanmedian", "torch.nanmedian(a, 1)", (EDGE,), "nan-rows")
+case("torch.nanmedian", "torch.nanmedian(a)", (EDGE,), "nan-all")
+case("torch.quantile", "torch.quantile(a, 0.4, dim=1, interpolation='nearest')", (EDGE,), "inf")
+case("torch.nanquantile", "torch.nanquantile(a, b, dim=1)", (EDGE, Q), "inf")
+case("torch.isin", "torch.isin(a, b)", (EDGE, np.array([np.nan, 1.0, np.inf], np.float32)), "nan")
+case("Tensor.kthvalue", "a.kthvalue(2, 1)", (EDGE[2:],), "inf")
+case("Tensor.kthvalue", "a.kthvalue(4, 1)", (EDGE[::2],), "nan")
+case("Tensor.kthvalue", "a.kthvalue(2, 1)", (EDGE[::2],), "nan-early")
+case("torch.frexp", "torch.frexp(a)", (EDGE,), "nan-inf")
 
 SUITE = Suite(CASES)
 
