@@ -99,6 +99,8 @@ inplace_forms("Tensor.round_", "", (X * 10,), kw="decimals=0")
 SCATTER_INDEX = np.argsort(arr(3, 4), axis=1)[:, :2].astype("int64")  # distinct per row: one writer each
 # MindSpore's scatter takes src of the index's shape only (torch reads a corner of a larger one)
 inplace_forms("Tensor.scatter_", "dim=1, index=b, src=c", (X, SCATTER_INDEX, arr(3, 2)), extra=("1, b, 0.5",))
+inplace_forms("Tensor.scatter_", "dim=1, index=b, value=1.5", (X, SCATTER_INDEX), only=("keyword",))
+case("Tensor.scatter_", "a.scatter_(1, b, value=0.5)\n    return a", (X, SCATTER_INDEX), "value")
 inplace_forms("Tensor.scatter_add_", "dim=1, index=b, src=c", (X, ints(3, 2, high=4), arr(3, 2)))
 inplace_forms("Tensor.bernoulli_", "p=b", (X, ZERO_ONE), extra=("0.0", "1.0"))
 case("Tensor.bernoulli_", "r = a.bernoulli_()\n    return r, a", (X,), "defaults-random", random=True)
