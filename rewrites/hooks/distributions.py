@@ -1054,6 +1054,202 @@ AFFINE_TRANSFORM = '''class {name}(_BaseTransform):
         return True
 '''
 
+GAMMA = '''class {name}(_Distribution):
+    """torch.distributions.Gamma (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = self._broadcast_all(concentration, rate)
+        self.batch_shape = tuple(self.concentration.shape)
+
+    @staticmethod
+    def _standard_gamma(alpha, rounds=24):
+        """Gamma(alpha, 1) draws, one per element of alpha: Marsaglia and Tsang's method
+        (acceptance > 0.95 per proposal) with ``rounds`` proposals at once, the first
+        accepted kept (all rejected: probability < 1e-31); alpha < 1 is drawn as
+        Gamma(alpha + 1) * U ** (1 / alpha). MindSpore's gamma kernels do not run on CPU."""
+        shape, dtype = tuple(alpha.shape), alpha.dtype
+        boost = alpha < 1
+        a = OPS.where(boost, alpha + 1, alpha)
+        d = a - 1.0 / 3
+        c = 1.0 / OPS.sqrt(9 * d)
+        z = OPS.standard_normal((rounds,) + shape).astype(dtype)
+        u = OPS.rand((rounds,) + shape, dtype=dtype)
+        v = OPS.pow(1 + c * z, 3)
+        safe_v = OPS.where(v > 0, v, OPS.ones_like(v))
+        accept = (v > 0) & (OPS.log(u) < 0.5 * z * z + d - d * safe_v + d * OPS.log(safe_v))
+        first = OPS.expand_dims(OPS.argmax(accept.astype(MS.float32), 0), 0)
+        value = OPS.squeeze(OPS.gather_elements(d * safe_v, 0, first), 0)
+        u_boost = OPS.rand(shape, dtype=dtype)
+        return OPS.where(boost, value * OPS.pow(u_boost, 1 / alpha), value)
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return OPS.clamp((self.concentration - 1) / self.rate, min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / OPS.pow(self.rate, 2)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        value = self._standard_gamma(OPS.broadcast_to(self.concentration, shape)) / OPS.broadcast_to(self.rate, shape)
+        tiny = 2.2250738585072014e-308 if value.dtype == MS.float64 else 1.1754943508222875e-38
+        return OPS.clamp(value, min=tiny)
+
+    def log_prob(self, value):
+        return (
+            OPS.xlogy(self.concentration, self.rate)
+            + OPS.xlogy(self.concentration - 1, value)
+            - self.rate * value
+            - OPS.lgamma(self.concentration)
+        )
+
+    def entropy(self):
+        return (
+            self.concentration
+            - OPS.log(self.rate)
+            + OPS.lgamma(self.concentration)
+            + (1.0 - self.concentration) * OPS.digamma(self.concentration)
+        )
+
+    def cdf(self, value):
+        return OPS.igamma(self.concentration, self.rate * value)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        t1 = q.concentration * OPS.log(self.rate / q.rate)
+        t2 = OPS.lgamma(q.concentration) - OPS.lgamma(self.concentration)
+        t3 = (self.concentration - q.concentration) * OPS.digamma(self.concentration)
+        t4 = (q.rate - self.rate) * (self.concentration / self.rate)
+        return t1 + t2 + t3 + t4
+'''
+
+DIRICHLET = '''class {name}(_Distribution):
+    """torch.distributions.Dirichlet (transpile MS201): normalised Gamma draws."""
+
+    has_rsample = True
+
+    def __init__(self, concentration, validate_args=None):
+        if concentration.ndim < 1:
+            raise ValueError("`concentration` parameter must be at least one-dimensional.")
+        self.concentration = concentration
+        self.batch_shape = tuple(concentration.shape)[:-1]
+        self.event_shape = tuple(concentration.shape)[-1:]
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        gammas = _TorchGamma._standard_gamma(OPS.broadcast_to(self.concentration, shape))
+        return gammas / OPS.sum(gammas, -1, keepdim=True)
+
+    def log_prob(self, value):
+        return (
+            OPS.sum(OPS.xlogy(self.concentration - 1.0, value), -1)
+            + OPS.lgamma(OPS.sum(self.concentration, -1))
+            - OPS.sum(OPS.lgamma(self.concentration), -1)
+        )
+
+    @property
+    def mean(self):
+        return self.concentration / OPS.sum(self.concentration, -1, keepdim=True)
+
+    @property
+    def mode(self):
+        concentrationm1 = OPS.clamp(self.concentration - 1, min=0.0)
+        mode = concentrationm1 / OPS.sum(concentrationm1, -1, keepdim=True)
+        mask = OPS.expand_dims(OPS.all(self.concentration < 1, -1), -1)
+        k = concentrationm1.shape[-1]
+        on, off = MS.Tensor(1, mode.dtype), MS.Tensor(0, mode.dtype)
+        one_hot = OPS.one_hot(OPS.argmax(mode, -1), k, on, off)
+        return OPS.where(mask, one_hot, mode)
+
+    @property
+    def variance(self):
+        con0 = OPS.sum(self.concentration, -1, keepdim=True)
+        return self.concentration * (con0 - self.concentration) / (OPS.pow(con0, 2) * (con0 + 1))
+
+    def entropy(self):
+        k = self.concentration.shape[-1]
+        a0 = OPS.sum(self.concentration, -1)
+        return (
+            OPS.sum(OPS.lgamma(self.concentration), -1)
+            - OPS.lgamma(a0)
+            - (k - a0) * OPS.digamma(a0)
+            - OPS.sum((self.concentration - 1.0) * OPS.digamma(self.concentration), -1)
+        )
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        sum_p = OPS.sum(self.concentration, -1)
+        sum_q = OPS.sum(q.concentration, -1)
+        t1 = OPS.lgamma(sum_p) - OPS.lgamma(sum_q)
+        t2 = OPS.sum(OPS.lgamma(self.concentration) - OPS.lgamma(q.concentration), -1)
+        t3 = self.concentration - q.concentration
+        t4 = OPS.digamma(self.concentration) - OPS.expand_dims(OPS.digamma(sum_p), -1)
+        return t1 - t2 + OPS.sum(t3 * t4, -1)
+'''
+
+BETA = '''class {name}(_Distribution):
+    """torch.distributions.Beta (transpile MS201): a Dirichlet over (heads, tails)."""
+
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        c1, c0 = self._broadcast_all(concentration1, concentration0)
+        self._dirichlet = _TorchDirichlet(OPS.stack([c1, c0], -1))
+        self.batch_shape = self._dirichlet.batch_shape
+
+    @property
+    def concentration1(self):
+        return self._dirichlet.concentration[..., 0]
+
+    @property
+    def concentration0(self):
+        return self._dirichlet.concentration[..., 1]
+
+    @property
+    def mean(self):
+        return self.concentration1 / (self.concentration1 + self.concentration0)
+
+    @property
+    def mode(self):
+        return self._dirichlet.mode[..., 0]
+
+    @property
+    def variance(self):
+        total = self.concentration1 + self.concentration0
+        return self.concentration1 * self.concentration0 / (OPS.pow(total, 2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        return self._dirichlet.rsample(sample_shape)[..., 0]
+
+    def log_prob(self, value):
+        heads_tails = OPS.stack([value, 1.0 - value], -1)
+        return self._dirichlet.log_prob(heads_tails)
+
+    def entropy(self):
+        return self._dirichlet.entropy()
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        sum_params_p = self.concentration1 + self.concentration0
+        sum_params_q = q.concentration1 + q.concentration0
+        t1 = OPS.lgamma(q.concentration1) + OPS.lgamma(q.concentration0) + OPS.lgamma(sum_params_p)
+        t2 = OPS.lgamma(self.concentration1) + OPS.lgamma(self.concentration0) + OPS.lgamma(sum_params_q)
+        t3 = (self.concentration1 - q.concentration1) * OPS.digamma(self.concentration1)
+        t4 = (self.concentration0 - q.concentration0) * OPS.digamma(self.concentration0)
+        t5 = (sum_params_q - sum_params_p) * OPS.digamma(sum_params_p)
+        return t1 - t2 + t3 + t4 + t5
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -1083,6 +1279,9 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
     "_TorchTanhTransform": (TANH_TRANSFORM, ("_BaseTransform",)),
     "_TorchSigmoidTransform": (SIGMOID_TRANSFORM, ("_BaseTransform", "_Distribution")),
     "_TorchAffineTransform": (AFFINE_TRANSFORM, ("_BaseTransform",)),
+    "_TorchGamma": (GAMMA, ("_Distribution",)),
+    "_TorchDirichlet": (DIRICHLET, ("_Distribution", "_TorchGamma")),
+    "_TorchBeta": (BETA, ("_Distribution", "_TorchDirichlet")),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 

@@ -29,7 +29,8 @@ from torch.distributions import Normal, Uniform, Bernoulli, Categorical, Indepen
 from torch.distributions import Laplace, Exponential, Cauchy, HalfNormal, LogNormal, Gumbel, OneHotCategorical, MixtureSameFamily
 from torch.distributions import normal, uniform, bernoulli, categorical, independent, multivariate_normal, kl
 from torch.distributions import laplace, exponential, cauchy, half_normal, log_normal, gumbel, one_hot_categorical
-from torch.distributions import mixture_same_family, transformed_distribution, transforms
+from torch.distributions import mixture_same_family, transformed_distribution, transforms, gamma, dirichlet, beta
+from torch.distributions import Gamma, Dirichlet, Beta
 from torch.distributions import TransformedDistribution, ExpTransform, TanhTransform, SigmoidTransform, AffineTransform
 from torch.distributions.kl import kl_divergence as kl_div
 """
@@ -41,7 +42,7 @@ MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "
            "LogNormal": "log_normal", "Gumbel": "gumbel", "OneHotCategorical": "one_hot_categorical",
            "MixtureSameFamily": "mixture_same_family", "TransformedDistribution": "transformed_distribution",
            "ExpTransform": "transforms", "TanhTransform": "transforms", "SigmoidTransform": "transforms",
-           "AffineTransform": "transforms"}
+           "AffineTransform": "transforms", "Gamma": "gamma", "Dirichlet": "dirichlet", "Beta": "beta"}
 
 
 def spellings(api: str) -> list[str]:
@@ -229,6 +230,35 @@ case("torch.distributions.TransformedDistribution",  # a SAC policy: tanh-squash
 case("torch.distributions.TransformedDistribution", "d = TransformedDistribution(Normal(a, b), [TanhTransform()])\nreturn d.rsample(), d.sample((3,))",
      (LOC, SCALE), "samples", random=True)
 
+# -- Gamma, Dirichlet, Beta -------------------------------------------------------------
+CONC, RATE = arr(3, 4, low=0.3, high=4.0), pos(3, 4)
+GPROBE = "d.log_prob(c), d.cdf(c), d.entropy(), d.mean, d.mode, d.stddev, d.variance, d.batch_shape"
+for api in ("torch.distributions.Gamma", "torch.distributions.gamma.Gamma"):
+    dist_forms(api, "concentration=a, rate=b, validate_args=None", (CONC, RATE, pos(3, 4)), GPROBE, req=2, atol=1e-4, rtol=1e-4)
+DCONC, SIMPLEX = arr(3, 4, low=0.3, high=4.0), pos(3, 4)
+SIMPLEX = SIMPLEX / SIMPLEX.sum(-1, keepdims=True)
+DPROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.Dirichlet", "torch.distributions.dirichlet.Dirichlet"):
+    dist_forms(api, "concentration=a, validate_args=None", (DCONC, RATE, SIMPLEX), DPROBE, req=1, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "concentration=a * 0.5", (DCONC, RATE, SIMPLEX), DPROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+BPROB = arr(3, 4, low=0.05, high=0.95)
+BETA_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.concentration1, d.concentration0, d.batch_shape"
+for api in ("torch.distributions.Beta", "torch.distributions.beta.Beta"):
+    dist_forms(api, "concentration1=a, concentration0=b + 1, validate_args=None", (CONC, RATE, BPROB), BETA_PROBE, req=2,
+               atol=1e-4, rtol=1e-4)
+case("torch.distributions.Beta", "d = Beta(2.0, 3.0)\nreturn d.log_prob(c), d.entropy(), d.mean, d.batch_shape", (CONC, RATE, BPROB), "numbers",
+     atol=1e-4, rtol=1e-4)
+for name, build in (("Gamma", "Gamma(a, b)"), ("Dirichlet", "Dirichlet(a)"), ("Beta", "Beta(a, b)")):
+    case(f"torch.distributions.{name}", f"d = {build}\nreturn d.rsample(), d.sample((5,)), d.sample([2, 3])", (CONC, RATE), "samples", random=True)
+G_MOMENTS = {  # concentrations below and above 1 (the boosted and the plain draws)
+    "Gamma": ("Gamma(torch.tensor([0.4, 2.5]), torch.tensor([1.0, 2.0]))", "s.mean(0), s.std(0), (s > 0).all()"),
+    "Dirichlet": ("Dirichlet(torch.tensor([0.5, 1.5, 3.0]))", "s.mean(0), s.std(0), s.sum(-1).mean()"),
+    "Beta": ("Beta(torch.tensor([0.7, 4.0]), torch.tensor([2.0, 1.5]))", "s.mean(0), s.std(0), ((s > 0) & (s < 1)).all()"),
+}
+for name, (dist, stats) in G_MOMENTS.items():
+    case(f"torch.distributions.{name}", f"s = {dist}.sample((40000,))\nreturn {stats}", (), "moments", atol=0.02, rtol=0.03,
+         why="40000 draws: the sample mean and std are within 0.02 + 3% of the distribution's")
+
 # -- kl_divergence --------------------------------------------------------------------
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
@@ -248,6 +278,9 @@ KL_PAIRS = {
     "LogNormal": ("LogNormal(a, b)", "LogNormal(b, b + 1)", (LOC, SCALE)),
     "Gumbel": ("Gumbel(a, b)", "Gumbel(b, b + 1)", (LOC, SCALE)),
     "OneHotCategorical": ("OneHotCategorical(probs=a)", "OneHotCategorical(logits=b)", (CPROBS, CLOGITS)),
+    "Gamma": ("Gamma(a, b)", "Gamma(b, a)", (CONC, RATE)),
+    "Dirichlet": ("Dirichlet(a)", "Dirichlet(b)", (DCONC, RATE)),
+    "Beta": ("Beta(a, b)", "Beta(b, a)", (CONC, RATE)),
     "TransformedDistribution": ("TransformedDistribution(Normal(a, b), [AffineTransform(a, 2.0), ExpTransform()])",
                                 "TransformedDistribution(Normal(b, a.exp()), [AffineTransform(a, 2.0), ExpTransform()])", (LOC, SCALE)),
 }
