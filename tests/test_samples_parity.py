@@ -153,6 +153,10 @@ def test_inputs_are_deterministic():
     ('entry = "M("\n[[inputs]]\nshape = [1]\n', "not an expression"),
     ('entry = "M()"\n[[inputs]]\nshape = [1]\ndtype = "complex64"\n', "dtype"),
     ('entry = "M()"\nextra = 1\n[[inputs]]\nshape = [1]\n', "unknown fields"),
+    ('entry = "M()"\ngradients = 1\n[[inputs]]\nshape = [1]\n', "gradients must be true or false"),
+    ('entry = "M()"\ngraph_gradients = "why"\n[[inputs]]\nshape = [1]\n', "graph_gradients, with gradients"),
+    ('entry = "M()"\ngradients = true\ncompare = "mask_rows"\n[mask]\ninput = 0\nop = ">"\nvalue = 0\n'
+     '[[inputs]]\nshape = [1]\n', "'allclose' only"),
 ])
 def test_bad_specs_are_rejected(tmp_path, body, message):
     path = tmp_path / "m.parity.toml"

@@ -384,3 +384,23 @@ def test_converted_code_has_cells_with_bprop(modules):
     assert "def bprop(self, *args):" in code
     assert "once_differentiable" not in code and ".apply" not in code
     assert "round_ste = RoundSTE()" in code
+
+
+# -- the samples' gradient parity (transpile/parity: gradients = true) -------------------
+
+def test_a_broken_backward_is_caught(tmp_path):
+    """gradients = true is not vacuous: the converted sparsemax with the mean over the
+    support left out of backward matches forward and mismatches the input gradient."""
+    from transpile.parity import load_spec, run_mode
+
+    spec = load_spec(SAMPLES / "sparsemax.parity.toml")
+    assert spec.gradients
+    code = convert_code(spec.source.read_text(encoding="utf-8"), filename="sparsemax.py").code
+    broken = code.replace("grad_input = nonzero * (grad_output - v_hat)", "grad_input = nonzero * grad_output")
+    assert broken != code
+    path = tmp_path / "sparsemax.py"
+    path.write_text(broken, encoding="utf-8")
+    mr = run_mode(spec, path, "PYNATIVE", timeout=240)
+    assert mr.verdict == "mismatch", (mr.verdict, mr.detail)
+    assert [d.allclose for d in mr.outputs] == [True, False]
+    assert mr.outputs[1].name == "d(sum of outputs)/d(input 0)"

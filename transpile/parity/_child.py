@@ -202,6 +202,11 @@ def run_parity(request: dict, step: Steps) -> dict:
             raise
         step("compare")
         diffs = compare(spec, inputs, torch_tree, ms_tree)
+        if spec.gradients and mode == "GRAPH" and spec.graph_gradients:
+            out["notes"].append(f"gradients not compared in GRAPH mode: {spec.graph_gradients}")
+        elif spec.gradients:
+            step(f"gradients in {mode} mode")
+            diffs += _compare_gradients(spec, torch_obj, ms_call, inputs, torch_tree)
         out["outputs"] = [d.to_dict() for d in diffs]
         differs = not all(d.allclose for d in diffs)
         if spec.kind == "module" and (request.get("cells") or (localise and differs)):
@@ -216,6 +221,61 @@ def run_parity(request: dict, step: Steps) -> dict:
         out["error"] = _located(step.current, f"{type(exc).__name__}: {_first_line(exc)}", exc, files)
         out["detail"] = traceback.format_exc(limit=12)
     return out
+
+
+def _compare_gradients(spec, torch_obj, ms_call, inputs: list, torch_tree) -> list:
+    """d(sum of the floating-point outputs)/d(each floating-point input), torch's autograd
+    against ``mindspore.grad``; one diff per input, named after it."""
+    import numpy as np
+    import torch
+    from mindspore import grad
+
+    from transpile.parity.compare import diff_leaves, flatten
+
+    positions = [i for i, x in enumerate(inputs) if isinstance(x, np.ndarray) and x.dtype.kind == "f"]
+    if not positions:
+        raise ParityFailure("gradients = true, but no input is a floating-point array")
+    leaves = flatten(torch_tree)
+    if isinstance(torch_tree, list) and any(isinstance(v, (list, dict)) for v in torch_tree) \
+            or isinstance(torch_tree, dict):
+        raise ParityFailure("gradients = true takes a tensor or a flat tuple of tensors as the output")
+    floating = tuple(isinstance(v, np.ndarray) and v.dtype.kind == "f" for _, v in leaves)
+    t_args = _torch_args(inputs)
+    for i in positions:
+        t_args[i].requires_grad_(True)
+    outputs = torch_obj(*t_args)
+    outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
+    sum(o.sum() for o, keep in zip(outputs, floating) if keep).backward()
+    t_grads = [np.zeros_like(inputs[i]) if t_args[i].grad is None else _torch_numpy(t_args[i].grad) for i in positions]
+    m_grads = grad(_output_sum(ms_call, floating), grad_position=tuple(positions))(*_ms_args(inputs))
+    m_grads = m_grads if isinstance(m_grads, tuple) else (m_grads,)
+    m_grads = [np.zeros_like(inputs[i]) if g is None else _ms_numpy(g) for i, g in zip(positions, m_grads)]
+    return [diff_leaves(t, m, index=len(leaves) + k, name=f"d(sum of outputs)/d(input {i})", atol=spec.tolerance,
+                        rtol=spec.rtol) for k, (i, t, m) in enumerate(zip(positions, t_grads, m_grads))]
+
+
+def _output_sum(fn, floating: tuple[bool, ...]):
+    """A Cell whose construct is the sum of ``fn``'s floating-point outputs (the Cell
+    ``mindspore.grad`` differentiates, in either mode)."""
+    from mindspore import nn
+
+    class OutputSum(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.fn = fn
+            self.floating = floating
+
+        def construct(self, *args):
+            outputs = self.fn(*args)
+            if not isinstance(outputs, (tuple, list)):
+                return outputs.sum()
+            total = 0
+            for output, keep in zip(outputs, self.floating):
+                if keep:
+                    total = total + output.sum()
+            return total
+
+    return OutputSum()
 
 
 def _located(stage: str, message: str, exc: BaseException, files: list[Path]) -> str:

@@ -39,6 +39,13 @@ rule that makes the mask, and the comparison recomputes it from the inputs::
 The torch result must have exactly the rows the mask keeps; the converted result
 must have every row, equal to torch's on the kept rows and zero on the others.
 
+``gradients = true`` also compares the gradients: d(sum of the floating-point outputs)
+/ d(each floating-point input), torch's autograd against ``mindspore.grad`` over the
+converted model (a custom backward, ``torch.autograd.Function`` -> ``bprop``, is then
+checked too). An input whose gradient torch leaves None counts as zeros on both sides.
+``graph_gradients = "reason"`` records why GRAPH mode cannot take the gradients: GRAPH
+then compares the outputs only, and a note gives the reason.
+
 ``graph = "reason"`` records why a sample cannot run in GRAPH mode; the GRAPH
 column then shows the reason instead of a number (and the sample does not match).
 """
@@ -55,7 +62,7 @@ KINDS = ("module", "function")
 MASK_OPS = (">", ">=", "<", "<=", "==", "!=")
 _DTYPE = re.compile(r"^(float(16|32|64)|u?int(8|16|32|64)|bool)$")
 _KNOWN = {"entry", "model", "kind", "source", "converted", "inputs", "tolerance", "rtol", "compare", "seed",
-          "mask", "graph", "description"}
+          "mask", "graph", "description", "gradients", "graph_gradients"}
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _INPUT_FLAG = re.compile(rf"^\s*(?P<dtype>\w+)\s*\[(?P<shape>[\d\s,]*)\]\s*(?::\s*(?P<low>{_NUMBER})\s*\.\.\s*(?P<high>{_NUMBER}))?\s*$")
 
@@ -121,6 +128,8 @@ class ParitySpec:
     description: str = field(default="", compare=False)
     rtol: float = 0.0
     converted: Path | None = None  # the converted file, when the spec names one
+    gradients: bool = False  # also compare d(sum of outputs)/d(inputs)
+    graph_gradients: str | None = None  # why GRAPH mode cannot take the gradients, if it cannot
 
     def to_dict(self) -> dict:
         """JSON-ready (the child process gets the spec this way)."""
@@ -268,10 +277,20 @@ def spec_from_dict(data: dict, *, where: str, base: Path, name: str | None = Non
     graph = data.get("graph")
     if graph is not None and (not isinstance(graph, str) or not graph.strip()):
         raise SpecError(f"{where}: graph, when given, is the reason GRAPH mode cannot run the sample")
+    gradients = data.get("gradients", False)
+    if not isinstance(gradients, bool):
+        raise SpecError(f"{where}: gradients must be true or false")
+    if gradients and compare != "allclose":
+        raise SpecError(f"{where}: gradients are compared with compare = 'allclose' only")
+    graph_gradients = data.get("graph_gradients")
+    if graph_gradients is not None and (not gradients or not isinstance(graph_gradients, str)
+                                        or not graph_gradients.strip()):
+        raise SpecError(f"{where}: graph_gradients, with gradients = true, is the reason GRAPH mode cannot take them")
     return ParitySpec(
         name=name or Path(source_name).stem, path=path, source=source, entry=entry.strip(), kind=kind,
         inputs=inputs, tolerance=tolerance, compare=compare, seed=seed, mask=mask, graph=graph,
-        description=str(data.get("description", "")), rtol=rtol, converted=converted,
+        description=str(data.get("description", "")), rtol=rtol, converted=converted, gradients=gradients,
+        graph_gradients=graph_gradients,
     )
 
 
