@@ -150,3 +150,30 @@ def adaptive_max_pool1d_indices(ctx, entry, args, receiver) -> cst.BaseExpressio
     pooled = target_call(ctx, "mindspore.ops.adaptive_max_pool2d", {
         "input": image, "output_size": cst.parse_expression(f"(1, {code(size)})"), "return_indices": literal(True)})
     return squeezed_pair(ctx, pooled)
+
+
+RMS_NORM = '''
+def {name}(input, normalized_shape, weight=None, eps=None):
+    """torch's rms_norm (transpile): input / sqrt(mean(input ** 2) + eps) over the last
+    len(normalized_shape) axes, computed in float32 for float16/bfloat16 input, then
+    times weight; eps defaults to the machine epsilon of the input's dtype (ops.rms_norm
+    has no CPU kernel)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    axes = tuple(range(-len(normalized_shape), 0))
+    if eps is None:
+        eps = {{mindspore}.float16: 2.0 ** -10, {mindspore}.bfloat16: 2.0 ** -7, {mindspore}.float32: 2.0 ** -23,
+               {mindspore}.float64: 2.0 ** -52}[input.dtype]
+    low = input.dtype in ({mindspore}.float16, {mindspore}.bfloat16)
+    x = input.astype({mindspore}.float32) if low else input
+    y = (x * {ops}.rsqrt({ops}.mean(x * x, axes, keep_dims=True) + eps)).astype(input.dtype)
+    return y * weight if weight is not None else y
+'''
+
+
+@hook(not_a_value=_NOT_A_VALUE)
+def rms_norm(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F.rms_norm(x, [d], w)`` -> ``_torch_rms_norm(input=x, normalized_shape=[d], weight=w)``."""
+    ms_, ops_, _ = module_spellings(ctx)
+    helper = emitted(ctx, "_torch_rms_norm", RMS_NORM.replace("{mindspore}", ms_).replace("{ops}", ops_))
+    return keyword_call(helper, args)

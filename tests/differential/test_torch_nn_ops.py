@@ -56,6 +56,12 @@ forms("torch.instance_norm", "input=a, weight=b, bias=c, running_mean=None, runn
 forms("torch.layer_norm", "input=a, normalized_shape=[8], weight=b, bias=c, eps=1e-3, cudnn_enable=True",
       (X2, arr(8), arr(8)), req=2, extra=("a, (8,), None, None, 1e-5",))
 forms("torch.group_norm", "input=a, num_groups=2, weight=b, bias=c, eps=1e-3, cudnn_enabled=True", (X2, G4, B4), req=2)
+RMS_WHY = "rsqrt and the mean rounded otherwise (float32)"
+for api, call in (("torch.nn.functional.rms_norm", "F.rms_norm"), ("torch.rms_norm", "torch.rms_norm")):
+    forms(api, "input=a, normalized_shape=[8], weight=b, eps=1e-3", (X2, arr(8)), req=2, atol=1e-5, rtol=1e-4, why=RMS_WHY,
+          extra=("a, (8, 8)", "a, [8], None, 1e-6", "a.double(), [8]"))
+    CASES.append(Case(api, f"{call}(a, [8], b)", (arr(2, 3, 8, dtype="float16"), arr(8, dtype="float16")), "float16",
+                      atol=2e-3, rtol=2e-3, why="float16 result rounded"))
 forms("torch.embedding", "weight=b, indices=a, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), arr(10, 3)), req=2)
 forms("torch.bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
