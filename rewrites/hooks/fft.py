@@ -63,3 +63,52 @@ def stft(ctx, entry, args, receiver) -> cst.BaseExpression:
             raise Unconvertible(f"pad_mode={value!r}: MindSpore's stft pads only 'constant' and 'reflect' as torch does")
         args["pad_mode"] = literal(value.upper()) if isinstance(value, str) else cst.parse_expression(f"({code(mode)}).upper()")
     return entry_call(ctx, entry, args, receiver)
+
+
+# MindSpore has no istft: the inverse FFT of each frame, windowed, overlap-added (a scatter-add
+# along time) and divided by the overlap-added squared window, as torch does
+ISTFT = '''
+def {name}(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+           onesided=None, length=None, return_complex=False):
+    """torch.istft: the signal (..., time) from its complex STFT (..., freq, frames)."""
+    import math
+
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if window is None:
+        window = OPS.ones(win, MS.float64 if input.dtype == MS.complex128 else MS.float32)
+    if win < n_fft:
+        left = (n_fft - win) // 2
+        window = OPS.pad(window, (left, n_fft - win - left))
+    if normalized:
+        input = input * MS.Tensor(math.sqrt(n_fft), input.dtype)
+    if onesided is None:
+        onesided = input.shape[-2] != n_fft
+    frames = OPS.swapaxes(input, -1, -2)
+    frames = OPS.irfft(frames, n=n_fft, dim=-1) if onesided else OPS.ifft(frames, n=n_fft, dim=-1)
+    if not return_complex and frames.dtype in (MS.complex64, MS.complex128):
+        frames = OPS.real(frames)
+    frames = frames * window
+    batch, count = frames.shape[:-2], frames.shape[-2]
+    total = n_fft + hop * (count - 1)
+    index = (OPS.arange(count).reshape(-1, 1) * hop + OPS.arange(n_fft).reshape(1, -1)).reshape(-1, 1)
+    flat = frames.reshape((-1, count * n_fft)).swapaxes(0, 1)
+    y = OPS.tensor_scatter_add(OPS.zeros((total, flat.shape[1]), flat.dtype), index, flat).swapaxes(0, 1)
+    envelope = OPS.tensor_scatter_add(OPS.zeros((total,), window.dtype), index, OPS.tile(window * window, (count,)))
+    start = n_fft // 2 if center else 0
+    end = min(total - start if length is None else start + length, total)
+    y = y[:, start:end] / envelope[start:end]
+    if length is not None and y.shape[-1] < length:
+        y = OPS.pad(y, (0, length - y.shape[-1]))
+    return y.reshape(batch + (y.shape[-1],))
+'''
+
+
+@hook(consumes=("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length", "return_complex"))
+def istft(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.istft(spec, 16, window=w)`` -> ``_istft(input=spec, n_fft=16, window=w)`` (emitted)."""
+    from .linalg import _helper
+
+    if receiver is not None:
+        args = {"input": receiver, **args}
+    return keyword_call(_helper(ctx, "_istft", ISTFT), args)

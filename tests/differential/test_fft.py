@@ -77,6 +77,30 @@ case("torch.stft", "torch.stft(a, 16, return_complex=True)", (SIGNALS,), "defaul
 case("torch.stft", "torch.stft(a, 16, window=torch.hann_window(16), return_complex=True)", (SIGNALS,), "hann", **FFT_TOL)
 case("torch.stft", "torch.view_as_real(torch.stft(a, 8, hop_length=2, return_complex=True))", (SIGNAL,), "as-real", **FFT_TOL)
 case("torch.stft", "m = 'constant'\n    return torch.stft(a, 16, pad_mode=m, return_complex=True)", (SIGNAL,), "mode-variable", **FFT_TOL)
+# -- inverse STFT (the spectrograms made by torch: inputs only) ------------------------------
+def spectrogram(signal, n_fft=16, **kwargs):
+    import torch
+
+    if "window" in kwargs:
+        kwargs["window"] = torch.from_numpy(kwargs["window"])
+    return torch.stft(torch.from_numpy(signal), n_fft, return_complex=True, **kwargs).numpy()
+
+
+HANN16 = np.hanning(17)[:16].astype("float32")  # torch.hann_window(16): periodic
+SPEC = spectrogram(arr(2, 200))
+SPEC_HOP = spectrogram(arr(200), hop_length=5)
+ISTFT_TOL = {"atol": 1e-5, "rtol": 1e-4}
+case("torch.istft", "torch.istft(a, 16, 4, 16, b, True, False, True, 200, False)", (SPEC, np.ones(16, "float32")), "positional", **ISTFT_TOL)
+case("torch.istft", "torch.istft(input=a, n_fft=16, hop_length=5, win_length=16, window=None, center=True, normalized=False, "
+     "onesided=None, length=None, return_complex=False)", (SPEC_HOP,), "keyword", **ISTFT_TOL)
+case("torch.istft", "torch.istft(a, 16)", (SPEC,), "defaults", **ISTFT_TOL)
+case("torch.istft", "torch.istft(a, 16, window=torch.hann_window(16), length=190)", (spectrogram(arr(200), window=HANN16),), "hann-length", **ISTFT_TOL)
+case("torch.istft", "torch.istft(a, 16, 2, win_length=12, window=torch.hann_window(12), length=190)",
+     (spectrogram(arr(200), hop_length=2, win_length=12, window=np.hanning(13)[:12].astype("float32")),), "short-window", **ISTFT_TOL)
+case("torch.istft", "torch.istft(a, 16, normalized=True)", (spectrogram(arr(2, 100), normalized=True),), "normalized", **ISTFT_TOL)
+case("torch.istft", "torch.istft(a, 16, onesided=False)", (spectrogram(arr(100), onesided=False),), "two-sided", **ISTFT_TOL)
+case("torch.istft", "torch.istft(torch.stft(a, 32, 8, window=torch.hann_window(32), return_complex=True), 32, 8, window=torch.hann_window(32))",
+     (arr(300),), "round-trip", **ISTFT_TOL)
 
 SUITE = Suite(CASES, header=HEADER)
 

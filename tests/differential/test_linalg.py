@@ -224,6 +224,10 @@ for code, inputs, form in (("torch.matrix_exp(a)", (EXPM,), "positional"), ("tor
     case("torch.matrix_exp", code, inputs, form, why=EXP_WHY)
 case("Tensor.matrix_exp", "a.matrix_exp()", (EXPM,), "call", why=EXP_WHY)
 case("Tensor.matrix_exp", "(a * 3).matrix_exp()", (EXPM[0],), "scaled", why=EXP_WHY)
+SPECTROGRAM = torch.stft(torch.from_numpy(arr(2, 120)), 16, return_complex=True).numpy()
+forms("Tensor.istft", "n_fft=16, hop_length=4, win_length=16, window=None, center=True, normalized=False, onesided=True, length=110, return_complex=False",
+      (SPECTROGRAM,), req=1, atol=1e-5, rtol=1e-4)
+case("Tensor.istft", "a.istft(16, window=torch.ones(16))", (SPECTROGRAM,), "window", atol=1e-5, rtol=1e-4)
 
 SUITE = Suite(CASES)
 
