@@ -69,6 +69,12 @@ def binary(name: str, a: np.ndarray, b: np.ndarray, *edges: tuple, tol=LAST_DIGI
 
 binary("xlogy", X, P, (EDGE, EDGE_B), (np.zeros(4, F32), np.array([0.0, -1.0, 2.0, np.nan], F32)))
 case("torch.special.xlogy", "torch.special.xlogy(a, 2.0)", (X,), "scalar")
+# torch.xlogy and Tensor.xlogy are the same function (0 where x == 0: entropy terms p * log p)
+forms("torch.xlogy", "input=a, other=b", (X, P), extra=("a, b, out=None",), **LAST_DIGITS)
+case("torch.xlogy", "torch.xlogy(a, b)", (np.zeros(4, F32), np.array([0.0, -1.0, 2.0, np.nan], F32)), "zero-x")
+case("torch.xlogy", "torch.xlogy(a, a)", (np.array([0.0, 0.25, 0.75], F32),), "entropy")
+forms("Tensor.xlogy", "other=b", (X, P), extra=("2.0",), **LAST_DIGITS)
+case("Tensor.xlogy", "a.xlogy(b)", (np.zeros(4, F32), np.array([0.0, -1.0, 2.0, np.nan], F32)), "zero-x")
 case("torch.special.xlogy", "torch.special.xlogy(2.0, a)", (P,), "scalar_x")
 binary("xlog1py", X, P, (EDGE, EDGE_B), (X, arr(3, 5, low=-1e-6, high=1e-6)),
        (np.zeros(4, F32), np.array([0.0, -1.0, 2.0, np.nan], F32)))
