@@ -2,5 +2,5 @@
 (``run_time_helper``, ``same_tensor``) and tensor_methods.py's in-place one (``arithmetic_``)."""
 from __future__ import annotations
 
-from .tensor_methods import arithmetic_  # noqa: F401
+from .tensor_methods import arithmetic_, astype  # noqa: F401
 from .torch_math import run_time_helper, same_tensor  # noqa: F401

@@ -173,6 +173,10 @@ case("Tensor.kthvalue", "a.kthvalue(2, 1)", (EDGE[2:],), "inf")
 case("Tensor.kthvalue", "a.kthvalue(4, 1)", (EDGE[::2],), "nan")
 case("Tensor.kthvalue", "a.kthvalue(2, 1)", (EDGE[::2],), "nan-early")
 case("torch.frexp", "torch.frexp(a)", (EDGE,), "nan-inf")
+for name in ("cfloat", "cdouble"):
+    case(f"Tensor.{name}", f"a.{name}()", (X,), "call")
+    case(f"Tensor.{name}", f"a.{name}()", (ints(3),), "from-int")
+    case(f"Tensor.{name}", f"(a * 2).{name}()", (X.astype(np.float64),), "expr")
 
 SUITE = Suite(CASES)
 
