@@ -158,6 +158,10 @@ forms("torch.constant_pad_nd", "input=a, pad=(1, 2, 0, 3), value=0.5", (X2,), re
 THETA = np.array([[[1.0, 0.2, 0.1], [-0.1, 0.9, 0.0]], [[0.8, 0.0, -0.2], [0.1, 1.1, 0.3]]], "float32")
 forms("torch.affine_grid_generator", "theta=a, size=(2, 3, 4, 5), align_corners=False", (THETA,),
       extra=("a, [2, 3, 4, 5], True",))
+# MindSpore's AffineGrid takes the size as a tuple only: a list is made one
+CASES.append(Case("torch.nn.functional.affine_grid", "F.affine_grid(a, [2, 3, 4, 5], False)", (THETA,), "list-size"))
+CASES.append(Case("torch.nn.functional.affine_grid", "s = [2, 3, 4, 5]\n        return F.affine_grid(a, s, False)", (THETA,),
+                  "list-variable"))
 
 # rrelu outside training: slope (lower + upper) / 2
 for api, call in (("torch.rrelu", "torch.rrelu"), ("torch.nn.functional.rrelu", "F.rrelu")):
