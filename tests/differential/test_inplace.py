@@ -191,7 +191,15 @@ inplace_forms("torch.nan_to_num_", "input=a, nan=0.5, posinf=1.0, neginf=-1.0", 
 inplace_forms("torch.round_", "input=a", (X * 10,), kw="decimals=0")
 inplace_forms("torch.dropout_", "input=a, p=0.0, train=True", (X,), extra=("a, 0.5, False",))
 case("torch.dropout_", "r = torch.dropout_(a, 0.5, True)\n    return r, a", (X,), "random", random=True)
+EMBEDDING = arr(6, 4, low=-3.0, high=3.0)
+inplace_forms("torch.embedding_renorm_", "input=a, indices=b, max_norm=1.5, norm_type=2.0", (EMBEDDING, np.array([[0, 2], [2, 5]])), **TOL)
+for norm in ("1.0", "3.0", "float('inf')"):
+    case("torch.embedding_renorm_", f"torch.embedding_renorm_(a, b, 2.0, {norm})\n    return a", (EMBEDDING, np.array([1, 3, 4])), f"p={norm}", **TOL)
 inplace_forms("torch.index_put_", "input=a, indices=(b,), values=c, accumulate=True", (arr(5), np.array([0, 2, 3]), arr(3)), req=3)
+EMBEDDING = arr(6, 4, low=-3.0, high=3.0)
+inplace_forms("torch.embedding_renorm_", "input=a, indices=b, max_norm=1.5, norm_type=2.0", (EMBEDDING, np.array([[0, 2], [2, 5]])), **TOL)
+for norm in ("1.0", "3.0", "float('inf')"):
+    case("torch.embedding_renorm_", f"torch.embedding_renorm_(a, b, 2.0, {norm})\n    return a", (EMBEDDING, np.array([1, 3, 4])), f"p={norm}", **TOL)
 inplace_forms("torch.index_put_", "input=a, indices=(b, b), values=c, accumulate=False", (arr(4, 4), np.array([0, 2, 3]), arr(3)), only=("positional",))
 
 # -- torch.*_copy ---------------------------------------------------------------------------
