@@ -333,6 +333,14 @@ def f_max_pool1d(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     return target_call(ctx, "mindspore.ops.squeeze", {}, (pooled, literal(2)))
 
 
+@hook()
+def f_grid_sample(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
+    """ops.grid_sample has no bicubic interpolation (it raises): refused."""
+    if literal_value(args.get("mode", literal(None))) == "bicubic":
+        raise Unconvertible("mode='bicubic': MindSpore's grid_sample has no bicubic interpolation")
+    return args
+
+
 INT64_INDICES = '''
 def {name}(pair):
     """(values, indices) of a pool with torch's int64 indices (MindSpore's are int32)."""

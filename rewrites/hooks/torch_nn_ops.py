@@ -18,7 +18,6 @@ _CODES = {
     "padding_mode": ("zeros", "border", "reflection"),
 }
 assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_CODES["reduction"]))
-_REFUSED = {("mode", "bicubic"): "MindSpore's grid_sample has no bicubic interpolation"}
 
 _NOT_A_VALUE = "torch's own spelling of a functional op: its arguments are converted where it is called"
 # torch.X whose functional op has another name (the rest: the same name, "_with_indices"
@@ -43,8 +42,6 @@ def _code_name(name: str, value: cst.BaseExpression) -> cst.BaseExpression:
         return cst.parse_expression(f"({spelled})[{code(value)}]")
     if type(v) is not int or not 0 <= v < len(names):
         raise Unconvertible(f"{name}={code(value)} is not one of torch's codes 0..{len(names) - 1}")
-    if (name, names[v]) in _REFUSED:
-        raise Unconvertible(f"{name}={v} ({names[v]}): {_REFUSED[name, names[v]]}")
     return literal(names[v])
 
 

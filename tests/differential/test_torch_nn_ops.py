@@ -220,6 +220,7 @@ def test_every_torch_nn_ops_entry_has_cases():
 # Calls left unconverted, with the reason their "# transpile:" marker gives
 REFUSED = [
     ("torch.grid_sampler(x, g, 2, 0, False)", "no bicubic"),
+    ("F.grid_sample(x, g, mode='bicubic')", "no bicubic"),
     ("torch.kl_div(x, y, 3)", "not one of torch's codes"),
     ("F.rrelu(x, training=True)", "random slope"),
     ("torch.selu_(x + 1)", "used twice"),
