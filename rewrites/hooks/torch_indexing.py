@@ -41,26 +41,35 @@ def run_time_helper(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(cst.Name(helper_name(ctx, name)), args)
 
 
-HELPERS["index_add"] = '''
-def {name}(input, dim, index, source, alpha=1):
-    """torch.index_add: ops.index_add takes int32 indices and no alpha."""
-    if alpha != 1:
-        source = source * alpha
-    return OPS.index_add(input, index.astype(MS.int32), source, dim % input.ndim)
-'''
-
-HELPERS["index_fill"] = '''
-def {name}(input, dim, index, value):
-    """torch.index_fill: ops.index_fill takes int32 indices."""
-    return OPS.index_fill(input, dim % input.ndim, index.astype(MS.int32), value)
-'''
-
 HELPERS["expand_index"] = '''
 def {name}(index, dim, like):
     """A 1-D index along dim, broadcast to the shape of like (index_copy as a scatter)."""
     shape = [1] * like.ndim
     shape[dim] = -1
     return OPS.broadcast_to(index.reshape(shape), like.shape)
+'''
+
+HELPERS["index_add"] = '''
+def {name}(input, dim, index, source, alpha=1):
+    """torch.index_add: the slices of source (times alpha) added along dim (ops.index_add
+    wants int32 indices and has no int64 kernel)."""
+    dim = dim % input.ndim
+    if alpha != 1:
+        source = source * alpha
+    return _torch_scatter_reduce(input, dim, _torch_expand_index(index, dim, source), source, "sum")
+'''
+NEEDS["index_add"] = ("expand_index", "scatter_reduce")
+
+HELPERS["index_fill"] = '''
+def {name}(input, dim, index, value):
+    """torch.index_fill: the slices at index along dim set to value (ops.index_fill has
+    no bool kernel)."""
+    dim = dim % input.ndim
+    n = input.shape[dim]
+    chosen = OPS.any(OPS.arange(n, dtype=MS.int64).reshape(-1, 1) == (index.reshape(1, -1) % n), 1, False)
+    shape = [1] * input.ndim
+    shape[dim] = n
+    return OPS.where(chosen.reshape(shape), OPS.full_like(input, value), input)
 '''
 
 HELPERS["index_copy"] = '''

@@ -108,6 +108,18 @@ case("Tensor.slice_scatter", "a.slice_scatter(b, start=-2)", (X, arr(2, 4)), "ne
 forms("torch.argwhere", "input=a", (X > 0,), extra=("a.sum(0) > 0",))
 case("torch.argwhere", "torch.argwhere(a)", (ints(2, 3, 2, high=2),), "int-3d")
 forms("Tensor.argwhere", "", (X > 0,))
+# integer and boolean tensors
+XI = ints(3, 4, low=-9, high=9)
+case("Tensor.index_fill", "a.index_fill(1, b, 5)", (XI, I), "int")
+case("Tensor.index_fill", "a.index_fill(0, b, True)", (bools(3, 4), I), "bool")
+case("torch.index_add", "torch.index_add(a, 1, b, c, alpha=3)", (XI, I, ints(3, 2)), "int")
+case("torch.index_copy", "torch.index_copy(a, 1, b, c)", (bools(3, 4), I, bools(3, 2)), "bool")
+case("torch.scatter_reduce", "torch.scatter_reduce(a, 1, b, c, 'prod', include_self=False)", (XI, ints(3, 4, high=4), ints(3, 4, low=-3, high=3)), "int")
+case("torch.scatter_reduce", "torch.scatter_reduce(a, 1, b, c, 'amin')", (XI, ints(3, 4, high=4), ints(3, 4, low=-9, high=9)), "int-amin")
+case("torch.put", "torch.put(a, b, c)", (XI, np.array([11, 0], np.int64), ints(2)), "int")
+case("torch.masked_scatter", "torch.masked_scatter(a, b, c)", (XI, bools(3, 4), ints(3, 4)), "int")
+case("torch.index_put", "torch.index_put(a, (b,), c, True)", (XI, I, ints(2, 4)), "int")
+case("Tensor.take_along_dim", "a.take_along_dim(b, 0)", (XI, ints(2, 4, high=3)), "int")
 
 SUITE = Suite(CASES)
 
