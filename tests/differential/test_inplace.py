@@ -139,6 +139,11 @@ case("Tensor.resize_", "b = a\n    a.resize_(6)\n    return b", (arr(2, 3),), "a
 inplace_forms("Tensor.resize_as_", "the_template=b", (arr(2, 3), arr(3, 2)), extra=("b.t()",))
 inplace_forms("torch.resize_as_", "input=a, the_template=b", (arr(2, 3), arr(6)))
 
+# set_: the receiver shares the source's memory, both ways
+inplace_forms("Tensor.set_", "source=b", (X, arr(2, 6)))
+case("Tensor.set_", "a.set_(b)\n    b.add_(1.0)\n    r = a.clone()\n    a.zero_()\n    return r, a, b", (X, arr(2, 6)), "shared")
+case("Tensor.set_", "r = a.set_()\n    return r.shape, a.shape", (X,), "emptied")
+
 # shape-changing: the receiver takes the new shape, and stays writable in place
 RESHAPED = {  # name -> (args, input)
     "squeeze": ("dim=1", arr(3, 1, 4)), "unsqueeze": ("dim=0", X), "t": ("", X),
@@ -256,6 +261,7 @@ REFUSED = {
     "Tensor.acos_": "(a + b).acos_()",  # nothing holds the tensor written into
     "Tensor.t_": "(a + b).t_()",
     "Tensor.resize_": "a.data.resize_(4)",
+    "Tensor.set_": "a.set_(b, 1, (2,), (1,))",
     "Tensor.round_": "a.round_(decimals=2)",
     "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
     "Tensor.random_": "a.random_()",
