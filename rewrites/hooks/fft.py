@@ -112,3 +112,27 @@ def istft(ctx, entry, args, receiver) -> cst.BaseExpression:
     if receiver is not None:
         args = {"input": receiver, **args}
     return keyword_call(_helper(ctx, "_istft", ISTFT), args)
+
+
+# ops.fftfreq / rfftfreq compute in float32 (a float64 result is off by 1e-8): torch's
+# arange times 1 / (n * d), in the result's dtype
+FFTFREQ = '''
+def {name}(n, d=1.0, dtype=None, onesided=False):
+    """torch.fft.fftfreq (rfftfreq when onesided): the sample frequencies of an n-point FFT."""
+    dtype = MS.float32 if dtype is None else dtype
+    if onesided:
+        k = OPS.arange(0, n // 2 + 1)
+    else:
+        k = OPS.cat((OPS.arange(0, (n - 1) // 2 + 1), OPS.arange(-(n // 2), 0)))
+    return k.astype(dtype) * MS.Tensor(1.0 / (n * d), dtype)
+'''
+
+
+@hook(consumes=("n", "d", "dtype"), adds=("onesided",))
+def fftfreq(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.fft.rfftfreq(8, 0.5)`` -> ``_fftfreq(n=8, d=0.5, onesided=True)`` (emitted)."""
+    from .linalg import _helper
+
+    if entry.source.endswith("rfftfreq"):
+        args["onesided"] = literal(True)
+    return keyword_call(_helper(ctx, "_fftfreq", FFTFREQ), args)

@@ -445,3 +445,22 @@ def lu_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
     fn = _helper(ctx, "_lu_solve", LU_SOLVE.replace("SOLVE_TRIANGULAR(", f"{solve}("))
     args = _args_with_receiver(entry, args, receiver)
     return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"]})
+
+
+# ops.ormqr has no CPU kernel: Q built whole by orgqr (identity reflectors padded in)
+ORMQR = '''
+def {name}(input, tau, other, left=True, transpose=False):
+    """torch.ormqr: op(Q) @ other (other @ op(Q) when not left), Q the product of the
+    Householder reflectors (input, tau); op(Q) is Q's conjugate transpose when transpose."""
+    mn = other.shape[-2] if left else other.shape[-1]
+    A, tau = input[..., :mn], tau[..., :mn]
+    A = OPS.pad(A, (0, mn - A.shape[-1]))
+    Q = OPS.orgqr(A, OPS.pad(tau, (0, mn - tau.shape[-1])))
+    if transpose:
+        Q = Q.swapaxes(-1, -2)
+        if Q.dtype in (MS.complex64, MS.complex128):
+            Q = OPS.conj(Q)
+    return OPS.matmul(Q, other) if left else OPS.matmul(other, Q)
+'''
+
+ormqr = hook("ormqr", consumes=("input", "tau", "other", "left", "transpose"))(_emitted_call("_ormqr", ORMQR, "input"))

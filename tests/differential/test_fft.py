@@ -56,6 +56,8 @@ case("torch.fft.rfftn", "torch.fft.rfftn(a, s=(4, 4, 4))", (arr(3, 4, 5),), "thr
 for name in ("fftfreq", "rfftfreq"):
     forms(f"torch.fft.{name}", "n=8, d=0.5", (), req=1, kw="dtype=torch.float64", extra=("9", "7, 2.0, out=None"))
     case(f"torch.fft.{name}", f"torch.fft.{name}(5, requires_grad=False)", (), "requires-grad")
+    case(f"torch.fft.{name}", f"torch.fft.{name}(9, 0.3, dtype=torch.float64)", (), "f64", atol=1e-15, rtol=1e-15)
+    case(f"torch.fft.{name}", f"torch.fft.{name}(a.shape[0], d=0.1)", (arr(6),), "from-shape")
 for name in ("fftshift", "ifftshift"):
     forms(f"torch.fft.{name}", "input=a, dim=1", (X,), req=1, extra=("a, (0, 1)", "a, dim=-1"))
     case(f"torch.fft.{name}", f"torch.fft.{name}(torch.fft.fftfreq(7))", (), "fftfreq")

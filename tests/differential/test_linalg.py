@@ -106,6 +106,14 @@ forms("Tensor.geqrf", "", (MB,))
 case("Tensor.geqrf", "a.geqrf().tau", (M,), "field")
 forms("torch.orgqr", "input=a, input2=b", (QR_A, QR_TAU))
 forms("Tensor.orgqr", "input2=b", (QR_A, QR_TAU), extra=("b[:2]",))
+SQ_A, SQ_TAU = (t.numpy() for t in torch.geqrf(torch.from_numpy(A)))
+QRB_A, QRB_TAU = (t.numpy() for t in torch.geqrf(torch.from_numpy(MB)))
+forms("torch.ormqr", "input=a, input2=b, input3=c, left=True, transpose=True", (QR_A, QR_TAU, arr(4, 2)), req=3,
+      extra=("a, b, c.mT, False", "a, b, c.mT, left=False, transpose=True", "a, b, c, out=None"))
+case("torch.ormqr", "torch.ormqr(a, b, c)", (SQ_A, SQ_TAU, arr(3, 5)), "square")
+case("torch.ormqr", "torch.ormqr(a, b, c, transpose=True)", (QRB_A, QRB_TAU, arr(2, 4, 3)), "batched")
+case("torch.ormqr", "torch.ormqr(a, b, c, left=False)", (QR_A[:3], QR_TAU, arr(2, 3)), "right-wide")
+forms("Tensor.ormqr", "input2=b, input3=c, left=True, transpose=False", (QR_A, QR_TAU, arr(4, 2)), req=2, extra=("b, c, transpose=True",))
 forms("torch.linalg.householder_product", "input=a, tau=b", (QR_A, QR_TAU), extra=("a, b[:1]", "a, b, out=None"))
 
 SVD_WHY = "U and V are unique only up to the signs of their columns: compared as U S Vh, S, |U|, |V|"
