@@ -1,6 +1,7 @@
 """Hooks of tables/torch_nn_ops.toml: torch.X spellings of torch.nn.functional.X."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -168,9 +169,56 @@ def {name}(input, normalized_shape, weight=None, eps=None):
 '''
 
 
+CONV_TRANSPOSE = '''
+def {name}(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """torch's conv_transpose1d/2d/3d (transpile): the input spread by stride (zeros
+    between its elements), padded by dilation * (kernel - 1) - padding on each side (and
+    output_padding more after; a negative amount crops), then a stride-1 convolution with
+    the kernel flipped and its in/out channels swapped per group (ops.conv_transpose2d
+    has no CPU kernel)."""
+    dims = weight.ndim - 2
+    unbatched = input.ndim == dims + 1
+    x = {ops}.expand_dims(input, 0) if unbatched else input
+
+    def per_axis(value):
+        return (value,) * dims if isinstance(value, int) else tuple(value)
+
+    stride, padding, output_padding, dilation = (per_axis(v) for v in (stride, padding, output_padding, dilation))
+    for k in range(dims):
+        axis, s = 2 + k, stride[k]
+        if s > 1:  # s - 1 zeros after each element, the trailing ones cut
+            one = {ops}.expand_dims(x, axis + 1)
+            spread = {ops}.concat([one] + [{ops}.zeros_like(one)] * (s - 1), axis + 1)
+            shape = x.shape[:axis] + (x.shape[axis] * s,) + x.shape[axis + 1:]
+            x = {ops}.narrow(spread.reshape(shape), axis, 0, (x.shape[axis] - 1) * s + 1)
+        before = dilation[k] * (weight.shape[2 + k] - 1) - padding[k]
+        after = before + output_padding[k]
+        if before < 0:
+            x = {ops}.narrow(x, axis, -before, x.shape[axis] + before)
+        if after < 0:
+            x = {ops}.narrow(x, axis, 0, x.shape[axis] + after)
+        if before > 0 or after > 0:
+            sides = [0, 0] * dims
+            sides[2 * (dims - 1 - k)] = max(before, 0)
+            sides[2 * (dims - 1 - k) + 1] = max(after, 0)
+            x = {ops}.pad(x, tuple(sides))
+    c_in, c_out, kernel = weight.shape[0], weight.shape[1] * groups, weight.shape[2:]
+    w = weight.reshape((groups, c_in // groups, c_out // groups) + kernel).swapaxes(1, 2)
+    w = {ops}.flip(w.reshape((c_out, c_in // groups) + kernel), tuple(range(2, 2 + dims)))
+    conv = ({ops}.conv1d, {ops}.conv2d, {ops}.conv3d)[dims - 1]
+    y = conv(x, w, bias, stride=1, pad_mode="valid", dilation=dilation if dims > 1 else dilation[0], groups=groups)
+    return y[0] if unbatched else y
+'''
+
+# ops composed by a function emitted beside the code, called with torch's arguments
+_COMPOSED = {"rms_norm": ("_torch_rms_norm", RMS_NORM), "conv_transpose": ("_torch_conv_transpose", CONV_TRANSPOSE)}
+
+
 @hook(not_a_value=_NOT_A_VALUE)
-def rms_norm(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``F.rms_norm(x, [d], w)`` -> ``_torch_rms_norm(input=x, normalized_shape=[d], weight=w)``."""
+def composed(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``F.rms_norm(x, [d], w)`` -> ``_torch_rms_norm(input=x, normalized_shape=[d], weight=w)``;
+    ``torch.conv_transpose2d(x, w, b, 2)`` -> ``_torch_conv_transpose(input=x, weight=w,
+    bias=b, stride=2)`` (the function by the op's name, its dimensions dropped)."""
+    name, source = _COMPOSED[re.sub(r"\dd$", "", _twin(entry))]
     ms_, ops_, _ = module_spellings(ctx)
-    helper = emitted(ctx, "_torch_rms_norm", RMS_NORM.replace("{mindspore}", ms_).replace("{ops}", ops_))
-    return keyword_call(helper, args)
+    return keyword_call(emitted(ctx, name, source.replace("{mindspore}", ms_).replace("{ops}", ops_)), args)

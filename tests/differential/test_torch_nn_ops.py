@@ -62,6 +62,17 @@ for api, call in (("torch.nn.functional.rms_norm", "F.rms_norm"), ("torch.rms_no
           extra=("a, (8, 8)", "a, [8], None, 1e-6", "a.double(), [8]"))
     CASES.append(Case(api, f"{call}(a, [8], b)", (arr(2, 3, 8, dtype="float16"), arr(8, dtype="float16")), "float16",
                       atol=2e-3, rtol=2e-3, why="float16 result rounded"))
+# transposed convolution (composed): both spellings, 1-D to 3-D, unbatched, groups,
+# output_padding, dilation, padding beyond the kernel (a crop)
+CT_WHY = "sums taken in another order"
+for prefix in ("torch.nn.functional.", "torch."):
+    forms(prefix + "conv_transpose2d", "input=a, weight=b, bias=c, stride=2, padding=1, output_padding=1, groups=2, dilation=1",
+          (X2, arr(4, 3, 3, 3), arr(6)), req=2, atol=1e-4, why=CT_WHY,
+          extra=("a, b[:, :2], None, (2, 3), (1, 0), 0, 1, (2, 1)", "a[0], b"))
+    forms(prefix + "conv_transpose1d", "input=a, weight=b, bias=c, stride=3, padding=4, output_padding=0, groups=1, dilation=1",
+          (X1, arr(4, 6, 3), arr(6)), req=2, atol=1e-4, why=CT_WHY, extra=("a, b, c, 2, 1, 1",))
+    forms(prefix + "conv_transpose3d", "input=a, weight=b, bias=c, stride=2, padding=1, output_padding=1, groups=1, dilation=1",
+          (X3, arr(4, 3, 3, 3, 3), arr(3)), req=2, atol=1e-4, why=CT_WHY)
 forms("torch.embedding", "weight=b, indices=a, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), arr(10, 3)), req=2)
 forms("torch.bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
