@@ -96,6 +96,13 @@ def pack_varargs(values: list[cst.BaseExpression]) -> cst.BaseExpression:
     return cst.Tuple([v if isinstance(v, cst.StarredElement) else cst.Element(v) for v in values])
 
 
+def _parenthesized_generator(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``f(t for t in ts)`` -> ``g(x=(t for t in ts))``: a keyword's generator needs its own parentheses."""
+    if isinstance(value, cst.GeneratorExp) and not value.lpar:
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
+
+
 def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) -> cst.Call:
     """Every argument as a keyword; a ``"*"`` entry holds positional varargs."""
     positional = [cst.Arg(v.value, star="*") if isinstance(v, cst.StarredElement) else cst.Arg(v)
@@ -105,7 +112,7 @@ def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) 
         args=positional + [
             cst.Arg(
                 keyword=cst.Name(k),
-                value=v,
+                value=_parenthesized_generator(v),
                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
             )
             for k, v in args.items()

@@ -7,7 +7,7 @@ import libcst as cst
 
 from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call
 from ..value_transforms import as_tuple
-from .nn_utils import PACKING_CALLS, RNN_CALL, emitted_spelled, packing_helper
+from .nn_utils import PACKING_CALLS, RNN_CALL, emitted_spelled, emitted_helper
 from .registry import hook
 
 
@@ -638,5 +638,5 @@ def rnn_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
     x, hx)``, which passes a packed input's lengths as seq_length; elsewhere unchanged."""
     if not ctx.facts.qualified_calls() & PACKING_CALLS:
         return call
-    helper = packing_helper(ctx, "_torch_rnn_call", RNN_CALL)
+    helper = emitted_helper(ctx, "_torch_rnn_call", RNN_CALL)
     return call.with_changes(func=helper, args=[cst.Arg(call.func), *call.args])

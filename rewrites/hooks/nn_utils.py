@@ -348,38 +348,130 @@ PACKED_NAME = "_TorchPackedSequence"
 PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
 
 
-# helpers the sources above call: placeholder -> (emitted name, source)
+# helpers the emitted sources call, by the placeholder naming them -> (name, source)
 CALLED = {
-    "PAD_SEQUENCE(": ("_torch_pad_sequence", PAD_SEQUENCE),
-    "PAD_PACKED(": ("_torch_pad_packed_sequence", PAD_PACKED),
-    "UNPAD_SEQUENCE(": ("_torch_unpad_sequence", UNPAD_SEQUENCE),
+    "PACKED": (PACKED_NAME, PACKED),
+    "PAD_SEQUENCE": ("_torch_pad_sequence", PAD_SEQUENCE),
+    "PAD_PACKED": ("_torch_pad_packed_sequence", PAD_PACKED),
+    "UNPAD_SEQUENCE": ("_torch_unpad_sequence", UNPAD_SEQUENCE),
 }
 
 
-def packing_helper(ctx, name: str, source: str) -> cst.Name:
-    """``source`` emitted as ``name``, with the packed class and the helpers it calls."""
-    packed = emitted_spelled(ctx, PACKED_NAME, PACKED)
+def emitted_helper(ctx, name: str, source: str) -> cst.Name:
+    """``source`` emitted as ``name``, with the helpers it names (``PACKED``, ``PAD_PACKED``
+    ...: see CALLED) emitted too and spelled as they are emitted."""
     for placeholder, (called, called_source) in CALLED.items():
-        if re.search(rf"\b{re.escape(placeholder)}", source):
-            source = re.sub(rf"\b{re.escape(placeholder)}", f"{packing_helper(ctx, called, called_source).value}(", source)
-    return emitted_spelled(ctx, name, re.sub(r"\bPACKED\b", packed.value, source))
+        if re.search(rf"\b{placeholder}\b", source):
+            source = re.sub(rf"\b{placeholder}\b", emitted_helper(ctx, called, called_source).value, source)
+    return emitted_spelled(ctx, name, source)
 
 
-def _sequence_hook(name: str, source: str, required: tuple[str, ...]):
+def _emitted_call_hook(name: str, source: str, required: tuple[str, ...]):
     """A hook calling the emitted ``name`` (defined by ``source``) with the call's arguments."""
     def convert(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
         if missing := [a for a in required if a not in args]:
             raise Unconvertible(f"{', '.join(missing)} missing")
-        return keyword_call(packing_helper(ctx, name, source), args)
+        return keyword_call(emitted_helper(ctx, name, source), args)
     convert.__doc__ = f"``f(...)`` -> ``{name}(...)``, emitted beside the code."
     return convert
 
 
-pad_sequence = hook("pad_sequence")(_sequence_hook("_torch_pad_sequence", PAD_SEQUENCE, ("sequences",)))
-pack_sequence = hook("pack_sequence")(_sequence_hook("_torch_pack_sequence", PACK_SEQUENCE, ("sequences",)))
+pad_sequence = hook("pad_sequence")(_emitted_call_hook("_torch_pad_sequence", PAD_SEQUENCE, ("sequences",)))
+pack_sequence = hook("pack_sequence")(_emitted_call_hook("_torch_pack_sequence", PACK_SEQUENCE, ("sequences",)))
 unpad_sequence = hook("unpad_sequence")(
-    _sequence_hook("_torch_unpad_sequence", UNPAD_SEQUENCE, ("padded_sequences", "lengths")))
-unpack_sequence = hook("unpack_sequence")(_sequence_hook("_torch_unpack_sequence", UNPACK_SEQUENCE, ("packed_sequences",)))
+    _emitted_call_hook("_torch_unpad_sequence", UNPAD_SEQUENCE, ("padded_sequences", "lengths")))
+unpack_sequence = hook("unpack_sequence")(_emitted_call_hook("_torch_unpack_sequence", UNPACK_SEQUENCE, ("packed_sequences",)))
 pack_padded_sequence = hook("pack_padded_sequence")(
-    _sequence_hook("_torch_pack_padded_sequence", PACK_PADDED, ("input", "lengths")))
-pad_packed_sequence = hook("pad_packed_sequence")(_sequence_hook("_torch_pad_packed_sequence", PAD_PACKED, ("sequence",)))
+    _emitted_call_hook("_torch_pack_padded_sequence", PACK_PADDED, ("input", "lengths")))
+pad_packed_sequence = hook("pad_packed_sequence")(_emitted_call_hook("_torch_pad_packed_sequence", PAD_PACKED, ("sequence",)))
+
+
+# torch.nn.utils.parameters_to_vector / vector_to_parameters: the tensors flattened into
+# one vector, and a vector's slices written back into the parameters (in place).
+PARAMETERS_TO_VECTOR = '''def {name}(parameters):
+    """torch.nn.utils.parameters_to_vector (transpile MS201): the tensors flattened, one
+    after another."""
+    return OPS.cat([p.reshape(-1) for p in parameters])
+'''
+VECTOR_TO_PARAMETERS = '''def {name}(vec, parameters):
+    """torch.nn.utils.vector_to_parameters (transpile MS201): consecutive slices of vec
+    written into the parameters, each reshaped to its parameter."""
+    if not isinstance(vec, MS.Tensor):
+        raise TypeError(f"expected Tensor, but got: {type(vec).__name__}")
+    pointer = 0
+    for param in parameters:
+        size = param.size
+        param.set_data(vec[pointer : pointer + size].reshape(param.shape))
+        pointer += size
+'''
+# torch.nn.utils.fuse_conv_bn_* / fuse_linear_bn_*: a BatchNorm in eval folded into the
+# layer before it (torch's formulas); the fused layer is a copy holding the new weight
+# and bias (a bias it lacked is added: MindSpore's Dense makes its BiasAdd only with one).
+FUSE_CONV_BN_WEIGHTS = '''def {name}(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
+    """torch.nn.utils.fuse_conv_bn_weights (transpile MS201): the weight scaled per output
+    channel (axis 1 if transpose) by bn_w / sqrt(bn_rv + bn_eps), the bias moved alike."""
+    weight_dtype = conv_w.dtype
+    bias_dtype = weight_dtype if conv_b is None else conv_b.dtype
+    conv_b = OPS.zeros_like(bn_rm) if conv_b is None else conv_b
+    bn_w = OPS.ones_like(bn_rm) if bn_w is None else bn_w
+    bn_b = OPS.zeros_like(bn_rm) if bn_b is None else bn_b
+    rsqrt = OPS.rsqrt(bn_rv + bn_eps)
+    shape = ((1, -1) if transpose else (-1, 1)) + (1,) * (conv_w.ndim - 2)
+    w = (conv_w * (bn_w * rsqrt).reshape(shape)).astype(weight_dtype)
+    b = ((conv_b - bn_rm) * rsqrt * bn_w + bn_b).astype(bias_dtype)
+    return (MS.Parameter(w, requires_grad=isinstance(conv_w, MS.Parameter) and conv_w.requires_grad),
+            MS.Parameter(b, requires_grad=isinstance(conv_b, MS.Parameter) and conv_b.requires_grad))
+'''
+FUSE_LINEAR_BN_WEIGHTS = '''def {name}(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
+    """torch.nn.utils.fuse_linear_bn_weights (transpile MS201): the weight's rows scaled by
+    bn_w / sqrt(bn_rv + bn_eps), the bias moved alike."""
+    weight_dtype = linear_w.dtype
+    bias_dtype = weight_dtype if linear_b is None else linear_b.dtype
+    linear_b = OPS.zeros_like(bn_rm) if linear_b is None else linear_b
+    scale = bn_w * OPS.rsqrt(bn_rv + bn_eps)
+    w = linear_w * scale.unsqueeze(-1).astype(weight_dtype)
+    b = ((linear_b - bn_rm) * scale + bn_b).astype(bias_dtype)
+    return (MS.Parameter(w, requires_grad=isinstance(linear_w, MS.Parameter) and linear_w.requires_grad),
+            MS.Parameter(b, requires_grad=isinstance(linear_b, MS.Parameter) and linear_b.requires_grad))
+'''
+FUSED_LAYER = '''def {name}(layer, bn, fuse, **options):
+    """A copy of `layer` holding the weight and bias `fuse` folds the BatchNorm `bn` into
+    (transpile MS201: torch.nn.utils.fuse_conv_bn_eval / fuse_linear_bn_eval)."""
+    import copy
+
+    if layer.training or bn.training:
+        raise AssertionError("Fusion only for eval!")
+    fused = copy.deepcopy(layer)
+    bias = fused.bias if fused.has_bias else None
+    weight, bias = fuse(fused.weight, bias, bn.moving_mean, bn.moving_variance, bn.eps, bn.gamma, bn.beta, **options)
+    fused.weight = MS.Parameter(weight, name="weight", requires_grad=weight.requires_grad)
+    fused.bias = MS.Parameter(bias, name="bias", requires_grad=bias.requires_grad)
+    if not fused.has_bias:
+        fused.has_bias = True
+        fused.bias_add = OPS.BiasAdd()
+    return fused
+'''
+FUSE_CONV_BN_EVAL = '''def {name}(conv, bn, transpose=False):
+    """torch.nn.utils.fuse_conv_bn_eval (transpile MS201): a copy of conv with bn folded in."""
+    return FUSED_LAYER(conv, bn, FUSE_CONV_BN_WEIGHTS, transpose=transpose)
+'''
+FUSE_LINEAR_BN_EVAL = '''def {name}(linear, bn):
+    """torch.nn.utils.fuse_linear_bn_eval (transpile MS201): a copy of linear with bn folded in."""
+    if not (linear.out_channels == bn.num_features or bn.num_features == 1):
+        raise AssertionError("To fuse, linear.out_features must equal bn.num_features or bn.num_features must be 1")
+    return FUSED_LAYER(linear, bn, FUSE_LINEAR_BN_WEIGHTS)
+'''
+CALLED.update({
+    "FUSED_LAYER": ("_torch_fused_layer", FUSED_LAYER),
+    "FUSE_CONV_BN_WEIGHTS": ("_torch_fuse_conv_bn_weights", FUSE_CONV_BN_WEIGHTS),
+    "FUSE_LINEAR_BN_WEIGHTS": ("_torch_fuse_linear_bn_weights", FUSE_LINEAR_BN_WEIGHTS),
+})
+for _name, _source, _required in (
+        ("parameters_to_vector", PARAMETERS_TO_VECTOR, ("parameters",)),
+        ("vector_to_parameters", VECTOR_TO_PARAMETERS, ("vec", "parameters")),
+        ("fuse_conv_bn_weights", FUSE_CONV_BN_WEIGHTS, ("conv_w", "conv_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b")),
+        ("fuse_linear_bn_weights", FUSE_LINEAR_BN_WEIGHTS,
+         ("linear_w", "linear_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b")),
+        ("fuse_conv_bn_eval", FUSE_CONV_BN_EVAL, ("conv", "bn")),
+        ("fuse_linear_bn_eval", FUSE_LINEAR_BN_EVAL, ("linear", "bn"))):
+    globals()[_name] = hook(_name)(_emitted_call_hook("_torch_" + _name, _source, _required))

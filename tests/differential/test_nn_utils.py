@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, coverage_gaps, ints
+from .harness import Case, Suite, arr, coverage_gaps, ints, pos
 
 PREFIX = "torch.nn.utils."
 TORCH_IMPORT = re.compile(r"^\s*(import|from) torch\b", re.M)
@@ -25,6 +25,7 @@ SOURCE = """
 import torch
 import torch.nn as nn
 from torch.nn.utils import parametrizations, parametrize, remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
+from torch.nn.utils import fuse_conv_bn_eval, fuse_linear_bn_eval, parameters_to_vector, vector_to_parameters
 
 
 class Net(nn.Module):
@@ -99,6 +100,9 @@ def _both(c: Case, tmp_path, monkeypatch):
     ms_ns = vars(importlib.import_module(name))
     torch_ns: dict = {}
     exec(compile(source, "<torch>", "exec"), torch_ns)
+    import torch
+
+    torch.manual_seed(0)  # the same tensors each run (spectral norm's u and v are drawn at random)
     return torch_ns["Net"](), ms_ns["Net"]()
 
 
@@ -118,13 +122,14 @@ def test_weight_norm_matches_torch(c: Case, tmp_path, monkeypatch) -> None:
     _compare_call(torch_net, ms_net, rng.standard_normal(c.inputs[1]).astype("float32"))
 
 
-def _copy_by_torchs_names(torch_net, ms_net) -> None:
-    """torch's tensors into the converted cell by the plan of ``transpile weights``."""
+def _copy_by_torchs_names(torch_net, ms_net, renames: bool = False) -> None:
+    """torch's tensors into the converted cell by the plan of ``transpile weights`` (under
+    torch's own names, unless ``renames``: BatchNorm's weight is gamma)."""
     from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
 
     plan, targets = plan_for_model(torch_net, ms_net)
     assert plan.complete, plan.to_dict()
-    assert all(key == path for key, path in plan.copies), plan.copies  # torch's names, no renames
+    assert renames or all(key == path for key, path in plan.copies), plan.copies  # torch's names, no renames
     apply_transfer(plan, torch_state(torch_net), targets)
 
 
@@ -223,7 +228,7 @@ def test_spectral_norm_trains_the_weight_only(tmp_path, monkeypatch) -> None:
 
 
 def test_every_nn_utils_entry_has_cases() -> None:
-    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES + SN_CASES + SEQUENCE_CASES)
+    gaps = coverage_gaps(["nn_utils.toml"], CASES + PACK_CASES + SN_CASES + SEQUENCE_CASES + LAYER_CASES + TENSOR_CASES)
     assert not any(gaps.values()), gaps
 
 
@@ -365,3 +370,82 @@ SEQUENCE_SUITE = Suite(SEQUENCE_CASES, header=(
 @pytest.mark.parametrize("case", SEQUENCE_SUITE.cases, ids=SEQUENCE_SUITE.ids)
 def test_sequence_utilities_match_torch(case: Case) -> None:
     SEQUENCE_SUITE.check(case)
+
+
+# -- a layer's parameters as one vector, and BatchNorm folded into the layer before it ------
+# The call runs after torch's tensors (BatchNorm's running statistics too, made
+# non-trivial) are copied in; the changed layer's output and weight match torch's.
+BN2D, BN1D = "self.bn = nn.BatchNorm2d(5)\n        ", "self.bn = nn.BatchNorm1d(5)\n        "
+CONV2D_5 = ("nn.Conv2d(3, 5, 3)", (2, 3, 6, 6))
+LAYER_CASES = [
+    Case(PREFIX + "fuse_conv_bn_eval", (BN2D, "self.layer = fuse_conv_bn_eval(self.layer.eval(), self.bn.eval(), False)"),
+         CONV2D_5, "positional"),
+    Case(PREFIX + "fuse_conv_bn_eval", (BN1D, "self.layer = nn.utils.fuse_conv_bn_eval(conv=self.layer.eval(), "
+                                        "bn=self.bn.eval(), transpose=False)"),
+         ("nn.Conv1d(4, 5, 3, bias=False)", (2, 4, 8)), "keyword-no-bias"),
+    Case(PREFIX + "fuse_conv_bn_eval", (BN1D, "self.layer.eval()\n        self.bn.eval()\n"
+                                        "        self.layer = fuse_conv_bn_eval(self.layer, self.bn, transpose=True)"),
+         ("nn.ConvTranspose1d(4, 5, 3, stride=2)", (2, 4, 5)), "transposed"),
+    Case(PREFIX + "fuse_linear_bn_eval", (BN1D, "self.layer = fuse_linear_bn_eval(self.layer.eval(), self.bn.eval())"),
+         ("nn.Linear(4, 5)", (3, 4)), "positional"),
+    Case(PREFIX + "fuse_linear_bn_eval", (BN1D, "self.layer = nn.utils.fuse_linear_bn_eval(linear=self.layer.eval(), "
+                                          "bn=self.bn.eval())"), ("nn.Linear(4, 5, bias=False)", (3, 4)), "keyword-no-bias"),
+    Case(PREFIX + "fuse_linear_bn_eval", ("self.bn = nn.BatchNorm1d(1)\n        ",
+                                          "self.layer = fuse_linear_bn_eval(self.layer.eval(), self.bn.eval())"),
+         ("nn.Linear(4, 5)", (3, 4)), "one-feature"),
+    Case(PREFIX + "vector_to_parameters",
+         ("", "vector_to_parameters(parameters_to_vector(self.layer.parameters()) * 2, self.layer.parameters())"),
+         CONV1D, "positional"),
+    Case(PREFIX + "vector_to_parameters",
+         ("", "nn.utils.vector_to_parameters(vec=torch.arange(30.0), parameters=[self.layer.weight, self.layer.bias])"),
+         ("nn.Linear(5, 5)", (3, 5)), "keyword"),
+    Case(PREFIX + "vector_to_parameters",
+         ("", "v = parameters_to_vector(parameters=self.layer.parameters())\n"
+              "        vector_to_parameters(v.flip(0), self.layer.parameters())"), CONV2D, "flipped"),
+    Case(PREFIX + "parameters_to_vector",
+         ("", "vector_to_parameters(parameters_to_vector(self.layer.parameters()).sin(), self.layer.parameters())"),
+         LINEAR, "module"),
+]
+
+
+@pytest.mark.parametrize("c", LAYER_CASES, ids=_ids(LAYER_CASES))
+def test_layer_changes_match_torch(c: Case, tmp_path, monkeypatch) -> None:
+    import torch
+
+    torch_net, ms_net = _both(c, tmp_path, monkeypatch)
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        for name, t in torch_net.state_dict(keep_vars=True).items():
+            if t.is_floating_point():
+                t.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, tuple(t.shape)).astype("float32")))
+    _copy_by_torchs_names(torch_net, ms_net, renames=True)
+    torch_net.eval()
+    ms_net.set_train(False)
+    torch_net, ms_net = torch_net.strip(), ms_net.strip()
+    _compare_call(torch_net, ms_net, rng.standard_normal(c.inputs[1]).astype("float32"))
+
+
+TENSOR_CASES = [
+    Case(PREFIX + "parameters_to_vector", "parameters_to_vector([a, b])", (arr(2, 3), arr(4)), "positional"),
+    Case(PREFIX + "parameters_to_vector", "parameters_to_vector(parameters=(a, b, a))", (arr(3, 1, 2), arr(1)), "keyword"),
+    Case(PREFIX + "parameters_to_vector", "parameters_to_vector(t * 2 for t in [a, b])", (arr(2, 2), arr(3)), "generator"),
+    Case(PREFIX + "fuse_conv_bn_weights", "fuse_conv_bn_weights(a, b, c, d, 1e-5, e, f, False)",
+         (arr(4, 3, 3, 3), arr(4), arr(4), pos(4), arr(4), arr(4)), "positional"),
+    Case(PREFIX + "fuse_conv_bn_weights", "fuse_conv_bn_weights(conv_w=a, conv_b=None, bn_rm=b, bn_rv=c, bn_eps=1e-3, "
+         "bn_w=None, bn_b=None, transpose=True)", (arr(3, 4, 2, 2), arr(4), pos(4)), "keyword-transposed"),
+    Case(PREFIX + "fuse_conv_bn_weights", "fuse_conv_bn_weights(a, b, c, d, 0.1, e, f)",
+         (arr(4, 3, 5), arr(4), arr(4), pos(4), arr(4), arr(4)), "defaults"),
+    Case(PREFIX + "fuse_linear_bn_weights", "fuse_linear_bn_weights(a, b, c, d, 1e-5, e, f)",
+         (arr(4, 3), arr(4), arr(4), pos(4), arr(4), arr(4)), "positional"),
+    Case(PREFIX + "fuse_linear_bn_weights", "fuse_linear_bn_weights(linear_w=a, linear_b=None, bn_rm=b, bn_rv=c, "
+         "bn_eps=0.01, bn_w=d, bn_b=e)", (arr(4, 3), arr(4), pos(4), arr(4), arr(4)), "keyword"),
+    Case(PREFIX + "fuse_linear_bn_weights", "fuse_linear_bn_weights(a, b, c, d, 1e-5, e, f)",
+         (arr(4, 3), arr(4), arr(1), pos(1), arr(1), arr(1)), "one-feature"),
+]
+TENSOR_SUITE = Suite(TENSOR_CASES, header=(
+    "import torch\nfrom torch.nn.utils import fuse_conv_bn_weights, fuse_linear_bn_weights, parameters_to_vector\n"))
+
+
+@pytest.mark.parametrize("case", TENSOR_SUITE.cases, ids=TENSOR_SUITE.ids)
+def test_tensor_utilities_match_torch(case: Case) -> None:
+    TENSOR_SUITE.check(case)
