@@ -135,3 +135,25 @@ def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
     draw = keyword_call(ctx.reference("mindspore.ops.randint_like"),
                         {"input": receiver, "low": low, "high": high, "dtype": ctx.reference("mindspore.int64")})
     return _inplace(receiver, draw)
+
+
+APPLIED = '''
+def {name}(input, callable, other=None):
+    """torch's Tensor.apply_ / map_ out of place: callable on each element as a Python
+    number (with the element of other, broadcast to input's shape), in input's dtype."""
+    values = input.reshape(-1).tolist()
+    if other is None:
+        values = [callable(v) for v in values]
+    else:
+        others = OPS.broadcast_to(other, input.shape).reshape(-1).tolist()
+        values = [callable(v, w) for v, w in zip(values, others)]
+    return MS.Tensor(values, dtype=input.dtype).reshape(input.shape)
+'''
+
+
+@hook()
+def applied_(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``x.apply_(f)`` / ``x.map_(y, f)`` -> ``x.copy_(_torch_applied(input=x, callable=f, other=y))``
+    (the function emitted beside the code; Python calls per element, as torch's)."""
+    applied = emitted_spelled(ctx, "_torch_applied", APPLIED)
+    return _inplace(receiver, keyword_call(applied, {"input": receiver, **args}))

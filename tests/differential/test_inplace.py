@@ -139,6 +139,12 @@ case("Tensor.resize_", "b = a\n    a.resize_(6)\n    return b", (arr(2, 3),), "a
 inplace_forms("Tensor.resize_as_", "the_template=b", (arr(2, 3), arr(3, 2)), extra=("b.t()",))
 inplace_forms("torch.resize_as_", "input=a, the_template=b", (arr(2, 3), arr(6)))
 
+# apply_ / map_: Python numbers in, the receiver's dtype out (an int tensor truncates)
+inplace_forms("Tensor.apply_", "callable=lambda v: v * 2 + 1", (X,), posonly=1, only=("positional",),
+              extra=("lambda v: v / 3", "abs"))
+inplace_forms("Tensor.apply_", "callable=lambda v: v / 2", (ints(3, 4, low=-5, high=5),), posonly=1, only=("positional",))
+inplace_forms("Tensor.map_", "other=b, callable=lambda v, w: v * w - 1", (X, arr(4)), extra=("b, max",))
+
 # set_: the receiver shares the source's memory, both ways
 inplace_forms("Tensor.set_", "source=b", (X, arr(2, 6)))
 case("Tensor.set_", "a.set_(b)\n    b.add_(1.0)\n    r = a.clone()\n    a.zero_()\n    return r, a, b", (X, arr(2, 6)), "shared")
