@@ -37,6 +37,7 @@ CONSTANTS = {
     "SQRT2": math.sqrt(2),
     "EULER": 0.57721566490153286060,  # torch.distributions.utils.euler_constant
     "PI": math.pi,
+    "LGAMMA_HALF": math.lgamma(0.5),
 }
 
 BASE = '''class {name}:
@@ -100,6 +101,23 @@ BASE = '''class {name}:
     def _bce_with_logits(logits, target):
         """F.binary_cross_entropy_with_logits(logits, target, reduction='none')"""
         return (1 - target) * logits - OPS.logsigmoid(logits)
+
+    def _binary_params(self, probs, logits):
+        """(probs, logits) of a binary event from either (torch's probs_to_logits and
+        logits_to_probs with is_binary=True)."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            (probs,) = self._broadcast_all(probs)
+            p = OPS.clamp(probs, self._eps(probs.dtype), 1 - self._eps(probs.dtype))
+            return probs, OPS.log(p) - OPS.log1p(-p)
+        (logits,) = self._broadcast_all(logits)
+        return OPS.sigmoid(logits), logits
+
+    @staticmethod
+    def _clamp_probs(probs):
+        eps = _Distribution._eps(probs.dtype)
+        return OPS.clamp(probs, eps, 1 - eps)
 
     def _extended_shape(self, sample_shape=()):
         return tuple(sample_shape) + tuple(self.batch_shape) + tuple(self.event_shape)
@@ -227,15 +245,7 @@ BERNOULLI = '''class {name}(_Distribution):
     """torch.distributions.Bernoulli (transpile MS201)."""
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = self._broadcast_all(probs)
-            p = OPS.clamp(self.probs, self._eps(self.probs.dtype), 1 - self._eps(self.probs.dtype))
-            self.logits = OPS.log(p) - OPS.log1p(-p)
-        else:
-            (self.logits,) = self._broadcast_all(logits)
-            self.probs = OPS.sigmoid(self.logits)
+        self.probs, self.logits = self._binary_params(probs, logits)
         self.batch_shape = tuple(self.probs.shape)
 
     @property
@@ -1250,6 +1260,262 @@ BETA = '''class {name}(_Distribution):
         return t1 - t2 + t3 + t4 + t5
 '''
 
+DISTRIBUTION_OF = '''class {name}(_Distribution):
+    """A distribution computed by another one, ``self._inner`` (transpile MS201): torch's
+    Chi2 is a Gamma, RelaxedBernoulli a TransformedDistribution. Composition, not
+    subclassing: the emitted classes are defined in the order of their names."""
+
+    def _wrap(self, inner):
+        self._inner = inner
+        self.batch_shape = tuple(inner.batch_shape)
+        self.event_shape = tuple(inner.event_shape)
+        self.has_rsample = inner.has_rsample
+
+    @property
+    def mean(self):
+        return self._inner.mean
+
+    @property
+    def mode(self):
+        return self._inner.mode
+
+    @property
+    def variance(self):
+        return self._inner.variance
+
+    def rsample(self, sample_shape=()):
+        return self._inner.rsample(sample_shape)
+
+    def sample(self, sample_shape=()):
+        return self._inner.sample(sample_shape)
+
+    def log_prob(self, value):
+        return self._inner.log_prob(value)
+
+    def cdf(self, value):
+        return self._inner.cdf(value)
+
+    def icdf(self, value):
+        return self._inner.icdf(value)
+
+    def entropy(self):
+        return self._inner.entropy()
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        return self._inner._kl(q._inner)
+'''
+
+CHI2 = '''class {name}(_DistributionOf):
+    """torch.distributions.Chi2: Gamma(df / 2, 1 / 2) (transpile MS201)."""
+
+    def __init__(self, df, validate_args=None):
+        self._wrap(_TorchGamma(0.5 * df, 0.5))
+
+    @property
+    def df(self):
+        return self._inner.concentration * 2
+
+    @property
+    def concentration(self):
+        return self._inner.concentration
+
+    @property
+    def rate(self):
+        return self._inner.rate
+'''
+
+STUDENT_T = '''class {name}(_Distribution):
+    """torch.distributions.StudentT (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self.df, self.loc, self.scale = self._broadcast_all(df, loc, scale)
+        self._chi2 = _TorchChi2(self.df)
+        self.batch_shape = tuple(self.df.shape)
+
+    @property
+    def mean(self):
+        return OPS.where(self.df <= 1, float("nan"), self.loc)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        finite = OPS.pow(self.scale, 2) * self.df / (self.df - 2)
+        return OPS.where(self.df > 2, finite, OPS.where(self.df > 1, float("inf"), float("nan")))
+
+    def rsample(self, sample_shape=()):
+        X = OPS.standard_normal(self._extended_shape(sample_shape)).astype(self.df.dtype)
+        Z = self._chi2.rsample(sample_shape)
+        Y = X * OPS.rsqrt(Z / self.df)
+        return self.loc + self.scale * Y
+
+    def log_prob(self, value):
+        y = (value - self.loc) / self.scale
+        Z = (
+            OPS.log(self.scale)
+            + 0.5 * OPS.log(self.df)
+            + 0.5 * LOG_PI
+            + OPS.lgamma(0.5 * self.df)
+            - OPS.lgamma(0.5 * (self.df + 1.0))
+        )
+        return -0.5 * (self.df + 1.0) * OPS.log1p(y**2.0 / self.df) - Z
+
+    def entropy(self):
+        lbeta = OPS.lgamma(0.5 * self.df) + LGAMMA_HALF - OPS.lgamma(0.5 * (self.df + 1))
+        return (
+            OPS.log(self.scale)
+            + 0.5 * (self.df + 1) * (OPS.digamma(0.5 * (self.df + 1)) - OPS.digamma(0.5 * self.df))
+            + 0.5 * OPS.log(self.df)
+            + lbeta
+        )
+'''
+
+GEOMETRIC = '''class {name}(_Distribution):
+    """torch.distributions.Geometric: failures before the first success (transpile MS201)."""
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        self.probs, self.logits = self._binary_params(probs, logits)
+        self.batch_shape = tuple(self.probs.shape)
+
+    @property
+    def mean(self):
+        return 1.0 / self.probs - 1.0
+
+    @property
+    def mode(self):
+        return OPS.zeros_like(self.probs)
+
+    @property
+    def variance(self):
+        return (1.0 / self.probs - 1.0) / self.probs
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        tiny = 2.2250738585072014e-308 if self.probs.dtype == MS.float64 else 1.1754943508222875e-38
+        u = OPS.rand(shape, dtype=self.probs.dtype) * (1 - tiny) + tiny
+        return OPS.stop_gradient(OPS.floor(OPS.log(u) / OPS.log1p(-self.probs)))
+
+    def log_prob(self, value):
+        value, probs = self._broadcast_all(value, self.probs)
+        probs = OPS.where((probs == 1) & (value == 0), 0.0, probs)
+        return value * OPS.log1p(-probs) + OPS.log(self.probs)
+
+    def entropy(self):
+        return self._bce_with_logits(self.logits, self.probs) / self.probs
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        return -self.entropy() - OPS.log1p(-q.probs) / self.probs - q.logits
+'''
+
+LOGIT_RELAXED_BERNOULLI = '''class {name}(_Distribution):
+    """torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self.temperature = temperature
+        self.probs, self.logits = self._binary_params(probs, logits)
+        self.batch_shape = tuple(self.probs.shape)
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        probs = self._clamp_probs(OPS.broadcast_to(self.probs, shape))
+        uniforms = self._clamp_probs(OPS.rand(shape, dtype=probs.dtype))
+        return (OPS.log(uniforms) - OPS.log1p(-uniforms) + OPS.log(probs) - OPS.log1p(-probs)) / self.temperature
+
+    def log_prob(self, value):
+        logits, value = self._broadcast_all(self.logits, value)
+        diff = logits - value * self.temperature
+        return OPS.log(self.temperature) + diff - 2 * OPS.log1p(OPS.exp(diff))
+'''
+
+EXP_RELAXED_CATEGORICAL = '''class {name}(_Distribution):
+    """torch.distributions.relaxed_categorical.ExpRelaxedCategorical: the log of a
+    Gumbel-softmax draw (transpile MS201)."""
+
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        self._categorical = _TorchCategorical(probs, logits)
+        self.temperature = temperature
+        self.batch_shape = self._categorical.batch_shape
+        self.event_shape = (self._categorical._num_events,)
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        uniforms = self._clamp_probs(OPS.rand(shape, dtype=self.logits.dtype))
+        gumbels = -OPS.log(-OPS.log(uniforms))
+        scores = (self.logits + gumbels) / self.temperature
+        return scores - OPS.logsumexp(scores, -1, True)
+
+    def log_prob(self, value):
+        K = self._categorical._num_events
+        logits, value = self._broadcast_all(self.logits, value)
+        log_scale = OPS.lgamma(OPS.full_like(self.temperature, float(K))) - OPS.log(self.temperature) * (-(K - 1))
+        score = logits - value * self.temperature
+        score = OPS.sum(score - OPS.logsumexp(score, -1, True), -1)
+        return score + log_scale
+'''
+
+RELAXED_BERNOULLI = '''class {name}(_DistributionOf):
+    """torch.distributions.RelaxedBernoulli: sigmoid of a LogitRelaxedBernoulli (transpile MS201)."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _TorchLogitRelaxedBernoulli(temperature, probs, logits)
+        self._wrap(_TorchTransformedDistribution(base, [_TorchSigmoidTransform()]))
+        self.base_dist = base
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+'''
+
+RELAXED_ONE_HOT_CATEGORICAL = '''class {name}(_DistributionOf):
+    """torch.distributions.RelaxedOneHotCategorical: exp of an ExpRelaxedCategorical,
+    Gumbel-softmax draws (transpile MS201)."""
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = _TorchExpRelaxedCategorical(temperature, probs, logits)
+        self._wrap(_TorchTransformedDistribution(base, [_TorchExpTransform()]))
+        self.base_dist = base
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -1282,6 +1548,16 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
     "_TorchGamma": (GAMMA, ("_Distribution",)),
     "_TorchDirichlet": (DIRICHLET, ("_Distribution", "_TorchGamma")),
     "_TorchBeta": (BETA, ("_Distribution", "_TorchDirichlet")),
+    "_DistributionOf": (DISTRIBUTION_OF, ("_Distribution",)),
+    "_TorchChi2": (CHI2, ("_DistributionOf", "_TorchGamma")),
+    "_TorchStudentT": (STUDENT_T, ("_Distribution", "_TorchChi2")),
+    "_TorchGeometric": (GEOMETRIC, ("_Distribution",)),
+    "_TorchLogitRelaxedBernoulli": (LOGIT_RELAXED_BERNOULLI, ("_Distribution",)),
+    "_TorchExpRelaxedCategorical": (EXP_RELAXED_CATEGORICAL, ("_Distribution", "_TorchCategorical")),
+    "_TorchRelaxedBernoulli": (RELAXED_BERNOULLI, ("_DistributionOf", "_TorchLogitRelaxedBernoulli",
+                                                   "_TorchTransformedDistribution", "_TorchSigmoidTransform")),
+    "_TorchRelaxedOneHotCategorical": (RELAXED_ONE_HOT_CATEGORICAL, ("_DistributionOf", "_TorchExpRelaxedCategorical",
+                                                                     "_TorchTransformedDistribution", "_TorchExpTransform")),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 

@@ -30,7 +30,8 @@ from torch.distributions import Laplace, Exponential, Cauchy, HalfNormal, LogNor
 from torch.distributions import normal, uniform, bernoulli, categorical, independent, multivariate_normal, kl
 from torch.distributions import laplace, exponential, cauchy, half_normal, log_normal, gumbel, one_hot_categorical
 from torch.distributions import mixture_same_family, transformed_distribution, transforms, gamma, dirichlet, beta
-from torch.distributions import Gamma, Dirichlet, Beta
+from torch.distributions import Gamma, Dirichlet, Beta, Chi2, StudentT, Geometric, RelaxedBernoulli, RelaxedOneHotCategorical
+from torch.distributions import chi2, studentT, geometric, relaxed_bernoulli, relaxed_categorical
 from torch.distributions import TransformedDistribution, ExpTransform, TanhTransform, SigmoidTransform, AffineTransform
 from torch.distributions.kl import kl_divergence as kl_div
 """
@@ -42,7 +43,10 @@ MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "
            "LogNormal": "log_normal", "Gumbel": "gumbel", "OneHotCategorical": "one_hot_categorical",
            "MixtureSameFamily": "mixture_same_family", "TransformedDistribution": "transformed_distribution",
            "ExpTransform": "transforms", "TanhTransform": "transforms", "SigmoidTransform": "transforms",
-           "AffineTransform": "transforms", "Gamma": "gamma", "Dirichlet": "dirichlet", "Beta": "beta"}
+           "AffineTransform": "transforms", "Gamma": "gamma", "Dirichlet": "dirichlet", "Beta": "beta", "Chi2": "chi2",
+           "StudentT": "studentT", "Geometric": "geometric", "RelaxedBernoulli": "relaxed_bernoulli",
+           "RelaxedOneHotCategorical": "relaxed_categorical", "LogitRelaxedBernoulli": "relaxed_bernoulli",
+           "ExpRelaxedCategorical": "relaxed_categorical"}
 
 
 def spellings(api: str) -> list[str]:
@@ -50,6 +54,8 @@ def spellings(api: str) -> list[str]:
     name = api.rsplit(".", 1)[-1]
     if api == f"torch.distributions.{name}":
         return [name, f"D.{name}", api]
+    if not hasattr(__import__("torch").distributions, name):  # only in its module
+        return [f"{MODULES[name]}.{name}", api, api]
     return [f"{MODULES[name]}.{name}", api, f"D.{MODULES[name]}.{name}"]
 
 
@@ -259,6 +265,48 @@ for name, (dist, stats) in G_MOMENTS.items():
     case(f"torch.distributions.{name}", f"s = {dist}.sample((40000,))\nreturn {stats}", (), "moments", atol=0.02, rtol=0.03,
          why="40000 draws: the sample mean and std are within 0.02 + 3% of the distribution's")
 
+# -- Chi2, StudentT, Geometric, relaxed (Gumbel-softmax) distributions -----------------
+DF = arr(3, 4, low=0.5, high=6.0)
+for api in ("torch.distributions.Chi2", "torch.distributions.chi2.Chi2"):
+    dist_forms(api, "df=a, validate_args=None", (DF, RATE, pos(3, 4)), "d.log_prob(c), d.cdf(c), d.entropy(), d.mean, d.variance, d.df, d.batch_shape",
+               req=1, atol=1e-4, rtol=1e-4)
+for api in ("torch.distributions.StudentT", "torch.distributions.studentT.StudentT"):
+    dist_forms(api, "df=a, loc=b, scale=c, validate_args=None", (DF, LOC, SCALE, X),
+               "t.log_prob(d), t.entropy(), t.mean, t.mode, t.variance, t.batch_shape", req=1, name="t", atol=1e-4, rtol=1e-4)
+case("torch.distributions.StudentT", "t = StudentT(torch.tensor([0.5, 1.5, 3.0]))\nreturn t.mean, t.variance, t.log_prob(a[0, :3])", (X,), "df edges")
+GPROBE2 = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.batch_shape"
+GEO_X = ints(3, 4, high=6).astype("float32")
+for api in ("torch.distributions.Geometric", "torch.distributions.geometric.Geometric"):
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, GEO_X), GPROBE2, req=1, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, GEO_X), GPROBE2, only=("keyword",), atol=1e-4, rtol=1e-4)
+TEMP = np.array(0.7, dtype="float32")
+RB_PROBE = "d.log_prob(c), d.temperature, d.probs, d.logits, d.batch_shape, d.event_shape"
+for api in ("torch.distributions.RelaxedBernoulli", "torch.distributions.relaxed_bernoulli.RelaxedBernoulli",
+            "torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli"):
+    value = BPROB if "Logit" not in api else X
+    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, req=2, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "temperature=e, probs=None, logits=b", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    case(api, f"d = {spellings(api)[1]}(e, logits=b)\nreturn d.rsample(), d.sample((4,))", (PROBS, LOGITS, value, X, TEMP), "samples", random=True)
+RC_SIMPLEX = pos(3, 5)
+RC_SIMPLEX = RC_SIMPLEX / RC_SIMPLEX.sum(-1, keepdims=True)
+for api in ("torch.distributions.RelaxedOneHotCategorical", "torch.distributions.relaxed_categorical.RelaxedOneHotCategorical",
+            "torch.distributions.relaxed_categorical.ExpRelaxedCategorical"):
+    value = RC_SIMPLEX if "Exp" not in api else np.log(RC_SIMPLEX)
+    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, req=2,
+               atol=1e-4, rtol=1e-4)
+    dist_forms(api, "temperature=e, probs=None, logits=b", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    case(api, f"d = {spellings(api)[1]}(e, logits=b)\nreturn d.rsample(), d.sample((4,))", (CPROBS, CLOGITS, value, X, TEMP), "samples", random=True)
+case("torch.distributions.RelaxedOneHotCategorical", "s = RelaxedOneHotCategorical(torch.tensor(0.05), probs=a[0]).sample((20000,))\n"
+     "return (s.argmax(-1)[:, None] == torch.arange(5)).float().mean(0), s.sum(-1).mean()", (CPROBS,), "moments", atol=0.03, rtol=0.0,
+     why="20000 Gumbel-softmax draws at temperature 0.05: the argmax frequencies are within 0.03 of the probabilities")
+for name, (dist, stats) in {"Chi2": ("Chi2(torch.tensor([1.0, 5.0]))", "s.mean(0), s.std(0)"),
+                            "StudentT": ("StudentT(torch.tensor([6.0]), 1.0, 2.0)", "s.mean(0), s.std(0)"),
+                            "Geometric": ("Geometric(torch.tensor([0.3, 0.7]))", "s.mean(0), s.std(0)")}.items():
+    case(f"torch.distributions.{name}", f"s = {dist}.sample((40000,))\nreturn {stats}", (), "moments", atol=0.05, rtol=0.03,
+         why="40000 draws: the sample mean and std are within 0.05 + 3% of the distribution's")
+for name, build in (("Chi2", "Chi2(a)"), ("StudentT", "StudentT(a, 1.0, 2.0)"), ("Geometric", "Geometric(probs=b)")):
+    case(f"torch.distributions.{name}", f"d = {build}\nreturn d.sample(), d.sample((5,))", (DF, PROBS), "samples", random=True)
+
 # -- kl_divergence --------------------------------------------------------------------
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
@@ -279,6 +327,8 @@ KL_PAIRS = {
     "Gumbel": ("Gumbel(a, b)", "Gumbel(b, b + 1)", (LOC, SCALE)),
     "OneHotCategorical": ("OneHotCategorical(probs=a)", "OneHotCategorical(logits=b)", (CPROBS, CLOGITS)),
     "Gamma": ("Gamma(a, b)", "Gamma(b, a)", (CONC, RATE)),
+    "Chi2": ("Chi2(a)", "Chi2(b)", (CONC, RATE)),
+    "Geometric": ("Geometric(probs=a)", "Geometric(logits=b)", (PROBS, LOGITS)),
     "Dirichlet": ("Dirichlet(a)", "Dirichlet(b)", (DCONC, RATE)),
     "Beta": ("Beta(a, b)", "Beta(b, a)", (CONC, RATE)),
     "TransformedDistribution": ("TransformedDistribution(Normal(a, b), [AffineTransform(a, 2.0), ExpTransform()])",
