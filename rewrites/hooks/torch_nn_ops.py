@@ -210,8 +210,17 @@ def {name}(input, weight, bias=None, stride=1, padding=0, output_padding=0, grou
     return y[0] if unbatched else y
 '''
 
+CONV_TBC = '''
+def {name}(input, weight, bias, pad=0):
+    """torch's conv_tbc (transpile): a 1-D convolution over time of a (time, batch,
+    channels) input with a (kernel, in, out) weight."""
+    y = {ops}.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, stride=1, pad_mode="pad", padding=pad)
+    return y.permute(2, 0, 1)
+'''
+
 # ops composed by a function emitted beside the code, called with torch's arguments
-_COMPOSED = {"rms_norm": ("_torch_rms_norm", RMS_NORM), "conv_transpose": ("_torch_conv_transpose", CONV_TRANSPOSE)}
+_COMPOSED = {"rms_norm": ("_torch_rms_norm", RMS_NORM), "conv_transpose": ("_torch_conv_transpose", CONV_TRANSPOSE),
+             "conv_tbc": ("_torch_conv_tbc", CONV_TBC)}
 
 
 @hook(not_a_value=_NOT_A_VALUE)

@@ -73,6 +73,9 @@ for prefix in ("torch.nn.functional.", "torch."):
           (X1, arr(4, 6, 3), arr(6)), req=2, atol=1e-4, why=CT_WHY, extra=("a, b, c, 2, 1, 1",))
     forms(prefix + "conv_transpose3d", "input=a, weight=b, bias=c, stride=2, padding=1, output_padding=1, groups=1, dilation=1",
           (X3, arr(4, 3, 3, 3, 3), arr(3)), req=2, atol=1e-4, why=CT_WHY)
+for api in ("torch.nn.functional.conv_tbc", "torch.conv_tbc"):
+    forms(api, "input=a, weight=b, bias=c, pad=1", (arr(10, 2, 4), arr(3, 4, 6), arr(6)), req=3, atol=1e-5,
+          extra=("a, b[:1], c, 0",))
 forms("torch.embedding", "weight=b, indices=a, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), arr(10, 3)), req=2)
 forms("torch.bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
