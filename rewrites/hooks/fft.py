@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
+from .linalg import _helper
 from .registry import hook
 
 # MindSpore's window kernels that take the length as a tensor, not an int
@@ -107,8 +108,6 @@ def {name}(input, n_fft, hop_length=None, win_length=None, window=None, center=T
 @hook(consumes=("input", "n_fft", "hop_length", "win_length", "window", "center", "normalized", "onesided", "length", "return_complex"))
 def istft(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.istft(spec, 16, window=w)`` -> ``_istft(input=spec, n_fft=16, window=w)`` (emitted)."""
-    from .linalg import _helper
-
     if receiver is not None:
         args = {"input": receiver, **args}
     return keyword_call(_helper(ctx, "_istft", ISTFT), args)
@@ -131,8 +130,51 @@ def {name}(n, d=1.0, dtype=None, onesided=False):
 @hook(consumes=("n", "d", "dtype"), adds=("onesided",))
 def fftfreq(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.fft.rfftfreq(8, 0.5)`` -> ``_fftfreq(n=8, d=0.5, onesided=True)`` (emitted)."""
-    from .linalg import _helper
-
     if entry.source.endswith("rfftfreq"):
         args["onesided"] = literal(True)
     return keyword_call(_helper(ctx, "_fftfreq", FFTFREQ), args)
+
+
+# torch.signal.windows: scipy's formulas, computed once in float64 by numpy (a window is a
+# constant), then a tensor of the asked dtype; not sym: the symmetric window of M + 1, its
+# last point dropped
+SIGNAL_WINDOW = '''
+def {name}(kind, M, sym=True, dtype=None, **params):
+    """torch.signal.windows.<kind>(M, sym=..., ...)."""
+    import numpy as np
+
+    dtype = MS.float32 if dtype is None else dtype
+    if M <= 1:
+        return OPS.ones(M, dtype)
+    n = M if sym else M + 1
+    k = np.arange(n, dtype=np.float64)
+    cosines = {"hann": [0.5, 0.5], "hamming": [0.54, 0.46], "blackman": [0.42, 0.5, 0.08],
+               "nuttall": [0.3635819, 0.4891775, 0.1365995, 0.0106411]}
+    if kind == "general_hamming":
+        alpha = params.get("alpha", 0.54)
+        kind, cosines[kind] = "general_cosine", [alpha, 1.0 - alpha]
+    if kind in cosines or kind == "general_cosine":
+        a = cosines.get(kind) or list(params["a"])
+        w = sum((-1) ** i * c * np.cos(2 * np.pi * i * k / (n - 1)) for i, c in enumerate(a))
+    elif kind == "bartlett":
+        w = 1 - np.abs(2 * k / (n - 1) - 1)
+    elif kind == "cosine":
+        w = np.sin(np.pi * (k + 0.5) / n)
+    elif kind == "gaussian":
+        w = np.exp(-0.5 * ((k - (n - 1) / 2) / params.get("std", 1.0)) ** 2)
+    elif kind == "exponential":
+        center = (n - 1) / 2 if params.get("center") is None else params["center"]
+        w = np.exp(-np.abs(k - center) / params.get("tau", 1.0))
+    else:  # kaiser
+        beta = params.get("beta", 12.0)
+        w = np.i0(beta * np.sqrt(1 - (2 * k / (n - 1) - 1) ** 2)) / np.i0(beta)
+    return MS.Tensor(np.asarray(w[:M], dtype=np.float64)).astype(dtype)
+'''
+
+
+@hook(consumes=("M", "sym", "dtype", "alpha", "a", "beta", "std", "center", "tau"), adds=("kind",))
+def signal_window(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.signal.windows.hann(8, sym=False)`` -> ``_signal_window("hann", M=8, sym=False)`` (emitted)."""
+    call = keyword_call(_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
+    kind = cst.Arg(literal(entry.source.rsplit(".", 1)[-1]))
+    return call.with_changes(args=[kind, *call.args])

@@ -12,7 +12,7 @@ from .harness import Case, Suite, arr, call_forms, coverage_gaps
 
 CASES: list[Case] = []
 TABLES = ["fft.toml"]
-HEADER = "import torch\nimport torch.fft\n"
+HEADER = "import torch\nimport torch.fft\nimport torch.signal\n"
 
 
 def forms(api: str, args: str, inputs=(), **kwargs) -> None:
@@ -69,6 +69,19 @@ for name, more in WINDOW_ARGS.items():
     api = f"torch.{name}_window"
     forms(api, f"window_length=8, periodic=False{more}", (), req=1, kw="dtype=torch.float64", extra=("7", "1", "5, True", "6, requires_grad=False"))
     case(api, f"{api}(a.shape[-1], dtype=a.dtype) * a", (X,), "scaled")
+
+# -- torch.signal.windows ------------------------------------------------------------------
+SIGNAL_KW = {"exponential": "tau=2.0, ", "gaussian": "std=1.5, ", "general_cosine": "a=[0.5, 0.3, 0.2], ",
+             "general_hamming": "alpha=0.6, ", "kaiser": "beta=4.0, "}
+for name in ("bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming", "hamming", "hann", "kaiser", "nuttall"):
+    api, more = f"torch.signal.windows.{name}", SIGNAL_KW.get(name, "")
+    needs_a = name == "general_cosine"
+    case(api, f"{api}(8, {more}sym=False)", (), "positional")
+    case(api, f"{api}(M=7, {more}sym=True, dtype=torch.float64)", (), "keyword", atol=1e-12, rtol=1e-12)
+    case(api, f"{api}(9{', a=[0.5, 0.5]' if needs_a else ''})", (), "defaults")
+    case(api, f"{api}(1{', a=[0.5, 0.5]' if needs_a else ''}, requires_grad=False)", (), "one")
+    case(api, f"{api}(0{', a=[0.5, 0.5]' if needs_a else ''})", (), "empty")
+case("torch.signal.windows.exponential", "torch.signal.windows.exponential(6, center=1.0, sym=False)", (), "center")
 
 # -- short-time Fourier transform (torch wants return_complex= for a real signal) ------------
 SIGNAL, SIGNALS, HANN = arr(64), arr(2, 50), np.hanning(12).astype("float32")
