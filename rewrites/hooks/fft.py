@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
-from .linalg import _helper
+from .linalg import _helper, _negated
 from .registry import hook
 
 # MindSpore's window kernels that take the length as a tensor, not an int
@@ -178,3 +178,14 @@ def signal_window(ctx, entry, args, receiver) -> cst.BaseExpression:
     call = keyword_call(_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
     kind = cst.Arg(literal(entry.source.rsplit(".", 1)[-1]))
     return call.with_changes(args=[kind, *call.args])
+
+
+@hook(consumes=("window_length", "periodic", "alpha", "beta", "dtype"), adds=("M", "sym", "a"))
+def hamming_window(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.hamming_window(8, alpha=a, beta=b)`` -> ``_signal_window("general_cosine", M=8,
+    sym=False, a=(a, b))`` (emitted): ops.hamming_window rounds alpha and beta to float32."""
+    alpha, beta = args.pop("alpha", literal(0.54)), args.pop("beta", literal(0.46))
+    args = {"M": args.pop("window_length"), "sym": _negated(args.pop("periodic", literal(True))),
+            "a": cst.Tuple([cst.Element(alpha), cst.Element(beta)]), **args}
+    call = keyword_call(_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
+    return call.with_changes(args=[cst.Arg(literal("general_cosine")), *call.args])

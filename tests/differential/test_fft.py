@@ -69,6 +69,8 @@ for name, more in WINDOW_ARGS.items():
     api = f"torch.{name}_window"
     forms(api, f"window_length=8, periodic=False{more}", (), req=1, kw="dtype=torch.float64", extra=("7", "1", "5, True", "6, requires_grad=False"))
     case(api, f"{api}(a.shape[-1], dtype=a.dtype) * a", (X,), "scaled")
+    case(api, f"{api}(9, False{more}, dtype=torch.float64)", (), "f64", atol=1e-12, rtol=1e-12)
+case("torch.hamming_window", "p = False\n    return torch.hamming_window(6, p)", (), "periodic-variable")
 
 # -- torch.signal.windows ------------------------------------------------------------------
 SIGNAL_KW = {"exponential": "tau=2.0, ", "gaussian": "std=1.5, ", "general_cosine": "a=[0.5, 0.3, 0.2], ",
