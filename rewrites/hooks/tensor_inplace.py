@@ -138,22 +138,21 @@ def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 APPLIED = '''
-def {name}(input, callable, other=None):
-    """torch's Tensor.apply_ / map_ out of place: callable on each element as a Python
-    number (with the element of other, broadcast to input's shape), in input's dtype."""
-    values = input.reshape(-1).tolist()
-    if other is None:
-        values = [callable(v) for v in values]
-    else:
-        others = OPS.broadcast_to(other, input.shape).reshape(-1).tolist()
-        values = [callable(v, w) for v, w in zip(values, others)]
+def {name}(input, callable, *others):
+    """torch's Tensor.apply_ / map_ / map2_ out of place: callable on each element as a
+    Python number, with the elements of others broadcast to input's shape, in input's dtype."""
+    columns = [input.reshape(-1).tolist()]
+    columns += [OPS.broadcast_to(other, input.shape).reshape(-1).tolist() for other in others]
+    values = [callable(*elements) for elements in zip(*columns)]
     return MS.Tensor(values, dtype=input.dtype).reshape(input.shape)
 '''
 
 
 @hook()
 def applied_(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``x.apply_(f)`` / ``x.map_(y, f)`` -> ``x.copy_(_torch_applied(input=x, callable=f, other=y))``
-    (the function emitted beside the code; Python calls per element, as torch's)."""
+    """``x.map2_(a, b, f)`` -> ``x.copy_(_torch_applied(x, f, a, b))`` (``apply_(f)``, ``map_(a, f)``
+    likewise; the function emitted beside the code: Python calls per element, as torch's)."""
     applied = emitted_spelled(ctx, "_torch_applied", APPLIED)
-    return _inplace(receiver, keyword_call(applied, {"input": receiver, **args}))
+    others = [args[name] for name in ("other", "x", "y") if name in args]
+    call = cst.Call(func=applied, args=[cst.Arg(v) for v in (receiver, args["callable"], *others)])
+    return _inplace(receiver, call)

@@ -144,6 +144,7 @@ inplace_forms("Tensor.apply_", "callable=lambda v: v * 2 + 1", (X,), posonly=1, 
               extra=("lambda v: v / 3", "abs"))
 inplace_forms("Tensor.apply_", "callable=lambda v: v / 2", (ints(3, 4, low=-5, high=5),), posonly=1, only=("positional",))
 inplace_forms("Tensor.map_", "other=b, callable=lambda v, w: v * w - 1", (X, arr(4)), extra=("b, max",))
+inplace_forms("Tensor.map2_", "x=b, y=c, callable=lambda u, v, w: u + v * w", (X, arr(4), arr(3, 1)), extra=("b, c, min",))
 
 # set_: the receiver shares the source's memory, both ways
 inplace_forms("Tensor.set_", "source=b", (X, arr(2, 6)))
