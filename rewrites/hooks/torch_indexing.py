@@ -41,6 +41,15 @@ def run_time_helper(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(cst.Name(helper_name(ctx, name)), args)
 
 
+HELPERS["number"] = '''
+def {name}(value, like):
+    """A Python float beside a floating tensor, as a tensor of its dtype: MindSpore reads a
+    float scalar as float32 even beside float64 tensors (torch keeps it in double)."""
+    if isinstance(value, float) and like.is_floating_point():
+        return MS.Tensor(value, like.dtype)
+    return value
+'''
+
 HELPERS["expand_index"] = '''
 def {name}(index, dim, like):
     """A 1-D index along dim, broadcast to the shape of like (index_copy as a scatter)."""
@@ -55,10 +64,10 @@ def {name}(input, dim, index, source, alpha=1):
     wants int32 indices and has no int64 kernel)."""
     dim = dim % input.ndim
     if alpha != 1:
-        source = source * alpha
+        source = source * _torch_number(alpha, source)
     return _torch_scatter_reduce(input, dim, _torch_expand_index(index, dim, source), source, "sum")
 '''
-NEEDS["index_add"] = ("expand_index", "scatter_reduce")
+NEEDS["index_add"] = ("expand_index", "scatter_reduce", "number")
 
 HELPERS["index_fill"] = '''
 def {name}(input, dim, index, value):

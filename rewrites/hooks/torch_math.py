@@ -28,6 +28,8 @@ def _returns(fields: str) -> str:
 HELPERS["aminmax"] = '''
 def {name}(input, dim=None, keepdim=False):
     """torch.aminmax: (min, max) over dim, or over all elements when dim is None."""
+    if input.dtype == MS.bool_:  # no bool kernel
+        return {name}_result(*(OPS.cast(t, MS.bool_) for t in {name}(input.astype(MS.uint8), dim, keepdim)))
     if dim is None:
         low, high = OPS.aminmax(input.reshape(-1), axis=0)
         if keepdim:
@@ -160,14 +162,19 @@ def {name}(y, x=None, dx=None, dim=-1):
         dx = x[..., 1:] - x[..., :-1]
     elif dx is None:
         dx = 1
+    dx = _torch_number(dx, y)
     return OPS.moveaxis(OPS.cumsum(dx * (y[..., 1:] + y[..., :-1]), -1) / 2, -1, dim)
 '''
+NEEDS["cumulative_trapezoid"] = ("number",)
 
 HELPERS["rsub"] = '''
 def {name}(input, other, alpha=1):
     """torch.rsub: other - alpha * input."""
-    return OPS.sub(other, input * alpha if alpha != 1 else input)
+    if alpha != 1:
+        input = input * _torch_number(alpha, input)
+    return OPS.sub(_torch_number(other, input), input)
 '''
+NEEDS["rsub"] = ("number",)
 
 HELPERS["scalar_tensor"] = '''
 def {name}(s, dtype=None):
@@ -285,6 +292,8 @@ def {name}(input, bins, range=None, weight=None, density=False):
             low, high = float(range[0]), float(range[1])
         if low == high:
             low, high = low - 0.5, high + 0.5
+        # in the input's dtype, as torch.linspace computes them (a Python float would be float32)
+        low, high = MS.Tensor(low, input.dtype), MS.Tensor(high, input.dtype)
         step = (high - low) / bins
         at = OPS.arange(bins + 1).astype(input.dtype)
         edges = OPS.where(at < (bins + 1) // 2, low + step * at, high - step * (bins - at))
@@ -416,6 +425,7 @@ def {name}(input, spacing=1, dim=None, edge_order=1):
                 c = (2 * dx[-1] + dx[-2]) / (dx[-1] * (dx[-1] + dx[-2]))
                 last = a * part(d, -3, -2) + b * part(d, -2, -1) + c * part(d, -1)
         else:
+            h = _torch_number(h, input)
             center = (part(d, 2) - part(d, 0, -2)) / h / 2
             if edge_order == 1:
                 first = (part(d, 1, 2) - part(d, 0, 1)) / h
@@ -426,3 +436,4 @@ def {name}(input, spacing=1, dim=None, edge_order=1):
         out.append(OPS.cat((first, center, last), d))
     return tuple(out)
 '''
+NEEDS["gradient"] = ("number",)

@@ -120,6 +120,8 @@ case("torch.put", "torch.put(a, b, c)", (XI, np.array([11, 0], np.int64), ints(2
 case("torch.masked_scatter", "torch.masked_scatter(a, b, c)", (XI, bools(3, 4), ints(3, 4)), "int")
 case("torch.index_put", "torch.index_put(a, (b,), c, True)", (XI, I, ints(2, 4)), "int")
 case("Tensor.take_along_dim", "a.take_along_dim(b, 0)", (XI, ints(2, 4, high=3)), "int")
+case("torch.index_add", "torch.index_add(a, 0, b, c, alpha=0.1)", (arr(3, dtype="float64"), I, arr(2, dtype="float64")), "float64",
+     atol=0, rtol=1e-15)
 
 SUITE = Suite(CASES)
 
