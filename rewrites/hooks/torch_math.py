@@ -146,11 +146,16 @@ def {name}(input):
 HELPERS["isin"] = '''
 def {name}(elements, test_elements, assume_unique=False, invert=False):
     """torch.isin: whether each element is among test_elements (either may be a number)."""
+    if isinstance(test_elements, MS.Tensor):
+        elements = _torch_number(elements, test_elements)
+    elif isinstance(elements, MS.Tensor):
+        test_elements = _torch_number(test_elements, elements)
     elements = elements if isinstance(elements, MS.Tensor) else MS.Tensor(elements)
     tests = test_elements if isinstance(test_elements, MS.Tensor) else MS.Tensor(test_elements)
     found = (OPS.expand_dims(elements, -1) == tests.reshape(-1)).any(-1)
     return OPS.logical_not(found) if invert else found
 '''
+NEEDS["isin"] = ("number",)
 
 HELPERS["cumulative_trapezoid"] = '''
 def {name}(y, x=None, dx=None, dim=-1):

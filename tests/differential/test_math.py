@@ -204,6 +204,8 @@ case("Tensor.new_tensor", "a.new_tensor([[True, False]])", (bools(2),), "bool")
 case("torch.rsub", "torch.rsub(a, 0.1, alpha=0.3)", (arr(3, dtype="float64"),), "float64", atol=0, rtol=1e-15)
 case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(a, dx=0.1)", (arr(5, dtype="float64"),), "float64-dx", atol=0, rtol=1e-15)
 case("torch.gradient", "torch.gradient(a, spacing=0.1)", (arr(5, dtype="float64"),), "float64", atol=0, rtol=1e-15)
+case("torch.isin", "torch.isin(0.1, a)", (np.array([0.1, 0.2]),), "float64-number")
+case("torch.isin", "torch.isin(a, 0.1)", (np.array([0.1, 0.2]),), "float64-test")
 
 SUITE = Suite(CASES)
 
