@@ -30,7 +30,7 @@ def helper_name(ctx, name: str) -> str:
     return emitted(ctx, f"_torch_{name}", source).value
 
 
-@hook()
+@hook(not_a_value="converted only where it is called (into a function emitted beside the code)")
 def run_time_helper(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.index_copy(x, 1, i, s)`` / ``x.index_copy(1, i, s)`` ->
     ``_torch_index_copy(input=x, dim=1, index=i, source=s)``, the function emitted once

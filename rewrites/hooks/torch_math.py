@@ -13,7 +13,7 @@ from .registry import hook
 from .torch_indexing import HELPERS, NEEDS, run_time_helper  # noqa: F401
 
 
-@hook()
+@hook(not_a_value="converted only where it is called (into its argument)")
 def same_tensor(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.resolve_conj(x)`` -> ``x``: MindSpore has no lazy conjugate or negative bit
     (its conj and neg compute the values), so resolving them is the tensor itself."""

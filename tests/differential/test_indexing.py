@@ -133,3 +133,12 @@ def test_api(case: Case) -> None:
 
 def test_every_entry_has_cases_in_three_forms() -> None:
     assert all(not v for v in coverage_gaps(TABLES, CASES).values()), coverage_gaps(TABLES, CASES)
+
+
+def test_functions_used_as_values_are_marked() -> None:
+    """A function converted into a call of an emitted helper, named but not called
+    (``g = torch.index_copy``), is left with a marker, never renamed to something else."""
+    from transpile import convert_code
+
+    out = convert_code("import torch\n\n\ndef f(a):\n    g = torch.index_copy\n    return g\n").code
+    assert "# transpile: MS201 torch.index_copy: converted only where it is called" in out, out
