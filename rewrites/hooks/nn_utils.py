@@ -21,6 +21,25 @@ TORCH_SHAPED = """def {name}(module, name):
     return shape, squeeze, value.squeeze(2) if squeeze else value
 """
 
+# MindSpore names a parameter by its path when its cell is attached; parameters added to
+# a layer already attached keep their local name (two layers' weight_v would clash in a
+# checkpoint). The helpers that change a layer rename its parameters by their paths,
+# after the prefix the layer's parameters had.
+NAME_PREFIX = """def {name}(module):
+    \"\"\"The prefix MindSpore gave the names of `module`'s parameters (transpile MS201):
+    its path and a dot once attached, else empty.\"\"\"
+    for path, parameter in module.parameters_and_names():
+        if parameter.name.endswith(path):
+            return parameter.name[: len(parameter.name) - len(path)]
+    return ""
+"""
+NAMED_BY_PATHS = """def {name}(module, prefix):
+    \"\"\"`module`'s parameters named by their paths after `prefix` (transpile MS201).\"\"\"
+    for path, parameter in module.parameters_and_names():
+        parameter.name = prefix + path
+    return module
+"""
+
 # torch's weight normalisation (torch.nn.utils.weight_norm and the parametrization
 # nn.utils.parametrizations.weight_norm): the layer's tensor `name` becomes
 # g * v / ||v||, recomputed from two Parameters each time it is read; the norm is over
@@ -35,6 +54,7 @@ WEIGHT_NORM = """def {name}(module, name="weight", dim=0, as_parametrization=Fal
     \"\"\"torch.nn.utils.weight_norm / parametrizations.weight_norm (transpile MS201): the
     layer's `name` is g * v / ||v|| (the norm over every axis but `dim`; None or -1: the
     whole tensor), recomputed from two Parameters with torch's names each time it is read.\"\"\"
+    path_prefix = NAME_PREFIX(module)
     shape, squeeze, v = TORCH_SHAPED(module, name)
     dim = -1 if dim is None else dim
     axes = () if dim == -1 else tuple(a for a in range(v.ndim) if a != dim % v.ndim)
@@ -75,7 +95,7 @@ WEIGHT_NORM = """def {name}(module, name="weight", dim=0, as_parametrization=Fal
     marker = (name, as_parametrization, "weight_norm", drop, recomputed, None)
     normed = type(prefix + base.__name__, (base,), {name: property(recomputed), "_torch_parametrized": marker})
     object.__setattr__(module, "__class__", normed)
-    return module
+    return NAMED_BY_PATHS(module, path_prefix)
 """
 
 # torch.nn.utils.spectral_norm and parametrizations.spectral_norm: the layer's tensor
@@ -92,6 +112,7 @@ SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1
     \"\"\"torch.nn.utils.spectral_norm / parametrizations.spectral_norm (transpile MS201): the
     layer's `name` is W / (u . W v), u and v held beside W with torch's names and updated
     by the power method in training (n_power_iterations steps each time).\"\"\"
+    path_prefix = NAME_PREFIX(module)
     shape, squeeze, w = TORCH_SHAPED(module, name)
     if dim is None:
         dim = 1 if isinstance(module, (NN.Conv1dTranspose, NN.Conv2dTranspose, NN.Conv3dTranspose)) else 0
@@ -187,7 +208,7 @@ SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1
                                       lambda self: computed(self, False), original)
     normed = type(("Parametrized" if as_parametrization else "") + base.__name__, (base,), members)
     object.__setattr__(module, "__class__", normed)
-    return module
+    return NAMED_BY_PATHS(module, path_prefix)
 """
 
 # torch.nn.utils.remove_weight_norm / remove_spectral_norm and
@@ -211,19 +232,18 @@ REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized
     else:
         weight = original(module)
     shape = tuple(getattr(module, name).shape)
+    path_prefix = NAME_PREFIX(module)
     for attr in drop:
         delattr(module, attr)
     object.__setattr__(module, "__class__", normed.__bases__[0])
     setattr(module, name, MS.Parameter(weight.reshape(shape), name=name))
-    return module
+    return NAMED_BY_PATHS(module, path_prefix)
 """
 
 
 def emitted_spelled(ctx, name: str, source: str) -> cst.Name:
     """`emitted` with MS., OPS. and NN. in `source` spelled as the file imports them."""
     ms_, ops_, nn_ = module_spellings(ctx)
-    if "TORCH_SHAPED(" in source:
-        source = source.replace("TORCH_SHAPED(", f"{emitted_spelled(ctx, '_torch_shaped', TORCH_SHAPED).value}(")
     return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.").replace("NN.", f"{nn_}."))
 
 
@@ -233,7 +253,7 @@ def weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     (the parametrization: ``parametrizations=True``, set by the entry)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_spelled(ctx, "_torch_weight_norm", WEIGHT_NORM), args)
+    return keyword_call(emitted_helper(ctx, "_torch_weight_norm", WEIGHT_NORM), args)
 
 
 @hook()
@@ -242,7 +262,7 @@ def spectral_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpress
     ``_torch_spectral_norm(layer, ...)`` (the parametrization: ``parametrizations=True``)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_spelled(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
+    return keyword_call(emitted_helper(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
 
 
 @hook()
@@ -252,7 +272,7 @@ def remove_parametrization(ctx, entry, args: dict[str, Any], receiver) -> cst.Ba
     (``kind`` set by the entry; any other parametrization raises when it runs)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_spelled(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
+    return keyword_call(emitted_helper(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
 
 
 # torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded
@@ -354,6 +374,9 @@ CALLED = {
     "PAD_SEQUENCE": ("_torch_pad_sequence", PAD_SEQUENCE),
     "PAD_PACKED": ("_torch_pad_packed_sequence", PAD_PACKED),
     "UNPAD_SEQUENCE": ("_torch_unpad_sequence", UNPAD_SEQUENCE),
+    "TORCH_SHAPED": ("_torch_shaped", TORCH_SHAPED),
+    "NAME_PREFIX": ("_torch_name_prefix", NAME_PREFIX),
+    "NAMED_BY_PATHS": ("_torch_named_by_paths", NAMED_BY_PATHS),
 }
 
 

@@ -11,6 +11,7 @@ outputs are compared in PYNATIVE mode. Every entry is called in three forms at l
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 import sys
 
@@ -449,3 +450,67 @@ TENSOR_SUITE = Suite(TENSOR_CASES, header=(
 @pytest.mark.parametrize("case", TENSOR_SUITE.cases, ids=TENSOR_SUITE.ids)
 def test_tensor_utilities_match_torch(case: Case) -> None:
     TENSOR_SUITE.check(case)
+
+
+# -- torch checkpoints through `transpile weights` ------------------------------------------
+CHECKPOINT_NET = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils import fuse_conv_bn_eval, parametrizations, spectral_norm, weight_norm
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv1d(4, 4, 3, padding=1)
+        self.b = nn.Conv1d(4, 4, 3, padding=1, padding_mode="reflect")
+        self.c = nn.Linear(4, 3)
+        self.d = nn.Linear(3, 3)
+        weight_norm(self.a)  # changed once attached
+        parametrizations.weight_norm(self.b, dim=2)
+        spectral_norm(self.c)
+        parametrizations.spectral_norm(self.d)
+        self.e = nn.ModuleList([weight_norm(nn.Conv1d(4, 4, 1)), spectral_norm(nn.Conv1d(4, 4, 1))])  # before
+
+    def forward(self, x):
+        for layer in self.e:
+            x = F.relu(layer(x))
+        return self.d(self.c(self.b(self.a(x)).mean(-1)))
+"""
+
+
+def test_checkpoints_map_through_transpile_weights(tmp_path) -> None:
+    """A torch checkpoint of weight- and spectral-normed layers (changed before and after
+    they are attached) becomes a MindSpore checkpoint that loads by name into the
+    converted model, every parameter named by its path, and reproduces torch in eval."""
+    import subprocess
+
+    import mindspore
+    import torch
+
+    from transpile import convert_code
+
+    (tmp_path / "net.py").write_text(CHECKPOINT_NET, encoding="utf-8")
+    (tmp_path / "net_ms.py").write_text(convert_code(CHECKPOINT_NET, filename="net.py").code, encoding="utf-8")
+    torch_ns: dict = {}
+    exec(compile(CHECKPOINT_NET, "<torch>", "exec"), torch_ns)
+    torch.manual_seed(0)
+    net = torch_ns["Net"]().eval()
+    torch.save(net.state_dict(), tmp_path / "net.pt")
+    proc = subprocess.run([sys.executable, "-m", "transpile", "weights", "net.pt", "-o", "net.ckpt", "--source", "net.py",
+                           "--model", "Net()", "--converted", "net_ms.py"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    spec = importlib.util.spec_from_file_location("_nn_utils_ckpt_ms", tmp_path / "net_ms.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ms_net = module.Net()
+    assert all(path == p.name for path, p in ms_net.parameters_and_names())
+    not_loaded, _ = mindspore.load_param_into_net(ms_net, mindspore.load_checkpoint(str(tmp_path / "net.ckpt")))
+    assert not_loaded == []
+    ms_net.set_train(False)
+    x = np.random.default_rng(0).standard_normal((2, 4, 8)).astype("float32")
+    with torch.no_grad():
+        expected = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(mindspore.Tensor(x)).asnumpy(), expected, atol=1e-5, rtol=1e-5)
