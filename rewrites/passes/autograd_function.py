@@ -33,8 +33,11 @@ mark_non_differentiable, mark_dirty and set_materialize_grads do nothing) and
 for the inputs (torch's None for an input: MindSpore takes None too). The newer style,
 ``forward(x, ...)`` without ctx plus ``setup_context(ctx, inputs, output)``, is filled
 from bprop's ``out`` instead of running forward again. ``@once_differentiable`` is
-dropped by MS206 (scaffolding.toml; bprop is not differentiated again). Forward is run again, so a forward that
-draws random numbers would see other numbers in bprop: this is said in a note.
+dropped by MS206 (scaffolding.toml; bprop is not differentiated again). Forward is run
+again, so a forward that draws random numbers would see other numbers in bprop: this
+is said in a note. GRAPH_MODE runs construct; it does not take this bprop (MindSpore
+compiles a custom bprop as its own graph, which rejects keyword arguments and the
+ctx object's values): gradients through it need PYNATIVE_MODE.
 The ``apply`` calls rewritten are those of the Functions defined in the same file.
 """
 from __future__ import annotations
@@ -48,6 +51,7 @@ from ..syntax import emitted, module_spellings
 from .layer_values import _is_docstring
 
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function")
+FUNCTION_CTX = ("torch.autograd.function.FunctionCtx",)  # ctx's type, in annotations
 CTX_CLASS = "_FunctionCtx"
 BPROP_HELPER = "_function_bprop"
 
@@ -146,8 +150,12 @@ class AutogradFunction(Pass):
             self._bases.update(id(b) for b in self._function_bases(node))
 
     def _base(self, original, updated):
+        """The Function's base -> nn.Cell; torch's ctx type (``ctx: FunctionCtx``) -> the
+        emitted ctx class."""
         if id(original) in self._bases:
             return self.ctx.reference("mindspore.nn.Cell")
+        if self.ctx.imports.qualify(original) in FUNCTION_CTX:
+            return self._ctx_class()
         return updated
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):

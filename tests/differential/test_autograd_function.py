@@ -148,6 +148,20 @@ class Exp(Function):
         return grad_output * result
 
 
+class LeakyGrad(Function):
+    """typed: ctx annotated with FunctionCtx."""
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx: torch.autograd.function.FunctionCtx, grad_output: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad_output * ((x > 0).to(grad_output.dtype) * 0.9 + 0.1)
+
+
 class SumAll(Function):
     """*args inputs."""
 
@@ -209,6 +223,10 @@ def case_square_plus(a):
     return SquarePlus.apply(a)
 
 
+def case_leaky_grad(a):
+    return LeakyGrad.apply(a)
+
+
 def case_sum_all(a, b, c):
     return SumAll.apply(a, b, c)
 
@@ -249,6 +267,7 @@ CASES = {
     "exp": (_arr(5),),
     "square_plus": (_arr(2, 4),),
     "sum_all": (_arr(3), _arr(3), _arr(3)),
+    "leaky_grad": (_arr(3, 4),),
     "in_module": (_arr(2, 5),),
 }
 
