@@ -339,35 +339,17 @@ CATEGORICAL = '''class {name}(_Distribution):
         return OPS.sum(t, -1)
 '''
 
-INDEPENDENT = '''class {name}(_Distribution):
+INDEPENDENT = '''class {name}(_DistributionOf):
     """torch.distributions.Independent (transpile MS201)."""
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
+        self._wrap(base_distribution)
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
         self.batch_shape = shape[: len(shape) - event_dim]
         self.event_shape = shape[len(shape) - event_dim :]
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        self.has_rsample = base_distribution.has_rsample
-
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
-
-    def sample(self, sample_shape=()):
-        return self.base_dist.sample(sample_shape)
-
-    def rsample(self, sample_shape=()):
-        return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
         return self._sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
@@ -375,9 +357,15 @@ INDEPENDENT = '''class {name}(_Distribution):
     def entropy(self):
         return self._sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
+    def cdf(self, value):
+        raise NotImplementedError
+
+    def icdf(self, value):
+        raise NotImplementedError
+
     def _kl(self, q):
         if type(q) is not type(self) or self.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-            return super()._kl(q)
+            return _Distribution._kl(self, q)
         return self._sum_rightmost(self.base_dist._kl(q.base_dist), self.reinterpreted_batch_ndims)
 '''
 
@@ -1473,12 +1461,12 @@ EXP_RELAXED_CATEGORICAL = '''class {name}(_Distribution):
         return score + log_scale
 '''
 
-RELAXED_BERNOULLI = '''class {name}(_DistributionOf):
-    """torch.distributions.RelaxedBernoulli: sigmoid of a LogitRelaxedBernoulli (transpile MS201)."""
+RELAXED = '''class {name}(_DistributionOf):
+    """torch.distributions.DISTRIBUTION: TRANSFORM of a BASE (transpile MS201)."""
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = _TorchLogitRelaxedBernoulli(temperature, probs, logits)
-        self._wrap(_TorchTransformedDistribution(base, [_TorchSigmoidTransform()]))
+        base = _TorchBASE(temperature, probs, logits)
+        self._wrap(_TorchTransformedDistribution(base, [_TorchTRANSFORM()]))
         self.base_dist = base
 
     @property
@@ -1493,28 +1481,10 @@ RELAXED_BERNOULLI = '''class {name}(_DistributionOf):
     def probs(self):
         return self.base_dist.probs
 '''
-
-RELAXED_ONE_HOT_CATEGORICAL = '''class {name}(_DistributionOf):
-    """torch.distributions.RelaxedOneHotCategorical: exp of an ExpRelaxedCategorical,
-    Gumbel-softmax draws (transpile MS201)."""
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = _TorchExpRelaxedCategorical(temperature, probs, logits)
-        self._wrap(_TorchTransformedDistribution(base, [_TorchExpTransform()]))
-        self.base_dist = base
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
-'''
+RELAXED_BERNOULLI = (RELAXED.replace("DISTRIBUTION", "RelaxedBernoulli").replace("TRANSFORM", "SigmoidTransform")
+                     .replace("BASE", "LogitRelaxedBernoulli"))
+RELAXED_ONE_HOT_CATEGORICAL = (RELAXED.replace("DISTRIBUTION", "RelaxedOneHotCategorical")
+                               .replace("TRANSFORM", "ExpTransform").replace("BASE", "ExpRelaxedCategorical"))
 
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
@@ -1529,7 +1499,7 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
     "_TorchUniform": (UNIFORM, ("_Distribution",)),
     "_TorchBernoulli": (BERNOULLI, ("_Distribution",)),
     "_TorchCategorical": (CATEGORICAL, ("_Distribution",)),
-    "_TorchIndependent": (INDEPENDENT, ("_Distribution",)),
+    "_TorchIndependent": (INDEPENDENT, ("_DistributionOf",)),
     "_TorchMultivariateNormal": (MULTIVARIATE_NORMAL, ("_Distribution",)),
     "_TorchLaplace": (LAPLACE, ("_LocScale",)),
     "_TorchExponential": (EXPONENTIAL, ("_Distribution",)),
