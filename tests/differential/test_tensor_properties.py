@@ -8,7 +8,6 @@ arguments is called in three forms at least.
 """
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from .harness import Case, Suite, arr, bools, call_forms, coverage_gaps, ints
