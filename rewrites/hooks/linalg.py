@@ -68,6 +68,7 @@ SVD = '''
 def {name}(A, full_matrices, vh):
     """torch's svd order: (U, S, Vh) for torch.linalg.svd, (U, S, V) for torch.svd."""
     S, U, V = OPS.svd(A, full_matrices=full_matrices)
+    S = OPS.real(S)  # MindSpore gives a complex matrix complex singular values
     if vh:
         V = V.swapaxes(-1, -2)
         if V.dtype in (MS.complex64, MS.complex128):
@@ -134,6 +135,13 @@ def triangular_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
 def linalg_svd(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.svd(A)`` -> ``_svd(A=A, full_matrices=True, vh=True)``: (U, S, Vh)."""
     return keyword_call(_helper(ctx, "_svd", SVD), {**args, "vh": literal(True)})
+
+
+@hook()
+def svdvals(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.svdvals(A)`` -> ``ops.real(ops.svd(A, compute_uv=False))``: real
+    singular values of a complex matrix too."""
+    return keyword_call(ctx.reference("mindspore.ops.real"), {"input": entry_call(ctx, entry, args, receiver)})
 
 
 @hook(consumes=("input", "some"))

@@ -39,6 +39,8 @@ for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
     case(f"torch.fft.{name}", f"torch.fft.{name}(a)", (v,), "vector", **FFT_TOL)
     case(f"torch.fft.{name}", f"torch.fft.{name}(a, n=5)", (X64 if name in REAL_IN else XC.astype('complex128'),), "n-odd", **FFT_TOL)
 case("torch.fft.fft", "torch.fft.fft(a)", (XC,), "complex", **FFT_TOL)
+for name in ("hfft", "ihfft", "hfft2", "ihfftn"):  # a norm known only when it runs: swapped then
+    case(f"torch.fft.{name}", f"m = 'ortho'\n    return torch.fft.{name}(a, norm=m)", (XC if name[0] == "h" else X,), "norm-variable", **FFT_TOL)
 case("torch.fft.ifft", "torch.fft.ifft(a, norm='ortho')", (XC,), "complex", **FFT_TOL)
 
 # -- two- and n-dimensional transforms: s=, dim= --------------------------------------------

@@ -116,7 +116,7 @@ case("torch.ormqr", "torch.ormqr(a, b, c, left=False)", (QR_A[:3], QR_TAU, arr(2
 forms("Tensor.ormqr", "input2=b, input3=c, left=True, transpose=False", (QR_A, QR_TAU, arr(4, 2)), req=2, extra=("b, c, transpose=True",))
 forms("torch.linalg.householder_product", "input=a, tau=b", (QR_A, QR_TAU), extra=("a, b[:1]", "a, b, out=None"))
 
-SVD_WHY = "U and V are unique only up to the signs of their columns: compared as U S Vh, S, |U|, |V|"
+SVD_WHY = "U and V are unique only up to the signs (phases) of their columns: compared as U S Vh (U Vh), S, |U|, |V|"
 K = 3  # the singular values of a 4 x 3 matrix
 SVD_LINALG = ("torch.linalg.svd(a)", "torch.linalg.svd(A=a, full_matrices=False)", "torch.linalg.svd(a, False)",
               "torch.linalg.svd(a, True, driver=None)", "torch.linalg.svd(a, out=None)")
@@ -124,6 +124,11 @@ for code, form in zip(SVD_LINALG, ("defaults", "keyword", "positional", "driver"
     case("torch.linalg.svd", f"U, S, Vh = {code}\n    return (U[..., :{K}] * S.unsqueeze(-2)) @ Vh[..., :{K}, :], S, U.abs(), Vh.abs()",
          (MB if form == "defaults" else M,), form, why=SVD_WHY)
 case("torch.linalg.svd", "torch.linalg.svd(a).S", (M,), "field")
+MC = (arr(4, 3) + 1j * arr(4, 3)).astype("complex64")
+case("torch.linalg.svd", "U, S, Vh = torch.linalg.svd(a, full_matrices=False)\n    return U @ Vh, S",
+     (MC,), "complex", why=SVD_WHY)
+case("torch.linalg.svdvals", "torch.linalg.svdvals(a)", (MC,), "complex")
+case("torch.svd", "U, S, V = torch.svd(a)\n    return U @ V.mH, S", (MC,), "complex", why=SVD_WHY)
 SVD_OLD = (("torch.svd(a)", "defaults"), ("torch.svd(input=a, some=False, compute_uv=True)", "keyword"), ("torch.svd(a, True, True)", "positional"),
            ("torch.svd(a, out=None)", "out"))
 for code, form in SVD_OLD:
