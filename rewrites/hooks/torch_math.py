@@ -74,17 +74,24 @@ def {name}(input, dim=None, keepdim=False):
 HELPERS["mode"] = '''
 def {name}(input, dim=-1, keepdim=False):
     """torch.mode: the most frequent value along dim (the smallest of equally frequent
-    ones) and the index of its last occurrence."""
+    ones) and the index of its last occurrence: runs of equal values in sorted order."""
     x = OPS.moveaxis(input, dim, -1)
-    counts = (OPS.expand_dims(x, -1) == OPS.expand_dims(x, -2)).astype(MS.int32).sum(-1)
-    most = counts == OPS.amax(counts, -1, True)
-    value = OPS.amin(OPS.where(most, x, OPS.amax(x, -1, True)), -1, True)
-    positions = OPS.arange(x.shape[-1], dtype=MS.int64)
-    index = OPS.amax(OPS.where(x == value, positions, -1), -1, True)
+    axis, n = x.ndim - 1, x.shape[-1]
+    values = _torch_sort_nan_last(x, axis)[0]
+    at = OPS.arange(n, dtype=MS.int64)
+    edge = OPS.ones(values.shape[:-1] + (1,), MS.bool_)
+    change = values[..., 1:] != values[..., :-1]
+    first = OPS.cummax(OPS.where(OPS.cat((edge, change), axis), at, 0), axis)[0]
+    last = OPS.flip(OPS.cummin(OPS.flip(OPS.where(OPS.cat((change, edge), axis), at, n - 1), (-1,)), axis)[0], (-1,))
+    length = last - first
+    chosen = OPS.amin(OPS.where(length == OPS.amax(length, -1, True), at, n), -1, True)
+    value = OPS.gather_elements(values, axis, chosen)
+    index = OPS.amax(OPS.where(x == value, at, -1), -1, True)
     if keepdim:
         return {name}_result(OPS.moveaxis(value, -1, dim), OPS.moveaxis(index, -1, dim))
     return {name}_result(value.squeeze(-1), index.squeeze(-1))
 ''' + _returns("values indices")
+NEEDS["mode"] = ("sort_nan_last",)
 
 HELPERS["frexp"] = '''
 def {name}(input):

@@ -206,6 +206,9 @@ case("torch.cumulative_trapezoid", "torch.cumulative_trapezoid(a, dx=0.1)", (arr
 case("torch.gradient", "torch.gradient(a, spacing=0.1)", (arr(5, dtype="float64"),), "float64", atol=0, rtol=1e-15)
 case("torch.isin", "torch.isin(0.1, a)", (np.array([0.1, 0.2]),), "float64-number")
 case("torch.isin", "torch.isin(a, 0.1)", (np.array([0.1, 0.2]),), "float64-test")
+# torch's index of a value that occurs several times is any of its places: checked to hold the value
+case("torch.mode", "v, i = torch.mode(a, 0, True)\n    return v, torch.gather(a, 0, i) == v", (ints(40, 3, high=6, dtype="int32"),), "long")
+case("Tensor.mode", "a.mode()", (np.array([[2, 2, 1, 1, 3], [5, 5, 5, 5, 5], [9, 8, 7, 6, 5]], np.int64),), "runs")
 
 SUITE = Suite(CASES)
 
