@@ -209,6 +209,9 @@ case("torch.isin", "torch.isin(a, 0.1)", (np.array([0.1, 0.2]),), "float64-test"
 # torch's index of a value that occurs several times is any of its places: checked to hold the value
 case("torch.mode", "v, i = torch.mode(a, 0, True)\n    return v, torch.gather(a, 0, i) == v", (ints(40, 3, high=6, dtype="int32"),), "long")
 case("Tensor.mode", "a.mode()", (np.array([[2, 2, 1, 1, 3], [5, 5, 5, 5, 5], [9, 8, 7, 6, 5]], np.int64),), "runs")
+case("Tensor.kthvalue", "a.kthvalue(2, dim=0).values * 2", (X,), "method-field")
+case("Tensor.aminmax", "a.aminmax(dim=1).min", (X,), "method-field")
+case("Tensor.frexp", "a.frexp().mantissa", (X,), "method-field")
 
 SUITE = Suite(CASES)
 
