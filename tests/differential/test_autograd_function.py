@@ -423,3 +423,12 @@ def test_a_broken_backward_is_caught(tmp_path):
     assert mr.verdict == "mismatch", (mr.verdict, mr.detail)
     assert [d.allclose for d in mr.outputs] == [True, False]
     assert mr.outputs[1].name == "d(sum of outputs)/d(input 0)"
+
+
+def test_an_emitted_test_does_not_claim_gradients(tmp_path):
+    """--emit-test writes an outputs-only test: a spec comparing gradients is refused."""
+    from transpile.parity import EmitError, SampleResult, load_spec, render_test
+
+    spec = load_spec(SAMPLES / "swish_memory_efficient.parity.toml")
+    with pytest.raises(EmitError, match="gradients"):
+        render_test(SampleResult(spec.name, spec, True, {}), tmp_path / "t.py")

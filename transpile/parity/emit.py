@@ -39,6 +39,8 @@ def render_test(result: SampleResult, test_path: str | os.PathLike, *, command: 
         raise EmitError("no spec")
     if spec.compare != "allclose":
         raise EmitError(f"an emitted test compares with allclose; this spec uses compare = {spec.compare!r}")
+    if spec.gradients:
+        raise EmitError("an emitted test compares the outputs only; this spec also compares gradients (gradients = true)")
     if result.converted_path is None:
         raise EmitError("the test imports the converted model from its file: give --converted FILE "
                         "(write it with `transpile convert`)")
