@@ -498,3 +498,25 @@ for _name, _source, _required in (
         ("fuse_conv_bn_eval", FUSE_CONV_BN_EVAL, ("conv", "bn")),
         ("fuse_linear_bn_eval", FUSE_LINEAR_BN_EVAL, ("linear", "bn"))):
     globals()[_name] = hook(_name)(_emitted_call_hook("_torch_" + _name, _source, _required))
+
+# parametrize.is_parametrized: the layers weight_norm / spectral_norm changed as
+# parametrizations (torch.nn.utils.parametrizations) are; torch.nn.utils.weight_norm and
+# spectral_norm are hooks, not parametrizations.
+IS_PARAMETRIZED = '''def {name}(module, tensor_name=None):
+    """torch.nn.utils.parametrize.is_parametrized (transpile MS201): whether a
+    parametrizations.weight_norm / spectral_norm changed the layer (its tensor_name)."""
+    held = vars(type(module)).get("_torch_parametrized")
+    if held is None or not held[1]:
+        return False
+    return tensor_name is None or tensor_name == held[0]
+'''
+# rnn.invert_permutation: the inverse of a permutation is its argsort.
+INVERT_PERMUTATION = '''def {name}(permutation):
+    """torch.nn.utils.rnn.invert_permutation (transpile MS201): output[permutation[i]] = i."""
+    if permutation is None:
+        return None
+    return OPS.argsort(permutation).astype(permutation.dtype)
+'''
+is_parametrized = hook("is_parametrized")(_emitted_call_hook("_torch_is_parametrized", IS_PARAMETRIZED, ("module",)))
+invert_permutation = hook("invert_permutation")(
+    _emitted_call_hook("_torch_invert_permutation", INVERT_PERMUTATION, ("permutation",)))

@@ -442,9 +442,25 @@ TENSOR_CASES = [
          "bn_eps=0.01, bn_w=d, bn_b=e)", (arr(4, 3), arr(4), pos(4), arr(4), arr(4)), "keyword"),
     Case(PREFIX + "fuse_linear_bn_weights", "fuse_linear_bn_weights(a, b, c, d, 1e-5, e, f)",
          (arr(4, 3), arr(4), arr(1), pos(1), arr(1), arr(1)), "one-feature"),
+    Case(PREFIX + "rnn.invert_permutation", "invert_permutation(a)", (np.array([2, 0, 3, 1]),), "positional"),
+    Case(PREFIX + "rnn.invert_permutation", "invert_permutation(permutation=a.argsort())",
+         (np.array([5, 1, 4, 0, 2, 3]),), "keyword"),
+    Case(PREFIX + "rnn.invert_permutation", "invert_permutation(None)", (), "none"),
+    Case(PREFIX + "rnn.invert_permutation", "invert_permutation(a)", (np.random.default_rng(3).permutation(50),), "long"),
+    Case(PREFIX + "parametrize.is_parametrized",
+         "is_parametrized(parametrizations.spectral_norm(nn.Linear(3, 2)), 'weight')", (), "positional"),
+    Case(PREFIX + "parametrize.is_parametrized", "is_parametrized(module=nn.Linear(3, 2), tensor_name=None)", (), "keyword"),
+    Case(PREFIX + "parametrize.is_parametrized", "is_parametrized(parametrizations.weight_norm(nn.Linear(3, 2)))", (),
+         "defaults"),
+    Case(PREFIX + "parametrize.is_parametrized", "is_parametrized(nn.utils.weight_norm(nn.Linear(3, 2)))", (),
+         "not-a-parametrization"),
+    Case(PREFIX + "parametrize.is_parametrized",
+         "is_parametrized(parametrizations.weight_norm(nn.Conv1d(2, 2, 1)), tensor_name='bias')", (), "other-tensor"),
 ]
 TENSOR_SUITE = Suite(TENSOR_CASES, header=(
-    "import torch\nfrom torch.nn.utils import fuse_conv_bn_weights, fuse_linear_bn_weights, parameters_to_vector\n"))
+    "import torch\nimport torch.nn as nn\n"
+    "from torch.nn.utils import fuse_conv_bn_weights, fuse_linear_bn_weights, parameters_to_vector, parametrizations\n"
+    "from torch.nn.utils.parametrize import is_parametrized\nfrom torch.nn.utils.rnn import invert_permutation\n"))
 
 
 @pytest.mark.parametrize("case", TENSOR_SUITE.cases, ids=TENSOR_SUITE.ids)
