@@ -218,8 +218,45 @@ def {name}(input, weight, bias, pad=0):
     return y.permute(2, 0, 1)
 '''
 
+EMBEDDING_BAG = '''
+def {name}(input, weight, offsets=None, mode="mean", per_sample_weights=None, include_last_offset=False,
+           padding_idx=None):
+    """torch's embedding_bag (transpile): per bag (a row of a 2-D input, or the stretch of
+    a 1-D input between offsets) the sum, mean or max of its rows of weight, entries equal
+    to padding_idx left out (an empty bag gives zeros); per_sample_weights scale the
+    rows summed."""
+    if input.ndim == 2:
+        width = input.shape[1]
+        flat, starts = input.reshape(-1), list(range(0, input.shape[0] * width, width))
+        ends = [start + width for start in starts]
+        scales = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    else:
+        flat, starts, scales = input, [int(o) for o in offsets.tolist()], per_sample_weights
+        ends = starts[1:] if include_last_offset else starts[1:] + [flat.shape[0]]
+        starts = starts[:-1] if include_last_offset else starts
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    indices = [int(i) for i in flat.tolist()]
+    bags = []
+    for start, end in zip(starts, ends):
+        kept = [k for k in range(start, end) if indices[k] != padding_idx]
+        if not kept:
+            bags.append({ops}.zeros(weight.shape[1:], weight.dtype))
+            continue
+        rows = weight[{mindspore}.Tensor([indices[k] for k in kept], {mindspore}.int64)]
+        if scales is not None:
+            rows = rows * scales[{mindspore}.Tensor(kept, {mindspore}.int64)].reshape(-1, 1)
+        if mode == "sum":
+            bags.append(rows.sum(0))
+        elif mode == "mean":
+            bags.append(rows.sum(0) / len(kept))
+        else:
+            bags.append({ops}.amax(rows, 0))
+    return {ops}.stack(bags)
+'''
+
 # ops composed by a function emitted beside the code, called with torch's arguments
-_COMPOSED = {"rms_norm": ("_torch_rms_norm", RMS_NORM), "conv_transpose": ("_torch_conv_transpose", CONV_TRANSPOSE),
+_COMPOSED = {"embedding_bag": ("_torch_embedding_bag", EMBEDDING_BAG), "rms_norm": ("_torch_rms_norm", RMS_NORM), "conv_transpose": ("_torch_conv_transpose", CONV_TRANSPOSE),
              "conv_tbc": ("_torch_conv_tbc", CONV_TBC)}
 
 

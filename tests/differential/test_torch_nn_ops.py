@@ -76,6 +76,13 @@ for prefix in ("torch.nn.functional.", "torch."):
 for api in ("torch.nn.functional.conv_tbc", "torch.conv_tbc"):
     forms(api, "input=a, weight=b, bias=c, pad=1", (arr(10, 2, 4), arr(3, 4, 6), arr(6)), req=3, atol=1e-5,
           extra=("a, b[:1], c, 0",))
+# bags of embeddings: 2-D input, 1-D input with offsets (an empty bag), modes, weights, padding
+BAG_W, BAG_I, BAG_O = arr(10, 3), ints(9, high=10), np.array([0, 2, 2, 6])
+forms("torch.nn.functional.embedding_bag", "input=a, weight=b, offsets=c, max_norm=None, norm_type=2, "
+      "scale_grad_by_freq=False, mode='sum', sparse=False, per_sample_weights=d, include_last_offset=False, padding_idx=None",
+      (BAG_I, BAG_W, BAG_O, arr(9)), req=3, extra=("a, b, c, mode='max'", "a.reshape(3, 3), b, mode='max', padding_idx=-1",
+                                                   "a, b, c, mode='mean', padding_idx=int(a[0])",
+                                                   "a, b, torch.cat([c, c[-1:] + 3]), include_last_offset=True"))
 forms("torch.embedding", "weight=b, indices=a, padding_idx=-1, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), arr(10, 3)), req=2)
 forms("torch.bilinear", "input1=a, input2=b, weight=c, bias=d", (M, arr(4, 3), arr(2, 5, 3), arr(2)), req=3)
@@ -240,6 +247,7 @@ REFUSED = [
     ("torch.selu_(x + 1)", "used twice"),
     ("F.alpha_dropout(x, 0.2, True, inplace=flag)", "inplace chosen at run time"),
     ("torch.embedding(w, x, 0, True)", "scale gradients"),
+    ("F.embedding_bag(x, w, o, max_norm=1.0)", "renormalising"),
 ]
 
 
