@@ -290,37 +290,79 @@ def {name}(input, q, dim=None, keepdim=False, interpolation="linear"):
 '''
 NEEDS["nanquantile"] = ("quantile",)
 
+HELPERS["bin_edges"] = '''
+def {name}(x, bins, low=None, high=None):
+    """torch.histogram's edges of the 1-D x: a tensor of bins as given, else bins + 1
+    evenly spaced over [low, high] (default: x's min to max, widened by 0.5 when equal),
+    computed in x's dtype as torch.linspace does (a Python float would be float32)."""
+    if not isinstance(bins, int):
+        return bins.astype(x.dtype)
+    if low is None:
+        low, high = float(x.min()), float(x.max())
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    low, high = MS.Tensor(low, x.dtype), MS.Tensor(high, x.dtype)
+    step = (high - low) / bins
+    at = OPS.arange(bins + 1).astype(x.dtype)
+    return OPS.where(at < (bins + 1) // 2, low + step * at, high - step * (bins - at))
+'''
+
+HELPERS["bin_index"] = '''
+def {name}(x, edges):
+    """The bin of each element of x (an element falls in the bin whose left edge it
+    reaches, the last bin also holds the right edge) and whether it is inside the edges."""
+    index = OPS.clamp(OPS.searchsorted(edges, x, right=True) - 1, 0, edges.shape[0] - 2)
+    return index.astype(MS.int64), (x >= edges[0]) & (x <= edges[-1])
+'''
+
 HELPERS["histogram"] = '''
 def {name}(input, bins, range=None, weight=None, density=False):
-    """torch.histogram: (hist, bin_edges). An int of bins spaces bin_edges evenly over
-    range (default: the input's min to max, widened by 0.5 when they are equal) as
-    torch.linspace does; an element falls in the bin whose left edge it reaches (the last
-    bin also holds the right edge); elements outside are not counted."""
+    """torch.histogram: (hist, bin_edges); elements outside the edges are not counted."""
     x = input.reshape(-1)
-    if isinstance(bins, int):
-        if range is None:
-            low, high = float(x.min()), float(x.max())
-        else:
-            low, high = float(range[0]), float(range[1])
-        if low == high:
-            low, high = low - 0.5, high + 0.5
-        # in the input's dtype, as torch.linspace computes them (a Python float would be float32)
-        low, high = MS.Tensor(low, input.dtype), MS.Tensor(high, input.dtype)
-        step = (high - low) / bins
-        at = OPS.arange(bins + 1).astype(input.dtype)
-        edges = OPS.where(at < (bins + 1) // 2, low + step * at, high - step * (bins - at))
-    else:
-        edges = bins.astype(input.dtype)
-    count = edges.shape[0] - 1
-    inside = (x >= edges[0]) & (x <= edges[-1])
-    index = OPS.clamp(OPS.searchsorted(edges, x, right=True) - 1, 0, count - 1)
+    edges = _torch_bin_edges(x, bins, *(range or (None, None)))
+    index, inside = _torch_bin_index(x, edges)
     weights = OPS.ones_like(x) if weight is None else weight.reshape(-1).astype(input.dtype)
     weights = OPS.where(inside, weights, OPS.zeros_like(weights))
-    hist = OPS.tensor_scatter_add(OPS.zeros(count, input.dtype), index.reshape(-1, 1).astype(MS.int64), weights)
+    hist = OPS.tensor_scatter_add(OPS.zeros(edges.shape[0] - 1, input.dtype), index.reshape(-1, 1), weights)
     if density:
         hist = hist / (hist.sum() * (edges[1:] - edges[:-1]))
     return {name}_result(hist, edges)
 ''' + _returns("hist bin_edges")
+NEEDS["histogram"] = ("bin_edges", "bin_index")
+
+HELPERS["histogramdd"] = '''
+def {name}(input, bins, range=None, weight=None, density=False):
+    """torch.histogramdd: the points of input (its last dimension the coordinates) counted
+    in a grid of bins, each dimension binned as torch.histogram does; (hist, bin_edges)."""
+    dims = input.shape[-1]
+    points = input.reshape(-1, dims)
+    bins = [bins] * dims if isinstance(bins, int) else list(bins)
+    flat = OPS.zeros(points.shape[0], MS.int64)
+    inside = OPS.ones(points.shape[0], MS.bool_)
+    edges = []
+    for d, count in enumerate(bins):
+        x = points[:, d]
+        span = (None, None) if range is None else (range[2 * d], range[2 * d + 1])
+        edges.append(_torch_bin_edges(x, count, *span))
+        index, within = _torch_bin_index(x, edges[d])
+        flat = flat * (edges[d].shape[0] - 1) + index
+        inside = inside & within
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    weights = OPS.ones(points.shape[0], input.dtype) if weight is None else weight.reshape(-1).astype(input.dtype)
+    weights = OPS.where(inside, weights, OPS.zeros_like(weights))
+    size = 1
+    for n in shape:
+        size *= n
+    hist = OPS.tensor_scatter_add(OPS.zeros(size, input.dtype), flat.reshape(-1, 1), weights).reshape(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            width = [1] * dims
+            width[d] = -1
+            hist = hist / (e[1:] - e[:-1]).reshape(width)
+    return {name}_result(hist, tuple(edges))
+''' + _returns("hist bin_edges")
+NEEDS["histogramdd"] = ("bin_edges", "bin_index")
 
 HELPERS["promote_types"] = '''
 def {name}(type1, type2):

@@ -212,6 +212,10 @@ case("Tensor.mode", "a.mode()", (np.array([[2, 2, 1, 1, 3], [5, 5, 5, 5, 5], [9,
 case("Tensor.kthvalue", "a.kthvalue(2, dim=0).values * 2", (X,), "method-field")
 case("Tensor.aminmax", "a.aminmax(dim=1).min", (X,), "method-field")
 case("Tensor.frexp", "a.frexp().mantissa", (X,), "method-field")
+PTS = arr(12, 2, low=0.0, high=1.0)
+forms("torch.histogramdd", "input=a, bins=[2, 3]", (PTS, pos(12)), kw="range=[0.0, 1.0, 0.25, 0.75], weight=b, density=True",
+      extra=("a, 2", "a, [torch.tensor([0.0, 0.5, 1.0]), torch.tensor([0.0, 0.3, 0.6, 0.9])]"))
+case("torch.histogramdd", "torch.histogramdd(a, 3).hist", (arr(2, 5, 3, dtype="float64"),), "3-d")
 
 SUITE = Suite(CASES)
 
