@@ -92,7 +92,8 @@ def {name}(function, inputs, out, dout):
         function.forward(ctx, *inputs)
     dout = dout if isinstance(dout, tuple) else (dout,)
     grads = function.backward(ctx, *dout)
-    return (grads if isinstance(grads, tuple) else (grads,))[: len(inputs)]
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    return grads[: len(inputs)]
 '''
 
 
