@@ -1486,6 +1486,106 @@ RELAXED_BERNOULLI = (RELAXED.replace("DISTRIBUTION", "RelaxedBernoulli").replace
 RELAXED_ONE_HOT_CATEGORICAL = (RELAXED.replace("DISTRIBUTION", "RelaxedOneHotCategorical")
                                .replace("TRANSFORM", "ExpTransform").replace("BASE", "ExpRelaxedCategorical"))
 
+POWER_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.PowerTransform (transpile MS201)."""
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size)
+        (self.exponent,) = _Distribution._broadcast_all(exponent)
+
+    @property
+    def sign(self):
+        return OPS.sign(self.exponent)
+
+    def _call(self, x):
+        return OPS.pow(x, self.exponent)
+
+    def _inverse(self, y):
+        return OPS.pow(y, 1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return OPS.log(OPS.abs(self.exponent * y / x))
+
+    def _same(self, other):
+        return type(other) is type(self) and bool(OPS.all(self.exponent == other.exponent))
+'''
+
+SOFTPLUS_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.SoftplusTransform (transpile MS201)."""
+
+    def _call(self, x):
+        return OPS.softplus(x)
+
+    def _inverse(self, y):
+        return OPS.log(-OPS.expm1(-y)) + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -OPS.softplus(-x)
+'''
+
+COMPOSE_TRANSFORM = '''class {name}(_BaseTransform):
+    """torch.distributions.transforms.ComposeTransform of element-wise parts (transpile MS201)."""
+
+    def __init__(self, parts, cache_size=0):
+        if cache_size != 0:
+            raise NotImplementedError("ComposeTransform with cache_size=1 is not converted")
+        super().__init__(0)
+        self.parts = list(parts)
+
+    @property
+    def sign(self):
+        sign = 1
+        for p in self.parts:
+            sign = sign * p.sign
+        return sign
+
+    def __call__(self, x):
+        for part in self.parts:
+            x = part(x)
+        return x
+
+    def _inverse(self, y):
+        for part in reversed(self.parts):
+            y = part.inv(y)
+        return y
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return OPS.zeros_like(x)
+        xs = [x]
+        for part in self.parts[:-1]:
+            xs.append(part(xs[-1]))
+        xs.append(y)
+        result = 0
+        for part, a, b in zip(self.parts, xs[:-1], xs[1:]):
+            result = result + part.log_abs_det_jacobian(a, b)
+        return result
+
+    def _same(self, other):
+        return (type(other) is type(self) and len(self.parts) == len(other.parts)
+                and all(a._same(b) for a, b in zip(self.parts, other.parts)))
+'''
+
+LOGITS_TO_PROBS = '''def {name}(logits, is_binary=False):
+    """torch.distributions.utils.logits_to_probs (transpile MS201)."""
+    if is_binary:
+        return OPS.sigmoid(logits)
+    return OPS.softmax(logits, -1)
+'''
+
+PROBS_TO_LOGITS = '''def {name}(probs, is_binary=False):
+    """torch.distributions.utils.probs_to_logits (transpile MS201)."""
+    ps_clamped = _Distribution._clamp_probs(probs)
+    if is_binary:
+        return OPS.log(ps_clamped) - OPS.log1p(-ps_clamped)
+    return OPS.log(ps_clamped)
+'''
+
+CLAMP_PROBS = '''def {name}(probs):
+    """torch.distributions.utils.clamp_probs: into [eps, 1 - eps] of the dtype (transpile MS201)."""
+    return _Distribution._clamp_probs(probs)
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -1528,6 +1628,12 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
                                                    "_TorchTransformedDistribution", "_TorchSigmoidTransform")),
     "_TorchRelaxedOneHotCategorical": (RELAXED_ONE_HOT_CATEGORICAL, ("_DistributionOf", "_TorchExpRelaxedCategorical",
                                                                      "_TorchTransformedDistribution", "_TorchExpTransform")),
+    "_TorchPowerTransform": (POWER_TRANSFORM, ("_BaseTransform", "_Distribution")),
+    "_TorchSoftplusTransform": (SOFTPLUS_TRANSFORM, ("_BaseTransform",)),
+    "_TorchComposeTransform": (COMPOSE_TRANSFORM, ("_BaseTransform",)),
+    "_torch_logits_to_probs": (LOGITS_TO_PROBS, ()),
+    "_torch_probs_to_logits": (PROBS_TO_LOGITS, ("_Distribution",)),
+    "_torch_clamp_probs": (CLAMP_PROBS, ("_Distribution",)),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 

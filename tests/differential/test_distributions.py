@@ -31,7 +31,9 @@ from torch.distributions import normal, uniform, bernoulli, categorical, indepen
 from torch.distributions import laplace, exponential, cauchy, half_normal, log_normal, gumbel, one_hot_categorical
 from torch.distributions import mixture_same_family, transformed_distribution, transforms, gamma, dirichlet, beta
 from torch.distributions import Gamma, Dirichlet, Beta, Chi2, StudentT, Geometric, RelaxedBernoulli, RelaxedOneHotCategorical
-from torch.distributions import chi2, studentT, geometric, relaxed_bernoulli, relaxed_categorical
+from torch.distributions import chi2, studentT, geometric, relaxed_bernoulli, relaxed_categorical, utils
+from torch.distributions import PowerTransform, SoftplusTransform, ComposeTransform
+from torch.distributions.utils import logits_to_probs, probs_to_logits, clamp_probs
 from torch.distributions import TransformedDistribution, ExpTransform, TanhTransform, SigmoidTransform, AffineTransform
 from torch.distributions.kl import kl_divergence as kl_div
 """
@@ -46,7 +48,8 @@ MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "
            "AffineTransform": "transforms", "Gamma": "gamma", "Dirichlet": "dirichlet", "Beta": "beta", "Chi2": "chi2",
            "StudentT": "studentT", "Geometric": "geometric", "RelaxedBernoulli": "relaxed_bernoulli",
            "RelaxedOneHotCategorical": "relaxed_categorical", "LogitRelaxedBernoulli": "relaxed_bernoulli",
-           "ExpRelaxedCategorical": "relaxed_categorical"}
+           "ExpRelaxedCategorical": "relaxed_categorical", "PowerTransform": "transforms", "SoftplusTransform": "transforms",
+           "ComposeTransform": "transforms"}
 
 
 def spellings(api: str) -> list[str]:
@@ -215,6 +218,22 @@ for name, args in (("ExpTransform", "cache_size=0"), ("TanhTransform", "cache_si
         dist_forms(api, args, T_INPUTS, T_PROBE, req=2 if name == "AffineTransform" else 0, name="t", atol=1e-4, rtol=1e-4)
     case(f"torch.distributions.{name}", f"t = {name}({args.replace('cache_size=0', 'cache_size=1')})\ny = t(c)\nreturn y, t.inv(y), t.inv(y) is c",
          T_INPUTS, "cached", atol=1e-4, rtol=1e-4)
+for name, args in (("PowerTransform", "exponent=b, cache_size=0"), ("SoftplusTransform", "cache_size=0"),
+                   ("ComposeTransform", "parts=[AffineTransform(a, b), ExpTransform()], cache_size=0")):
+    for api in (f"torch.distributions.{name}", f"torch.distributions.transforms.{name}"):
+        dist_forms(api, args, (LOC, SCALE, pos(3, 4), UNIT), T_PROBE, req=1 if name != "SoftplusTransform" else 0, name="t",
+                   atol=1e-4, rtol=1e-4)
+case("torch.distributions.PowerTransform", "t = PowerTransform(2.0, cache_size=1)\ny = t(c)\nreturn y, t.inv(y), t.inv(y) is c, t.sign", T_INPUTS, "cached")
+case("torch.distributions.ComposeTransform", "t = ComposeTransform([])\nreturn t(c), t.log_abs_det_jacobian(c, c), t.sign", T_INPUTS, "empty")
+case("torch.distributions.TransformedDistribution", "d = TransformedDistribution(Gamma(a, b), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))\n"
+     "return d.log_prob(c), d.cdf(c)", (arr(3, 4, low=0.3, high=4.0), pos(3, 4), pos(3, 4)), "composed", atol=1e-4, rtol=1e-4)
+for name, arg, values in (("logits_to_probs", "logits", arr(3, 5)), ("probs_to_logits", "probs", arr(3, 5, low=0.0, high=1.0))):
+    api = f"torch.distributions.utils.{name}"
+    for form, call in (("positional", f"{name}(a, False)"), ("keyword", f"utils.{name}({arg}=a, is_binary=True)"),
+                       ("defaults", f"{api}(a)")):
+        case(api, f"return {call}", (values,), form, atol=1e-5, rtol=1e-5)
+for form, call in (("positional", "clamp_probs(a)"), ("keyword", "utils.clamp_probs(probs=a)"), ("float64", "torch.distributions.utils.clamp_probs(a.double())")):
+    case("torch.distributions.utils.clamp_probs", f"return {call}", (np.array([0.0, 0.5, 1.0], dtype="float32"),), form)
 case("torch.distributions.AffineTransform", "t = AffineTransform(-1.5, 2.0)\nreturn t(c), t.inv(c), t.log_abs_det_jacobian(c, t(c)), t.sign",
      T_INPUTS, "numbers")
 
@@ -329,6 +348,8 @@ KL_PAIRS = {
     "Gamma": ("Gamma(a, b)", "Gamma(b, a)", (CONC, RATE)),
     "Chi2": ("Chi2(a)", "Chi2(b)", (CONC, RATE)),
     "Geometric": ("Geometric(probs=a)", "Geometric(logits=b)", (PROBS, LOGITS)),
+    "composed": ("TransformedDistribution(Gamma(a, b), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))",
+                 "TransformedDistribution(Gamma(b, a), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))", (CONC, RATE)),
     "Dirichlet": ("Dirichlet(a)", "Dirichlet(b)", (DCONC, RATE)),
     "Beta": ("Beta(a, b)", "Beta(b, a)", (CONC, RATE)),
     "TransformedDistribution": ("TransformedDistribution(Normal(a, b), [AffineTransform(a, 2.0), ExpTransform()])",
