@@ -525,8 +525,6 @@ SPD = (lambda m: (m @ m.T + 3 * np.eye(3)).astype(F32))(arr(3, 3))
 for name in ("det", "logdet", "slogdet", "inverse"):
     forms(f"torch.{name}", "input=a", (SPD,), atol=1e-4, rtol=1e-4)
     forms(f"Tensor.{name}", "", (SPD,), atol=1e-4, rtol=1e-4)
-forms("torch.matrix_power", "input=a, n=3", (arr(3, 3),), atol=1e-4)
-forms("Tensor.matrix_power", "n=2", (arr(3, 3),), atol=1e-4)
 forms("torch.cholesky", "input=a, upper=True", (SPD,), req=1, atol=1e-4)
 forms("Tensor.cholesky", "upper=False", (SPD,), req=0, atol=1e-4)
 for name in ("softmax", "log_softmax"):
