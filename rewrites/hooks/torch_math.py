@@ -491,3 +491,29 @@ def {name}(input, spacing=1, dim=None, edge_order=1):
     return tuple(out)
 '''
 NEEDS["gradient"] = ("number",)
+
+HELPERS["segment_reduce"] = '''
+def {name}(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """torch.segment_reduce: consecutive segments of data along axis (given by 1-D lengths
+    or offsets) reduced by sum, mean, max, min or prod; initial takes part in each
+    reduction (the mean still divides by the length) and is an empty segment's value
+    (else 0, NaN, -inf, inf, 1); NaN propagates through max and min."""
+    if lengths is None:
+        lengths = offsets[1:] - offsets[:-1]
+    x = OPS.moveaxis(data, axis, 0)
+    ends = OPS.cumsum(lengths.astype(MS.int64), 0)
+    index = OPS.searchsorted(ends, OPS.arange(x.shape[0], dtype=MS.int64), right=True).reshape(-1, 1)
+    shape = (lengths.shape[0],) + x.shape[1:]
+    empty = {"sum": 0.0, "mean": float("nan"), "max": float("-inf"), "min": float("inf"), "prod": 1.0}[reduce]
+    start = 0.0 if reduce == "mean" and initial is None else empty if initial is None else initial
+    scatter = {"sum": OPS.tensor_scatter_add, "mean": OPS.tensor_scatter_add, "max": OPS.tensor_scatter_max,
+               "min": OPS.tensor_scatter_min, "prod": OPS.tensor_scatter_mul}[reduce]
+    out = scatter(OPS.full(shape, start, dtype=x.dtype), index, x)
+    if reduce in ("max", "min"):
+        nan = OPS.tensor_scatter_add(OPS.zeros(shape, MS.int32), index, OPS.isnan(x).astype(MS.int32))
+        out = OPS.where(nan > 0, OPS.full_like(out, float("nan")), out)
+    if reduce == "mean":
+        size = lengths.reshape((-1,) + (1,) * (x.ndim - 1)).astype(x.dtype)
+        out = OPS.where(size > 0, out / size, OPS.full_like(out, empty if initial is None else initial))
+    return OPS.moveaxis(out, 0, axis)
+'''

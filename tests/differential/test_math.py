@@ -216,6 +216,13 @@ PTS = arr(12, 2, low=0.0, high=1.0)
 forms("torch.histogramdd", "input=a, bins=[2, 3]", (PTS, pos(12)), kw="range=[0.0, 1.0, 0.25, 0.75], weight=b, density=True",
       extra=("a, 2", "a, [torch.tensor([0.0, 0.5, 1.0]), torch.tensor([0.0, 0.3, 0.6, 0.9])]"))
 case("torch.histogramdd", "torch.histogramdd(a, 3).hist", (arr(2, 5, 3, dtype="float64"),), "3-d")
+SEG = np.array([2, 0, 3], np.int64)
+SEG_DATA = np.array([1.0, np.nan, 3.0, -4.0, 5.0], np.float32)
+for reduce in ("sum", "mean", "max", "min", "prod"):
+    forms("torch.segment_reduce", f"data=a, reduce={reduce!r}", (arr(5, 2), SEG, np.array([0, 2, 2, 5], np.int64)), kw="lengths=b, axis=0, initial=1.5",
+          extra=(f"a, {reduce!r}, offsets=c", f"a, {reduce!r}, lengths=b, unsafe=True"),
+          only=("positional", "keyword", "extra0") if reduce != "sum" else ("positional", "keyword", "extra0", "extra1"))
+    case("torch.segment_reduce", f"torch.segment_reduce(a, {reduce!r}, lengths=b)", (SEG_DATA, SEG), f"nan-{reduce}")
 
 SUITE = Suite(CASES)
 
