@@ -1,0 +1,65 @@
+"""Hooks of tables/torch_foreach.toml: torch._foreach_<op> through one emitted helper."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ..syntax import Unconvertible, code, emitted, literal_value, module_spellings, operand_code
+from .registry import hook
+
+FOREACH = '''
+def {name}(function, tensors, *others, inplace=False):
+    """torch._foreach_<op>: function(tensor, item, ...) for each tensor of the list and the
+    matching item of each other argument (a list or tuple gives one item per tensor, a
+    number or a single tensor goes to every tensor); in place, each result is copied into
+    its tensor and the tensors are returned (as torch's Python binding does)."""
+    per_tensor = [o if isinstance(o, (list, tuple)) else [o] * len(tensors) for o in others]
+    results = [function(t, *items) for t, *items in zip(tensors, *per_tensor)]
+    if not inplace:
+        return results
+    for t, result in zip(tensors, results):
+        t.copy_(result)
+    return list(tensors)
+'''
+
+# the element function over the tensor t and the other arguments' items a, b, c
+# (OPS.: mindspore.ops as the file spells it; ALPHA, VALUE: the scalar keyword's value)
+_BINARY = {
+    "add": "t + a * ALPHA", "sub": "t - a * ALPHA", "mul": "t * a", "div": "t / a",
+    "maximum": "OPS.maximum(t, a)", "minimum": "OPS.minimum(t, a)", "pow": "OPS.pow(t, a)",
+    "clamp_min": "OPS.maximum(t, a)", "clamp_max": "OPS.minimum(t, a)",
+}
+ELEMENT = {
+    **{op: f"OPS.{op}(t)" for op in "abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 "
+       "log1p log2 neg reciprocal round rsqrt sigmoid sign sin sinh sqrt tan tanh trunc".split()},
+    **_BINARY,
+    "addcmul": "t + VALUE * a * b", "addcdiv": "t + VALUE * (a / b)", "lerp": "OPS.lerp(t, a, b)",
+    "zero_": "OPS.zeros_like(t)", "copy_": "a.astype(t.dtype)", "clone": "t.copy()",
+    "norm": "OPS.norm(t.reshape(-1), ORD)",
+}
+ARITY = {"addcmul": 2, "addcdiv": 2, "lerp": 2, "copy_": 1, **{op: 1 for op in _BINARY}}
+
+
+@hook(consumes=("self", "other", "exponent", "tensor1", "tensor2", "value", "tensors1", "weight", "src",
+                "non_blocking", "alpha", "ord", "dtype"))
+def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch._foreach_add_(ps, gs, alpha=-lr)`` ->
+    ``_foreach(lambda t, a: t + a * -lr, ps, gs, inplace=True)``."""
+    op = entry.source.rsplit("._foreach_", 1)[1]
+    inplace = op.endswith("_") and op not in ELEMENT
+    base = op[:-1] if inplace else op
+    _, ops_, _ = module_spellings(ctx)
+    others = [n for n in entry.params[1:] if n not in ("value", "non_blocking", "ord", "dtype")][: ARITY.get(base, 0)]
+    if any(n not in args for n in others):
+        raise Unconvertible("an argument given by a keyword of another overload")
+    if "dtype" in args and literal_value(args["dtype"]) is not None:
+        raise Unconvertible("dtype= of _foreach_norm")
+    body = (ELEMENT[base].replace("OPS.", f"{ops_}.")
+            .replace("ALPHA", operand_code(args.get("alpha", cst.Integer("1"))))
+            .replace("VALUE", operand_code(args.get("value", cst.Integer("1"))))
+            .replace("ORD", code(args.get("ord", cst.Integer("2")))))
+    body = body.replace(" * 1", "").replace("1 * ", "") if base in ("add", "sub", "addcmul", "addcdiv") else body
+    params = ", ".join(["t", *"ab"[: len(others)]])
+    helper = emitted(ctx, "_foreach", FOREACH).value
+    call = f"{helper}(lambda {params}: {body}, {code(args['self'])}"
+    call += "".join(f", {code(args[n])}" for n in others)
+    return cst.parse_expression(call + (", inplace=True)" if inplace or op in ("zero_", "copy_") else ")"))
