@@ -1586,6 +1586,77 @@ CLAMP_PROBS = '''def {name}(probs):
     return _Distribution._clamp_probs(probs)
 '''
 
+BINOMIAL = '''class {name}(_Distribution):
+    """torch.distributions.Binomial (transpile MS201): draws count Bernoulli trials up to
+    the largest total_count."""
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        total_count, param = self._broadcast_all(total_count, probs if probs is not None else logits)
+        self.total_count = total_count.astype(param.dtype)
+        if probs is not None:
+            self.probs, self.logits = self._binary_params(param, None)
+        else:
+            self.probs, self.logits = self._binary_params(None, param)
+        self.batch_shape = tuple(param.shape)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return OPS.minimum(OPS.floor((self.total_count + 1) * self.probs), self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        n_max = int(self.total_count.max())
+        u = OPS.rand(shape + (n_max,), dtype=self.probs.dtype)
+        success = u < OPS.expand_dims(OPS.broadcast_to(self.probs, shape), -1)
+        trial = OPS.arange(n_max).astype(self.probs.dtype) < OPS.expand_dims(OPS.broadcast_to(self.total_count, shape), -1)
+        return OPS.sum((success & trial).astype(self.probs.dtype), -1)
+
+    def log_prob(self, value):
+        log_factorial_n = OPS.lgamma(self.total_count + 1)
+        log_factorial_k = OPS.lgamma(value + 1)
+        log_factorial_nmk = OPS.lgamma(self.total_count - value + 1)
+        clamped = (OPS.clamp(self.logits, min=0) + self.logits - OPS.clamp(self.logits, max=0)) / 2
+        normalize_term = (
+            self.total_count * clamped
+            + self.total_count * OPS.log1p(OPS.exp(-OPS.abs(self.logits)))
+            - log_factorial_n
+        )
+        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+
+    def enumerate_support(self, expand=True):
+        total_count = int(self.total_count.max())
+        if not int(self.total_count.min()) == total_count:
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = OPS.reshape(OPS.arange(1 + total_count).astype(self.probs.dtype), (-1,) + (1,) * len(self.batch_shape))
+        if expand:
+            values = OPS.broadcast_to(values, (-1,) + self.batch_shape)
+        return values
+
+    def entropy(self):
+        log_prob = self.log_prob(self.enumerate_support(False))
+        return -OPS.sum(OPS.exp(log_prob) * log_prob, 0)
+
+    def _kl(self, q):
+        if type(q) is not type(self):
+            return super()._kl(q)
+        if bool(OPS.any(self.total_count < q.total_count)):
+            raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
+        kl = self.total_count * (
+            self.probs * (self.logits - q.logits) + OPS.log1p(-self.probs) - OPS.log1p(-q.probs)
+        )
+        return OPS.where(self.total_count > q.total_count, float("inf"), kl)
+'''
+
 KL_DIVERGENCE = '''def {name}(p, q):
     """torch.distributions.kl_divergence (transpile MS201): the pairs of one family."""
     return p._kl(q)
@@ -1634,6 +1705,7 @@ CLASSES: dict[str, tuple[str, tuple[str, ...]]] = {
     "_torch_logits_to_probs": (LOGITS_TO_PROBS, ()),
     "_torch_probs_to_logits": (PROBS_TO_LOGITS, ("_Distribution",)),
     "_torch_clamp_probs": (CLAMP_PROBS, ("_Distribution",)),
+    "_TorchBinomial": (BINOMIAL, ("_Distribution",)),
     "_torch_kl_divergence": (KL_DIVERGENCE, ()),
 }
 

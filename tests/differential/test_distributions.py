@@ -34,6 +34,7 @@ from torch.distributions import Gamma, Dirichlet, Beta, Chi2, StudentT, Geometri
 from torch.distributions import chi2, studentT, geometric, relaxed_bernoulli, relaxed_categorical, utils
 from torch.distributions import PowerTransform, SoftplusTransform, ComposeTransform
 from torch.distributions.utils import logits_to_probs, probs_to_logits, clamp_probs
+from torch.distributions import Binomial, binomial
 from torch.distributions import TransformedDistribution, ExpTransform, TanhTransform, SigmoidTransform, AffineTransform
 from torch.distributions.kl import kl_divergence as kl_div
 """
@@ -49,7 +50,7 @@ MODULES = {"Normal": "normal", "Uniform": "uniform", "Bernoulli": "bernoulli", "
            "StudentT": "studentT", "Geometric": "geometric", "RelaxedBernoulli": "relaxed_bernoulli",
            "RelaxedOneHotCategorical": "relaxed_categorical", "LogitRelaxedBernoulli": "relaxed_bernoulli",
            "ExpRelaxedCategorical": "relaxed_categorical", "PowerTransform": "transforms", "SoftplusTransform": "transforms",
-           "ComposeTransform": "transforms"}
+           "ComposeTransform": "transforms", "Binomial": "binomial"}
 
 
 def spellings(api: str) -> list[str]:
@@ -326,6 +327,23 @@ for name, (dist, stats) in {"Chi2": ("Chi2(torch.tensor([1.0, 5.0]))", "s.mean(0
 for name, build in (("Chi2", "Chi2(a)"), ("StudentT", "StudentT(a, 1.0, 2.0)"), ("Geometric", "Geometric(probs=b)")):
     case(f"torch.distributions.{name}", f"d = {build}\nreturn d.sample(), d.sample((5,))", (DF, PROBS), "samples", random=True)
 
+# -- Binomial -----------------------------------------------------------------------------
+COUNTS = ints(3, 4, high=6).astype("float32")
+BIN_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.total_count, d.batch_shape"
+for api in ("torch.distributions.Binomial", "torch.distributions.binomial.Binomial"):
+    dist_forms(api, "total_count=6, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, COUNTS), BIN_PROBE, req=2,
+               atol=1e-4, rtol=1e-4)
+    dist_forms(api, "total_count=torch.full((3, 4), 6.0), probs=None, logits=b", (PROBS, LOGITS, COUNTS), BIN_PROBE, only=("keyword",),
+               atol=1e-4, rtol=1e-4)
+case("torch.distributions.Binomial", "d = Binomial(probs=a)\nreturn d.log_prob(c.clamp(max=1)), d.entropy(), d.enumerate_support()",
+     (PROBS, LOGITS, COUNTS), "one trial", atol=1e-4, rtol=1e-4)
+case("torch.distributions.Binomial", "d = Binomial(torch.tensor([3.0, 10.0]), probs=torch.tensor([0.2, 0.6]))\nreturn d.log_prob(c[0, :2].clamp(max=3)), d.mean",
+     (PROBS, LOGITS, COUNTS), "counts apart", atol=1e-4, rtol=1e-4)
+case("torch.distributions.Binomial", "d = Binomial(6, logits=b)\nreturn d.sample(), d.sample((5,))", (PROBS, LOGITS), "samples", random=True)
+case("torch.distributions.Binomial", "s = Binomial(torch.tensor([3.0, 10.0]), probs=torch.tensor([0.2, 0.6])).sample((40000,))\n"
+     "return s.mean(0), s.std(0), (s <= torch.tensor([3.0, 10.0])).all()", (), "moments", atol=0.05, rtol=0.03,
+     why="40000 draws: the sample mean and std are within 0.05 + 3% of the distribution's")
+
 # -- kl_divergence --------------------------------------------------------------------
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
@@ -348,6 +366,7 @@ KL_PAIRS = {
     "Gamma": ("Gamma(a, b)", "Gamma(b, a)", (CONC, RATE)),
     "Chi2": ("Chi2(a)", "Chi2(b)", (CONC, RATE)),
     "Geometric": ("Geometric(probs=a)", "Geometric(logits=b)", (PROBS, LOGITS)),
+    "Binomial": ("Binomial(8, probs=a)", "Binomial(torch.tensor([[8.0], [8.0], [5.0]]), logits=b)", (PROBS, LOGITS)),
     "composed": ("TransformedDistribution(Gamma(a, b), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))",
                  "TransformedDistribution(Gamma(b, a), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))", (CONC, RATE)),
     "Dirichlet": ("Dirichlet(a)", "Dirichlet(b)", (DCONC, RATE)),
