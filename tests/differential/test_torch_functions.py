@@ -756,6 +756,15 @@ forms("Tensor.conj", "", (CX,))
 case("Tensor.conj", "(a * b).conj()", (CX, CY), "of-product")
 case("Tensor.conj", "a.conj()", (X,), "real-input")
 
+# types in annotations and isinstance tests, and math constants
+case("torch.dtype", "isinstance(a.dtype, torch.dtype), isinstance(3, torch.dtype)", (X,), "isinstance")
+case("torch.dtype", "t: torch.dtype = torch.float64\n    return torch.zeros(2, dtype=t)", (), "annotation")
+case("torch.Size", "torch.Size([2, 3])", (), "call")
+case("torch.Size", "isinstance(a.shape, torch.Size), a.shape == torch.Size((3, 4))", (X,), "isinstance")
+case("torch.jit.Final", "n: torch.jit.Final[int] = 3\n    return a * n", (X,), "annotation")
+case("torch.e", "a * torch.e", (X,), "constant")
+case("torch.e", "torch.exp(a) / torch.e", (X,), "divide")
+
 SUITE = Suite(CASES)
 
 
@@ -789,7 +798,6 @@ REFUSED = {
     "torch.unique": "torch.unique(a, return_inverse=True)",
     "torch.fmin": "torch.fmin(a, b)",
     "Tensor.fmin": "a.fmin(b)",
-    "torch.e": "a * torch.e",
     "torch.round": "torch.round(a, decimals=2)",
     "torch.sort": "torch.sort(a, stable=True, dim=0)",
     "torch.argsort": "torch.argsort(a, stable=True, dim=0)",
