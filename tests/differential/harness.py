@@ -471,3 +471,15 @@ def table_tests(suite: Suite, tables: Sequence[str]):
         assert not any(gaps.values()), gaps
 
     return test_api, test_every_entry_has_cases_in_three_forms
+
+
+def case_builders(cases: list):
+    """``forms(api, args, inputs, ...)`` (``call_forms``) and ``case(api, code, inputs,
+    form, ...)``, both appending to ``cases``: how a table's test module writes its cases."""
+    def forms(api: str, args: str, inputs=(), **kwargs) -> None:
+        call_forms(cases, api, args, inputs, **kwargs)
+
+    def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+        cases.append(Case(api, code, tuple(inputs), form, **opts))
+
+    return forms, case

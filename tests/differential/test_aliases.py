@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import Case, Suite, arr, call_forms, ints, table_tests
+from .harness import Case, Suite, arr, case_builders, ints, table_tests
 
 CASES: list[Case] = []
 X = arr(4, 6)
 
 
-def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **kwargs)
-
-
-def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+forms, case = case_builders(CASES)
 
 
 # -- splits -------------------------------------------------------------------------

@@ -6,21 +6,15 @@ all keyword, defaults omitted), real and complex inputs, and every ``norm=`` mod
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps
+from .harness import Case, Suite, arr, case_builders, table_tests
 
 CASES: list[Case] = []
 TABLES = ["fft.toml"]
 HEADER = "import torch\nimport torch.fft\nimport torch.signal\n"
 
 
-def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **kwargs)
-
-
-def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+forms, case = case_builders(CASES)
 
 
 X = arr(4, 6)
@@ -124,11 +118,4 @@ case("torch.istft", "torch.istft(torch.stft(a, 32, 8, window=torch.hann_window(3
 SUITE = Suite(CASES, header=HEADER)
 
 
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    gaps = coverage_gaps(TABLES, CASES)
-    assert not any(gaps.values()), gaps
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, TABLES)

@@ -6,20 +6,14 @@ methods checked on both their result and the receiver they changed.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from .harness import Case, Suite, arr, bools, call_forms, coverage_gaps, ints
+from .harness import Case, Suite, arr, bools, call_forms, case_builders, ints, table_tests
 
 TABLES = ["torch_indexing.toml", "tensor_indexing.toml"]
 CASES: list[Case] = []
 
 
-def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **kwargs)
-
-
-def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+forms, case = case_builders(CASES)
 
 
 def both(name: str, args: str, inputs, *, req=None, kw: str = "", extra=(), method_extra=(), cases=CASES, **opts) -> None:
@@ -126,13 +120,7 @@ case("torch.index_add", "torch.index_add(a, 0, b, c, alpha=0.1)", (arr(3, dtype=
 SUITE = Suite(CASES)
 
 
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    assert all(not v for v in coverage_gaps(TABLES, CASES).values()), coverage_gaps(TABLES, CASES)
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, TABLES)
 
 
 def test_functions_used_as_values_are_marked() -> None:

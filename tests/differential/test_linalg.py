@@ -9,10 +9,9 @@ what is unique: the reconstruction, the singular values, |Q| and |R|.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import torch
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints
+from .harness import Case, Suite, arr, call_forms, ints, table_tests
 
 CASES: list[Case] = []
 TABLES = ["linalg.toml", "tensor_linalg.toml"]
@@ -249,11 +248,4 @@ case("Tensor.istft", "a.istft(16, window=torch.ones(16))", (SPECTROGRAM,), "wind
 SUITE = Suite(CASES)
 
 
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    gaps = coverage_gaps(TABLES, CASES)
-    assert not any(gaps.values()), gaps
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, TABLES)

@@ -6,9 +6,8 @@ both their result and the receiver they changed.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from .harness import Case, Suite, arr, bools, call_forms, coverage_gaps, ints, pos
+from .harness import Case, Suite, arr, bools, case_builders, ints, pos, table_tests
 from .test_indexing import both as _both, inplace as _inplace
 
 TABLES = ["torch_math.toml", "tensor_math.toml"]
@@ -23,12 +22,7 @@ def inplace(name: str, args: str, inputs, **opts) -> None:
     _inplace(name, args, inputs, cases=CASES, **opts)
 
 
-def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **kwargs)
-
-
-def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+forms, case = case_builders(CASES)
 
 
 X = arr(3, 4)
@@ -227,13 +221,7 @@ for reduce in ("sum", "mean", "max", "min", "prod"):
 SUITE = Suite(CASES)
 
 
-@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
-def test_api(case: Case) -> None:
-    SUITE.check(case)
-
-
-def test_every_entry_has_cases_in_three_forms() -> None:
-    assert all(not v for v in coverage_gaps(TABLES, CASES).values()), coverage_gaps(TABLES, CASES)
+test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, TABLES)
 
 
 def test_positional_flags_of_unique_consecutive_stay_unconverted() -> None:

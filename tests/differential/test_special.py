@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints, pos
+from .harness import Case, Suite, arr, case_builders, coverage_gaps, ints, pos
 
 CASES: list[Case] = []
 F32 = "float32"
@@ -18,12 +18,7 @@ F32 = "float32"
 LAST_DIGITS = {"rtol": 1e-4, "atol": 1e-6, "why": "float32 special-function kernels differ in the last digits"}
 
 
-def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **kwargs)
-
-
-def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+forms, case = case_builders(CASES)
 
 
 X = arr(3, 5, low=-6.0, high=6.0)
