@@ -202,6 +202,18 @@ def emitted(ctx, name: str, source: str) -> cst.Name:
     return cst.Name(name)
 
 
+def spelled(ctx, source: str) -> str:
+    """``source`` with ``MS.``, ``OPS.`` and ``NN.`` spelled as the file imports
+    mindspore, mindspore.ops and mindspore.nn (the imports are requested)."""
+    ms_, ops_, nn_ = module_spellings(ctx)
+    return source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.").replace("NN.", f"{nn_}.")
+
+
+def emitted_spelled(ctx, name: str, source: str) -> cst.Name:
+    """``emitted`` of ``source`` as ``spelled`` writes it."""
+    return emitted(ctx, name, spelled(ctx, source))
+
+
 def module_spellings(ctx) -> tuple[str, str, str]:
     """How the file spells mindspore, mindspore.ops and mindspore.nn (imports requested)."""
     return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))

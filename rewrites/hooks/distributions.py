@@ -20,7 +20,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import emitted, keyword_call, module_spellings
+from ..syntax import emitted, keyword_call, spelled
 from .registry import hook
 
 # constants as torch's code computes them (math.log(math.sqrt(2 * math.pi)), ...), longest
@@ -1715,8 +1715,7 @@ def emitted_distribution(ctx, name: str) -> cst.Name:
     source, uses = CLASSES[name]
     for used in uses:
         emitted_distribution(ctx, used)
-    ms_, ops_, _ = module_spellings(ctx)
-    source = source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    source = spelled(ctx, source)
     for constant, value in CONSTANTS.items():
         source = re.sub(rf"\b{constant}\b", repr(value), source)
     return emitted(ctx, name, source)

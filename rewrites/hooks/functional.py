@@ -5,8 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain,
-                      operand, operand_code, target_call)
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
@@ -60,8 +59,7 @@ def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     dim = args.get("dim", literal(1))
     eps = args.get("eps", literal(1e-12))
     if p is not None and literal_value(p) not in (2, 2.0):
-        _, ops_, _ = module_spellings(ctx)
-        fn = emitted(ctx, "_torch_normalize", NORMALIZE_P.replace("OPS.", f"{ops_}."))
+        fn = emitted_spelled(ctx, "_torch_normalize", NORMALIZE_P)
         return cst.Call(func=fn, args=[cst.Arg(args["input"]), cst.Arg(p), cst.Arg(dim), cst.Arg(eps)])
     e = literal_value(eps)
     if isinstance(e, (int, float)) and not isinstance(e, bool):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, entry_call, keyword_call, literal, literal_value, module_spellings, name_chain
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, entry_call, keyword_call, literal, literal_value, name_chain)
 from .registry import hook
 
 BROADCAST_SHAPES = '''
@@ -94,10 +94,9 @@ def {name}(input, other, dim=-1):
 
 def _helper(ctx, name: str, source: str) -> cst.Name:
     """``name`` emitted beside the code (with the shape-broadcasting helper it calls)."""
-    ms_, ops_, _ = module_spellings(ctx)
     if "BROADCAST" in source:
         source = source.replace("BROADCAST(", f"{emitted(ctx, '_broadcast_shapes', BROADCAST_SHAPES).value}(")
-    return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    return emitted_spelled(ctx, name, source)
 
 
 def _args_with_receiver(entry, args, receiver) -> dict:

@@ -5,7 +5,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
 from ..value_transforms import as_tuple
 from .nn_utils import PACKING_CALLS, RNN_CALL, emitted_spelled, emitted_helper
 from .registry import hook
@@ -460,9 +460,8 @@ ANY_MODE = """def {name}(input, size=None, scale_factor=None, mode="nearest", al
 def _interpolate_any_mode(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     """F.interpolate / nn.Upsample whose mode is not a literal: a function emitted beside
     the code does what the literal mode would (for a layer, a Cell calling it)."""
-    ms_, ops_, _ = module_spellings(ctx)
-    bicubic = emitted(ctx, "_torch_interpolate_bicubic", BICUBIC.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
-    function = emitted(ctx, "_torch_interpolate", ANY_MODE.replace("BICUBIC(", f"{bicubic.value}(").replace("OPS.", f"{ops_}."))
+    bicubic = emitted_spelled(ctx, "_torch_interpolate_bicubic", BICUBIC)
+    function = emitted_spelled(ctx, "_torch_interpolate", ANY_MODE.replace("BICUBIC(", f"{bicubic.value}("))
     if entry.kind == "class":
         return _function_cell(ctx, entry.source, function.value, args, name="_torch_UpsampleAnyMode")
     if "input" not in args:
@@ -518,8 +517,7 @@ BICUBIC = """def {name}(input, size=None, scale_factor=None, align_corners=False
 def _bicubic(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     """F.interpolate / nn.Upsample with mode='bicubic': the composition above, emitted
     beside the code (a function; for a layer, a Cell calling it)."""
-    ms_, ops_, _ = module_spellings(ctx)
-    function = emitted(ctx, "_torch_interpolate_bicubic", BICUBIC.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    function = emitted_spelled(ctx, "_torch_interpolate_bicubic", BICUBIC)
     kwargs = {k: v for k, v in args.items() if k not in ("input", "mode")}
     if entry.kind == "class":
         return _function_cell(ctx, entry.source, function.value, kwargs, name="_torch_UpsampleBicubic")

@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import Unconvertible, emitted, keyword_call, module_spellings
+from ..syntax import Unconvertible, emitted, emitted_spelled, keyword_call, module_spellings
 from .registry import hook
 
 # A layer's tensor as torch shapes it: MindSpore's Conv1d and Conv1dTranspose hold
@@ -239,12 +239,6 @@ REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized
     setattr(module, name, MS.Parameter(weight.reshape(shape), name=name))
     return NAMED_BY_PATHS(module, path_prefix)
 """
-
-
-def emitted_spelled(ctx, name: str, source: str) -> cst.Name:
-    """`emitted` with MS., OPS. and NN. in `source` spelled as the file imports them."""
-    ms_, ops_, nn_ = module_spellings(ctx)
-    return emitted(ctx, name, source.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.").replace("NN.", f"{nn_}."))
 
 
 @hook()

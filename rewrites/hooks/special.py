@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import emitted, keyword_call, module_spellings
+from ..syntax import emitted, keyword_call, spelled
 from .registry import hook
 from .torch_functions import cast_input_dtype  # noqa: F401 (shared with torch.softmax)
 
@@ -224,8 +224,7 @@ for _name, (_first, _step) in _POLYNOMIALS.items():
 
 def special_function(ctx, name: str) -> cst.Name:
     """The helper ``_special_<name>`` (and those it calls), emitted beside the code."""
-    ms_, ops_, _ = module_spellings(ctx)
-    text = HELPERS[name].replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    text = spelled(ctx, HELPERS[name])
     for other in HELPERS:
         if f"{other.upper()}(" in text:
             special_function(ctx, other)

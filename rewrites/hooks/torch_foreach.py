@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, emitted, literal_value, module_spellings, operand_code
+from ..syntax import Unconvertible, code, emitted, literal_value, operand_code, spelled
 from .registry import hook
 
 FOREACH = '''
@@ -34,7 +34,9 @@ ELEMENT = {
     **_BINARY,
     "addcmul": "t + VALUE * a * b", "addcdiv": "t + VALUE * (a / b)", "lerp": "OPS.lerp(t, a, b)",
     "zero_": "OPS.zeros_like(t)", "copy_": "a.astype(t.dtype)", "clone": "t.copy()",
-    "norm": "OPS.norm(t.reshape(-1), ORD)",
+    # the vector norm written out: after ops.norm(x, 1) MindSpore 2.10 computed later
+    # float64 compositions wrongly (torch.special.ndtri's, in the same process)
+    "norm": "(OPS.abs(t) ** ORD).sum() ** (1 / ORD)",
 }
 ARITY = {"addcmul": 2, "addcdiv": 2, "lerp": 2, "copy_": 1, **{op: 1 for op in _BINARY}}
 
@@ -47,16 +49,17 @@ def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
     op = entry.source.rsplit("._foreach_", 1)[1]
     inplace = op.endswith("_") and op not in ELEMENT
     base = op[:-1] if inplace else op
-    _, ops_, _ = module_spellings(ctx)
     others = [n for n in entry.params[1:] if n not in ("value", "non_blocking", "ord", "dtype")][: ARITY.get(base, 0)]
     if any(n not in args for n in others):
         raise Unconvertible("an argument given by a keyword of another overload")
     if "dtype" in args and literal_value(args["dtype"]) is not None:
         raise Unconvertible("dtype= of _foreach_norm")
-    body = (ELEMENT[base].replace("OPS.", f"{ops_}.")
+    body = (spelled(ctx, ELEMENT[base])
             .replace("ALPHA", operand_code(args.get("alpha", cst.Integer("1"))))
             .replace("VALUE", operand_code(args.get("value", cst.Integer("1"))))
-            .replace("ORD", code(args.get("ord", cst.Integer("2")))))
+            .replace("ORD", operand_code(args.get("ord", cst.Integer("2")))))
+    if base == "norm" and literal_value(args.get("ord", cst.Integer("2"))) in (float("inf"), 0):
+        raise Unconvertible("_foreach_norm with ord inf or 0")
     body = body.replace(" * 1", "").replace("1 * ", "") if base in ("add", "sub", "addcmul", "addcdiv") else body
     params = ", ".join(["t", *"ab"[: len(others)]])
     helper = emitted(ctx, "_foreach", FOREACH).value

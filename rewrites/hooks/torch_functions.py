@@ -11,7 +11,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, target_call, emitted, module_spellings
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, name_chain, operand_code, target_call)
 from .registry import hook
 
 
@@ -615,8 +615,7 @@ def _einsum_broadcast(ctx, a: tuple[str, str], b: tuple[str, str], free: str, su
 
 def einsum_at_run_time(ctx, equation: cst.BaseExpression, operands: list, named: bool) -> cst.Call:
     """``_einsum_at_run_time(equation, (a, b, ...), named)``, the function emitted beside the code."""
-    ms_, ops_, _ = module_spellings(ctx)
-    fn = emitted(ctx, "_einsum_at_run_time", EINSUM_AT_RUN_TIME.replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}."))
+    fn = emitted_spelled(ctx, "_einsum_at_run_time", EINSUM_AT_RUN_TIME)
     elements = [o if isinstance(o, cst.StarredElement) else cst.Element(o) for o in operands]
     if len(elements) == 1 and not isinstance(elements[0], cst.StarredElement):
         elements[0] = elements[0].with_changes(comma=cst.Comma())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import emitted, keyword_call, module_spellings
+from ..syntax import emitted, keyword_call, spelled
 from .registry import hook
 
 # torch name -> the source of the function computing it ({name}: its emitted name;
@@ -23,10 +23,9 @@ NEEDS: dict[str, tuple[str, ...]] = {}
 
 def helper_name(ctx, name: str) -> str:
     """``_torch_<name>``, emitted beside the code with the helpers it calls."""
-    ms_, ops_, _ = module_spellings(ctx)
     for needed in NEEDS.get(name, ()):
         helper_name(ctx, needed)
-    source = HELPERS[name].replace("MS.", f"{ms_}.").replace("OPS.", f"{ops_}.")
+    source = spelled(ctx, HELPERS[name])
     return emitted(ctx, f"_torch_{name}", source).value
 
 
