@@ -111,8 +111,16 @@ class ApiCalls(Pass):
         if updated is not original and not updated.deep_equals(original):
             return updated  # an earlier pass already rewrote it (MS205: a layer class as a value, MS104: a base)
         qual = self._source_qualname(original)
-        if qual is None or qual in self.tables.modules:
+        if qual is None:
             return updated
+        if qual in self.tables.modules:
+            # a module as a value, spelled through its package (`dir(torch.nn.functional)`,
+            # `nn.functional` after `import torch.nn as nn`): the target module; a name
+            # bound to the module itself is the imports pass's
+            if not isinstance(original, cst.Attribute):
+                return updated
+            self.ctx.stats.converted += 1
+            return self.ctx.reference(self.tables.modules[qual])
         entry = self.tables.lookup(qual)
         refused = HOOKS[entry.hook].not_a_value if entry is not None and entry.hook else None
         if entry is None or entry.unsupported or not entry.target or entry.target.startswith(".") or refused:
