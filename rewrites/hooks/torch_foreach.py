@@ -34,8 +34,8 @@ ELEMENT = {
     **_BINARY,
     "addcmul": "t + VALUE * a * b", "addcdiv": "t + VALUE * (a / b)", "lerp": "OPS.lerp(t, a, b)",
     "zero_": "OPS.zeros_like(t)", "copy_": "a.astype(t.dtype)", "clone": "t.copy()",
-    # the vector norm written out: after ops.norm(x, 1) MindSpore 2.10 computed later
-    # float64 compositions wrongly (torch.special.ndtri's, in the same process)
+    # the vector norm written out: ops.norm(x, 1) left the CPU in flush-to-zero mode for
+    # the rest of the process (a later subnormal input then read as 0)
     "norm": "(OPS.abs(t) ** ORD).sum() ** (1 / ORD)",
 }
 ARITY = {"addcmul": 2, "addcdiv": 2, "lerp": 2, "copy_": 1, **{op: 1 for op in _BINARY}}
