@@ -483,3 +483,12 @@ def case_builders(cases: list):
         cases.append(Case(api, code, tuple(inputs), form, **opts))
 
     return forms, case
+
+
+def converted_markers(source: str) -> tuple[str, list[str]]:
+    """The tool's output for ``source`` and its ``# transpile:`` marker lines (what a
+    refused call leaves behind)."""
+    from transpile import convert_code
+
+    code = convert_code(source).code
+    return code, [line for line in code.splitlines() if "# transpile:" in line]

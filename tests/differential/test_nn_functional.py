@@ -16,7 +16,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, coverage_gaps, ints, pos, table_entries
+from .harness import Case, Suite, arr, converted_markers, coverage_gaps, ints, pos, table_entries
 from .layer_harness import signature_problems
 
 CASES: list[Case] = []
@@ -394,9 +394,6 @@ UNCONVERTED = [
 
 @pytest.mark.parametrize("expr, reason", UNCONVERTED, ids=[e for e, _ in UNCONVERTED])
 def test_refused_call_stays_marked(expr, reason):
-    from transpile import convert_code
-
-    result = convert_code(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
-    markers = [line for line in result.code.splitlines() if "# transpile:" in line]
-    assert markers and "torch.nn.functional." in result.code, result.code
+    code, markers = converted_markers(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
+    assert markers and "torch.nn.functional." in code, code
     assert any(reason in m for m in markers), f"expected {reason!r} in {markers}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, call_forms, coverage_gaps, ints
+from .harness import Case, Suite, arr, call_forms, converted_markers, coverage_gaps, ints
 
 
 def _log_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -253,8 +253,5 @@ REFUSED = [
 
 @pytest.mark.parametrize("expr, reason", REFUSED, ids=[e for e, _ in REFUSED])
 def test_refused_call_stays_marked(expr, reason):
-    from transpile import convert_code
-
-    result = convert_code(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
-    markers = [line for line in result.code.splitlines() if "# transpile:" in line]
-    assert any(reason in m for m in markers), f"expected {reason!r} in {markers}\n{result.code}"
+    code, markers = converted_markers(f"import torch\nimport torch.nn.functional as F\ny = {expr}\n")
+    assert any(reason in m for m in markers), f"expected {reason!r} in {markers}\n{code}"
