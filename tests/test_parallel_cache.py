@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from transpile import api
+from transpile import files as files_module
 from transpile.cache import ResultCache, cache_key
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,12 +68,12 @@ def test_jobs_2_is_jobs_1_byte_for_byte(tree: Path, tmp_path: Path) -> None:
 def test_library_jobs_uses_a_pool_and_keeps_the_order(tree: Path, monkeypatch) -> None:
     pools = []
 
-    class CountingPool(api.ProcessPoolExecutor):
+    class CountingPool(files_module.ProcessPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(kwargs.get("max_workers"))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(api, "ProcessPoolExecutor", CountingPool)
+    monkeypatch.setattr(files_module, "ProcessPoolExecutor", CountingPool)
     serial = api.convert_paths([tree], write=False, jobs=1, cache=False)
     assert pools == []
     parallel = api.convert_paths([tree], write=False, jobs=2, cache=False)

@@ -104,7 +104,7 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
-        from .api import _write_atomic
+        from .files import _write_atomic
 
         try:
             _write_atomic(self._path(key), _to_json(result))

@@ -36,3 +36,8 @@ class Diagnostic:
         data["severity"] = self.severity.value
         data["safety"] = self.safety.value
         return data
+
+
+def error(filename: str, message: str, line: int = 0, code: str = "MS000") -> Diagnostic:
+    """An error a person has to act on, at ``line`` of ``filename`` (0: the whole file)."""
+    return Diagnostic(code, Severity.ERROR, message, filename, line, 0, Safety.MANUAL)
