@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test docs bench bench-models clean
+.PHONY: install demo test docs bench bench-models bench-corpora clean
 
 install: $(STAMP)
 
@@ -33,6 +33,11 @@ bench: install
 # real models, converted and parity-checked (creates benchmarks/.venv-tv for the torch side)
 bench-models: install
 	$(BIN)/python benchmarks/models/run.py
+
+# four real corpora (torch/nn, torchvision, timm, transformers' modeling files), fetched
+# into benchmarks/.corpora: crashes, unparsable outputs, second-pass changes, rate
+bench-corpora: install
+	$(BIN)/python benchmarks/corpora.py
 
 clean:
 	rm -rf $(VENV) out

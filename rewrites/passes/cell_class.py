@@ -16,6 +16,17 @@ from transpile.passes import Example, Pass
 from ..cell_names import MODULE_BASES, is_module_class  # noqa: F401
 
 
+def _assigns_construct(body: cst.IndentedBlock) -> bool:
+    """Whether a class body already binds ``construct`` by assignment (``construct = forward``,
+    written by an earlier run): adding the alias again would double it."""
+    for stmt in body.body:
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and any(
+                    isinstance(t.target, cst.Name) and t.target.value == "construct" for t in small.targets):
+                return True
+    return False
+
+
 class CellClass(Pass):
     id = "MS101"
     name = "cell-class"
@@ -74,7 +85,7 @@ class CellClass(Pass):
         if not any(self._foreign_base(arg.value) for arg in original.bases if arg.keyword is None):
             return updated
         names = [s.name.value for s in body.body if isinstance(s, cst.FunctionDef)]
-        if "forward" not in names or "construct" in names:
+        if "forward" not in names or "construct" in names or _assigns_construct(body):
             return updated
         at = max(i for i, s in enumerate(body.body) if isinstance(s, cst.FunctionDef) and s.name.value == "forward")
         alias = cst.parse_statement("construct = forward  # a Cell's __call__ runs construct (transpile MS101)\n")
