@@ -16,7 +16,7 @@ import libcst as cst
 
 from transpile.walk import ScopeIndex
 
-from .syntax import literal_value
+from .syntax import is_emitted_name, literal_value
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -55,6 +55,10 @@ class FileFacts:
         self.ctx = ctx
         self.index = ScopeIndex(module, INDEXED)
         self._memo: dict[tuple[str, int], object] = {}
+        self.emitted_definitions = {stmt.name.value for stmt in module.body
+                                    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
+        ctx.frozen.update(id(stmt) for stmt in module.body
+                          if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions)
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
         key = (fact, id(node))

@@ -193,6 +193,22 @@ def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = 
 
 
 # -- code emitted beside the converted code -------------------------------------------
+# Names the emitted definitions take: ``_torch_<what>``, ``_Torch<Class>``, the einops
+# lowerings' and a few fixed ones (tests/test_emitted_definitions.py checks every name the
+# rewrites emit). A module-level definition with such a name is the tool's own output
+# from an earlier run: converting a converted file again leaves it (and its body) as it is.
+EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops")
+EMITTED_FIXED_NAMES = frozenset({
+    "_CellListWithNone", "_checkpoint_sequential", "_einsum_at_run_time", "_foreach", "_function_bprop",
+    "_get_submodule", "_legacy_reduction", "_py_xor", "_squeezed_pair", "_Distribution", "_DistributionOf",
+    "_LocScale", "_FunctionCtx", "_skip_empty_1d",
+})
+
+
+def is_emitted_name(name: str) -> bool:
+    return name.startswith(EMITTED_PREFIXES) or name in EMITTED_FIXED_NAMES
+
+
 def emitted(ctx, name: str, source: str) -> cst.Name:
     """``name``, defined once per file by ``source`` (its ``{name}``) beside the code
     (``ctx.definitions``; MS205 inserts them after the imports)."""

@@ -27,6 +27,9 @@ class PendingDiagnostic:
 class Stats:
     converted: int = 0  # framework uses rewritten
     unconverted: int = 0  # framework uses left in place (marked)
+    # framework types left in annotations (marked): they document, they run nothing, so
+    # they are counted apart from the code and not in the rate
+    annotations: int = 0
 
     def rate(self) -> float:
         total = self.converted + self.unconverted
@@ -65,6 +68,11 @@ class FileContext:
         # The functions, classes and lambdas the traversal is inside, outermost first
         # (original nodes).
         self.open_scopes: list[cst.CSTNode] = []
+        # What the file's tree says about it (``package_index.PackageFacts``), if converted in one.
+        self.package = None
+        # ids of original nodes no pass may touch or enter (the rewrites' analysis fills it:
+        # code the tool itself emitted on an earlier run stays as it was written)
+        self.frozen: set[int] = set()
 
     def innermost(self, kind: type) -> cst.CSTNode | None:
         """The innermost open scope of type ``kind`` (``cst.FunctionDef``), if any."""

@@ -75,6 +75,8 @@ class StageTransformer(cst.CSTTransformer):
         self._depth = 0
 
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.ctx.frozen:
+            return False  # left as it is, handlers and all (on_leave returns it unchanged)
         kind = type(node)
         if kind in STATEMENT_TYPES:
             self.ctx.markers.append([])
@@ -90,10 +92,18 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if id(original) in self.ctx.frozen:
+            return original
         if updated is not original and type(original) in _OPERAND_FIELDS:
             updated = _parenthesize_replaced(original, updated)
-        result = updated
+        result = last = updated
         for handler in self._leave.get(type(original).__name__, ()):
+            if not isinstance(result, type(original)):
+                # Removed or replaced by another kind of node: the later passes still see
+                # it leave (what they pushed on visiting it is popped), their result unused.
+                handler(original, last)
+                continue
+            last = result
             new = handler(original, result)
             if new is not result:
                 self._edits += 1
@@ -101,8 +111,6 @@ class StageTransformer(cst.CSTTransformer):
                 if self.debug:
                     check_node(new, type(handler.__self__).id)
                 result = new
-            if not isinstance(result, type(original)):
-                break  # removed or replaced by another kind of node
         kind = type(original)
         if kind in SCOPE_TYPES:
             self.ctx.open_scopes.pop()
@@ -274,7 +282,8 @@ class Pipeline:
 
     def __init__(self, stages: Sequence[Stage], module_map: dict[str, str], source_roots: set[str], *,
                  aliases: dict[str, str] | None = None,
-                 analyse: Callable[[cst.Module, FileContext], object] | None = None):
+                 analyse: Callable[[cst.Module, FileContext], object] | None = None,
+                 builds_on_source: Callable[[str], bool] | None = None):
         """``analyse(module, ctx)`` gathers, once per file, what the passes need to know
         about it; the passes read the result as ``ctx.facts``."""
         self.stages = tuple(stages)
@@ -282,17 +291,24 @@ class Pipeline:
         self.source_roots = source_roots
         self.aliases = aliases or {}
         self.analyse = analyse
+        # whether a top-level package outside the converted tree is built on the source
+        # framework (a file importing it is the rewrites' business even without a source import)
+        self.builds_on_source = builds_on_source or (lambda root: False)
 
     @property
     def passes(self) -> tuple[type[Pass], ...]:
         return tuple(p for stage in self.stages for p in stage)
 
     def run(self, source: str, filename: str = "<string>", *, debug: bool = False,
-            inherited: dict[str, str] | None = None) -> ConversionResult:
+            inherited: dict[str, str] | None = None, package=None) -> ConversionResult:
         """``inherited``: import bindings the file gets from elsewhere (its star imports
-        of sibling modules), used where the file does not bind the name itself."""
-        inherited = inherited or {}
+        of sibling modules), used where the file does not bind the name itself. ``package``:
+        what the file's tree says about it (``package_index.PackageFacts``), read by the passes."""
+        inherited = inherited or (package.inherited if package is not None else {})
         inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
+        tree_source = package is not None and bool(package.base_roots() & self.source_roots
+                                                   or any(map(self.builds_on_source, package.outside)))
+        inherits_source = inherits_source or tree_source
         # Cheap skip: a file that never names a source framework has nothing to do,
         # but its syntax is still checked (CPython's parser is far faster than LibCST's).
         if not inherits_source and not any(root in source for root in self.source_roots):
@@ -307,9 +323,11 @@ class Pipeline:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         ctx = FileContext(source, filename, self.module_map, self.aliases)
         ctx.imports = ImportTable.from_module(module)
+        ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
         for name, qualified in inherited.items():
             ctx.imports.bindings.setdefault(name, qualified)
-        if not (ctx.imports.roots() & self.source_roots):
+        ctx.package = package
+        if not (ctx.imports.roots() & self.source_roots) and not tree_source:
             return ConversionResult(source, [], False, filename)
         if self.analyse is not None:
             ctx.facts = self.analyse(module, ctx)

@@ -123,7 +123,7 @@ class LayerParams(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         guard = _isinstance_guard(node.test, self.ctx, self.tables)
-        self._guarded.append(guard[0] if guard else None)
+        self._guarded.append(guard[0] if guard else _target_class_test(node.test, self.ctx))
 
     def leave_If(self, original: cst.If, updated: cst.If):
         self._guarded.pop()
@@ -172,11 +172,10 @@ def _reads(name: str, per_class: list[dict[str, str]], spelled: list[str]) -> di
 def _isinstance_guard(test, ctx, tables):
     """``isinstance(name, cls_or_tuple)`` with torch layer classes -> (name, the renames of
     each class, in the order tested); None when the test is something else."""
-    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
-            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+    parts = _isinstance_test(test)
+    if parts is None:
         return None
-    classes = test.args[1].value
-    items = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    name, items = parts
     per_class: list[dict[str, str]] = []
     for item in items:
         qual = ctx.imports.qualify(item)
@@ -184,7 +183,28 @@ def _isinstance_guard(test, ctx, tables):
         if entry is None or entry.kind != "class":
             return None
         per_class.append(_attribute_renames(entry))
-    return test.args[0].value.value, per_class
+    return name, per_class
+
+
+def _isinstance_test(test) -> tuple[str, list] | None:
+    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)``."""
+    if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
+            and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
+        return None
+    classes = test.args[1].value
+    return test.args[0].value.value, [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+
+
+def _target_class_test(test, ctx) -> str | None:
+    """``name`` of ``isinstance(name, mindspore.nn.BatchNorm2d)`` (any class of the target
+    framework in the test): code already converted, whose attribute reads are MindSpore's."""
+    parts = _isinstance_test(test)
+    if parts is None:
+        return None
+    targets = {m.split(".")[0] for m in ctx.module_map.values()}
+    if any((ctx.imports.qualify(item) or "").split(".")[0] in targets for item in parts[1]):
+        return parts[0]
+    return None
 
 
 def _attribute_renames(entry) -> dict[str, str]:

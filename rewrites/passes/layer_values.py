@@ -510,6 +510,8 @@ class LayerValues(Pass):
         # nn.Unfold, ...): the traversal has left every call when the module is left
         sources = {**self.ctx.definitions,
                    **{n: factory_source(self.ctx, e, n, n in self.callers) for n, e in self.needed.items()}}
+        for name in getattr(self.ctx.facts, "emitted_definitions", ()):  # written by an earlier run: kept, not doubled
+            sources.pop(name, None)
         if not sources:
             return updated
         defs = []

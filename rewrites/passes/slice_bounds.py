@@ -161,9 +161,23 @@ class SliceBounds(Pass):
                         "a negative bound of an empty axis", Severity.INFO)
         return updated.with_changes(slice=elements)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._guarded: set[int] = set()  # writes under an ``if not _torch_selects_nothing(...)``
+
+    def visit_If(self, node: cst.If) -> None:
+        """A write already under the guard (a converted file converted again) stays as it is."""
+        test = node.test
+        if (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                and isinstance(test.expression, cst.Call) and isinstance(test.expression.func, cst.Name)
+                and test.expression.func.value == GUARD and isinstance(node.body, cst.IndentedBlock)
+                and len(node.body.body) == 1):
+            self._guarded.add(id(node.body.body[0]))
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
         """``x[a:b, c:d] = v`` -> ``if not _torch_selects_nothing(x.shape, ((0, a, b), (1, c, d))): ...``"""
-        if len(original.body) != 1 or not isinstance(original.body[0], (cst.Assign, cst.AugAssign)):
+        if (len(original.body) != 1 or not isinstance(original.body[0], (cst.Assign, cst.AugAssign))
+                or id(original) in self._guarded):
             return updated
         stmt = original.body[0]
         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
