@@ -132,7 +132,15 @@ def build_call(ctx, entry: ApiEntry, args: dict[str, Any], receiver=None) -> cst
     """The entry's conversion from arguments already converted (target names): its hook,
     then ``target(**args)`` or ``receiver.method(**args)``."""
     if entry.hook:
-        result = HOOKS[entry.hook].function(ctx, entry, args, receiver)
+        given = set(args)
+        try:
+            result = HOOKS[entry.hook].function(ctx, entry, args, receiver)
+        except KeyError as missing:
+            # A hook reads the arguments the signature requires; a call that leaves one
+            # out (a TypeError in torch too) stays as it is, reported.
+            if missing.args and missing.args[0] not in given:
+                raise Unconvertible(f"required argument {missing.args[0]!r} is missing") from None
+            raise
         if isinstance(result, cst.BaseExpression):
             return result
         args = result
