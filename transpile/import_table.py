@@ -47,6 +47,78 @@ def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: 
             _add_function_imports(table, child, in_function or isinstance(child, cst.FunctionDef))
 
 
+def _bound_names(target: cst.CSTNode):
+    """The names an assignment, loop or ``as`` target binds (``a`` and ``b`` of ``a, [b, *c.d]``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from _bound_names(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _bound_names(target.value)
+
+
+def _statement_bindings(body, names: set[str], declared: set[str]) -> None:
+    """Add to ``names`` what the statements of one scope bind other than by import (nested
+    functions and classes add their own name only); ``global``/``nonlocal`` names go to ``declared``."""
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        names.update(_bound_names(t.target))
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    if not isinstance(small, cst.AnnAssign) or small.value is not None:
+                        names.update(_bound_names(small.target))
+                elif isinstance(small, (cst.Global, cst.Nonlocal)):
+                    declared.update(n.name.value for n in small.names)
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+            continue
+        if isinstance(stmt, cst.For):
+            names.update(_bound_names(stmt.target))
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    names.update(_bound_names(item.asname.name))
+        for child in stmt.children:  # the blocks of if/for/while/try/with/match
+            _block_bindings(child, names, declared)
+
+
+def _block_bindings(node: cst.CSTNode, names: set[str], declared: set[str]) -> None:
+    """``_statement_bindings`` of one child of a compound statement (a suite, an ``elif``,
+    an ``else``/``except``/``finally`` clause or a ``case``)."""
+    if isinstance(node, cst.BaseCompoundStatement):  # an elif
+        _statement_bindings([node], names, declared)
+    elif isinstance(node, cst.IndentedBlock):
+        _statement_bindings(node.body, names, declared)
+    elif isinstance(node, cst.SimpleStatementSuite):
+        _statement_bindings([node], names, declared)
+    elif isinstance(node, (cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)):
+        if isinstance(node, (cst.ExceptHandler, cst.ExceptStarHandler)) and node.name is not None:
+            names.update(_bound_names(node.name.name))
+        _block_bindings(node.body, names, declared)
+
+
+def scope_bindings(scope: cst.CSTNode) -> frozenset[str]:
+    """The names a function or class binds itself other than by import (parameters,
+    assignments, loops, ``with``/``except`` targets, nested definitions; not the names it
+    declares ``global`` or ``nonlocal``); empty for other nodes."""
+    if not isinstance(scope, (cst.FunctionDef, cst.ClassDef)):
+        return frozenset()
+    names: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(scope, cst.FunctionDef):
+        p = scope.params
+        names.update(param.name.value for param in (*p.posonly_params, *p.params, *p.kwonly_params))
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                names.add(star.name.value)
+    _block_bindings(scope.body, names, declared)
+    return frozenset(names - declared)
+
+
 class ImportTable:
     """Binding name -> qualified name, for every import seen so far."""
 
@@ -54,6 +126,10 @@ class ImportTable:
         self.bindings: dict[str, str] = {}
         self.relative: set[str] = set()  # names bound by relative imports (the package's own)
         self.local_only: set[str] = set()  # names bound only by imports inside function bodies
+        # The functions and classes the traversal is inside (the caller shares its list):
+        # a name one of them binds itself (``one_hot = ...``) hides the import there.
+        self.open_scopes: list[cst.CSTNode] = []
+        self._scope_bindings: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -120,6 +196,22 @@ class ImportTable:
         table.relative |= local.relative - table.bindings.keys()
         return table
 
+    def hidden(self, name: str, scopes: list[cst.CSTNode] | None = None) -> bool:
+        """Whether ``name`` is a local of the scope the traversal is in (``scopes``, else
+        ``open_scopes``, outermost first): a function that assigns it (or an enclosing
+        one), or the class whose body it is in (a class's names are not visible in its methods)."""
+        for depth, scope in enumerate(reversed(self.open_scopes if scopes is None else scopes)):
+            if name in self.bindings_of(scope) and (depth == 0 or not isinstance(scope, cst.ClassDef)):
+                return True
+        return False
+
+    def bindings_of(self, scope: cst.CSTNode) -> frozenset[str]:
+        """``scope_bindings(scope)``, computed once per node."""
+        known = self._scope_bindings.get(id(scope))
+        if known is None or known[0] is not scope:  # the node itself is kept: ids are reused
+            known = self._scope_bindings[id(scope)] = (scope, scope_bindings(scope))
+        return known[1]
+
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """Qualified name of a dotted expression whose head is an imported name."""
         name = dotted_name(node)
@@ -127,7 +219,7 @@ class ImportTable:
             return None
         head, _, rest = name.partition(".")
         target = self.bindings.get(head)
-        if target is None:
+        if target is None or (self.open_scopes and self.hidden(head)):
             return None
         return f"{target}.{rest}" if rest else target
 

@@ -21,8 +21,36 @@ from .einops_lowering import SOURCE_ROOTS as LOWERED_ROOTS
 
 
 class _NameUses(cst.CSTVisitor):
-    def __init__(self) -> None:
+    """The names the code uses, except where a function or class binds the name itself
+    (its ``one_hot = ...`` uses no imported ``one_hot``)."""
+
+    def __init__(self, imports) -> None:
         self.names: set[str] = set()
+        self.imports = imports
+        self._scopes: list[cst.CSTNode] = []
+
+    def _use(self, name: str) -> None:
+        if not self._scopes or not self.imports.hidden(name, self._scopes):
+            self.names.add(name)
+
+    def _scope(self, node, outer: tuple) -> bool:
+        """Read what ``node`` evaluates outside its scope (``outer``), then its body inside."""
+        for part in outer:
+            read(part, self)
+        self._scopes.append(node)
+        read(node.body, self)
+        self._scopes.pop()
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        p = node.params
+        params = (*p.posonly_params, *p.params, *p.kwonly_params,
+                  *(s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)))
+        outer = [x for param in params for x in (param.default, param.annotation) if x is not None]
+        return self._scope(node, (*node.decorators, *outer, *([node.returns] if node.returns else [])))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return self._scope(node, (*node.decorators, *node.bases, *node.keywords))
 
     def visit_Import(self, node) -> bool:
         return False
@@ -35,12 +63,12 @@ class _NameUses(cst.CSTVisitor):
         while isinstance(head, cst.Attribute):
             head = head.value
         if isinstance(head, cst.Name):
-            self.names.add(head.value)
+            self._use(head.value)
             return False
         return True
 
     def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
+        self._use(node.value)
 
 
 def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:
@@ -77,7 +105,7 @@ class Imports(Pass):
         self._function_depth = 0
 
     def visit_Module(self, node: cst.Module) -> None:
-        uses = _NameUses()
+        uses = _NameUses(self.ctx.imports)
         read(node, uses)
         self.used = uses.names
         self.exported = _all_names(node)
