@@ -17,6 +17,7 @@ import libcst as cst
 from transpile.walk import ScopeIndex
 
 from .syntax import is_emitted_name, literal_value
+from .table_calls import accepts_arguments
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -130,10 +131,12 @@ class FileFacts:
     def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
         """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or
         ``self.add_module('X', nn.Y(...))``) anywhere in a class body: attribute X -> Y's
-        table entry."""
+        table entry. A construction the tables cannot convert (an unknown argument) stays a
+        torch layer, so it is left out: its calls and attributes stay torch's too."""
         def entry_of(value):
             qual = self.ctx.imports.qualify(value.func) if isinstance(value, cst.Call) else None
-            return tables.lookup(qual) if qual else None
+            entry = tables.lookup(qual) if qual else None
+            return entry if entry is not None and accepts_arguments(entry, value) else None
 
         def compute():
             found: dict = {}

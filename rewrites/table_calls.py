@@ -106,6 +106,19 @@ def _legacy_reduction(ctx, bound: dict) -> dict:
     return rest
 
 
+def accepts_arguments(entry: ApiEntry, call: cst.Call) -> bool:
+    """Whether the entry converts the call's arguments (checked without converting):
+    not when the symbol is unsupported, an argument does not bind to its signature, or
+    an argument it cannot convert has a value other than the harmless one."""
+    if entry.unsupported:
+        return False
+    try:
+        bound = bind(call, entry.params, entry.kwonly)
+    except Unconvertible:
+        return False
+    return all(_allowed(entry, name, value) for name, value in bound.items() if name in entry.unsupported_args)
+
+
 def _allowed(entry: ApiEntry, name: str, value) -> bool:
     """The argument has the value the table says is harmless ("None" stands for None)."""
     if name not in entry.allowed:
