@@ -19,6 +19,7 @@ from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
 from ..syntax import code, literal_value, operand, repeatable
+from .tensor_methods import is_device_move
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
@@ -67,7 +68,10 @@ class BoolIndex(Pass):
         if isinstance(expr, cst.Name):
             return expr.value in self._masks[-1]
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            return expr.func.attr.value in MASK_METHODS
+            method = expr.func.attr.value
+            if method == "contiguous" or is_device_move(method, expr):  # dropped by the conversion:
+                return self._is_mask(expr.func.value)  # x[m.to(x.device)] is x[m] (also on a second run)
+            return method in MASK_METHODS
         return False
 
     def _mask_index(self, sub: cst.Subscript):

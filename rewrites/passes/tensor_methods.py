@@ -336,10 +336,15 @@ def _tensor_only(entry, call: cst.Call) -> bool:
 def _safe_anyway(method: str, call: cst.Call) -> bool:
     """Converted whatever the receiver: ``x.cpu()`` / ``x.to(other.device)`` /
     ``x.to("cuda")`` moves nothing in MindSpore, tensor or Module alike."""
-    if method in MOVES_ONLY:
-        return True
     if method == "transpose":
         return _torch_only_transpose(call)
+    return is_device_move(method, call)
+
+
+def is_device_move(method: str, call: cst.Call) -> bool:
+    """``x.cpu()``, ``x.cuda()``, ``x.to(device)``: the conversion drops the call."""
+    if method in MOVES_ONLY:
+        return True
     if method != "to" or not call.args:
         return False
 
