@@ -221,7 +221,7 @@ class TensorMethods(Pass):
         if entry is None:
             return updated
         receiver = func.value
-        if plainly_not_tensor(receiver, self.ctx):
+        if plainly_not_tensor(receiver, self.ctx) or self._target_result(receiver):
             return updated
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             if not _tensor_only(entry, original):
@@ -249,6 +249,16 @@ class TensorMethods(Pass):
         self._converted.add(id(result))
         return result
 
+
+    def _target_result(self, receiver: cst.BaseExpression) -> bool:
+        """Whether ``receiver`` is a call of the target framework (``ops.t(input=x)``): its
+        methods are already MindSpore's (``ops.t(input=x).contiguous()``, written by an
+        earlier run on purpose), never torch's to convert again."""
+        if not isinstance(receiver, cst.Call):
+            return False
+        qual = self.ctx.imports.qualify(receiver.func)
+        root = qual.split(".")[0] if qual else None
+        return root in self.tables.framework_roots and root not in self.tables.source_roots
 
     def _type_info_field(self, node: cst.Attribute) -> str | None:
         """``float``/``int`` for a field of ``torch.finfo(...)``/``torch.iinfo(...)``: torch
