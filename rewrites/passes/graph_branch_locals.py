@@ -239,22 +239,25 @@ class GraphBranchLocals(CompiledScopes, Pass):
         first = self._first_bound[-1]
         names = {n for n in anywhere - always if first.get(n, 0) > facts["start"]}
         if names:
-            self._ifs[-1][id(updated)] = {"names": names, "end": self._step}
+            # keyed by the if's body: the statement itself may still be replaced after this
+            # pass leaves it (a marker comment attached to it), its body no more
+            self._ifs[-1][id(updated.body)] = {"names": names, "end": self._step}
         return updated
 
 
 class _InsertNones(cst.CSTTransformer):
-    """``name = None`` before the if statements found (by the id of the node the pass
-    returned for each)."""
+    """``name = None`` before the if statements found (by the id of the body of the node
+    the pass returned for each)."""
 
     def __init__(self, inserts: dict[int, list[str]]) -> None:
         self.inserts = inserts
 
     def leave_IndentedBlock(self, original, updated):
-        if not any(id(s) in self.inserts for s in original.body):
+        keys = [id(s.body) if isinstance(s, cst.If) else None for s in original.body]
+        if not any(k in self.inserts for k in keys):
             return updated
         body = []
-        for before, after in zip(original.body, updated.body):  # no statement is added or dropped here
-            body += [cst.parse_statement(f"{name} = None\n") for name in self.inserts.get(id(before), ())]
+        for key, after in zip(keys, updated.body):  # no statement is added or dropped here
+            body += [cst.parse_statement(f"{name} = None\n") for name in self.inserts.get(key, ())]
             body.append(after)
         return updated.with_changes(body=body)
