@@ -31,6 +31,7 @@ from .passes.imports import Imports
 from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
+from .outside_packages import builds_on_torch
 
 # The order, and why.
 # Stage 1 runs in ONE traversal. At each node the passes' handlers run in the
@@ -100,4 +101,4 @@ def _pipeline(stages) -> Pipeline:
     t = tables()
     # einops is a source package too: its calls are lowered by EinopsLowering
     return Pipeline(stages, dict(t.modules), set(t.source_roots) | EINOPS_ROOTS,
-                    aliases=dict(t.aliases), analyse=FileFacts)
+                    aliases=dict(t.aliases), analyse=FileFacts, builds_on_source=builds_on_torch)

@@ -4,7 +4,9 @@ for tensors.
 Known to be a Module:
 
 * ``self`` in the methods of a Module subclass (any import spelling, torch's layer
-  classes, local subclasses);
+  classes, local subclasses, subclasses of a Module defined elsewhere in the converted
+  tree: ``from .mlp import Mlp``, ``from pkg.layers import Mlp`` re-exported by
+  ``pkg/layers/__init__.py``, followed through the tree's class index);
 * a name assigned, earlier in the same function (or at the top level), a call of such a
   class (``net = Net()``, ``fc = nn.Linear(2, 1)``), or a Module method that returns
   the Module (``net = net.to(torch.float32)``, ``model = Net().eval()``);
@@ -14,7 +16,13 @@ Anything else is unknown, never guessed.
 """
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
+
+from transpile.import_table import dotted_name
+from transpile.package_index import UNKNOWN
+
 
 def _container(name: str) -> frozenset[str]:
     """A torch container class under both spellings: torch.nn.X and its defining module."""
@@ -44,6 +52,47 @@ def is_module_class(qual: str | None) -> bool:
     return last[:1].isupper() and last not in _NOT_MODULES
 
 
+# Roots whose classes the tables know (torch's) or that define no Module (the standard
+# library): a base from one of them that is not a torch layer class is not a Module.
+_KNOWN_ROOTS = frozenset({"torch", "mindspore", "typing_extensions", "builtins"}) | frozenset(sys.stdlib_module_names)
+
+
+def _outside_base_is_module(qual: str) -> bool | None:
+    """A base that is not a class of the converted tree: a Module, not one, or unknown."""
+    if is_module_class(qual):
+        return True
+    if qual.startswith(UNKNOWN) or qual.split(".")[0] not in _KNOWN_ROOTS:
+        return None
+    return False
+
+
+def _tree_class_is_module(class_bases: dict, qual: str, seen: set[str]) -> bool | None:
+    """Whether a class of the tree derives from a Module, following its bases across the
+    tree: True, False, or None when some base's origin is unknown (and none is a Module)."""
+    if qual in seen:
+        return False
+    seen.add(qual)
+    unknown = False
+    for base in class_bases.get(qual, ()):
+        found = (_tree_class_is_module(class_bases, base, seen) if base in class_bases
+                 else _outside_base_is_module(base))
+        if found:
+            return True
+        unknown = unknown or found is None
+    return None if unknown else False
+
+
+def tree_module_class(ctx, expr: cst.BaseExpression) -> bool | None:
+    """Whether ``expr`` names a Module class defined in the converted tree (another file's
+    ``Mlp``, however imported): True or False; None when it names no class of the tree
+    or the tree's index cannot tell."""
+    package = getattr(ctx, "package", None)
+    spelled = dotted_name(expr)
+    if package is None or spelled is None or spelled not in package.names:
+        return None
+    return _tree_class_is_module(package.class_bases, package.names[spelled], set())
+
+
 # Module methods that return the Module itself.
 RETURNS_SELF = frozenset({"to", "train", "eval", "float", "double", "half", "bfloat16", "cuda", "cpu",
                           "requires_grad_", "apply", "type", "zero_grad", "share_memory"})
@@ -63,6 +112,7 @@ class CellNames:
         module = any(
             (isinstance(b.value, cst.Name) and b.value.value in self.classes)
             or is_module_class(self.ctx.imports.qualify(b.value))
+            or tree_module_class(self.ctx, b.value) is True
             for b in node.bases
         )
         if module:
@@ -103,6 +153,9 @@ class CellNames:
             func = expr.func
             if isinstance(func, cst.Name) and func.value in self.classes:
                 return True
+            tree_class = tree_module_class(self.ctx, func)
+            if tree_class is not None:
+                return tree_class
             qual = self.ctx.imports.qualify(func)
             if qual is not None:
                 return is_module_class(qual)

@@ -82,3 +82,272 @@ def test_single_file_without_the_tree_is_left(tmp_path):
     root = _tree(tmp_path, FILES) / "pkg"
     report = convert_paths([root / "sub" / "absolute.py"], write=False, cache=False, jobs=1)
     assert report.files[0].status == "unchanged"
+
+
+# -- the package-wide class index: Modules defined in another file of the tree -----------
+
+MLP = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Mlp(nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.fc = nn.Linear(d, d)
+
+        def forward(self, x):
+            return torch.tanh(self.fc(x))
+
+
+    class Plain:
+        def forward(self, x):
+            return x
+"""
+
+CLASS_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/layers/__init__.py": "from .mlp import Mlp, Plain\n",  # re-exports
+    "pkg/layers/mlp.py": MLP,
+    "pkg/layers/glu.py": """\
+        from .mlp import Mlp
+
+
+        class GluMlp(Mlp):
+            def forward(self, x):
+                y = super().forward(x)
+                return y * 2 + x
+    """,
+    "pkg/models/__init__.py": "",
+    "pkg/models/wide.py": """\
+        from pkg.layers import Mlp
+
+
+        class Wide(Mlp):
+            def __init__(self, d):
+                super().__init__(d)
+                self.extra = Mlp(d)
+
+            def forward(self, x):
+                return self.extra.forward(super().forward(x)) - x
+    """,
+    "pkg/models/gated.py": """\
+        from ..layers.glu import GluMlp
+
+
+        class Gated(GluMlp):
+            def forward(self, x):
+                return super().forward(x) * 0.5
+
+
+        def build(d):
+            net = Gated(d)
+            net.eval()
+            return net
+    """,
+    "pkg/models/spelled.py": """\
+        from pkg import layers
+        from pkg.layers import mlp as m
+
+
+        class ViaModule(layers.Mlp):
+            def forward(self, x):
+                return layers.Mlp.forward(self, x)
+
+
+        class NotAModule(m.Plain):
+            def forward(self, x):
+                return x
+    """,
+}
+
+
+def _converted(tmp_path, files=CLASS_TREE, **kwargs):
+    root = _tree(tmp_path / "src", files) / "pkg"
+    out = tmp_path / "out" / "pkg"
+    report = convert_paths([root], output=out, jobs=1, **kwargs)
+    return root, out, report
+
+
+def test_index_resolves_relative_absolute_and_reexported_bases(tmp_path):
+    root = _tree(tmp_path, CLASS_TREE) / "pkg"
+    index = PackageIndex(root, sorted(root.rglob("*.py")))
+    wide = index.facts(root / "models" / "wide.py")
+    assert wide.module == "pkg.models.wide"
+    assert wide.names["Mlp"] == "pkg.layers.mlp.Mlp"  # through pkg/layers/__init__.py
+    assert wide.class_bases["pkg.layers.mlp.Mlp"] == ("torch.nn.Module",)
+    gated = index.facts(root / "models" / "gated.py")
+    # two levels, three files: Gated -> GluMlp (relative ..layers.glu) -> Mlp (relative .mlp)
+    assert gated.class_bases["pkg.models.gated.Gated"] == ("pkg.layers.glu.GluMlp",)
+    assert gated.class_bases["pkg.layers.glu.GluMlp"] == ("pkg.layers.mlp.Mlp",)
+    spelled = index.facts(root / "models" / "spelled.py")
+    assert spelled.names["layers.Mlp"] == "pkg.layers.mlp.Mlp" and spelled.names["m.Plain"] == "pkg.layers.mlp.Plain"
+    assert index.facts(root / "layers" / "__init__.py").module == "pkg.layers"
+
+
+def test_subclasses_of_a_module_in_another_file_are_cells(tmp_path):
+    _, out, report = _converted(tmp_path, cache=False)
+    assert report.count("failed") == 0, [d.format() for d in report.diagnostics]
+    for rel, cls in (("layers/glu.py", "GluMlp"), ("models/wide.py", "Wide"), ("models/gated.py", "Gated"),
+                     ("models/spelled.py", "ViaModule")):
+        code = (out / rel).read_text()
+        body = code.split(f"class {cls}(", 1)[1].split("\nclass ", 1)[0]
+        assert "def construct(self, x)" in body and "def forward" not in body, code
+        assert "construct = forward" not in body, code  # the base's origin is known: no alias
+    assert "super().construct(x)" in (out / "layers" / "glu.py").read_text()
+    assert "self.extra.construct(" in (out / "models" / "wide.py").read_text()  # self.extra = Mlp(d): a Cell
+    assert "layers.Mlp.construct(self, x)" in (out / "models" / "spelled.py").read_text()
+    assert "net.set_train(False)" in (out / "models" / "gated.py").read_text()  # net = Gated(d): a Cell
+    plain = (out / "models" / "spelled.py").read_text().split("class NotAModule(", 1)[1]
+    assert "def forward(self, x)" in plain and "construct" not in plain  # known not to be a Module
+
+
+_RUN_TREE = """\
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+framework, weights = sys.argv[2], sys.argv[3]
+from pkg.layers.glu import GluMlp
+from pkg.models.wide import Wide
+from pkg.models.gated import Gated
+from pkg.models.spelled import ViaModule
+classes = {"GluMlp": GluMlp, "Wide": Wide, "Gated": Gated, "ViaModule": ViaModule}
+x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+if framework == "torch":
+    import torch
+    torch.manual_seed(0)
+    saved = {}
+    for name, cls in classes.items():
+        net = cls(4)
+        saved.update({f"{name}/{k}": v.numpy() for k, v in net.state_dict().items()})
+        saved[f"{name}:y"] = net(torch.tensor(x)).detach().numpy()
+    np.savez(weights, **saved)
+else:
+    import mindspore as ms
+    data = np.load(weights)
+    for name, cls in classes.items():
+        net = cls(4)
+        params = dict(net.parameters_and_names())
+        keys = sorted(k.split("/", 1)[1] for k in data.files if k.startswith(name + "/"))
+        assert sorted(params) == keys, (name, sorted(params), keys)
+        for k in keys:
+            params[k].set_data(ms.Tensor(data[f"{name}/{k}"]))
+        np.testing.assert_allclose(net(ms.Tensor(x)).asnumpy(), data[f"{name}:y"], rtol=1e-5, atol=1e-6)
+    print("same outputs")
+"""
+
+
+def test_converted_tree_runs_like_torch(tmp_path):
+    """Each subclass, built from the converted tree with torch's weights, gives torch's output."""
+    import subprocess
+    import sys
+
+    root, out, report = _converted(tmp_path, cache=False)
+    assert report.count("failed") == 0
+    script, weights = tmp_path / "run_tree.py", tmp_path / "weights.npz"
+    script.write_text(_RUN_TREE)
+    for tree, framework in ((root.parent, "torch"), (out.parent, "mindspore")):
+        proc = subprocess.run([sys.executable, str(script), str(tree), framework, str(weights)],
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "same outputs" in proc.stdout
+
+
+def test_a_sibling_change_reaches_the_file_through_the_cache(tmp_path):
+    """The cache key holds what the tree hands a file: Mlp no longer a Module changes
+    glu.py's key (and its output), an unrelated sibling does not."""
+    from transpile.cache import cache_key
+
+    root = _tree(tmp_path / "src", CLASS_TREE) / "pkg"
+    glu = root / "layers" / "glu.py"
+
+    def key():
+        index = PackageIndex(root, sorted(root.rglob("*.py")))
+        return cache_key(glu.read_text(), str(glu), index.facts(glu))
+
+    before = key()
+    (root / "models" / "unrelated.py").write_text("class Other:\n    pass\n")
+    assert key() == before
+    cache_dir = tmp_path / "cache"
+    convert_paths([root], output=tmp_path / "out1", jobs=1, cache_dir=cache_dir)
+    assert "def construct" in (tmp_path / "out1" / "layers" / "glu.py").read_text()
+    mlp = root / "layers" / "mlp.py"
+    mlp.write_text(mlp.read_text().replace("class Mlp(nn.Module):", "class Mlp(Plain):"))
+    assert key() != before
+    convert_paths([root], output=tmp_path / "out2", jobs=1, cache_dir=cache_dir)
+    assert "def forward" in (tmp_path / "out2" / "layers" / "glu.py").read_text()
+
+
+# -- torch-based packages imported from outside the converted tree ------------------------
+
+OUTSIDE_TREE = {
+    "timm/__init__.py": "",
+    "timm/layers/__init__.py": "from .mlp import Mlp\n",
+    "timm/layers/mlp.py": MLP,
+    "timm/models/__init__.py": "",
+    "timm/models/a.py": """\
+        import torchvision.models
+        from timm.layers import Mlp
+
+
+        class A(Mlp):
+            def forward(self, x):
+                return x
+    """,
+    "timm/models/b.py": """\
+        from timm.layers import Mlp
+        from timm.layers.mlp import Plain
+
+
+        class B(Mlp):
+            def forward(self, x):
+                return x
+    """,
+}
+
+
+def _outside(report):
+    return {pkg: sorted(Path(d.filename).name for d in found) for pkg, found in report.outside_packages.items()}
+
+
+def test_packages_inside_the_tree_are_not_outside(tmp_path):
+    root = _tree(tmp_path, OUTSIDE_TREE) / "timm"
+    report = convert_paths([root], write=False, jobs=1, cache=False)
+    assert _outside(report) == {"torchvision": ["a.py"]}
+    a = next(f for f in report.files if f.source.name == "a.py").result
+    assert "def construct" in a.code and "construct = forward" not in a.code
+
+
+def test_outside_package_reported_once_per_file_and_counted(tmp_path, capsys):
+    from transpile.cli import main
+
+    models = _tree(tmp_path, OUTSIDE_TREE) / "timm" / "models"
+    report = convert_paths([models], write=False, jobs=1, cache=False)
+    assert _outside(report) == {"timm": ["a.py", "b.py"], "torchvision": ["a.py"]}
+    b = next(f for f in report.files if f.source.name == "b.py").result
+    # nothing torch left in b.py, yet it cannot run: one unconverted use, not 100%
+    assert b.stats.unconverted == 1 and [d.code for d in b.diagnostics] == ["MS902"]
+    assert report.unconverted_uses == 3 and report.conversion_rate < 1
+    assert "construct = forward" in b.code  # timm's Mlp: origin unknown without timm/layers
+    main(["convert", str(models), "--check", "--no-cache", "-j", "1"])
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "MS902" in ln]
+    assert len(lines) == 2, lines  # one line per package for the run
+    assert any("2 files import timm" in ln for ln in lines)
+
+
+def test_installed_distribution_requiring_torch_is_torch_based(monkeypatch):
+    import importlib.metadata
+
+    from transpile.rewrites import outside_packages
+
+    requirements = {"fancy-lib": ["numpy", "torch>=2.0"], "maybe-lib": ['torch ; extra == "torch"']}
+    monkeypatch.setattr(outside_packages, "_distributions", lambda: {"fancylib": ["fancy-lib"], "maybelib": ["maybe-lib"]})
+    monkeypatch.setattr(importlib.metadata, "requires", lambda dist: requirements[dist])
+    outside_packages.builds_on_torch.cache_clear()
+    try:
+        assert outside_packages.builds_on_torch("fancylib")
+        assert not outside_packages.builds_on_torch("maybelib")  # torch only as an extra
+        assert outside_packages.builds_on_torch("timm")  # the table
+        assert not outside_packages.builds_on_torch("torch") and not outside_packages.builds_on_torch("os")
+    finally:
+        outside_packages.builds_on_torch.cache_clear()

@@ -21,19 +21,22 @@ def _pipeline() -> Pipeline:
 
 
 def convert_code(source: str, *, filename: str | None = None, debug: bool = False,
-                 inherited_imports: dict[str, str] | None = None) -> ConversionResult:
+                 inherited_imports: dict[str, str] | None = None, package=None) -> ConversionResult:
     """Convert one PyTorch source text to MindSpore.
 
     ``inherited_imports`` (name -> qualified name) are bindings the file gets without
     an import statement of its own, such as ``nn`` from ``from .layers import *``;
-    ``convert_paths`` computes them for the files of a tree.
+    ``convert_paths`` computes them for the files of a tree. ``package`` (a
+    ``package_index.PackageFacts``) is all it hands a file: those bindings, the file's
+    module name, the tree classes it names with their bases, the packages it imports
+    from outside the tree.
 
     ``debug`` re-parses every replacement a pass makes (blaming that pass) and the
     tree after each stage, and raises if the code would parse to a different tree. Never raises for bad input: a source that cannot be
     converted comes back unchanged with ``failed=True`` and an error diagnostic.
     """
     name = filename or "<string>"
-    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports)
+    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports, package=package)
     if result.failed and _PY2_HINTS.search(source):
         diag = result.diagnostics[0]
         result.diagnostics[0] = Diagnostic(

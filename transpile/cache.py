@@ -48,11 +48,14 @@ def tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(text: str, filename: str, inherited: dict[str, str] | None = None) -> str:
+def cache_key(text: str, filename: str, handed=None) -> str:
+    """``handed``: what the file's tree hands it (a ``PackageFacts``, or star-imported
+    bindings): a change in a sibling that reaches the file changes its key."""
     from . import __version__
 
     digest = hashlib.sha256()
-    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, sorted((inherited or {}).items())])
+    handed = handed.fingerprint() if hasattr(handed, "fingerprint") else sorted((handed or {}).items())
+    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, handed])
     digest.update(header.encode("utf-8") + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

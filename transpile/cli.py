@@ -9,6 +9,7 @@ import sys
 from . import __version__
 from .api import PathReport, convert_paths
 from .diagnostics import Severity
+from .package_index import outside_package, outside_summary
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 
@@ -93,6 +94,7 @@ def cmd_convert(args) -> int:
             "files": [{"path": str(f.source), "output": str(f.output) if f.output else None, "status": f.status}
                       for f in report.files],
             "diagnostics": [d.to_dict() for d in report.diagnostics],
+            "outside_packages": {p: sorted({d.filename for d in found}) for p, found in report.outside_packages.items()},
             "summary": {"converted": report.count("converted"), "unchanged": report.count("unchanged"),
                         "failed": report.count("failed"), "copied": report.count("copied"),
                         "conversion_rate": round(report.conversion_rate, 4),
@@ -101,7 +103,10 @@ def cmd_convert(args) -> int:
         print(json.dumps(payload, indent=2), file=sys.stderr if (args.diff or single_stdout) else sys.stdout)
     else:
         for d in report.diagnostics:
-            print(d.format(), file=sys.stderr)
+            if outside_package(d) is None:  # those are printed once per package, below
+                print(d.format(), file=sys.stderr)
+        for package, found in report.outside_packages.items():
+            print(outside_summary(package, found), file=sys.stderr)
         print(_summary(report), file=sys.stderr)
     if any(f.internal_error for f in report.files):
         return EXIT_INTERNAL

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from .cache import ResultCache, cache_key, default_cache_dir
 from .diagnostics import Diagnostic, Severity, error as _error
-from .package_index import PackageIndex
+from .package_index import PackageIndex, outside_package
 from .pipeline import ConversionResult
 
 
@@ -61,6 +61,16 @@ class PathReport:
     def conversion_rate(self) -> float:
         total = self.converted_uses + self.unconverted_uses
         return 1.0 if total == 0 else self.converted_uses / total
+
+    @property
+    def outside_packages(self) -> dict[str, list[Diagnostic]]:
+        """Package -> the diagnostics of the files importing it from outside the converted
+        tree (one per file): the report prints one line per package."""
+        out: dict[str, list[Diagnostic]] = {}
+        for d in self.diagnostics:
+            if outside_package(d) is not None:
+                out.setdefault(outside_package(d), []).append(d)
+        return dict(sorted(out.items()))
 
     @property
     def has_errors(self) -> bool:
@@ -143,7 +153,7 @@ def convert_paths(
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
             files = list(_walk(given))
             index = PackageIndex(given, files)
-            items = [(p, base / p.relative_to(given) if base else None, False, index.inherited(p)) for p in files]
+            items = [(p, base / p.relative_to(given) if base else None, False, index.facts(p)) for p in files]
         else:
             if out_root is None:
                 dest = None
@@ -207,7 +217,7 @@ def _convert_one(text: str, filename: str, debug: bool, inherited: dict[str, str
     try:
         if filename.endswith(".ipynb"):
             return api.convert_notebook(text, filename=filename, debug=debug), False
-        return api.convert_code(text, filename=filename, debug=debug, inherited_imports=inherited), False
+        return api.convert_code(text, filename=filename, debug=debug, package=inherited or None), False
     except Exception as exc:  # a bug in a pass: isolate it to this file
         return _internal_error(text, filename, f"{type(exc).__name__}: {exc}"), True
 

@@ -1,40 +1,111 @@
-"""What a file of a converted tree receives through ``from <sibling> import *``.
+"""What a file of a converted tree needs to know about the rest of the tree.
 
 A module such as ``layers/create_act.py`` may never import torch itself and still use
 ``nn.SELU``: its ``nn`` comes from ``from .activations import *``. Converted alone, the
 file looks torch-free and is left as it is, while its ``nn`` becomes MindSpore's once the
-sibling is converted. ``convert_paths`` therefore indexes the module-level imports of
-every file of a tree first (CPython's parser: cheap), and hands each file the import
-bindings its star imports bring in, so it converts as if it had written them.
+sibling is converted. Likewise ``class GluMlp(Mlp)`` with ``from .mlp import Mlp`` is a
+Module only because of what ``mlp.py`` defines. ``convert_paths`` therefore indexes every
+file of a tree first (CPython's parser: cheap): its dotted module name, its module-level
+imports (relative ones resolved), star imports, ``__all__`` and top-level classes with
+their bases resolved to qualified names (through imports, star imports and re-exports in
+``__init__.py``). Each file is handed a :class:`PackageFacts`: the import bindings its
+star imports bring in, the tree classes it names and their bases (transitively), and the
+packages it imports from outside the tree. The engine knows nothing of torch: which
+bases make a class a Module is for the rewrites to decide.
 """
 from __future__ import annotations
 
 import ast
+import builtins
+import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
+
+
+@dataclass(frozen=True)
+class PackageFacts:
+    """What one file is handed about its tree (all plain data: it crosses processes and
+    goes into the cache key)."""
+
+    module: str = ""  # the file's dotted module name ("pkg.layers.mlp")
+    inherited: dict[str, str] = field(default_factory=dict)  # name -> qualified, from star imports
+    names: dict[str, str] = field(default_factory=dict)  # spelling in the file -> tree class it names
+    class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tree class -> qualified bases
+    outside: tuple[str, ...] = ()  # top-level packages imported from outside the tree (not stdlib)
+
+    def fingerprint(self) -> str:
+        """A stable text of everything handed over (for the result cache's key)."""
+        return json.dumps([self.module, sorted(self.inherited.items()), sorted(self.names.items()),
+                           sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside)])
+
+    def base_roots(self) -> set[str]:
+        """Top-level packages of the bases, outside the tree, of the tree classes the file
+        names: a file whose classes derive from a framework's through the tree is about it."""
+        return {b.split(".")[0] for bases in self.class_bases.values() for b in bases
+                if b not in self.class_bases and not b.startswith(UNKNOWN)}
+
 
 @dataclass
-class _ModuleImports:
-    bindings: dict[str, str] = field(default_factory=dict)  # name -> qualified name
-    stars: list[Path] = field(default_factory=list)  # files star-imported (inside the tree)
+class _ModuleInfo:
+    module: str  # dotted name
+    package: str  # the package relative imports start from
+    bindings: dict[str, str] = field(default_factory=dict)  # absolute imports: name -> qualified name
+    local: dict[str, str] = field(default_factory=dict)  # relative imports, resolved: name -> qualified
+    stars: list[str] = field(default_factory=list)  # modules star-imported (absolute names)
+    classes: dict[str, list[str | None]] = field(default_factory=dict)  # class -> dotted base spellings
+    spellings: set[str] = field(default_factory=set)  # dotted names the file uses
+    imported_roots: set[str] = field(default_factory=set)  # top-level packages of absolute imports
     public: frozenset[str] | None = None  # __all__, when it is a literal
 
 
-def _module_file(base: Path, dotted: str) -> Path | None:
-    """``a.b`` under ``base``: ``a/b.py`` or ``a/b/__init__.py``."""
-    stem = base.joinpath(*dotted.split(".")) if dotted else base
-    for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
+def module_name(path: Path, root: Path) -> tuple[str, str]:
+    """(dotted module name, its package) of ``path`` in the tree at ``root``: a root
+    holding ``__init__.py`` is a package named after its directory."""
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    if (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+    is_package = parts and parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    name = ".".join(parts)
+    return name, name if is_package else name.rpartition(".")[0]
 
 
-def _scan(path: Path, root: Path) -> _ModuleImports:
-    info = _ModuleImports()
+def _relative(package: str, level: int, module: str | None) -> str | None:
+    """The absolute module ``from <level dots><module> import ...`` names, or None above the tree."""
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else [])) or None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _base_spelling(node: ast.expr) -> str | None:
+    """``nn.Module`` for ``nn.Module`` and for ``Generic[T]``'s ``Generic``."""
+    return _dotted(node.value if isinstance(node, ast.Subscript) else node)
+
+
+def _scan(path: Path, root: Path) -> _ModuleInfo:
+    module, package = module_name(path, root)
+    info = _ModuleInfo(module, package)
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, UnicodeDecodeError, OSError, ValueError):
+    except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
 
     def visit(body) -> None:  # module level, including top-level if/try blocks
@@ -48,20 +119,17 @@ def _scan(path: Path, root: Path) -> _ModuleImports:
                         info.bindings[root_name] = root_name
             elif isinstance(node, ast.ImportFrom):
                 star = any(a.name == "*" for a in node.names)
-                if node.level:  # relative: from the file's package
-                    base = path.parent
-                    for _ in range(node.level - 1):
-                        base = base.parent
-                    target = _module_file(base, node.module or "")
-                    if star and target is not None:
-                        info.stars.append(target)
-                elif star and node.module and node.module.split(".")[0] == root.name:
-                    target = _module_file(root.parent, node.module)
-                    if target is not None:
-                        info.stars.append(target)
-                elif not star and node.module:
-                    for alias in node.names:
-                        info.bindings[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                source = _relative(package, node.level, node.module) if node.level else node.module
+                if source is None:
+                    continue
+                if star:
+                    info.stars.append(source)
+                for alias in node.names:
+                    if alias.name != "*":
+                        target = info.local if node.level else info.bindings
+                        target[alias.asname or alias.name] = f"{source}.{alias.name}"
+            elif isinstance(node, ast.ClassDef):
+                info.classes[node.name] = [_base_spelling(b) for b in node.bases]
             elif isinstance(node, (ast.If, ast.Try)):
                 visit(node.body)
                 visit(node.orelse)
@@ -76,22 +144,37 @@ def _scan(path: Path, root: Path) -> _ModuleImports:
                     pass
 
     visit(tree.body)
+    try:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                info.imported_roots.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                info.imported_roots.add(node.module.split(".")[0])
+            elif isinstance(node, (ast.Attribute, ast.Name)):
+                spelled = _dotted(node)
+                if spelled is not None:
+                    info.spellings.add(spelled)
+    except RecursionError:  # a pathologically deep file: the pipeline reports it
+        pass
     return info
 
 
 class PackageIndex:
-    """The module-level imports of every ``.py`` file under a root, by resolved path."""
+    """Every ``.py`` file under a root: imports, classes and module names, by resolved path."""
 
     def __init__(self, root: Path, files: list[Path]):
         root = root.resolve()
-        self._modules = {f.resolve(): _scan(f.resolve(), root) for f in files if f.suffix == ".py"}
+        self._files = {f.resolve(): _scan(f.resolve(), root) for f in files if f.suffix == ".py"}
+        self._modules = {info.module: info for info in self._files.values() if info.module}
+        self._tree_roots = {name.split(".")[0] for name in self._modules}
 
-    def _exported(self, path: Path, seen: set[Path]) -> dict[str, str]:
-        """The import bindings ``from <path> import *`` brings in (transitively)."""
-        if path in seen or path not in self._modules:
+    # -- star-imported import bindings (unchanged behaviour) -------------------
+    def _exported(self, module: str, seen: set[str]) -> dict[str, str]:
+        """The import bindings ``from <module> import *`` brings in (transitively)."""
+        info = self._modules.get(module)
+        if info is None or module in seen:
             return {}
-        seen.add(path)
-        info = self._modules[path]
+        seen.add(module)
         out: dict[str, str] = {}
         for star in info.stars:
             out.update(self._exported(star, seen))
@@ -102,10 +185,141 @@ class PackageIndex:
 
     def inherited(self, path: Path) -> dict[str, str]:
         """Bindings this file gets from its star imports and does not bind itself."""
-        info = self._modules.get(path.resolve())
+        info = self._files.get(path.resolve())
         if info is None or not info.stars:
             return {}
         out: dict[str, str] = {}
         for star in info.stars:
-            out.update(self._exported(star, {path.resolve()}))
+            out.update(self._exported(star, {info.module}))
         return {k: v for k, v in sorted(out.items()) if k not in info.bindings}
+
+    # -- names and classes ------------------------------------------------------
+    def _lookup(self, module: str, name: str, seen: set[tuple[str, str]]) -> str | None:
+        """The qualified name ``name`` holds at the top of tree module ``module``."""
+        info = self._modules.get(module)
+        if info is None or (module, name) in seen:
+            return None
+        seen.add((module, name))
+        if name in info.classes:
+            return f"{module}.{name}"
+        for table in (info.local, info.bindings):
+            if name in table:
+                return self._canonical(table[name], seen)
+        if f"{module}.{name}" in self._modules:  # a submodule of a package
+            return f"{module}.{name}"
+        for star in info.stars:
+            star_info = self._modules.get(star)
+            if star_info is None or (star_info.public is not None and name not in star_info.public):
+                continue
+            if not name.startswith("_"):
+                found = self._lookup(star, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def _canonical(self, qualified: str, seen: set[tuple[str, str]]) -> str | None:
+        """``qualified`` followed into the tree (re-exports, submodules) to where it is
+        defined; a name outside the tree stays as written; None when the tree module
+        does not define it."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            if module not in self._modules:
+                continue
+            if cut == len(parts):
+                return module
+            found = self._lookup(module, parts[cut], seen)
+            if found is None:
+                return None
+            rest = parts[cut + 1:]
+            return self._canonical(".".join([found, *rest]), seen) if rest else found
+        return qualified
+
+    def resolve(self, module: str, spelled: str) -> str | None:
+        """The qualified name a dotted spelling means at the top of tree module ``module``
+        (``nn.Module`` -> ``torch.nn.Module``, ``Mlp`` -> ``pkg.layers.mlp.Mlp``)."""
+        head, _, rest = spelled.partition(".")
+        found = self._lookup(module, head, set())
+        if found is None:
+            if head in vars(builtins) and not rest:
+                return f"builtins.{head}"
+            return None
+        return self._canonical(f"{found}.{rest}", set()) if rest else found
+
+    def _is_class(self, qualified: str | None) -> bool:
+        if qualified is None:
+            return False
+        module, _, name = qualified.rpartition(".")
+        return module in self._modules and name in self._modules[module].classes
+
+    def _bases(self, qualified: str) -> tuple[str, ...]:
+        module, _, name = qualified.rpartition(".")
+        out = []
+        for spelled in self._modules[module].classes[name]:
+            resolved = self.resolve(module, spelled) if spelled else None
+            out.append(resolved if resolved is not None else UNKNOWN + (spelled or ""))
+        return tuple(out)
+
+    def facts(self, path: Path) -> PackageFacts:
+        """What ``path`` is handed: see :class:`PackageFacts`."""
+        info = self._files.get(path.resolve())
+        if info is None:
+            return PackageFacts()
+        names = {}
+        for spelled in sorted(info.spellings):
+            head = spelled.partition(".")[0]
+            if head in info.bindings or head in info.local or head in info.classes or info.stars:
+                qualified = self.resolve(info.module, spelled)
+                if self._is_class(qualified):
+                    names[spelled] = qualified
+        bases: dict[str, tuple[str, ...]] = {}
+        todo = sorted(set(names.values()) | {f"{info.module}.{c}" for c in info.classes})
+        while todo:
+            cls = todo.pop()
+            if cls in bases or not self._is_class(cls):
+                continue
+            bases[cls] = self._bases(cls)
+            todo.extend(b for b in bases[cls] if self._is_class(b))
+        outside = sorted(r for r in info.imported_roots
+                         if r not in self._tree_roots and r not in sys.stdlib_module_names)
+        return PackageFacts(info.module, self.inherited(path), names,
+                            dict(sorted(bases.items())), tuple(outside))
+
+
+# A file importing a package from outside the tree that it cannot run without once the
+# tree is converted: one diagnostic per file and package (the rewrites decide which
+# packages), grouped per package for the run by ``PathReport.outside_packages``.
+OUTSIDE_CODE = "MS902"
+_OUTSIDE_PREFIX = "imports "
+
+
+_OUTSIDE_CONSEQUENCE = ("from outside the converted tree: {it} cannot run until {package} is converted too "
+                        "(convert it with this tree); counted as one unconverted use {per}")
+
+
+def outside_message(package: str, what: str) -> str:
+    """The message of an ``OUTSIDE_CODE`` diagnostic (``outside_package`` reads it back)."""
+    return f"{_OUTSIDE_PREFIX}{package} ({what}) " + _OUTSIDE_CONSEQUENCE.format(
+        it="the file", package=package, per="in this file")
+
+
+def outside_summary(package: str, diagnostics: list) -> str:
+    """One line for the whole run about ``package``: where it is first imported, and by
+    how many files (the report prints it instead of one line per file)."""
+    first = diagnostics[0]
+    files = sorted({d.filename for d in diagnostics})
+    if len(files) == 1:
+        return first.format()
+    what = first.message[len(_OUTSIDE_PREFIX) + len(package):].split(") ", 1)[0] + ")"
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    text = (f"{len(files)} files import {package}{what} "
+            + _OUTSIDE_CONSEQUENCE.format(it="they", package=package, per="per file")
+            + f": {shown}")
+    return f"{first.filename}:{first.line}:{first.col + 1}: {OUTSIDE_CODE} {first.severity.value}: {text}"
+
+
+def outside_package(diagnostic) -> str | None:
+    """The package an ``OUTSIDE_CODE`` diagnostic is about, else None."""
+    if diagnostic.code != OUTSIDE_CODE or not diagnostic.message.startswith(_OUTSIDE_PREFIX):
+        return None
+    return diagnostic.message[len(_OUTSIDE_PREFIX):].split(" ", 1)[0]

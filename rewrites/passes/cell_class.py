@@ -2,8 +2,14 @@
 
 The base class itself is renamed by the table entry ``torch.nn.Module -> mindspore.nn.Cell``;
 this pass finds the subclasses (any import spelling, subclasses of torch's layer
-classes such as ``nn.Sequential`` or ``nn.Conv2d``, and local subclasses of them)
-and renames ``forward`` and explicit ``.forward(`` calls.
+classes such as ``nn.Sequential`` or ``nn.Conv2d``, local subclasses of them, and
+subclasses of Modules defined in other files of the converted tree, found through the
+tree's class index: ``ctx.package``) and renames ``forward`` and explicit ``.forward(``
+calls.
+
+It also reports (MS902) each package built on torch that the file imports from outside
+the converted tree (``rewrites/outside_packages.py``): nothing in the file is left to
+convert, yet it cannot run until that package is converted too.
 """
 from __future__ import annotations
 
@@ -11,9 +17,12 @@ import sys
 
 import libcst as cst
 
+from transpile.import_table import dotted_name
+from transpile.package_index import OUTSIDE_CODE, outside_message
 from transpile.passes import Example, Pass
 
-from ..cell_names import MODULE_BASES, is_module_class  # noqa: F401
+from ..cell_names import MODULE_BASES, is_module_class, tree_module_class  # noqa: F401
+from ..outside_packages import builds_on_torch, why
 
 
 def _assigns_construct(body: cst.IndentedBlock) -> bool:
@@ -46,6 +55,27 @@ class CellClass(Pass):
         super().__init__(ctx)
         self.cell_classes: set[str] = set()
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
+        self._outside_reported: set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            self._report_outside(node, dotted_name(alias.name))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if not node.relative and node.module is not None:
+            self._report_outside(node, dotted_name(node.module))
+
+    def _report_outside(self, node: cst.CSTNode, module: str | None) -> None:
+        """Once per package and file: an import of a package built on torch from outside
+        the tree (any package, for a file converted alone), counted as unconverted."""
+        root = (module or "").split(".")[0]
+        if not root or root in self._outside_reported or not builds_on_torch(root):
+            return
+        if self.ctx.package is not None and root not in self.ctx.package.outside:
+            return  # part of the converted tree
+        self._outside_reported.add(root)
+        self.ctx.stats.unconverted += 1
+        self.ctx.report(node, OUTSIDE_CODE, outside_message(root, why(root)))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         is_cell = any(self._is_cell_base(arg.value) for arg in node.bases)
@@ -59,6 +89,8 @@ class CellClass(Pass):
         head = expr
         while isinstance(head, cst.Attribute):
             head = head.value
+        if tree_module_class(self.ctx, expr) is not None:
+            return False  # a class of the converted tree, known to be a Module or not
         if isinstance(head, cst.Name) and head.value in self.ctx.imports.relative:
             return True  # from .blocks import Block
         qual = self.ctx.imports.qualify(expr)
@@ -70,7 +102,7 @@ class CellClass(Pass):
     def _is_cell_base(self, expr) -> bool:
         if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
             return True
-        return is_module_class(self.ctx.imports.qualify(expr))
+        return is_module_class(self.ctx.imports.qualify(expr)) or tree_module_class(self.ctx, expr) is True
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         """A class defining ``forward`` whose base is imported from elsewhere in the tree
@@ -105,9 +137,13 @@ class CellClass(Pass):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``."""
-        if original.attr.value != "forward" or not self.cell_classes:
+        if original.attr.value != "forward":
             return updated
         receiver = original.value
+        if tree_module_class(self.ctx, receiver):  # Mlp.forward(self, x), Mlp from the tree
+            return updated.with_changes(attr=cst.Name("construct"))
+        if not self.cell_classes:
+            return updated
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated  # some_module.forward: not a cell
         return updated.with_changes(attr=cst.Name("construct"))
