@@ -54,13 +54,17 @@ def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("an argument given by a keyword of another overload")
     if "dtype" in args and literal_value(args["dtype"]) is not None:
         raise Unconvertible("dtype= of _foreach_norm")
-    body = (spelled(ctx, ELEMENT[base])
-            .replace("ALPHA", operand_code(args.get("alpha", cst.Integer("1"))))
+    body = spelled(ctx, ELEMENT[base])
+    # a factor of one (absent, 1 or 1.0) is left out whole: a textual " * 1" cut made
+    # "a * 1.0" into "a.0"
+    for name, placeholder in (("alpha", "ALPHA"), ("value", "VALUE")):
+        if name not in args or literal_value(args[name]) == 1:
+            body = body.replace(f" * {placeholder}", "").replace(f"{placeholder} * ", "")
+    body = (body.replace("ALPHA", operand_code(args.get("alpha", cst.Integer("1"))))
             .replace("VALUE", operand_code(args.get("value", cst.Integer("1"))))
             .replace("ORD", operand_code(args.get("ord", cst.Integer("2")))))
     if base == "norm" and literal_value(args.get("ord", cst.Integer("2"))) in (float("inf"), 0):
         raise Unconvertible("_foreach_norm with ord inf or 0")
-    body = body.replace(" * 1", "").replace("1 * ", "") if base in ("add", "sub", "addcmul", "addcdiv") else body
     params = ", ".join(["t", *"ab"[: len(others)]])
     helper = emitted(ctx, "_foreach", FOREACH).value
     call = f"{helper}(lambda {params}: {body}, {code(args['self'])}"

@@ -48,6 +48,9 @@ for op, name in (("add", "other"), ("sub", "other"), ("mul", "other"), ("div", "
                   Case(api, wrap(f"{api}({first}, [1.5, {scalar}])"), (x, y), "scalars", **LOOSE)]
         if op in ("add", "sub"):
             CASES.append(Case(api, wrap(f"{api}({first}, [c, d], alpha=-0.1)"), (x, y, *others), "alpha"))
+            # factors whose text starts with "1": only a whole factor of one is left out
+            CASES += [Case(api, wrap(f"{api}({first}, [c, d], alpha=1.0)"), (x, y, *others), "alpha-one-float"),
+                      Case(api, wrap(f"{api}({first}, [c, d], alpha=10)"), (x, y, *others), "alpha-ten", **LOOSE)]
 
 E, F = pos(2, 3), pos(4)
 for op in ("addcmul", "addcdiv"):
@@ -58,7 +61,9 @@ for op in ("addcmul", "addcdiv"):
         CASES += [Case(api, wrap(f"{api}({first}, [c, d], [e, f], 0.3)"), (A, B, C, D, E, F), "positional", **LOOSE),
                   Case(api, wrap(f"{api}(self={first}, tensor1=[c, d], tensor2=[e, f], value=-2)"), (A, B, C, D, E, F),
                        "keyword", **LOOSE),
-                  Case(api, wrap(f"{api}({first}, [c, d], [e, f])"), (A, B, C, D, E, F), "defaults", **LOOSE)]
+                  Case(api, wrap(f"{api}({first}, [c, d], [e, f])"), (A, B, C, D, E, F), "defaults", **LOOSE),
+                  Case(api, wrap(f"{api}({first}, [c, d], [e, f], value=1.5)"), (A, B, C, D, E, F), "value-1.5",
+                       **LOOSE)]
 for suffix in ("", "_"):
     api = f"torch._foreach_lerp{suffix}"
     wrap = inplace if suffix else (lambda call: call)
