@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from transpile.pipeline import Pipeline
 
+from .passes.annotation_types import AnnotationTypes
 from .passes.api_calls import ApiCalls
 from .passes.autograd_function import AutogradFunction
 from .passes.einops_lowering import EinopsLowering, SOURCE_ROOTS as EINOPS_ROOTS
@@ -68,6 +69,8 @@ from .outside_packages import builds_on_torch
 # follows reading order. tests/test_invariants.py checks that reversing
 # them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
 # reads, which no other pass claims; it sits with the rewrites, before GraphLint.
+# AnnotationTypes converts the types in annotations, which ApiCalls leaves to it (and
+# LayerValues too: a layer class there is no value); it sits beside ApiCalls.
 # GraphMaps (map() in construct -> a comprehension) comes after every pass that
 # rewrites calls: it rebuilds the map call from the converted function and
 # iterables, and a pass after it would see a tuple() call where it matched map().
@@ -80,7 +83,7 @@ from .outside_packages import builds_on_torch
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

@@ -31,7 +31,21 @@ class _Tables(Tables):
 @functools.lru_cache(maxsize=1)
 def tables() -> Tables:
     t = load_tables(TABLE_DIR)
-    return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods, t.families)
+    return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods, t.families, t.annotations)
+
+
+def reference_refusal(entry: ApiEntry | None) -> str | None:
+    """Why a reference to the entry's symbol (a value, not a call) cannot name its target
+    instead; None when it can."""
+    if entry is None:
+        return "no MindSpore mapping yet"
+    if entry.unsupported:
+        return entry.unsupported
+    if entry.hook and HOOKS[entry.hook].not_a_value:
+        return HOOKS[entry.hook].not_a_value
+    if not entry.target or entry.target.startswith("."):
+        return "no MindSpore mapping yet"
+    return None
 
 
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:

@@ -18,7 +18,7 @@ from .context import Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .pipeline import ConversionResult
 
-_FORMAT = 1  # bump when the JSON layout of an entry changes
+_FORMAT = 2  # bump when the JSON layout of an entry changes (2: stats.annotations)
 
 
 def default_cache_dir() -> Path:
@@ -68,7 +68,8 @@ def _to_json(result: ConversionResult) -> str:
         "diagnostics": [d.to_dict() for d in result.diagnostics],
         "changed": result.changed,
         "filename": result.filename,
-        "stats": {"converted": result.stats.converted, "unconverted": result.stats.unconverted},
+        "stats": {"converted": result.stats.converted, "unconverted": result.stats.unconverted,
+                  "annotations": result.stats.annotations},
         "failed": result.failed,
     }, ensure_ascii=False)
 
@@ -82,7 +83,7 @@ def _from_json(text: str) -> ConversionResult:
                    int(d["line"]), int(d["col"]), Safety(d["safety"]))
         for d in data["diagnostics"]
     ]
-    stats = Stats(int(data["stats"]["converted"]), int(data["stats"]["unconverted"]))
+    stats = Stats(int(data["stats"]["converted"]), int(data["stats"]["unconverted"]), int(data["stats"]["annotations"]))
     code, filename = data["code"], data["filename"]
     if not isinstance(code, str) or not isinstance(filename, str):
         raise ValueError("code and filename must be text")

@@ -67,6 +67,7 @@ def _summary(report: PathReport) -> str:
         f"{by[Severity.ERROR]} errors, {by[Severity.WARNING]} warnings, {by[Severity.INFO]} notes; "
         f"conversion rate {report.conversion_rate:.1%} "
         f"({report.converted_uses} of {report.converted_uses + report.unconverted_uses} torch uses)"
+        + (f"; {report.annotation_uses} torch uses left in annotations (not counted)" if report.annotation_uses else "")
     )
 
 
@@ -98,7 +99,8 @@ def cmd_convert(args) -> int:
             "summary": {"converted": report.count("converted"), "unchanged": report.count("unchanged"),
                         "failed": report.count("failed"), "copied": report.count("copied"),
                         "conversion_rate": round(report.conversion_rate, 4),
-                        "converted_uses": report.converted_uses, "unconverted_uses": report.unconverted_uses},
+                        "converted_uses": report.converted_uses, "unconverted_uses": report.unconverted_uses,
+                        "annotation_uses": report.annotation_uses},
         }
         print(json.dumps(payload, indent=2), file=sys.stderr if (args.diff or single_stdout) else sys.stdout)
     else:

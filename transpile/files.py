@@ -58,6 +58,11 @@ class PathReport:
         return sum(f.result.stats.unconverted for f in self.files if f.result)
 
     @property
+    def annotation_uses(self) -> int:
+        """torch types left in annotations: counted apart, not in the rate (they run nothing)."""
+        return sum(f.result.stats.annotations for f in self.files if f.result)
+
+    @property
     def conversion_rate(self) -> float:
         total = self.converted_uses + self.unconverted_uses
         return 1.0 if total == 0 else self.converted_uses / total

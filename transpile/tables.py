@@ -3,7 +3,8 @@
 A table file holds a ``kind`` ("class", "function", "method", "attribute") and one
 table per source symbol. ``modules.toml`` maps source modules to target modules
 (``[modules]``), names the alias a new import of a target module takes (``[aliases]``)
-and the families ``transpile apis`` groups entries in (``[families]``).
+and the families ``transpile apis`` groups entries in (``[families]``); a file may map
+source types to the target types they are in annotations (``[annotations]``).
 """
 from __future__ import annotations
 
@@ -101,6 +102,7 @@ class Tables:
     aliases: Mapping[str, str] = field(default_factory=dict)  # target module -> the name it is imported as
     module_methods: Mapping[str, ApiEntry] = field(default_factory=dict)  # "parameters" for Module.parameters
     families: Mapping[str, str] = field(default_factory=dict)  # "kind:K" or a name prefix -> family
+    annotations: Mapping[str, str] = field(default_factory=dict)  # source type -> target type in annotations
 
     def family(self, entry: ApiEntry) -> str:
         """The family an entry is listed under: its kind's, else its longest name prefix's."""
@@ -155,6 +157,7 @@ def load_tables(directory: Path) -> Tables:
     modules: dict[str, str] = {}
     aliases: dict[str, str] = {}
     families: dict[str, str] = {}
+    annotations: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -164,6 +167,8 @@ def load_tables(directory: Path) -> Tables:
             aliases.update(data.pop("aliases"))
         if "families" in data:
             families.update(data.pop("families"))
+        if "annotations" in data:
+            annotations.update(data.pop("annotations"))
         if not data:
             continue
         kind = data.pop("kind", None)
@@ -179,4 +184,5 @@ def load_tables(directory: Path) -> Tables:
                 raise TableError(f"{path.name}: {source}: defined twice")
             bucket[key] = entry
     return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules),
-                  MappingProxyType(aliases), MappingProxyType(module_methods), MappingProxyType(families))
+                  MappingProxyType(aliases), MappingProxyType(module_methods), MappingProxyType(families),
+                  MappingProxyType(annotations))

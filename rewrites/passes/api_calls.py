@@ -6,9 +6,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..hooks import HOOKS
-from ..table_calls import convert_call, tables
+from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code
+from .annotation_types import type_positions
 from .layer_values import converted_at_run_time, factory_possible
 from .scaffolding import scaffolding_names
 
@@ -90,6 +90,9 @@ class ApiCalls(Pass):
         if node.keyword is not None:
             self._call_funcs.add(id(node.keyword))
 
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._call_funcs.update(type_positions(node))  # MS210 converts the types of annotations
+
     def visit_Param(self, node: cst.Param) -> None:
         self._call_funcs.add(id(node.name))
 
@@ -122,9 +125,8 @@ class ApiCalls(Pass):
             self.ctx.stats.converted += 1
             return self.ctx.reference(self.tables.modules[qual])
         entry = self.tables.lookup(qual)
-        refused = HOOKS[entry.hook].not_a_value if entry is not None and entry.hook else None
-        if entry is None or entry.unsupported or not entry.target or entry.target.startswith(".") or refused:
-            why = entry.unsupported if entry and entry.unsupported else refused or "no MindSpore mapping yet"
+        why = reference_refusal(entry)
+        if why is not None:
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return self.ctx.keep_source(qual, original)

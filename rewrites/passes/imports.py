@@ -17,6 +17,7 @@ from transpile.walk import read
 
 from ..syntax import code
 from ..table_calls import tables
+from .annotation_types import forward_reference_names
 from .einops_lowering import SOURCE_ROOTS as LOWERED_ROOTS
 
 
@@ -69,6 +70,9 @@ class _NameUses(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self._use(node.value)
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.names |= forward_reference_names(node)  # "ms.Tensor" uses ms (MS210 writes it)
 
 
 def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:

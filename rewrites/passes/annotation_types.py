@@ -1,0 +1,173 @@
+"""MS210: torch types in annotations become the MindSpore types they document.
+
+An annotation (a parameter's, a return's, an annotated assignment's or class field's)
+names what a value holds. There ``torch.LongTensor`` is a tensor (the dtype part is only
+documentation: MindSpore has one Tensor class) and ``torch.device`` a device, which
+MindSpore spells as a string. ``tables/annotations.toml`` maps such types; a type it does
+not list converts as its entry in the other tables says (``torch.Tensor``,
+``nn.Module``). The types inside ``Optional[...]``, ``Union[...]``, ``list[...]``,
+``X | None`` and string forward references (``"torch.Tensor"``) are annotation
+positions too; ``Literal[...]`` values and ``Annotated[...]`` metadata are not.
+
+A torch type left in an annotation is marked and counted apart from code
+(``Stats.annotations``): it runs nothing. Outside annotations nothing changes here:
+``isinstance(x, torch.LongTensor)`` tests the dtype, and MS201 marks it.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.passes import Example, Pass
+
+from ..table_calls import reference_refusal, tables
+
+# The subscripted types whose elements are not all types: Literal's are values, and
+# Annotated's metadata (after the first element) is.
+_VALUE_SUBSCRIPTS = frozenset({"Literal"})
+_METADATA_SUBSCRIPTS = frozenset({"Annotated"})
+
+
+def type_positions(annotation: cst.Annotation) -> frozenset[int]:
+    """ids of the nodes of ``annotation`` that name a type."""
+    return frozenset(id(node) for node in _type_nodes(annotation.annotation))
+
+
+def _type_nodes(expr: cst.BaseExpression):
+    """The names, dotted names and string forward references of a type expression that
+    name types: inside subscripts, ``|`` unions and lists of types (``Callable[[A], B]``)."""
+    todo = [expr]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (cst.Name, cst.Attribute, cst.SimpleString)):
+            yield node
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr):
+            todo += (node.left, node.right)
+        elif isinstance(node, (cst.List, cst.Tuple)):
+            todo += (e.value for e in node.elements)
+        elif isinstance(node, cst.Subscript):
+            todo.append(node.value)
+            todo += _type_elements(node)
+
+
+def _type_elements(node: cst.Subscript) -> list[cst.BaseExpression]:
+    """The elements of a subscripted type that are types themselves."""
+    head = node.value.attr if isinstance(node.value, cst.Attribute) else node.value
+    name = head.value if isinstance(head, cst.Name) else ""
+    if name in _VALUE_SUBSCRIPTS:
+        return []
+    elements = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+    return elements[:1] if name in _METADATA_SUBSCRIPTS else elements
+
+
+def forward_reference(string: cst.SimpleString) -> cst.BaseExpression | None:
+    """The expression a string annotation holds (None: not an expression)."""
+    try:
+        return cst.parse_expression(string.evaluated_value)
+    except (cst.ParserSyntaxError, ValueError, TypeError):
+        return None
+
+
+def forward_reference_names(annotation: cst.Annotation) -> set[str]:
+    """The names the forward references of ``annotation`` use (``ms`` of ``"ms.Tensor"``):
+    uses of those names, which typing.get_type_hints looks up in the module."""
+    names: set[str] = set()
+    todo = [node for node in _type_nodes(annotation.annotation) if isinstance(node, cst.SimpleString)]
+    while todo:
+        expr = forward_reference(todo.pop())
+        for node in _type_nodes(expr) if expr is not None else ():
+            head = node
+            while isinstance(head, cst.Attribute):
+                head = head.value
+            if isinstance(head, cst.Name):
+                names.add(head.value)
+            elif isinstance(head, cst.SimpleString):
+                todo.append(head)
+    return names
+
+
+class AnnotationTypes(Pass):
+    id = "MS210"
+    name = "annotation-types"
+    summary = "torch types in annotations become MindSpore types (typed tensors: Tensor; torch.device: str)."
+    examples = (
+        Example(
+            "import torch\nfrom typing import Optional\n\n\n"
+            "def pick(ids: torch.LongTensor, device: Optional[torch.device] = None) -> torch.FloatTensor:\n"
+            "    return ids\n",
+            "from typing import Optional\nimport mindspore as ms\n\n\n"
+            "def pick(ids: ms.Tensor, device: Optional[str] = None) -> ms.Tensor:\n"
+            "    return ids\n",
+        ),
+        Example(
+            'import torch\n\n\nclass Cache:\n    keys: "torch.Tensor"\n    device: torch.device\n',
+            'import mindspore as ms\n\n\nclass Cache:\n    keys: "ms.Tensor"\n    device: str\n',
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.tables = tables()
+        self.roots = self.tables.source_roots
+        self._types: set[int] = set()  # ids of the original nodes in type positions
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._types |= type_positions(node)
+
+    def leave_Attribute(self, original, updated):
+        return self._type(original, updated) if id(original) in self._types else updated
+
+    def leave_Name(self, original, updated):
+        return self._type(original, updated) if id(original) in self._types else updated
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        """A forward reference: the types named in the string, converted alike."""
+        if id(original) not in self._types or "torch" not in original.value:
+            return updated
+        expr = forward_reference(original)
+        if expr is None:
+            return updated  # not an expression: a plain string
+        converted = expr.visit(_StringTypes(self, original, type_positions(cst.Annotation(expr))))
+        text = cst.Module([]).code_for_node(converted)
+        quote = original.quote
+        if converted is expr or quote in text or "\\" in text:
+            return updated
+        return updated.with_changes(value=f"{original.prefix}{quote}{text}{quote}")
+
+    def _type(self, original, updated, mark_at=None):
+        """A torch type (``original``, in a type position) -> its MindSpore type; a type
+        without one stays, marked and counted as left in an annotation."""
+        qual = self.ctx.imports.qualify(original)
+        if qual is None or qual.split(".")[0] not in self.roots:
+            return updated
+        target = self.tables.annotations.get(qual)
+        if target is None:
+            entry = self.tables.lookup(qual)
+            why = reference_refusal(entry)
+            if why is not None:
+                self.ctx.stats.annotations += 1
+                self.ctx.mark(mark_at or original, self.id, f"{qual} (in an annotation): {why}")
+                return self.ctx.keep_source(qual, original)
+            target = entry.target
+        self.ctx.stats.converted += 1
+        return self.ctx.reference(target)
+
+
+class _StringTypes(cst.CSTTransformer):
+    """Converts the types of one forward reference (a few nodes parsed from its string)."""
+
+    def __init__(self, owner: AnnotationTypes, string: cst.SimpleString, positions: frozenset[int]) -> None:
+        super().__init__()
+        # the ids of this parse's nodes: kept apart from the file's, as they are reused
+        # once the parse is gone
+        self.owner, self.string, self.positions = owner, string, positions
+
+    def leave_Attribute(self, original, updated):
+        return self._type(original, updated)
+
+    def leave_Name(self, original, updated):
+        return self._type(original, updated)
+
+    def _type(self, original, updated):
+        if id(original) not in self.positions:
+            return updated
+        return self.owner._type(original, updated, mark_at=self.string)
