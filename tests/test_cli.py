@@ -127,3 +127,120 @@ def test_apis_are_grouped_by_family_with_counts():
     text = run("apis").stdout
     headings = [line for line in text.splitlines() if line and not line.startswith(" ")]
     assert [h.split(":")[0] for h in headings] == list(families), headings
+
+
+# -- whole trees, safely: refusals, the summary, progress, pipes (issue 15) ---------------
+
+TORCH = "import torch\nx = torch.cat([a], 0)\n"
+
+
+def test_output_with_in_place_is_a_usage_error(tmp_path: Path) -> None:
+    src = tmp_path / "m.py"
+    src.write_text(TORCH)
+    proc = run("convert", "--in-place", src, "-o", tmp_path / "out")
+    assert proc.returncode == 2 and "-o and --in-place" in proc.stderr
+    proc = run("convert", "--force", src, "-o", tmp_path / "out")
+    assert proc.returncode == 2 and "only apply with --in-place" in proc.stderr
+    assert src.read_text() == TORCH and not (tmp_path / "out").exists()
+
+
+def test_refused_runs_exit_2_and_write_nothing(tmp_path: Path) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "m.py").write_text(TORCH)
+    proc = run("convert", tmp_path / "a" / "m.py", tmp_path / "b" / "m.py", "-o", tmp_path / "out")
+    assert proc.returncode == 2 and "refused, nothing written" in proc.stderr
+    assert "would both be written to" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "a" / "m.py").chmod(0o444)
+    proc = run("convert", "--in-place", tmp_path / "a", tmp_path / "b")
+    assert proc.returncode == 2 and "a/m.py is read-only (--force overwrites it)" in proc.stderr
+    assert (tmp_path / "b" / "m.py").read_text() == TORCH  # refused before anything was written
+    assert run("convert", "--in-place", "--force", tmp_path / "a", tmp_path / "b").returncode == 0
+    assert "ops.cat" in (tmp_path / "a" / "m.py").read_text()
+
+
+def test_help_names_the_safety_flags() -> None:
+    text = run("convert", "--help").stdout
+    assert "--force" in text and "--backup" in text and ".orig" in text and "exit status" in text
+
+
+def test_an_all_failed_run_reports_failure(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import torch\ndef f(:\n")
+    proc = run("convert", tmp_path / "a.py", tmp_path / "b.py", "-o", tmp_path / "out")
+    assert proc.returncode == 1
+    summary = proc.stderr.splitlines()[-2:]
+    assert "0 converted, 0 unchanged, 2 failed" in summary[0] and "conversion rate n/a" in summary[0]
+    assert "100.0%" not in proc.stderr
+    assert summary[1] == f"failed: {tmp_path / 'a.py'}, {tmp_path / 'b.py'}"
+    data = json.loads(run("convert", tmp_path / "a.py", tmp_path / "b.py", "-o", tmp_path / "out",
+                          "--format", "json").stdout)
+    assert data["summary"]["conversion_rate"] is None
+    assert data["summary"]["failed_files"] == [str(tmp_path / "a.py"), str(tmp_path / "b.py")]
+
+
+def test_a_missing_input_among_several_is_reported_and_the_others_convert(tmp_path: Path) -> None:
+    good = tmp_path / "good.py"
+    good.write_text(TORCH)
+    proc = run("convert", tmp_path / "nope.py", good, "-o", tmp_path / "out")
+    assert proc.returncode == 1 and f"{tmp_path / 'nope.py'}:0:1: MS000 error: no such file" in proc.stderr
+    assert "ops.cat" in (tmp_path / "out" / "good.py").read_text()
+
+
+def test_json_columns_are_one_based_like_the_text(tmp_path: Path) -> None:
+    import os
+
+    src = tmp_path / "m.py"
+    src.write_text("import torch\ny = 1;  z = torch.no_such_api(y)\n")
+    env = dict(os.environ, TRANSPILE_CACHE_DIR=str(tmp_path / "cache"))
+    texts = []
+    for _ in range(2):  # the second run reads the cache
+        proc = subprocess.run([sys.executable, "-m", "transpile", "convert", src, "--check", "--format", "json"],
+                              capture_output=True, text=True, env=env)
+        texts.append(proc.stdout)
+        (diag,) = [d for d in json.loads(proc.stdout)["diagnostics"] if "no_such_api" in d["message"]]
+        assert (diag["line"], diag["col"]) == (2, 13)  # `torch.no_such_api` starts at the 13th character
+    assert texts[0] == texts[1]
+    text = run("convert", src, "--check").stderr
+    assert f"{src}:2:13:" in text
+
+
+def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (tree / name).write_text(TORCH)
+    args = [sys.executable, "-m", "transpile", "convert", tree, "-o", tmp_path / "out", "--no-cache", "-j", "1"]
+    leader, follower = os.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the other end closed (Linux)
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0
+    shown = b"".join(chunks).decode()
+    assert f"\r[1/3] {tree / 'a.py'}" in shown and f"\r[3/3] {tree / 'c.py'}" in shown
+    progress_end = shown.rindex("\r[3/3]")
+    cleared = shown[progress_end:].split("\r")[2]  # after the last line: spaces over it, then the report
+    assert cleared.strip() == "" and len(cleared) == len(f"[3/3] {tree / 'c.py'}")
+    assert "3 converted" in shown[progress_end:]
+    piped = run("convert", tree, "-o", tmp_path / "out2")
+    assert piped.returncode == 0 and "[1/3]" not in piped.stderr and "\r" not in piped.stderr
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "transpile", "apis"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.read(200)
+    proc.stdout.close()  # as `| head` does: the rest (over 100 kB) cannot be written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141 and err == ""

@@ -15,10 +15,10 @@ import os
 from pathlib import Path
 
 from .context import Stats
-from .diagnostics import Diagnostic, Safety, Severity
+from .diagnostics import Diagnostic
 from .pipeline import ConversionResult
 
-_FORMAT = 2  # bump when the JSON layout of an entry changes (2: stats.annotations)
+_FORMAT = 3  # bump when the JSON layout of an entry changes (2: stats.annotations; 3: col 1-based)
 
 
 def default_cache_dir() -> Path:
@@ -78,11 +78,7 @@ def _from_json(text: str) -> ConversionResult:
     data = json.loads(text)
     if data["format"] != _FORMAT:
         raise ValueError("another entry format")
-    diagnostics = [
-        Diagnostic(str(d["code"]), Severity(d["severity"]), str(d["message"]), str(d["filename"]),
-                   int(d["line"]), int(d["col"]), Safety(d["safety"]))
-        for d in data["diagnostics"]
-    ]
+    diagnostics = [Diagnostic.from_dict(d) for d in data["diagnostics"]]
     stats = Stats(int(data["stats"]["converted"]), int(data["stats"]["unconverted"]), int(data["stats"]["annotations"]))
     code, filename = data["code"], data["filename"]
     if not isinstance(code, str) or not isinstance(filename, str):

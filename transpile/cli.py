@@ -4,14 +4,29 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
+import signal
 import sys
+import time
+from pathlib import Path
 
 from . import __version__
 from .api import PathReport, convert_paths
 from .diagnostics import Severity
 from .package_index import outside_package, outside_summary
+from .files import BACKUP_SUFFIX, RefusedError
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
+# A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
+# shell (128 + 13), as ``cat`` or ``yes`` would there: a ``set -o pipefail`` script sees the
+# same status whichever tool sits before ``head``, and a plain pipeline looks at head's.
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
+
+_CONVERT_EPILOG = """\
+exit status: 0 done; 1 a file failed or has errors (or --check: a file would change);
+2 usage error, or the run was refused (nothing is written); 123 internal error.
+With --in-place, read-only files and files with uncommitted changes in their git work tree
+are refused unless --force (or --backup, for uncommitted changes)."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -20,13 +35,22 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     conv = sub.add_parser("convert", help="convert files and directory trees",
-                          description="Convert PyTorch files or trees. Inputs are never modified without --in-place.")
+                          description="Convert PyTorch files or trees. Inputs are never modified without --in-place.",
+                          epilog=_CONVERT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     conv.add_argument("paths", nargs="+", metavar="PATH")
-    conv.add_argument("-o", "--output", metavar="OUT", help="output file or directory (a tree is mirrored)")
+    conv.add_argument("-o", "--output", metavar="OUT",
+                      help="output directory (a tree is mirrored; files that fail are copied as they are), "
+                           "or output file for one input of the same suffix (-o x.py, -o x.ipynb)")
     mode = conv.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     mode.add_argument("--check", action="store_true", help="exit 1 if any file would change; write nothing")
-    mode.add_argument("--in-place", action="store_true", help="overwrite the inputs")
+    mode.add_argument("--in-place", action="store_true",
+                      help="overwrite the inputs (through symlinks; mode and BOM kept), not with -o")
+    conv.add_argument("--backup", action="store_true",
+                      help=f"with --in-place: keep each original as NAME{BACKUP_SUFFIX} (an existing backup "
+                           "is never replaced: the run is refused); allows uncommitted changes")
+    conv.add_argument("--force", action="store_true",
+                      help="with --in-place: overwrite read-only files and files with uncommitted changes in git")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
     conv.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
@@ -58,28 +82,108 @@ def _positive(text: str) -> int:
     return value
 
 
+_NAMED_FAILURES = 10  # failed files the summary names; the diagnostics name them all
+
+
 def _summary(report: PathReport) -> str:
+    """The last lines of a text report: counts, the rate (n/a when no torch use was measured),
+    and the files that failed, by name."""
     diags = report.diagnostics
     by = {s: sum(1 for d in diags if d.severity is s) for s in Severity}
-    return (
+    skipped = report.count("skipped")
+    rate = report.conversion_rate
+    measured = report.converted_uses + report.unconverted_uses
+    failed = [str(f.source) for f in report.failed]
+    line = (
         f"{report.count('converted')} converted, {report.count('unchanged')} unchanged, "
-        f"{report.count('failed')} failed, {report.count('copied')} copied; "
+        f"{len(failed)} failed, {report.count('copied')} copied" + (f", {skipped} skipped" if skipped else "") + "; "
         f"{by[Severity.ERROR]} errors, {by[Severity.WARNING]} warnings, {by[Severity.INFO]} notes; "
-        f"conversion rate {report.conversion_rate:.1%} "
-        f"({report.converted_uses} of {report.converted_uses + report.unconverted_uses} torch uses)"
+        + ("conversion rate n/a (no torch use measured" if rate is None else
+           f"conversion rate {rate:.1%} ({report.converted_uses} of {measured} torch uses")
+        + (", failed files not measured)" if failed else ")")
         + (f"; {report.annotation_uses} torch uses left in annotations (not counted)" if report.annotation_uses else "")
     )
+    if failed:
+        more = len(failed) - _NAMED_FAILURES
+        line += "\nfailed: " + ", ".join(failed[:_NAMED_FAILURES]) + (f" and {more} more" if more > 0 else "")
+    return line
+
+
+class _ProgressLine:
+    """``[ 120/1155] timm/models/resnet.py`` on a terminal, redrawn in place and cleared at
+    the end: a long run shows it is alive. At most ten redraws a second."""
+
+    def __init__(self, stream):
+        self.stream, self.width, self.last = stream, 0, 0.0
+
+    def __call__(self, done: int, total: int, path: Path) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < total:
+            return
+        self.last = now
+        head, name = f"[{done:>{len(str(total))}}/{total}] ", str(path)
+        room = self._columns() - 1 - len(head)
+        if len(name) > room:  # keep the end of the path: the file name
+            name = "..." + name[len(name) - room + 3:] if room > 3 else ""
+        self._draw(head + name)
+
+    def _columns(self) -> int:
+        """The width of this terminal (not stdout's: it may be a pipe), 80 when it says none."""
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns or 80
+        except (OSError, ValueError):
+            return 80
+
+    def clear(self) -> None:
+        if self.width:
+            self._draw("")
+            self.stream.write("\r")
+            self.stream.flush()
+
+    def _draw(self, text: str) -> None:
+        self.stream.write("\r" + text.ljust(self.width))  # spaces, not escapes: any terminal
+        self.stream.flush()
+        self.width = len(text)
+
+
+def _usage_problem(args) -> str | None:
+    """What is wrong with the combination of options, if anything."""
+    dry = args.diff or args.check
+    if args.in_place and args.output is not None:
+        return "-o and --in-place do not go together (--in-place writes each file over itself)"
+    if (args.force or args.backup) and not args.in_place:
+        return "--force and --backup only apply with --in-place"
+    if not dry and not args.in_place and args.output is None and (len(args.paths) != 1 or not args.paths[0].endswith(".py")):
+        return "give -o OUT, --in-place, --diff or --check (stdout takes one .py file)"
+    return None
 
 
 def cmd_convert(args) -> int:
+    problem = _usage_problem(args)
+    if problem:
+        print(f"transpile convert: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     dry = args.diff or args.check
     single_stdout = not dry and not args.in_place and args.output is None
-    if single_stdout and (len(args.paths) != 1 or not args.paths[0].endswith(".py")):
-        print("transpile convert: give -o OUT, --in-place, --diff or --check (stdout takes one .py file)", file=sys.stderr)
+    progress = None
+    if sys.stderr.isatty() and any(os.path.isdir(p) for p in args.paths):
+        progress = _ProgressLine(sys.stderr)
+    try:
+        report = convert_paths(args.paths, output=args.output, in_place=args.in_place,
+                               write=not (dry or single_stdout), debug=args.debug,
+                               jobs=args.jobs, cache=not args.no_cache,
+                               force=args.force, backup=args.backup, progress=progress)
+    except RefusedError as exc:
+        print(f"transpile convert: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
+        for line in exc.problems:
+            print(f"  {line}", file=sys.stderr)
         return EXIT_USAGE
-    report = convert_paths(args.paths, output=args.output, in_place=args.in_place,
-                           write=not (dry or single_stdout), debug=args.debug,
-                           jobs=args.jobs, cache=not args.no_cache)
+    except ValueError as exc:  # arguments that do not fit (-o x.py for a directory, ...)
+        print(f"transpile convert: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        if progress is not None:
+            progress.clear()
     out = sys.stdout
     if args.diff:
         for f in report.files:
@@ -98,7 +202,10 @@ def cmd_convert(args) -> int:
             "outside_packages": {p: sorted({d.filename for d in found}) for p, found in report.outside_packages.items()},
             "summary": {"converted": report.count("converted"), "unchanged": report.count("unchanged"),
                         "failed": report.count("failed"), "copied": report.count("copied"),
-                        "conversion_rate": round(report.conversion_rate, 4),
+                        "skipped": report.count("skipped"),
+                        "failed_files": [str(f.source) for f in report.failed],
+                        # null: no torch use was measured (every file failed, or none uses torch)
+                        "conversion_rate": None if report.conversion_rate is None else round(report.conversion_rate, 4),
                         "converted_uses": report.converted_uses, "unconverted_uses": report.unconverted_uses,
                         "annotation_uses": report.annotation_uses},
         }
@@ -112,7 +219,7 @@ def cmd_convert(args) -> int:
         print(_summary(report), file=sys.stderr)
     if any(f.internal_error for f in report.files):
         return EXIT_INTERNAL
-    if report.has_errors:
+    if report.has_errors or report.failed:
         return EXIT_FINDINGS
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
@@ -144,7 +251,7 @@ def _count_text(row: dict[str, int]) -> str:
 
 
 def _source_lines(path) -> list[str]:
-    with open(path, encoding="utf-8", newline="") as fh:
+    with open(path, encoding="utf-8-sig", newline="") as fh:  # the BOM is not part of the code compared
         return fh.read().splitlines(keepends=True)
 
 
@@ -155,7 +262,14 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, so that a closed pipe is seen here and not at exit
+        return status
+    except BrokenPipeError:
+        # The reader is gone: stop quietly. stdout goes to /dev/null so that the interpreter's
+        # last flush does not fail again on the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug in transpile: one line, and the code that says so

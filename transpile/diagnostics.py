@@ -32,10 +32,18 @@ class Diagnostic:
         return f"{self.filename}:{self.line}:{self.col + 1}: {self.code} {self.severity.value}: {self.message}"
 
     def to_dict(self) -> dict:
+        """Plain JSON data; ``col`` is 1-based there, as in :meth:`format` (0-based in the object)."""
         data = asdict(self)
         data["severity"] = self.severity.value
         data["safety"] = self.safety.value
+        data["col"] = self.col + 1
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Diagnostic":
+        """The diagnostic :meth:`to_dict` gave (ValueError, KeyError or TypeError for other data)."""
+        return cls(str(data["code"]), Severity(data["severity"]), str(data["message"]), str(data["filename"]),
+                   int(data["line"]), int(data["col"]) - 1, Safety(data["safety"]))
 
 
 def error(filename: str, message: str, line: int = 0, code: str = "MS000") -> Diagnostic:

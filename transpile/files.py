@@ -2,22 +2,44 @@
 
 The library API (``transpile.api``) re-exports ``convert_paths``, ``FileOutcome`` and
 ``PathReport``; this module never prints either.
+
+A run has four steps: plan (walk the inputs, map each file to its output, refuse
+outputs that collide), read and convert, check what would be overwritten (``in_place``:
+read-only files, uncommitted changes, existing backups), then write. Nothing is written
+before the last step, and every write is atomic: a refused run leaves the disk as it was.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
+import subprocess
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from .cache import ResultCache, cache_key, default_cache_dir
-from .diagnostics import Diagnostic, Severity, error as _error
-from .package_index import PackageIndex, outside_package
+from .diagnostics import Diagnostic, Safety, Severity, error as _error
+from .package_index import PackageFacts, PackageIndex, outside_package
 from .pipeline import ConversionResult
+
+CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
+BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
+_BOM = "\ufeff"
+
+Progress = Callable[[int, int, Path], None]  # (files done, files in the run, the file just done)
+
+
+class RefusedError(ValueError):
+    """``convert_paths`` refused the run before writing anything; ``problems`` says why, one line each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 @dataclass
@@ -25,12 +47,15 @@ class FileOutcome:
     """One input file: where it went and what converting it gave."""
 
     source: Path
-    output: Path | None  # None when nothing is written (dry run, failure)
+    output: Path | None  # None when nothing is written (dry run, failure, skipped)
     result: ConversionResult | None  # None for files that are only copied
     internal_error: bool = False
+    skipped: bool = False  # not read at all (broken symlink, symlink loop, ...): result says why
 
     @property
     def status(self) -> str:
+        if self.skipped:
+            return "skipped"
         if self.result is None:
             return "copied"
         if self.result.failed:
@@ -44,6 +69,10 @@ class PathReport:
 
     def count(self, status: str) -> int:
         return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.status == "failed"]
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -63,9 +92,10 @@ class PathReport:
         return sum(f.result.stats.annotations for f in self.files if f.result)
 
     @property
-    def conversion_rate(self) -> float:
+    def conversion_rate(self) -> float | None:
+        """Converted torch uses over all measured ones; None when none was measured (no rate to give)."""
         total = self.converted_uses + self.unconverted_uses
-        return 1.0 if total == 0 else self.converted_uses / total
+        return None if total == 0 else self.converted_uses / total
 
     @property
     def outside_packages(self) -> dict[str, list[Diagnostic]]:
@@ -82,38 +112,106 @@ class PathReport:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def _read(path: Path, explicit: bool) -> tuple[str | None, Diagnostic | None]:
+def _read(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnostic | None]:
+    """The text of ``path`` without its UTF-8 BOM, whether it had one, or why it cannot be converted.
+
+    The BOM is removed here and put back on writing: CPython's parser rejects it in a str
+    (so a BOM file without torch failed its syntax check) and LibCST drops it.
+    """
     try:
         data = path.read_bytes()
     except OSError as exc:
-        return None, _error(str(path), f"cannot read: {exc.strerror or exc}")
+        return None, False, _error(str(path), f"cannot read: {exc.strerror or exc}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, _error(str(path), f"not UTF-8 (byte {exc.start})", line)
+        return None, False, _error(str(path), f"not UTF-8 (byte {exc.start})", line)
+    bom = text.startswith(_BOM)
+    text = text[len(_BOM):] if bom else text
     if explicit and not text.strip():
-        return None, _error(str(path), "empty file: nothing to convert")
-    return text, None
+        return None, bom, _error(str(path), "empty file: nothing to convert")
+    return text, bom, None
 
 
-def _walk(root: Path) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
+def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | None]]:
+    """The files under ``root``, each with None or why it is skipped (broken symlink, loop, ...).
+
+    Sorted, a directory's files before its subdirectories. Symlinked directories are
+    followed (os.walk does not), except one leading back to a directory being walked;
+    hidden directories, ``__pycache__`` and the real paths in ``exclude`` (an output
+    directory inside the input) are left out.
+    """
+    stack = [(root, (os.path.realpath(root),))]
+    while stack:
+        directory, ancestors = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            yield directory, f"cannot list the directory: {exc.strerror or exc}"
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_dir():  # through a symlink too
+                if entry.name.startswith(".") or entry.name == "__pycache__":
+                    continue
+                real = os.path.realpath(path)
+                if real in exclude:
+                    continue
+                if real in ancestors:
+                    yield path, f"symlink loop: leads back to {real}"
+                else:
+                    subdirs.append((path, (*ancestors, real)))
+            elif entry.is_file():
+                yield path, None
+            elif entry.is_symlink():
+                yield path, f"broken symlink (to {os.readlink(path)})"
+            else:
+                yield path, "not a regular file"
+        stack.extend(reversed(subdirs))
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _replace_atomic(path: Path, fill: Callable[[int, str], None], mode: int | None = None,
+                    owner: tuple[int, int] | None = None) -> None:
+    """Create or replace ``path`` through a temporary file beside it and a rename, so that no
+    reader ever sees it half-written. ``fill(fd, tmp)`` writes the temporary file (and closes
+    ``fd``); ``mode`` (else mkstemp's 0600) and ``owner`` (when allowed) are given to it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        fill(fd, tmp)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        if owner is not None:
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp, *owner)
         os.replace(tmp, path)
     except BaseException:
-        os.unlink(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
         raise
+
+
+def _write_atomic(path: Path, data: str | bytes, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
+    """Write ``data`` (text is UTF-8, its line endings as they are) to ``path`` atomically."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+
+    def fill(fd: int, _tmp: str) -> None:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+
+    _replace_atomic(path, fill, mode, owner)
+
+
+def _copy_atomic(src: Path, dest: Path) -> None:
+    """Copy ``src`` (content, permission bits, times) to ``dest`` atomically."""
+
+    def fill(fd: int, tmp: str) -> None:
+        os.close(fd)
+        shutil.copy2(src, tmp)
+
+    _replace_atomic(dest, fill)
 
 
 def convert_paths(
@@ -126,103 +224,317 @@ def convert_paths(
     jobs: int | None = None,
     cache: bool = True,
     cache_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    backup: bool = False,
+    progress: Progress | None = None,
 ) -> PathReport:
     """Convert files and directory trees.
 
-    With ``output``, a single directory's tree is mirrored into it (several inputs
-    go to ``output/<name>``); other files in a tree are copied as they are. With
-    ``in_place`` the inputs are overwritten. With ``write=False`` nothing is written.
-    One bad file never stops the run; nothing partial is ever written.
+    With ``output``, a single directory's tree is mirrored into it (several inputs go to
+    ``output/<name>``, one file input to ``output`` itself when it has the input's suffix);
+    other files of a tree are copied as they are, and so are the files of a tree that
+    fail, so that the mirror stays complete. With ``in_place`` the inputs are overwritten
+    (through a symlink: the link stays); read-only files and files with uncommitted
+    changes in their git work tree are refused unless ``force``; ``backup`` keeps each
+    original beside it as ``<name>.orig`` (uncommitted changes are then allowed). With
+    ``write=False`` nothing is written.
+
+    Raises ValueError for arguments that do not fit together, and RefusedError (a
+    ValueError) when two files would be written to one output, an output is an input or
+    an overwrite is refused: always before anything is written. Otherwise one bad file
+    never stops the run and nothing partial is ever written: writes are atomic and keep
+    the input's permission bits, UTF-8 BOM and line endings. Symlinked directories are
+    followed; broken symlinks and symlink loops are reported as skipped.
 
     ``jobs`` worker processes convert the files (default: one per core; 1 converts
     in this process); the report is the same, in the same order, whatever ``jobs``.
     With ``cache``, results are looked up and stored by content hash in ``cache_dir``
     (default ``$TRANSPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/transpile`` or
-    ``~/.cache/transpile``); ``debug`` runs never use the cache.
+    ``~/.cache/transpile``); ``debug`` runs never use the cache. ``progress(done, total,
+    path)`` is called once for each file when it is done.
     """
     paths = [Path(p) for p in paths]
     out_root = Path(output) if output is not None else None
+    if in_place and out_root is not None:
+        raise ValueError("convert_paths takes output= or in_place=True, not both")
     if write and not in_place and out_root is None:
         raise ValueError("convert_paths needs output=, in_place=True or write=False")
+    if (force or backup) and not (in_place and write):
+        raise ValueError("force= and backup= only apply with in_place=True")
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise ValueError("convert_paths needs jobs >= 1")
     store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if cache and not debug else None
-    slots: list[FileOutcome | _Pending] = []
-    for given in paths:
-        if not given.exists():
-            missing = ConversionResult("", [_error(str(given), "no such file or directory")], False, str(given), failed=True)
-            slots.append(FileOutcome(given, None, missing))
-            continue
-        if given.is_dir():
-            base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
-            files = list(_walk(given))
-            index = PackageIndex(given, files)
-            items = [(p, base / p.relative_to(given) if base else None, False, index.facts(p)) for p in files]
-        else:
-            if out_root is None:
-                dest = None
-            elif len(paths) == 1 and out_root.suffix == ".py":
-                dest = out_root
-            else:
-                dest = out_root / given.name
-            items = [(given, dest, True, {})]
-        for src, dest, explicit, inherited in items:
-            slots.append(_prepare(src, dest if not in_place else src, explicit, write, store, inherited))
-    todo = [s for s in slots if isinstance(s, _Pending) and s.result is None]
-    for pending, (result, internal) in zip(todo, _convert_all(todo, jobs, debug)):
-        pending.result, pending.internal_error = result, internal
+    plan = _check_destinations(_plan(paths, out_root, in_place), in_place)
+    counter = _Counter(len(plan), progress)
+    for entry in plan:
+        if isinstance(entry, _Job):
+            _prepare(entry, store)
+        if not (isinstance(entry, _Job) and entry.waiting):
+            counter.step(entry.src if isinstance(entry, _Job) else entry.source)
+    todo = [e for e in plan if isinstance(e, _Job) and e.waiting]
+    for job, (result, internal) in zip(todo, _convert_all(todo, jobs, debug, lambda i: counter.step(todo[i].src))):
+        job.result, job.internal_error = result, internal
         if store is not None and not internal:
-            store.put(pending.key, result)
-    return PathReport([s.finish(write) if isinstance(s, _Pending) else s for s in slots])
+            store.put(job.key, result)
+    if write and in_place:
+        _refuse(_overwrite_problems([e for e in plan if isinstance(e, _Job) and e.overwrites_source], force, backup))
+    return PathReport([e.finish(write, backup) if isinstance(e, _Job) else e for e in plan])
 
 
 @dataclass
-class _Pending:
-    """A file read and waiting for its result (from the cache or a conversion)."""
+class _Job:
+    """One file to convert or copy: where it goes and, once known, what converting it gave."""
 
     src: Path
-    dest: Path | None
-    text: str
-    key: str | None
-    inherited: dict[str, str] = field(default_factory=dict)  # bindings from star imports
+    dest: Path | None  # None: not written; ``src`` itself in place
+    explicit: bool  # an input itself, not found in a tree: a failure is not copied to the output
+    package: PackageFacts | None = None  # what its tree says about it (star imports, classes, ...)
+    text: str | None = None  # what is converted: the file's text without its BOM
+    bom: bool = False
+    key: str | None = None  # in the cache
     result: ConversionResult | None = None
     internal_error: bool = False
 
-    def finish(self, write: bool) -> FileOutcome:
-        src, dest, result = self.src, self.dest, self.result
-        if self.internal_error or result.failed or not write or dest is None:
-            return FileOutcome(src, None, result, internal_error=self.internal_error)
-        if dest.resolve() != src.resolve() or result.changed:
-            _write_atomic(dest, result.code)
-        return FileOutcome(src, dest, result)
+    @property
+    def converts(self) -> bool:
+        return self.src.suffix in CONVERTED_SUFFIXES
+
+    @property
+    def waiting(self) -> bool:
+        """Still to convert: neither copied, nor unreadable, nor found in the cache."""
+        return self.converts and self.result is None
+
+    @property
+    def failed(self) -> bool:
+        return self.internal_error or self.result.failed
+
+    @property
+    def overwrites_source(self) -> bool:
+        return self.dest == self.src and self.converts and not self.failed and self.result.changed
+
+    def finish(self, write: bool, backup: bool) -> FileOutcome:
+        """Write what this file gives (nothing when ``write`` is false) and say what happened."""
+        outcome = FileOutcome(self.src, None, self.result, self.internal_error)
+        dest = self.dest
+        if not write or dest is None:
+            return outcome
+        if self.converts and self.failed and (dest == self.src or self.explicit):
+            return outcome  # only reported (a failure in a mirrored tree is copied below)
+        try:
+            if dest == self.src:  # in place: only a changed conversion is written
+                if self.overwrites_source:
+                    _overwrite(self.src, self._encoded(), backup)
+            elif self.converts and not self.failed and self.result.changed:
+                _write_atomic(dest, self._encoded(), stat.S_IMODE(self.src.stat().st_mode))
+            else:  # as it is, byte for byte: other files, unchanged ones, failures (the mirror stays complete)
+                _copy_atomic(self.src, dest)
+        except OSError as exc:
+            diag = _error(str(self.src), f"cannot write {dest}: {exc.strerror or exc}")
+            failed = self.result or ConversionResult("", [], False, str(self.src))
+            return replace(outcome, result=replace(failed, diagnostics=[*failed.diagnostics, diag], failed=True))
+        return replace(outcome, output=dest)
+
+    def _encoded(self) -> bytes:
+        return ((_BOM if self.bom else "") + self.result.code).encode("utf-8")
 
 
-def _prepare(src: Path, dest: Path | None, explicit: bool, write: bool, store: ResultCache | None,
-             inherited: dict[str, str]):
-    """Copy what is not converted; read what is, and look it up in the cache."""
-    if src.suffix not in (".py", ".ipynb"):
-        if write and dest is not None and dest.resolve() != src.resolve():
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest)
-        return FileOutcome(src, dest if write else None, None)
-    text, problem = _read(src, explicit)
+@dataclass
+class _Counter:
+    """Files done out of all files, told to a ``progress`` callback."""
+
+    total: int
+    callback: Progress | None
+    done: int = 0
+
+    def step(self, path: Path) -> None:
+        self.done += 1
+        if self.callback is not None:
+            self.callback(self.done, self.total, path)
+
+
+def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job | FileOutcome]:
+    """Every file of the inputs with its output (``out_root`` mirrored, the file itself in
+    place, None on a dry run); unusable inputs and skipped tree entries as outcomes."""
+    to_file = _output_is_file(paths, out_root)
+    if out_root is not None and not to_file and out_root.exists() and not out_root.is_dir():
+        raise ValueError(f"output {out_root} exists and is not a directory")
+    exclude = frozenset({os.path.realpath(out_root)}) if out_root is not None else frozenset()
+    plan: list[_Job | FileOutcome] = []
+    for given in paths:
+        if given.is_dir():
+            base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
+            found = list(_walk(given, exclude))
+            index = PackageIndex(given, _inside(given, [p for p, why in found if why is None]))
+            for path, why in found:
+                if why is not None:
+                    plan.append(_skipped(path, why))
+                else:
+                    dest = path if in_place else (base / path.relative_to(given) if base else None)
+                    plan.append(_Job(path, dest, False, index.facts(path)))
+        elif given.is_file():
+            dest = given if in_place else ((out_root if to_file else out_root / given.name) if out_root else None)
+            plan.append(_Job(given, dest, True))
+        else:
+            plan.append(_unusable(given))
+    return plan
+
+
+def _inside(root: Path, files: list[Path]) -> list[Path]:
+    """Those of ``files`` whose real path is under ``root``'s: the package index names modules
+    by real path (a file reached through a symlinked directory converts without it)."""
+    real_root = os.path.join(os.path.realpath(root), "")
+    return [f for f in files if os.path.realpath(f).startswith(real_root)]
+
+
+def _output_is_file(paths: list[Path], out_root: Path | None) -> bool:
+    """Whether ``out_root`` names the one output file (``-o x.py``, ``-o x.ipynb``) rather
+    than a directory; ValueError when it names a file the inputs cannot be written to."""
+    if out_root is None or out_root.is_dir() or out_root.suffix not in CONVERTED_SUFFIXES:
+        return False
+    if len(paths) != 1 or paths[0].is_dir():
+        what = "several paths" if len(paths) != 1 else "a directory"
+        raise ValueError(f"output {out_root} names a file, but the input is {what}")
+    if paths[0].exists() and paths[0].suffix != out_root.suffix:
+        raise ValueError(f"output {out_root} names a {out_root.suffix} file, but the input {paths[0]} is not one")
+    return True
+
+
+def _skipped(path: Path, why: str) -> FileOutcome:
+    diag = Diagnostic("MS001", Severity.WARNING, f"skipped: {why}", str(path), 0, 0, Safety.MANUAL)
+    return FileOutcome(path, None, ConversionResult("", [diag], False, str(path)), skipped=True)
+
+
+def _unusable(given: Path) -> FileOutcome:
+    """An input that is neither a file nor a directory: missing, a broken symlink, a device."""
+    if given.is_symlink():
+        why = f"broken symlink (to {os.readlink(given)})"
+    elif os.path.lexists(given):
+        why = "not a regular file or directory"
+    else:
+        why = "no such file or directory"
+    return FileOutcome(given, None, ConversionResult("", [_error(str(given), why)], False, str(given), failed=True))
+
+
+def _check_destinations(plan: list[_Job | FileOutcome], in_place: bool) -> list[_Job | FileOutcome]:
+    """Refuse two files written to one output and an output that is an input; in place, a
+    file reached twice (through a symlink) is converted once and its other path skipped."""
+    sources = {os.path.realpath(e.src) for e in plan if isinstance(e, _Job)}
+    first: dict[str, _Job] = {}
+    problems: list[str] = []
+    checked: list[_Job | FileOutcome] = []
+    for entry in plan:
+        if isinstance(entry, _Job) and entry.dest is not None:
+            key = os.path.realpath(entry.dest)
+            if key in first and in_place:
+                checked.append(_skipped(entry.src, f"the same file as {first[key].src}, converted once"))
+                continue
+            if key in first:
+                problems.append(f"{first[key].src} and {entry.src} would both be written to {entry.dest}")
+            elif not in_place and key in sources:
+                problems.append(f"{entry.dest} is an input: writing it would overwrite it (only --in-place does)")
+            first.setdefault(key, entry)
+        checked.append(entry)
+    _refuse(problems)
+    return checked
+
+
+def _refuse(problems: list[str]) -> None:
+    if problems:
+        raise RefusedError(problems)
+
+
+def _prepare(job: _Job, store: ResultCache | None) -> None:
+    """Read a file to convert and look it up in the cache (files only copied are not read)."""
+    if not job.converts:
+        return
+    text, job.bom, problem = _read(job.src, job.explicit)
     if problem is not None:
-        return FileOutcome(src, None, ConversionResult("", [problem], False, str(src), failed=True))
-    if store is None:
-        return _Pending(src, dest, text, None, inherited)
-    key = cache_key(text, str(src), inherited)
-    return _Pending(src, dest, text, key, inherited, store.get(key))
+        job.result = ConversionResult("", [problem], False, str(job.src), failed=True)
+        return
+    job.text = text
+    if store is not None:
+        job.key = cache_key(text, str(job.src), job.package)
+        job.result = store.get(job.key)
 
 
-def _convert_one(text: str, filename: str, debug: bool, inherited: dict[str, str]) -> tuple[ConversionResult, bool]:
+def backup_path(path: Path) -> Path:
+    """Where ``in_place`` with ``backup`` keeps the original of ``path``."""
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _overwrite(src: Path, data: bytes, backup: bool) -> None:
+    """Replace the content of ``src`` (through a symlink: the link stays), keeping its mode and owner."""
+    target = Path(os.path.realpath(src))
+    info = target.stat()
+    if backup:
+        _copy_atomic(target, backup_path(src))
+    _write_atomic(target, data, stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid))
+
+
+def _overwrite_problems(jobs: list[_Job], force: bool, backup: bool) -> list[str]:
+    """Why overwriting these files in place is refused (nothing: go ahead)."""
+    problems = [f"{backup_path(j.src)} exists: an earlier backup is never replaced (move it away)"
+                for j in jobs if backup and os.path.lexists(backup_path(j.src))]
+    if not force:
+        problems += [f"{j.src} is read-only (--force overwrites it)" for j in jobs if _read_only(j.src)]
+    if not (force or backup):
+        problems += [f"{path} has uncommitted changes in git (commit or stash them; --backup keeps the "
+                     f"original, --force overwrites it)" for path in _uncommitted([j.src for j in jobs])]
+    return problems
+
+
+def _read_only(path: Path) -> bool:
+    """No write bit at all, or not writable by us (root may write anything: the bits say what is meant)."""
+    return not os.stat(path).st_mode & 0o222 or not os.access(path, os.W_OK)
+
+
+def _uncommitted(paths: list[Path]) -> list[Path]:
+    """Those of ``paths`` whose file (through symlinks) is modified, staged or untracked in its
+    git work tree; none when git is missing or a file is not in a work tree."""
+    reals = {path: os.path.realpath(path) for path in paths}
+    tops: dict[str, str | None] = {}
+    for real in reals.values():
+        folder = os.path.dirname(real)
+        if folder not in tops:
+            top = _git(["rev-parse", "--show-toplevel"], folder)
+            tops[folder] = os.path.realpath(top.strip()) if top else None
+    changed: set[str] = set()
+    for top in {t for t in tops.values() if t}:
+        changed |= _git_changes(top)
+    return [path for path, real in reals.items() if real in changed]
+
+
+def _git_changes(top: str) -> set[str]:
+    """Real paths of the files ``git status`` lists in the work tree ``top``."""
+    out = _git(["status", "--porcelain", "-z", "--untracked-files=all"], top) or ""
+    fields, changed, i = out.split("\0"), set(), 0
+    while i < len(fields):
+        entry, i = fields[i], i + 1
+        if len(entry) > 3:
+            changed.add(os.path.realpath(os.path.join(top, entry[3:])))
+            if entry[0] in "RC":  # a rename or copy: the next field is the original path
+                i += 1
+    return changed
+
+
+def _git(args: list[str], cwd: str) -> str | None:
+    """git's output, or None when git is missing or fails (not a work tree, ...)."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
+
+
+def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | None) -> tuple[ConversionResult, bool]:
     """One file's result, and whether it is an internal error (run in a worker or here)."""
     from . import api  # looked up at call time: the API module imports this one
 
     try:
         if filename.endswith(".ipynb"):
             return api.convert_notebook(text, filename=filename, debug=debug), False
-        return api.convert_code(text, filename=filename, debug=debug, package=inherited or None), False
+        return api.convert_code(text, filename=filename, debug=debug, package=package), False
     except Exception as exc:  # a bug in a pass: isolate it to this file
         return _internal_error(text, filename, f"{type(exc).__name__}: {exc}"), True
 
@@ -231,11 +543,17 @@ def _internal_error(text: str, filename: str, what: str) -> ConversionResult:
     return ConversionResult(text, [_error(filename, f"internal error: {what}", code="MS999")], False, filename, failed=True)
 
 
-def _convert_all(todo: list[_Pending], jobs: int, debug: bool) -> list[tuple[ConversionResult, bool]]:
-    """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes."""
-    tasks = [(p.text, str(p.src), debug, p.inherited) for p in todo]
+def _convert_all(todo: list[_Job], jobs: int, debug: bool,
+                 done: Callable[[int], None] = lambda i: None) -> list[tuple[ConversionResult, bool]]:
+    """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes.
+    ``done(i)`` is called when the result of ``todo[i]`` is known."""
+    tasks = [(p.text, str(p.src), debug, p.package) for p in todo]
     if jobs < 2 or len(tasks) < 2:
-        return [_convert_one(*t) for t in tasks]
+        serial = []
+        for i, task in enumerate(tasks):
+            serial.append(_convert_one(*task))
+            done(i)
+        return serial
     from .api import _pipeline
 
     try:
@@ -247,23 +565,26 @@ def _convert_all(todo: list[_Pending], jobs: int, debug: bool) -> list[tuple[Con
     order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][0]))
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
     try:
-        futures = {i: pool.submit(_convert_one, *tasks[i]) for i in order}
-        for i in range(len(tasks)):
+        futures = {pool.submit(_convert_one, *tasks[i]): i for i in order}
+        for future in as_completed(futures):
+            i = futures[future]
             try:
-                results[i] = futures[i].result()
+                results[i] = future.result()
             except BrokenProcessPool:
-                pass  # a worker died: which file killed it is found below
+                continue  # a worker died: which file killed it is found below
             except Exception as exc:  # the result could not come back (pickling, ...)
                 results[i] = _internal_error(tasks[i][0], tasks[i][1], f"{type(exc).__name__}: {exc}"), True
+            done(i)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
     for i, result in enumerate(results):
         if result is None:  # each file the dead worker took down with it, alone in a new process
             results[i] = _convert_isolated(tasks[i])
+            done(i)
     return results
 
 
-def _convert_isolated(task: tuple[str, str, bool, dict[str, str]]) -> tuple[ConversionResult, bool]:
+def _convert_isolated(task: tuple[str, str, bool, PackageFacts | None]) -> tuple[ConversionResult, bool]:
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
             return pool.submit(_convert_one, *task).result()
