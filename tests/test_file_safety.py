@@ -222,6 +222,21 @@ def test_failed_files_are_copied_into_the_mirror_and_listed(tmp_path: Path) -> N
     assert "ops.cat" in (tmp_path / "out" / "good.py").read_text()
 
 
+def test_a_file_that_cannot_be_written_fails_alone(tmp_path: Path) -> None:
+    tree = tmp_path / "src"
+    write(tree / "a.py", TORCH)
+    write(tree / "pkg" / "m.py", TORCH)
+    write(tmp_path / "out" / "pkg", "a file where the directory should be\n")
+    report = convert(tree, output=tmp_path / "out")
+    assert [f.status for f in report.files] == ["converted", "failed"]
+    (diag,) = report.files[1].result.diagnostics
+    assert diag.message.startswith(f"cannot write {tmp_path / 'out' / 'pkg' / 'm.py'}")
+    assert report.files[1].output is None and "ops.cat" in (tmp_path / "out" / "a.py").read_text()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.py", "pkg"]  # no temporary file
+    with pytest.raises(ValueError, match="exists and is not a directory"):
+        convert(tree, output=tmp_path / "out" / "pkg")
+
+
 # -- symlinks -------------------------------------------------------------------------------
 
 
@@ -280,11 +295,13 @@ def test_crlf_line_endings_are_kept(tmp_path: Path) -> None:
 # -- progress ------------------------------------------------------------------------------------
 
 
-def test_progress_is_told_once_per_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_is_told_once_per_file(tmp_path: Path, jobs: int) -> None:
     tree = tmp_path / "src"
     for name in ("a.py", "b.py", "c.txt", "d.py"):
-        write(tree / name, PLAIN if name != "b.py" else TORCH)
+        write(tree / name, TORCH if name in ("b.py", "d.py") else PLAIN)
     seen = []
-    report = convert(tree, output=tmp_path / "out", progress=lambda done, total, path: seen.append((done, total, path.name)))
+    report = convert_paths([tree], output=tmp_path / "out", jobs=jobs, cache=False,
+                           progress=lambda done, total, path: seen.append((done, total, path.name)))
     assert [(d, t) for d, t, _ in seen] == [(i, 4) for i in range(1, 5)]
     assert sorted(name for _, _, name in seen) == sorted(f.source.name for f in report.files)
