@@ -303,6 +303,14 @@ OUTSIDE_TREE = {
             def forward(self, x):
                 return x
     """,
+    "timm/models/c.py": """\
+        import torch
+
+        try:  # optional: the file runs without it
+            from apex import amp
+        except ImportError:
+            amp = None
+    """,
 }
 
 

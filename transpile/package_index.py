@@ -19,7 +19,7 @@ import ast
 import builtins
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
@@ -315,7 +315,7 @@ def outside_summary(package: str, diagnostics: list) -> str:
     text = (f"{len(files)} files import {package}{what} "
             + _OUTSIDE_CONSEQUENCE.format(it="they", package=package, per="per file")
             + f": {shown}")
-    return f"{first.filename}:{first.line}:{first.col + 1}: {OUTSIDE_CODE} {first.severity.value}: {text}"
+    return replace(first, message=text).format()
 
 
 def outside_package(diagnostic) -> str | None:

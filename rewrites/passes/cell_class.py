@@ -36,6 +36,17 @@ def _assigns_construct(body: cst.IndentedBlock) -> bool:
     return False
 
 
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    """``except:``, ``except ImportError:``, ``except (ImportError, AttributeError):``..."""
+    if handler.type is None:
+        return True
+    kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(dotted_name(k.value if isinstance(k, cst.Element) else k) in _IMPORT_ERRORS for k in kinds)
+
+
 class CellClass(Pass):
     id = "MS101"
     name = "cell-class"
@@ -56,6 +67,17 @@ class CellClass(Pass):
         self.cell_classes: set[str] = set()
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
         self._outside_reported: set[str] = set()
+        self._optional_imports: set[int] = set()  # ids of imports tried for an ImportError
+
+    def visit_Try(self, node: cst.Try) -> None:
+        """Imports tried for an ImportError (``try: from apex import amp``, and the fallback
+        in the handler) are optional: the file runs without them, nothing is reported."""
+        if not any(_catches_import_error(h) for h in node.handlers):
+            return
+        for block in (node.body, *(h.body for h in node.handlers)):
+            for stmt in getattr(block, "body", ()):
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    self._optional_imports.update(id(s) for s in stmt.body if isinstance(s, (cst.Import, cst.ImportFrom)))
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -69,7 +91,9 @@ class CellClass(Pass):
         """Once per package and file: an import of a package built on torch from outside
         the tree (any package, for a file converted alone), counted as unconverted."""
         root = (module or "").split(".")[0]
-        if not root or root in self._outside_reported or not builds_on_torch(root):
+        if not root or root in self._outside_reported or id(node) in self._optional_imports:
+            return
+        if not builds_on_torch(root):
             return
         if self.ctx.package is not None and root not in self.ctx.package.outside:
             return  # part of the converted tree
