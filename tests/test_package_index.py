@@ -1,6 +1,7 @@
 """Names a file gets through ``from <sibling> import *`` convert as if imported there."""
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -341,6 +342,10 @@ def test_outside_package_reported_once_per_file_and_counted(tmp_path, capsys):
     lines = [ln for ln in capsys.readouterr().err.splitlines() if "MS902" in ln]
     assert len(lines) == 2, lines  # one line per package for the run
     assert any("2 files import timm" in ln for ln in lines)
+    main(["convert", str(models), "--check", "--no-cache", "-j", "1", "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert {p: [Path(f).name for f in files] for p, files in payload["outside_packages"].items()} == {
+        "timm": ["a.py", "b.py"], "torchvision": ["a.py"]}
 
 
 def test_installed_distribution_requiring_torch_is_torch_based(monkeypatch):
