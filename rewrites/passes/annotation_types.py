@@ -140,6 +140,12 @@ class AnnotationTypes(Pass):
         if qual is None or qual.split(".")[0] not in self.roots:
             return updated
         target = self.tables.annotations.get(qual)
+        if target is None and qual in self.tables.modules:
+            # a module as a type (a slip: ``fmt: F``) converts as a module: a name bound to
+            # it is the imports pass's, a dotted one names the target module
+            target = self.tables.modules[qual]
+            if not isinstance(original, cst.Attribute):
+                return updated
         if target is None:
             entry = self.tables.lookup(qual)
             why = reference_refusal(entry)
