@@ -11,6 +11,7 @@ from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .formatting import InvalidStatement, format_statement
 from .import_table import ImportTable
+from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
 from .walk import SCOPE_TYPES, transform
 
@@ -119,9 +120,11 @@ class StageTransformer(cst.CSTTransformer):
         elif kind in STATEMENT_TYPES:
             markers = self.ctx.markers.pop()
             edited = self._edits != self._edit_marks.pop()
-            if edited and isinstance(result, (cst.SimpleStatementLine, cst.FlattenSentinel)):
+            wrapped = isinstance(original, cst.SimpleStatementLine)  # a line a pass may have put in an if
+            lines = (cst.SimpleStatementLine, cst.FlattenSentinel, cst.If) if wrapped else (cst.SimpleStatementLine, cst.FlattenSentinel)
+            if edited and isinstance(result, lines):
                 try:
-                    result = self._format(result)
+                    result = self._format(result, wrapped)
                 except InvalidStatement as why:
                     result = self._keep_original(original, markers, why)
             if markers:
@@ -131,13 +134,19 @@ class StageTransformer(cst.CSTTransformer):
         return result
 
 
-    def _format(self, result):
-        """Black's layout for a changed statement line (or each line of a sequence)."""
+    def _format(self, result, wrapped: bool = False):
+        """Black's layout for a changed statement line (or each line of a sequence, or the
+        lines of a guard ``if`` a pass wrapped a line in: they are changed lines too, and a
+        second run would otherwise lay them out)."""
         if isinstance(result, cst.FlattenSentinel):
-            return cst.FlattenSentinel([
-                format_statement(n, 4 * self._depth) if isinstance(n, cst.SimpleStatementLine) else n
-                for n in result.nodes
-            ])
+            kinds = (cst.SimpleStatementLine, cst.If) if wrapped else cst.SimpleStatementLine
+            return cst.FlattenSentinel([self._format(n, wrapped) if isinstance(n, kinds) else n for n in result.nodes])
+        if isinstance(result, cst.If):
+            if not isinstance(result.body, cst.IndentedBlock):
+                return result
+            inner = 4 * (self._depth + 1)
+            body = [format_statement(n, inner) if isinstance(n, cst.SimpleStatementLine) else n for n in result.body.body]
+            return result.with_changes(body=result.body.with_changes(body=body))
         return format_statement(result, 4 * self._depth)
 
     def _keep_original(self, original, markers: list[str], why: Exception):
@@ -272,6 +281,12 @@ def check_reparse(module: cst.Module, where: str) -> None:
         raise ReparseError(f"{where}: output re-parses to a different tree")
 
 
+def _failure(source: str, filename: str, message: str, line: int) -> ConversionResult:
+    """The input comes back unchanged, failed, with one error diagnostic."""
+    diag = Diagnostic("MS000", Severity.ERROR, message, filename, line, 0, Safety.MANUAL)
+    return ConversionResult(source, [diag], False, filename, failed=True)
+
+
 def _syntax_error(source: str, filename: str, message: str, line: int, col: int) -> ConversionResult:
     diag = Diagnostic("MS000", Severity.ERROR, f"syntax error: {message}", filename, line, col, Safety.MANUAL)
     return ConversionResult(source, [diag], False, filename, failed=True)
@@ -303,20 +318,46 @@ class Pipeline:
             inherited: dict[str, str] | None = None, package=None) -> ConversionResult:
         """``inherited``: import bindings the file gets from elsewhere (its star imports
         of sibling modules), used where the file does not bind the name itself. ``package``:
-        what the file's tree says about it (``package_index.PackageFacts``), read by the passes."""
+        what the file's tree says about it (``package_index.PackageFacts``), read by the passes.
+
+        Never raises for bad input: a file not valid Python, nested too deeply or too
+        large for memory comes back failed, with a diagnostic."""
         inherited = inherited or (package.inherited if package is not None else {})
+        try:  # CPython's parser first: LibCST's native one crashes on what this refuses
+            tree = ast.parse(source[1:] if source.startswith("\ufeff") else source, filename)
+        except SyntaxError as exc:
+            return _syntax_error(source, filename, exc.msg, exc.lineno or 0, (exc.offset or 1) - 1)
+        except (RecursionError, MemoryError) as exc:  # CPython's own limits on nesting
+            line = longest_statement_line(source)
+            return _failure(source, filename, f"too deeply nested for Python's own parser ({type(exc).__name__}: "
+                            f"{exc})", line)
         inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
         tree_source = package is not None and bool(package.base_roots() & self.source_roots
                                                    or any(map(self.builds_on_source, package.outside)))
-        inherits_source = inherits_source or tree_source
-        # Cheap skip: a file that never names a source framework has nothing to do,
-        # but its syntax is still checked (CPython's parser is far faster than LibCST's).
-        if not inherits_source and not any(root in source for root in self.source_roots):
-            try:
-                ast.parse(source, filename)
-            except SyntaxError as exc:
-                return _syntax_error(source, filename, exc.msg, exc.lineno or 0, (exc.offset or 1) - 1)
+        # Cheap skip: a file that never names a source framework has nothing to do.
+        if not inherits_source and not tree_source and not any(root in source for root in self.source_roots):
             return ConversionResult(source, [], False, filename)
+        depth, line = nesting_depth(tree)
+        if depth > MAX_NESTING:
+            return _failure(source, filename, f"an expression or block nested {depth} levels deep; the converter "
+                            f"handles at most {MAX_NESTING} (split it, e.g. a long `a + b + ...` into partial sums)",
+                            line)
+        task = (source, filename, debug, inherited, package, tree_source)
+        try:
+            if depth <= SHALLOW_NESTING:
+                try:
+                    return self._convert(*task)
+                except RecursionError:
+                    pass  # called from deep in the caller's stack: again, on a deep one
+            return call_with_deep_stack(self._convert, *task)
+        except RecursionError as exc:
+            return _failure(source, filename, f"nested too deeply to convert ({exc}; {depth} levels deep)", line)
+        except MemoryError:
+            return _failure(source, filename, f"out of memory converting this file ({len(source)} characters)", 0)
+
+    def _convert(self, source: str, filename: str, debug: bool, inherited: dict[str, str], package,
+                 tree_source: bool) -> ConversionResult:
+        """The conversion proper, of a file CPython parses and that nests within limits."""
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
