@@ -407,7 +407,9 @@ class EinopsLowering(Pass):
         super().__init__(ctx)
         self.helpers: dict[str, str] = {}  # emitted source (its name as {name}) -> name
         self._skip: set[int] = set()  # names that are not references (call targets, keywords, ...)
-        self._has_backend = False  # the file defines the einops backend already
+        # the file defines the einops backend already (converted before: emitted definitions
+        # are left as they are, their handlers never called)
+        self._has_backend = any(n.startswith(BACKEND_NAME) for n in getattr(ctx.facts, "emitted_definitions", ()))
 
     def _einops(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
@@ -543,7 +545,9 @@ class EinopsLowering(Pass):
 
     def _helper(self, prefix: str, source: str) -> str:
         if source not in self.helpers:
-            self.helpers[source] = f"{prefix}{sum(n.startswith(prefix) for n in self.helpers.values())}"
+            # numbered after the helpers of an earlier run too, whose names stay taken
+            taken = {*self.helpers.values(), *getattr(self.ctx.facts, "emitted_definitions", ())}
+            self.helpers[source] = next(f"{prefix}{i}" for i in range(len(taken) + 1) if f"{prefix}{i}" not in taken)
         return self.helpers[source]
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
