@@ -192,7 +192,9 @@ class AutogradFunction(Pass):
             star=params.star_arg.with_changes(annotation=None) if star else None)
         if star:  # bprop(self, *inputs, out, dout) as one tuple: the inputs are the last but two
             packed = _free_name("args", names)
-            helper_args = [cst.parse_expression(f"{packed}[{i}]") for i in (":-2", "-2", "-1")]
+            # the inputs as len(...) - 2, never ":-2": MS306 reads a negative bound as an empty
+            # axis risk and would rewrite it on a second run (here there are always out and dout)
+            helper_args = [cst.parse_expression(f"{packed}[{i}]") for i in (f":len({packed}) - 2", "-2", "-1")]
             bprop = _method("bprop", [], _bprop_return(self._bprop_helper(), helper_args),
                             star=cst.Param(cst.Name(packed)))
         else:
