@@ -24,7 +24,8 @@ EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
 
 _CONVERT_EPILOG = """\
 exit status: 0 done; 1 a file failed or has errors (or --check: a file would change);
-2 usage error, or the run was refused (nothing is written); 123 internal error.
+2 usage error, or the run was refused (nothing is written); 123 internal error;
+130 interrupted; 141 the reader of the output went away (| head).
 With --in-place, read-only files and files with uncommitted changes in their git work tree
 are refused unless --force (or --backup, for uncommitted changes)."""
 
