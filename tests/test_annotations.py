@@ -64,6 +64,7 @@ def test_outside_annotations_nothing_changes() -> None:
     ("import torch\n\n\ndef f(x: torch.LongTensor) -> torch.device:\n    return x\n", 2),
     ("import torch\n\n\nclass C:\n    ids: 'torch.LongTensor'\n    device: torch.device\n", 2),
     ("from __future__ import annotations\n\nimport torch\nfrom torch import Tensor\n\n\ndef f(x: Tensor | None):\n    return x\n", 1),
+    ("import torch.nn as nn\nfrom torch import Tensor\n\n\ndef f(m: 'nn.Module', x: 'Tensor') -> 'list[Tensor]':\n    return x\n", 3),
 ])
 def test_a_torch_import_used_only_by_annotations_goes(source: str, types: int) -> None:
     result = _stats(source)

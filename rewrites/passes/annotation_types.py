@@ -121,7 +121,7 @@ class AnnotationTypes(Pass):
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         """A forward reference: the types named in the string, converted alike."""
-        if id(original) not in self._types or "torch" not in original.value:
+        if id(original) not in self._types:
             return updated
         expr = forward_reference(original)
         if expr is None:
