@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test docs bench bench-models bench-corpora clean
+.PHONY: install demo test docs bench bench-models bench-corpora fuzz clean
 
 install: $(STAMP)
 
@@ -38,6 +38,12 @@ bench-models: install
 # into benchmarks/.corpora: crashes, unparsable outputs, second-pass changes, rate
 bench-corpora: install
 	$(BIN)/python benchmarks/corpora.py
+
+# fuzzing for MINUTES (default 10): generated programs and mutated model files; failing
+# inputs (and minimized versions) go to benchmarks/.work/fuzz-failures with their seeds
+MINUTES ?= 10
+fuzz: install
+	$(BIN)/python benchmarks/fuzz.py --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) out

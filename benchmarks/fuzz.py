@@ -26,6 +26,7 @@ import ast
 import functools
 import json
 import random
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -396,47 +397,182 @@ def torchify(program: str, rng: random.Random) -> str | None:
     return code if parses(code) else None
 
 
+# Names a generated statement reads and writes (the Module below binds them all).
+_NAMES = ("x", "m", "y", "self.w", "self.proj", "self.norm", "x.shape", "x.device", "x.dtype", "x.size(0)")
+_TARGETS = ("x", "y", "m", "self.w", "x[0]", "x[:, 1:]", "y[m]", "x[..., None]", "a, b", "x.data", "self.cache")
+_OPERATORS = ("+", "-", "*", "/", "@", "**", "//", "%", "&", "|", "==", "<", ">=", "and", "or", "is not", "in")
+_INDICES = (":", "..., None", "::2", "1:", ":, 0", "m", "-1", "None", "x > 0", "[0, 1]")
+_HEADS = ("if {}:", "while {}:", "for i in {}:", "with {}:", "if not {}:")
+_NET = """class FuzzNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 4))
+        self.proj = nn.Linear(4, 4)
+        self.norm = nn.LayerNorm(4)
+        self.cache = None
+
+    def forward(self, x, m=None):
+        y = x
+{forward}
+        return x
+
+
+def helper(x, m):
+    y = x
+{helper}
+"""
+
+
+def _call(func: str, args: list[str], keywords: list[tuple[str, str]]) -> str:
+    """``func(args, k=v)`` with each keyword once."""
+    parts = args + [f"{k}={v}" for k, v in dict(keywords).items()]
+    return f"{func}({', '.join(parts)})"
+
+
+def torch_expressions():
+    """Hypothesis strategy: expressions built of the tables' APIs, operators and indexing."""
+    from hypothesis import strategies as st
+
+    table = apis()
+    leaves = st.one_of(st.sampled_from(_NAMES), st.sampled_from(_LITERALS), st.integers(-3, 8).map(str))
+
+    def extend(inner):
+        args = st.lists(inner, max_size=3)
+        keywords = st.lists(st.tuples(st.sampled_from(table.keywords), inner), max_size=2)
+        return st.one_of(
+            st.builds(_call, st.sampled_from(table.functions), args, keywords),
+            st.builds(lambda cls, a, k, b: f"{_call(cls, a, k)}({b})", st.sampled_from(table.classes), args, keywords, inner),
+            st.builds(lambda r, name, a, k: _call(f"({r}).{name}", a, k), inner, st.sampled_from(table.methods), args, keywords),
+            st.builds(lambda a, op, b: f"({a} {op} {b})", inner, st.sampled_from(_OPERATORS), inner),
+            st.builds(lambda a, i: f"({a})[{i}]", inner, st.one_of(inner, st.sampled_from(_INDICES))),
+            st.builds(lambda a, b, c: f"({a} if {b} else {c})", inner, inner, inner),
+            st.builds(lambda a: f"[{a} for _ in range(2)]", inner),
+        )
+
+    return st.recursive(leaves, extend, max_leaves=10)
+
+
+def torch_statements():
+    """Hypothesis strategy: statements (one or a nested block) over those expressions."""
+    from hypothesis import strategies as st
+
+    expr = torch_expressions()
+    simple = st.one_of(
+        st.builds("{} = {}".format, st.sampled_from(_TARGETS), expr),
+        st.builds("{} {}= {}".format, st.sampled_from(_TARGETS[:8]), st.sampled_from(("+", "*", "-", "/")), expr),
+        st.builds("return {}".format, expr),
+        expr,
+        st.builds("assert {}".format, expr),
+    )
+
+    def block(inner):
+        body = st.lists(inner, min_size=1, max_size=3).map(lambda lines: "\n".join(lines))
+        return st.builds(lambda head, e, b: head.format(e) + "\n" + _indent(b, 4), st.sampled_from(_HEADS), expr, body)
+
+    return st.recursive(simple, block, max_leaves=6)
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line if line.strip() else line for line in text.split("\n"))
+
+
+def assemble(program: str, forward: list[str], helper: list[str], rng: random.Random) -> str | None:
+    """One generated file: a hypothesmith program (torch spliced in) and a Module whose
+    forward and a helper function run generated torch statements; None if it does not compile."""
+    spliced = torchify(program, rng) or TORCH_HEADER
+    net = _NET.format(forward=_indent("\n".join(forward) or "pass", 8), helper=_indent("\n".join(helper) or "pass", 4))
+    code = spliced + "\n\n" + net
+    return code if parses(code) else None
+
+
 def program_strategy():
-    """Hypothesis strategy: hypothesmith programs with torch spliced in, that compile."""
+    """Hypothesis strategy: generated programs that use torch and compile."""
     import hypothesmith
     from hypothesis import strategies as st
 
-    return st.tuples(hypothesmith.from_grammar(), st.randoms(use_true_random=False)).map(
-        lambda pair: torchify(*pair)).filter(lambda code: code is not None)
+    statements = torch_statements()
+    return st.builds(assemble, hypothesmith.from_grammar(), st.lists(statements, min_size=1, max_size=5),
+                     st.lists(statements, max_size=3), st.randoms(use_true_random=False)).filter(
+        lambda code: code is not None)
+
+
+# ---------------------------------------------------------------------------- every API
+
+# A torch use no table converts: the file keeps importing torch, so that converting it
+# again runs the passes over everything, the emitted helpers included.
+_STAYS_TORCH = "_kept = torch.no_such_api\n"
+
+
+def api_programs() -> Iterator[tuple[str, str]]:
+    """(source API, program): each API of the tables called with every parameter of its
+    signature, by position, inside a Module's forward."""
+    from transpile.rewrites.table_calls import tables
+
+    for entry in tables().all_entries():
+        params = [p.lstrip("*") for p in entry.params]
+        args = ", ".join(params)
+        if entry.kind == "method":
+            call = f"x.{entry.source.split('.', 1)[1]}({args})"
+        elif entry.kind == "module_method":
+            call = f"self.{entry.source.rsplit('.', 1)[1]}({args})"
+        elif entry.kind == "attribute":
+            call = _spelled(entry.source)
+        else:
+            call = f"{_spelled(entry.source)}({args})"
+        inputs = ", ".join(["x", *(p for p in dict.fromkeys(params) if p not in ("x", "self"))])
+        code = (f"{TORCH_HEADER}{_STAYS_TORCH}\n\nclass Net(nn.Module):\n    def forward(self, {inputs}):\n"
+                f"        return {call}\n")
+        if parses(code):
+            yield entry.source, code
 
 
 # ---------------------------------------------------------------------------- minimizing
 
-def _statement_removals(module: cst.Module) -> Iterator[cst.Module]:
-    """Every tree with one statement removed (an emptied block gets ``pass``)."""
+def _blocks(module: cst.Module) -> list[cst.CSTNode]:
     found = _Collector()
     module.visit(found)
-    for block in found.blocks:
-        body = _body_list(block)
-        for i in range(len(body)):
-            rest = body[:i] + body[i + 1:] or [cst.SimpleStatementLine([cst.Pass()])]
-            if rest == body:
-                continue
-            yield _replace(module, block, lambda node, rest=rest: node.with_changes(body=rest))
+    return found.blocks
+
+
+def _shrink_block(module: cst.Module, index: int, fails: Callable[[str], bool], stop: float) -> cst.Module:
+    """Remove chunks of statements from the ``index``-th block (halves, then quarters,
+    ... then single statements) while ``fails`` holds."""
+    blocks = _blocks(module)
+    if index >= len(blocks):
+        return module
+    block = blocks[index]
+    body = _body_list(block)
+    chunk = max(len(body) // 2, 1)
+    while chunk >= 1 and time.monotonic() < stop:
+        i = 0
+        while i < len(body) and time.monotonic() < stop:
+            rest = body[:i] + body[i + chunk:] or [cst.SimpleStatementLine([cst.Pass()])]
+            smaller = _replace(module, block, lambda node, rest=rest: node.with_changes(body=rest))
+            code = smaller.code
+            if code != module.code and parses(code) and fails(code):
+                module, body = smaller, rest
+                block = _blocks(module)[index]
+            else:
+                i += chunk
+        chunk //= 2
+    return module
 
 
 def minimize(source: str, fails: Callable[[str], bool], budget: float = 60.0) -> str:
-    """A smaller source that still ``fails``: statements removed one at a time, greedily."""
+    """A smaller source that still ``fails``: chunks of statements removed from each
+    block, outermost first, until nothing more can go (or the budget is spent)."""
     stop = time.monotonic() + budget
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
         return source
-    shrunk = True
-    while shrunk and time.monotonic() < stop:
-        shrunk = False
-        for smaller in _statement_removals(module):
-            if time.monotonic() > stop:
-                break
-            code = smaller.code
-            if len(code) < len(module.code) and parses(code) and fails(code):
-                module, shrunk = smaller, True
-                break
+    size = None
+    while size != len(module.code) and time.monotonic() < stop:
+        size = len(module.code)
+        index = 0
+        while index < len(_blocks(module)) and time.monotonic() < stop:
+            module = _shrink_block(module, index, fails, stop)
+            index += 1
     return module.code
 
 
@@ -444,14 +580,20 @@ def minimize(source: str, fails: Callable[[str], bool], budget: float = 60.0) ->
 
 @dataclass
 class Tally:
-    """Inputs tried and failures per property; failing inputs written to ``out``."""
+    """Inputs tried and failures per property; failing inputs written to ``out``.
+
+    Each failing input is saved; only the first of each kind (``kind_of``) is minimized,
+    so that one recurring bug does not spend the run shrinking copies of itself."""
 
     out: Path
     debug: bool = False
     minimize_budget: float = 30.0
+    progress: Callable[[str], None] | None = None  # called with a status line now and then
     tried: int = 0
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PROPERTIES, 0))
     records: list[dict] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+    _last_progress: float = field(default_factory=time.monotonic)
 
     def run(self, source: str, name: str) -> dict[str, str]:
         """Check one input; record and save it when a property fails."""
@@ -461,19 +603,38 @@ class Tally:
             self.failed[prop] += 1
         if failures:
             self._save(source, name, failures)
+        if self.progress is not None and time.monotonic() - self._last_progress > 30:
+            self._last_progress = time.monotonic()
+            self.progress(self.summary())
         return failures
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{prop} {n}" for prop, n in self.failed.items())
+        return f"tried {self.tried}; failed: {counts}; {len(self.kinds)} kinds"
 
     def _save(self, source: str, name: str, failures: dict[str, str]) -> None:
         self.out.mkdir(parents=True, exist_ok=True)
         stem = name.replace("/", "__").replace(":", "-")
         (self.out / f"{stem}.py").write_text(source, encoding="utf-8")
-        props = set(failures)
-        small = minimize(source, lambda code: bool(props & set(check(code, debug=self.debug))), self.minimize_budget)
-        (self.out / f"{stem}.min.py").write_text(small, encoding="utf-8")
-        record = {"input": name, "failures": failures, "file": f"{stem}.py", "minimized": f"{stem}.min.py"}
+        record = {"input": name, "failures": failures, "file": f"{stem}.py"}
+        new_kinds = {kind_of(prop, message) for prop, message in failures.items()} - self.kinds
+        if new_kinds:
+            self.kinds |= new_kinds
+            props = set(failures)
+            small = minimize(source, lambda code: bool(props & set(check(code, debug=self.debug))),
+                             self.minimize_budget)
+            (self.out / f"{stem}.min.py").write_text(small, encoding="utf-8")
+            record["minimized"] = f"{stem}.min.py"
         self.records.append(record)
         with open(self.out / "failures.jsonl", "a", encoding="utf-8") as log:
             log.write(json.dumps(record) + "\n")
+
+
+def kind_of(prop: str, message: str) -> str:
+    """What tells failures apart: the exception and its message, or the line a second
+    pass produced (not the first pass's line), without numbers (lines, suffixes)."""
+    message = message.split(" -> ", 1)[-1] if prop == "idempotent" else message
+    return prop + ":" + re.sub(r"\d+", "N", message)[:80]
 
 
 def run_mutants(tally: Tally, files: list[Path], seeds: Iterable[int], stop: float) -> None:
@@ -520,16 +681,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.monotonic()
     stop = start + args.minutes * 60
-    tally = Tally(args.out, debug=args.debug)
-    run_generated(tally, start + args.minutes * 60 * args.generated_share)
-    generated = tally.tried
+    tally = Tally(args.out, debug=args.debug, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    for source, code in api_programs():
+        if time.monotonic() > stop:
+            break
+        tally.run(code, f"api:{source}")
+    calls = tally.tried
+    run_generated(tally, time.monotonic() + (stop - time.monotonic()) * args.generated_share)
+    generated = tally.tried - calls
     files = seed_files()
     run_mutants(tally, files, range(args.first_seed, 10**9), stop)
     elapsed = time.monotonic() - start
-    print(f"tried {tally.tried} inputs in {elapsed:.0f} s ({generated} generated, {tally.tried - generated} mutants "
-          f"of {len(files)} files)")
+    print(f"tried {tally.tried} inputs in {elapsed:.0f} s ({calls} API calls, {generated} generated programs, "
+          f"{tally.tried - generated - calls} mutants of {len(files)} files)")
     for prop in PROPERTIES:
         print(f"  {prop:11s} {tally.failed[prop]} failed")
+    print(f"  {len(tally.kinds)} kinds of failure (the first input of each minimized)")
     if tally.records:
         print(f"failing inputs (and minimized versions) in {args.out}; their list: {args.out / 'failures.jsonl'}")
     return 1 if tally.records else 0

@@ -197,11 +197,17 @@ def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = 
 # lowerings' and a few fixed ones (tests/test_emitted_definitions.py checks every name the
 # rewrites emit). A module-level definition with such a name is the tool's own output
 # from an earlier run: converting a converted file again leaves it (and its body) as it is.
-EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops")
+# (tests/test_fuzz.py also calls every API of the tables, which finds the hooks' names.)
+EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops", "_special_", "_linalg_")
 EMITTED_FIXED_NAMES = frozenset({
     "_CellListWithNone", "_checkpoint_sequential", "_einsum_at_run_time", "_foreach", "_function_bprop",
     "_get_submodule", "_legacy_reduction", "_py_xor", "_squeezed_pair", "_Distribution", "_DistributionOf",
     "_LocScale", "_FunctionCtx", "_skip_empty_1d",
+    # the hooks' helpers (linalg, fft, signal windows, distributions, module methods)
+    "_BaseTransform", "_broadcast_shapes", "_cholesky_inverse", "_cond", "_eigh", "_fftfreq", "_get_parameter",
+    "_int64_indices", "_istft", "_lu_factor", "_lu_solve", "_matrix_exp", "_matrix_norm", "_matrix_power",
+    "_matrix_rank", "_ormqr", "_requires_grad_", "_signal_window", "_solve_triangular", "_svd", "_tensorinv",
+    "_tensorsolve", "_vander",
 })
 
 
