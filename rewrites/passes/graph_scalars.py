@@ -66,7 +66,13 @@ class GraphScalars(Pass):
         return is_tensor(target, self.scope, self.ctx, self.roots)
 
     def _is_python_int_call(self, node: cst.Call) -> bool:
-        return isinstance(node.func, cst.Name) and node.func.value in ("range", "len", "list", "tuple")
+        """Calls whose arguments stay Python numbers: range() and friends, and MindSpore's
+        operators, which take Python scalars where they take a number (ops.std's ddof,
+        ops.dropout's p): a cast the converted code passes them is what they need."""
+        if isinstance(node.func, cst.Name) and node.func.value in ("range", "len", "list", "tuple"):
+            return True
+        qualified = self.ctx.imports.qualify(node.func)
+        return bool(qualified) and qualified.split(".")[0] == "mindspore"
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._is_python_int_call(node):
@@ -85,14 +91,17 @@ class GraphScalars(Pass):
             return updated
         if not self._forward or self._python_int_context:
             return updated
-        inner = _strip_scalar(original)
+        # a cast an earlier pass of this stage wrote (torch.sym_int(a) -> int(a)) is
+        # handled now, as it would be when the output is converted again
+        cast = original if _strip_scalar(original) is not None else updated
+        inner = _strip_scalar(cast)
         if inner is None or not self._tensor_or_scalar_of_one(inner):
             return updated
         self.ctx.stats.converted += 1
         self.ctx.report(original, self.id, "Python scalar from a tensor in construct: the 0-d tensor is kept", Severity.INFO)
-        if isinstance(original.func, cst.Attribute):  # x.item()
+        if isinstance(cast.func, cst.Attribute):  # x.item()
             return updated.func.value
-        dtype = self.ctx.reference(CASTS[original.func.value])
+        dtype = self.ctx.reference(CASTS[cast.func.value])
         return cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("astype")), args=[cst.Arg(dtype)])
 
 
