@@ -103,6 +103,19 @@ def _walk(node):
         yield from _walk(child)
 
 
+@pytest.mark.parametrize("annotation, converted, left", [
+    ("\"Optional['torch.Tensor']\"", "\"Optional['ms.Tensor']\"", 0),
+    ("'Dict[\"torch.layout\", torch.device]'", "'Dict[\"torch.layout\", str]'", 1),
+    ('b"torch.Tensor"', 'b"torch.Tensor"', 0),  # bytes: no forward reference
+    ('"not a type"', '"not a type"', 0),
+])
+def test_strings_in_strings_and_strings_that_are_no_types(annotation: str, converted: str, left: int) -> None:
+    result = _stats(f"import torch\n\n\ndef f(x: {annotation}):\n    return x\n")
+    assert f"def f(x: {converted}):" in result.code and result.stats.annotations == left, result.code
+    # the torch import stays only for the type left in the annotation
+    assert ("import torch" in result.code) == bool(left), result.code
+
+
 def test_forward_reference_names() -> None:
     assert forward_reference_names(_annotation("Optional['ms.Tensor']")) == {"ms"}
     assert forward_reference_names(_annotation("'Optional[\"nn.Cell\"]'")) == {"Optional", "nn"}

@@ -60,7 +60,9 @@ def _type_elements(node: cst.Subscript) -> list[cst.BaseExpression]:
 
 
 def forward_reference(string: cst.SimpleString) -> cst.BaseExpression | None:
-    """The expression a string annotation holds (None: not an expression)."""
+    """The expression a string annotation holds (None: not an expression, or bytes)."""
+    if "b" in string.prefix.lower():
+        return None
     try:
         return cst.parse_expression(string.evaluated_value)
     except (cst.ParserSyntaxError, ValueError, TypeError):
@@ -120,13 +122,17 @@ class AnnotationTypes(Pass):
         return self._type(original, updated) if id(original) in self._types else updated
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
-        """A forward reference: the types named in the string, converted alike."""
         if id(original) not in self._types:
             return updated
+        return self._forward_reference(original, updated, original)
+
+    def _forward_reference(self, original: cst.SimpleString, updated: cst.SimpleString, mark_at: cst.CSTNode):
+        """A forward reference: the types named in the string, converted alike (a marker
+        goes to ``mark_at``, the string in the file's tree)."""
         expr = forward_reference(original)
         if expr is None:
             return updated  # not an expression: a plain string
-        converted = expr.visit(_StringTypes(self, original, type_positions(cst.Annotation(expr))))
+        converted = expr.visit(_StringTypes(self, mark_at, type_positions(cst.Annotation(expr))))
         text = cst.Module([]).code_for_node(converted)
         quote = original.quote
         if converted is expr or quote in text or "\\" in text:
@@ -172,6 +178,12 @@ class _StringTypes(cst.CSTTransformer):
 
     def leave_Name(self, original, updated):
         return self._type(original, updated)
+
+    def leave_SimpleString(self, original, updated):
+        """A forward reference inside one: ``"Optional['torch.Tensor']"``."""
+        if id(original) not in self.positions:
+            return updated
+        return self.owner._forward_reference(original, updated, self.string)
 
     def _type(self, original, updated):
         if id(original) not in self.positions:
