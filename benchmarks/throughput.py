@@ -143,7 +143,7 @@ def report_tree(label: str, tree: Path) -> None:
     same = len({m[k]["digest"] for k in MEASURES[1:]}) == 1
     print(f"\n{label}: {tree}")
     print(f"  {bare['files']} .py files, {bare['lines']:,} lines; {j1['converted']} changed by conversion, "
-          f"{j1['failed']} failed, conversion rate {j1['rate']:.1%}")
+          f"{j1['failed']} failed, conversion rate {'n/a' if j1['rate'] is None else format(j1['rate'], '.1%')}")
     print(f"  {'measurement':28} {'time (s)':>9}  {'ratio':40} {'peak RSS MB (self / workers)':>28}")
     for kind in MEASURES:
         r = m[kind]

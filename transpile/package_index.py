@@ -104,7 +104,7 @@ def _scan(path: Path, root: Path) -> _ModuleInfo:
     module, package = module_name(path, root)
     info = _ModuleInfo(module, package)
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = ast.parse(path.read_text(encoding="utf-8-sig"))
     except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
 

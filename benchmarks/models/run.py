@@ -153,7 +153,7 @@ def convert_packages(py: str, config: dict) -> dict[str, dict]:
             rel, keep = (item, []) if isinstance(item, str) else (item["path"], item.get("keep", []))
             (dest / rel).write_text("".join(f"{line}\n" for line in keep), encoding="utf-8")
         say(f"converted {pkg}: {report.count('converted')} files changed, {report.count('unchanged')} unchanged, "
-            f"{report.count('failed')} failed, rate {report.conversion_rate:.1%} ({time.perf_counter() - start:.0f} s)")
+            f"{report.count('failed')} failed, rate {'n/a' if report.conversion_rate is None else format(report.conversion_rate, '.1%')} ({time.perf_counter() - start:.0f} s)")
     return files
 
 
