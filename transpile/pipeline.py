@@ -11,10 +11,15 @@ from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .formatting import InvalidStatement, format_statement
 from .import_table import ImportTable
+from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
 from .walk import SCOPE_TYPES, transform
 
 Stage = tuple[type[Pass], ...]
+
+# The largest source converted: LibCST's tree takes about 0.5 GB of memory per million
+# characters (the largest file of the benchmark corpora has 234,000).
+MAX_SOURCE_CHARS = 5_000_000
 
 
 @dataclass
@@ -280,6 +285,36 @@ def check_reparse(module: cst.Module, where: str) -> None:
         raise ReparseError(f"{where}: output re-parses to a different tree")
 
 
+def _failure(source: str, filename: str, message: str, line: int) -> ConversionResult:
+    """The input comes back unchanged, failed, with one error diagnostic."""
+    diag = Diagnostic("MS000", Severity.ERROR, message, filename, line, 0, Safety.MANUAL)
+    return ConversionResult(source, [diag], False, filename, failed=True)
+
+
+def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | ConversionResult:
+    """(depth, line) of the deepest point of a source CPython parses, as ``nesting_depth``
+    measures it, or the failed result when the source is not Python or is past a limit
+    (only its syntax is checked when it is not ``converting``)."""
+    if converting and len(source) > MAX_SOURCE_CHARS:
+        return _failure(source, filename, f"too large to convert: {len(source):,} characters, the converter "
+                        f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 0)
+    try:  # CPython's parser first: LibCST's native one crashes on what this one refuses
+        tree = ast.parse(source[1:] if source.startswith("\ufeff") else source, filename)
+    except SyntaxError as exc:
+        why = exc.msg + (" (Python allows 200 levels)" if exc.msg == "too many nested parentheses" else "")
+        return _syntax_error(source, filename, why, exc.lineno or 0, (exc.offset or 1) - 1)
+    except (RecursionError, MemoryError) as exc:  # CPython's own limits on nesting and size
+        return _failure(source, filename, f"too deeply nested or too large for Python's own parser "
+                        f"({type(exc).__name__}: {exc})", longest_statement_line(source))
+    if not converting:
+        return 0, 0
+    depth, line = nesting_depth(tree)
+    if depth > MAX_NESTING:
+        return _failure(source, filename, f"an expression or block nested {depth} levels deep; the converter "
+                        f"handles at most {MAX_NESTING} (split it, e.g. a long `a + b + ...` into partial sums)", line)
+    return depth, line
+
+
 def _syntax_error(source: str, filename: str, message: str, line: int, col: int) -> ConversionResult:
     diag = Diagnostic("MS000", Severity.ERROR, f"syntax error: {message}", filename, line, col, Safety.MANUAL)
     return ConversionResult(source, [diag], False, filename, failed=True)
@@ -311,20 +346,38 @@ class Pipeline:
             inherited: dict[str, str] | None = None, package=None) -> ConversionResult:
         """``inherited``: import bindings the file gets from elsewhere (its star imports
         of sibling modules), used where the file does not bind the name itself. ``package``:
-        what the file's tree says about it (``package_index.PackageFacts``), read by the passes."""
+        what the file's tree says about it (``package_index.PackageFacts``), read by the passes.
+
+        Never raises for bad input: a file not valid Python, nested too deeply or too
+        large for memory comes back failed, with a diagnostic."""
         inherited = inherited or (package.inherited if package is not None else {})
         inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
         tree_source = package is not None and bool(package.base_roots() & self.source_roots
                                                    or any(map(self.builds_on_source, package.outside)))
-        inherits_source = inherits_source or tree_source
-        # Cheap skip: a file that never names a source framework has nothing to do,
-        # but its syntax is still checked (CPython's parser is far faster than LibCST's).
-        if not inherits_source and not any(root in source for root in self.source_roots):
-            try:
-                ast.parse(source, filename)
-            except SyntaxError as exc:
-                return _syntax_error(source, filename, exc.msg, exc.lineno or 0, (exc.offset or 1) - 1)
+        # A file that never names a source framework has nothing to do (its syntax is still checked).
+        cheap = not inherits_source and not tree_source and not any(root in source for root in self.source_roots)
+        measured = _measure(source, filename, converting=not cheap)
+        if isinstance(measured, ConversionResult):
+            return measured
+        if cheap:
             return ConversionResult(source, [], False, filename)
+        depth, line = measured
+        task = (source, filename, debug, inherited, package, tree_source)
+        try:
+            if depth <= SHALLOW_NESTING:
+                try:
+                    return self._convert(*task)
+                except RecursionError:
+                    pass  # called from deep in the caller's stack: again, on a deep one
+            return call_with_deep_stack(self._convert, *task)
+        except RecursionError as exc:
+            return _failure(source, filename, f"nested too deeply to convert ({exc}; {depth} levels deep)", line)
+        except MemoryError:
+            return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 0)
+
+    def _convert(self, source: str, filename: str, debug: bool, inherited: dict[str, str], package,
+                 tree_source: bool) -> ConversionResult:
+        """The conversion proper, of a file CPython parses and that nests within limits."""
         try:
             module = cst.parse_module(source)
         except cst.ParserSyntaxError as exc:
@@ -349,7 +402,8 @@ class Pipeline:
         code = current.code
         diagnostics = ctx.resolve(module)
         try:  # never hand out code that does not parse (each changed statement was checked)
-            ast.parse(code, filename)
+            if code != source:  # the source parsed before
+                ast.parse(code, filename)
         except SyntaxError as exc:
             message = f"the converted code does not parse (line {exc.lineno}: {exc.msg}); nothing is converted"
             diag = Diagnostic("MS000", Severity.ERROR, message, filename, 0, 0, Safety.MANUAL)
