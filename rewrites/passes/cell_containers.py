@@ -19,12 +19,15 @@ cell without parameters stands for None and reads back as None.
 """
 from __future__ import annotations
 
+import builtins
+import sys
+
 import libcst as cst
 
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL
+from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, is_module_class, tree_module_class
 from ..syntax import code, emitted
 from ..table_calls import tables
 
@@ -62,6 +65,10 @@ CELL_LIST_WITH_NONE = '''class {name}({cell_list}):
     def __iter__(self):
         return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
 '''
+# Roots whose classes are known: torch's layers are Modules, nothing else there or in
+# the standard library is.
+_CLASSLESS_ROOTS = frozenset({"torch", "mindspore", "builtins"}) | frozenset(sys.stdlib_module_names)
+
 # containers MindSpore's CellDict refuses as values
 CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL
 
@@ -82,13 +89,29 @@ class CellContainers(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.tables = tables()
-        self._local_classes: set[str] = set()
+        self._local_classes: set[str] = set()  # classes of the file that may be Modules
         self._appended: list[set[str]] = []  # per __init__: attributes filled by append
         self._maybe_none: list[set[str]] = []  # per function: names that may hold None
         self._none_appended: list[set[str]] = []  # per function: attributes appended a maybe-None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._local_classes.add(node.name.value)
+        if any(self._base_may_be_module(b.value) for b in node.bases if b.keyword is None):
+            self._local_classes.add(node.name.value)
+
+    def _base_may_be_module(self, base: cst.BaseExpression) -> bool:
+        """False only for a base known not to be a Module: a class of this file or of the
+        tree that is none (a Dataset: torchvision's LSUN appends LSUNClass datasets), a
+        builtin, or a class of torch or the standard library other than a layer."""
+        if isinstance(base, cst.Name) and base.value in self._local_classes:
+            return True
+        in_tree = tree_module_class(self.ctx, base)
+        if in_tree is not None:
+            return in_tree
+        qual = self.ctx.imports.qualify(base)
+        if qual is None:
+            unbound = isinstance(base, cst.Name) and base.value not in self.ctx.imports.relative
+            return not (unbound and hasattr(builtins, base.value))  # object, dict, Exception
+        return is_module_class(qual) or qual.split(".")[0] not in _CLASSLESS_ROOTS
 
     def _is_layer(self, expr) -> bool:
         if isinstance(expr, cst.Call):
@@ -141,8 +164,8 @@ class CellContainers(Pass):
         body = list(updated.body.body)
         for attr in sorted(appended):
             last = max((i for i, stmt in enumerate(body) if _appends_to(stmt, attr)), default=None)
-            if last is None:
-                continue
+            if last is None or any(_assigns_self_attr(stmt, attr) for stmt in body[last + 1:]):
+                continue  # assigned again after the appends (the CellList an earlier run wrote)
             wrap = cst.parse_statement(f"self.{attr} = {code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
             body.insert(last + 1, wrap)
             self.ctx.stats.converted += 1
@@ -237,6 +260,14 @@ def _appends_to(stmt, attr: str) -> bool:
     """The statement (being rewritten) appends to ``self.<attr>``."""
     return any(type(n) is cst.Call and (found := _append_call(n)) is not None and found[0] == attr
                for n in iter_nodes(stmt))
+
+
+def _assigns_self_attr(stmt, attr: str) -> bool:
+    """The statement line assigns ``self.<attr>``."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Assign) and any(_is_self_attr(t.target) and t.target.attr.value == attr
+                                              for t in small.targets)
+        for small in stmt.body)
 
 
 def _plain_list_targets(assign: cst.Assign) -> list[str]:
