@@ -132,7 +132,7 @@ class StageTransformer(cst.CSTTransformer):
                 except InvalidStatement as why:
                     result = self._keep_original(original, markers, why)
             if markers:
-                result = _attach_markers(result, markers)
+                result = _attach_markers(result, markers, was_line=kind is cst.SimpleStatementLine)
             if edited:
                 self._edits += 1  # the enclosing statement changed too
         return result
@@ -228,15 +228,24 @@ def _parenthesize_replaced(original: cst.CSTNode, updated: cst.CSTNode) -> cst.C
     return updated.with_changes(**changes) if changes else updated
 
 
-def _attach_markers(stmt, markers: list[str]):
+def _attach_markers(stmt, markers: list[str], was_line: bool = False):
+    """``stmt`` with the marker comments it lacks; ``was_line``: it was a simple line."""
     target = stmt.nodes[0] if isinstance(stmt, cst.FlattenSentinel) else stmt
     if not isinstance(target, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         return stmt
-    existing = {line.comment.value for line in target.leading_lines if line.comment}
-    new_lines = [cst.EmptyLine(comment=cst.Comment(m)) for m in markers if m not in existing]
-    if not new_lines:
-        return stmt
-    marked = target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
+    inner = target.body.body[0] if was_line and isinstance(target, cst.BaseCompoundStatement) and isinstance(
+        target.body, cst.IndentedBlock) and target.body.body else None
+    if isinstance(inner, cst.SimpleStatementLine):
+        # A line a pass wrapped in a block (MS306's guard): its markers go on the line
+        # itself, where converting the output again finds them (not on the guard).
+        block = target.body.with_changes(body=[_attach_markers(inner, markers), *target.body.body[1:]])
+        marked = target.with_changes(body=block)
+    else:
+        existing = {line.comment.value for line in target.leading_lines if line.comment}
+        new_lines = [cst.EmptyLine(comment=cst.Comment(m)) for m in markers if m not in existing]
+        if not new_lines:
+            return stmt
+        marked = target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
     if isinstance(stmt, cst.FlattenSentinel):
         return cst.FlattenSentinel([marked, *stmt.nodes[1:]])
     return marked
