@@ -63,11 +63,11 @@ def convert_notebook(text: str, *, filename: str | None = None, debug: bool = Fa
     try:
         nb = json.loads(text)
         cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
-    except (ValueError, KeyError, TypeError) as exc:
+        sources = ["".join(cell.get("source", [])) for cell in cells]
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # JSON nested past the stack too
         return ConversionResult(text, [_error(name, f"not a notebook: {exc}")], False, name, failed=True)
     parts, starts, line = [], [], 1
-    for i, cell in enumerate(cells):
-        src = "".join(cell.get("source", []))
+    for i, src in enumerate(sources):
         src = "\n".join(_MAGIC.sub(lambda m: m.group(1) + _MAGIC_MARK + m.group(2), ln) for ln in src.split("\n"))
         block = f"{_CELL.format(i)}\n{src}\n"
         starts.append(line + 1)

@@ -308,13 +308,17 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
         return _failure(source, filename, f"too large to convert: {len(source):,} characters, the converter "
                         f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 0)
     try:  # CPython's parser first: LibCST's native one crashes on what this one refuses
-        tree = ast.parse(source[1:] if source.startswith("\ufeff") else source, filename)
+        try:
+            tree = _parse(source, filename)
+        except (RecursionError, MemoryError):  # past CPython's limits here: on a deep stack, to say where
+            tree = call_with_deep_stack(_parse, source, filename)
     except SyntaxError as exc:
         why = exc.msg + (" (Python allows 200 levels)" if exc.msg == "too many nested parentheses" else "")
         return _syntax_error(source, filename, why, exc.lineno or 0, (exc.offset or 1) - 1)
     except (RecursionError, MemoryError) as exc:  # CPython's own limits on nesting and size
-        return _failure(source, filename, f"too deeply nested or too large for Python's own parser "
-                        f"({type(exc).__name__}: {exc})", longest_statement_line(source))
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__}, its stack is full"
+        return _failure(source, filename, f"too deeply nested or too large for Python's own parser ({why})",
+                        longest_statement_line(source))
     if not converting:
         return 0, 0
     depth, line = nesting_depth(tree)
@@ -322,6 +326,10 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
         return _failure(source, filename, f"an expression or block nested {depth} levels deep; the converter "
                         f"handles at most {MAX_NESTING} (split it, e.g. a long `a + b + ...` into partial sums)", line)
     return depth, line
+
+
+def _parse(source: str, filename: str) -> ast.Module:
+    return ast.parse(source[1:] if source.startswith("\ufeff") else source, filename)
 
 
 def _syntax_error(source: str, filename: str, message: str, line: int, col: int) -> ConversionResult:
