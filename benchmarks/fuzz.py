@@ -341,9 +341,25 @@ def mutant(path: Path, seed: int) -> str | None:
     source = path.read_text(encoding="utf-8", errors="replace")
     if not source.strip():
         return None
-    if "torch" not in source:
-        source = TORCH_HEADER + source
-    return mutate(source, rng, rng.randint(1, 4))
+    return mutate(with_torch_imports(source), rng, rng.randint(1, 4))
+
+
+def with_torch_imports(source: str) -> str:
+    """``source`` importing torch, nn and F (after its docstring and __future__ imports),
+    so that a call swapped for another API names something the file binds."""
+    lines = source.splitlines(keepends=True)
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return source
+    after = 0
+    for i, node in enumerate(body):
+        docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not docstring and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            break
+        after = node.end_lineno
+    return "".join(lines[:after]) + ("\n" if after and not lines[after - 1].endswith("\n") else "") \
+        + TORCH_HEADER + "".join(lines[after:])
 
 
 # ---------------------------------------------------------------------------- generated programs
@@ -503,11 +519,12 @@ def program_strategy():
 _STAYS_TORCH = "_kept = torch.no_such_api\n"
 
 
-def api_programs() -> Iterator[tuple[str, str]]:
-    """(source API, program): each API of the tables called with every parameter of its
-    signature, by position, inside a Module's forward."""
+def api_calls() -> list[tuple[str, str, list[str]]]:
+    """(source API, call, its parameters) for each API of the tables: called with every
+    parameter of its signature, by position (a method on ``x``, a module method on ``self``)."""
     from transpile.rewrites.table_calls import tables
 
+    calls = []
     for entry in tables().all_entries():
         params = [p.lstrip("*") for p in entry.params]
         args = ", ".join(params)
@@ -519,11 +536,27 @@ def api_programs() -> Iterator[tuple[str, str]]:
             call = _spelled(entry.source)
         else:
             call = f"{_spelled(entry.source)}({args})"
+        calls.append((entry.source, call, params))
+    return calls
+
+
+def api_program(calls: list[tuple[str, str, list[str]]]) -> str:
+    """A Module whose forward (one method per call) makes the calls, beside a torch use
+    that stays; None when it does not compile (a parameter named like a keyword)."""
+    methods = []
+    for i, (_, call, params) in enumerate(calls):
         inputs = ", ".join(["x", *(p for p in dict.fromkeys(params) if p not in ("x", "self"))])
-        code = (f"{TORCH_HEADER}{_STAYS_TORCH}\n\nclass Net(nn.Module):\n    def forward(self, {inputs}):\n"
-                f"        return {call}\n")
-        if parses(code):
-            yield entry.source, code
+        name = "forward" if len(calls) == 1 else f"forward{i}"
+        methods.append(f"    def {name}(self, {inputs}):\n        return {call}\n")
+    return f"{TORCH_HEADER}{_STAYS_TORCH}\n\nclass Net(nn.Module):\n" + "\n".join(methods)
+
+
+def api_programs(per_program: int = 1) -> Iterator[tuple[str, str]]:
+    """(first source API, program) for the APIs of the tables, ``per_program`` to a file."""
+    calls = [c for c in api_calls() if parses(api_program([c]))]
+    for i in range(0, len(calls), per_program):
+        chunk = calls[i:i + per_program]
+        yield chunk[0][0], api_program(chunk)
 
 
 # ---------------------------------------------------------------------------- minimizing
@@ -532,6 +565,11 @@ def _blocks(module: cst.Module) -> list[cst.CSTNode]:
     found = _Collector()
     module.visit(found)
     return found.blocks
+
+
+def _is_import(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(part, (cst.Import, cst.ImportFrom)) for part in stmt.body)
 
 
 def _shrink_block(module: cst.Module, index: int, fails: Callable[[str], bool], stop: float) -> cst.Module:
@@ -546,12 +584,14 @@ def _shrink_block(module: cst.Module, index: int, fails: Callable[[str], bool], 
     while chunk >= 1 and time.monotonic() < stop:
         i = 0
         while i < len(body) and time.monotonic() < stop:
-            rest = body[:i] + body[i + chunk:] or [cst.SimpleStatementLine([cst.Pass()])]
+            kept = [stmt for stmt in body[i:i + chunk] if _is_import(stmt)]  # the names stay bound
+            rest = body[:i] + kept + body[i + chunk:] or [cst.SimpleStatementLine([cst.Pass()])]
             smaller = _replace(module, block, lambda node, rest=rest: node.with_changes(body=rest))
             code = smaller.code
-            if code != module.code and parses(code) and fails(code):
+            if rest != body and parses(code) and fails(code):
                 module, body = smaller, rest
                 block = _blocks(module)[index]
+                i += len(kept)
             else:
                 i += chunk
         chunk //= 2
