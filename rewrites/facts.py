@@ -245,9 +245,11 @@ class FileFacts:
     def string_literals(self) -> frozenset[str]:
         """The values of the file's plain string literals: the names code may look up at
         run time (``getattr(torch.nn, config.norm_class_name)`` with ``"LayerNorm"`` in a
-        config default)."""
+        config default). Not those of definitions an earlier run emitted (their dict keys
+        are no names a config holds)."""
         def compute():
-            found = (literal_value(node) for node in self.nodes(self.module, (cst.SimpleString,)))
+            found = (literal_value(node) for node in self.nodes(self.module, (cst.SimpleString,),
+                                                               lambda scope: id(scope) not in self.ctx.frozen))
             return frozenset(v for v in found if type(v) is str)
         return self._once("string_literals", self.module, compute)
 
