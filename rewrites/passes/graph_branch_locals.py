@@ -69,7 +69,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._step = 0  # order of binds and reads in the function
         self._first_bound: list[dict[str, int]] = []  # per function: name -> step it is first bound
         self._reads: list[dict[str, int]] = []  # per function: name -> last step it is read
-        self._stores: set[int] = set()  # ids of Name nodes that are assignment targets
+        self._stores: set[int] = set()  # ids of Name nodes that are no reads (assignment targets, keywords, attributes)
         self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
         self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
@@ -155,6 +155,14 @@ class GraphBranchLocals(CompiledScopes, Pass):
                 self._mark_stores(e.value)
         elif isinstance(target, cst.StarredElement):
             self._mark_stores(target.value)
+
+    # names that are no variables: a keyword argument's (f(mask=m)), an attribute's (x.mask)
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._stores.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._stores.add(id(node.attr))
 
     def visit_Name(self, node: cst.Name) -> None:
         if self._reads and id(node) not in self._stores:
