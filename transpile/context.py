@@ -103,7 +103,9 @@ class FileContext:
         """Leave a ``# transpile:`` comment on the enclosing statement and report it."""
         # a comment is one line, whatever code it quotes, and the same whether the code was
         # quoted compact or as black laid it out (converting the output again finds it equal)
-        message = _BRACKET_SPACE.sub(r"\1", " ".join(message.split())).replace(",)", ")").replace(",]", "]")
+        # (code quoted with repr keeps its line breaks as "\n": they are layout too)
+        message = " ".join(message.replace("\\n", " ").split())
+        message = _BRACKET_SPACE.sub(r"\1", message).replace(",)", ")").replace(",]", "]")
         self.report(node, code, message, severity, Safety.MANUAL)
         if self.markers:
             text = f"# transpile: {code} {message}"
