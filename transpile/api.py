@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from .diagnostics import Diagnostic, error as _error
 from .pipeline import ConversionResult, Pipeline
 
-__all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport"]
+__all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport", "RefusedError"]
 
 _PY2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"'])|^\s*except\s+[\w.]+\s*,\s*\w+\s*:", re.M)
 
@@ -152,4 +152,4 @@ def apis_markdown(apis: list[ApiStatus]) -> str:
     return "\n".join(lines) + "\n"
 
 
-from .files import FileOutcome, PathReport, convert_paths  # noqa: E402  (re-exported: the files layer uses convert_code)
+from .files import FileOutcome, PathReport, RefusedError, convert_paths  # noqa: E402  (re-exported: the files layer uses convert_code)
