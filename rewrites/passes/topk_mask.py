@@ -43,18 +43,33 @@ class TopkMask(Pass):
         self._masks.pop()
         return updated
 
-    def _match(self, stmt: cst.SimpleStatementLine):
-        """(values name, indices target or None, bound args) for ``v, _ = torch.topk(...)``."""
+    @staticmethod
+    def _assigned_call(stmt: cst.SimpleStatementLine):
+        """(call, literal index or None) of ``t = f(...)`` or ``t = f(...)[i]``, else None."""
         if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
             return None
-        assign = stmt.body[0]
-        call = assign.value
-        index = None
+        call, index = stmt.body[0].value, None
         if isinstance(call, cst.Subscript) and len(call.slice) == 1 and isinstance(call.slice[0].slice, cst.Index):
             index = literal_value(call.slice[0].slice.value)
             call = call.value
-        if not isinstance(call, cst.Call) or self.ctx.imports.qualify(call.func) != TOPK:
+        return (call, index) if isinstance(call, cst.Call) else None
+
+    def _converted_args(self, updated: cst.SimpleStatementLine) -> dict:
+        """The arguments as the other passes of this stage converted them (the table's
+        call takes torch's names by keyword), so the lines written here carry them."""
+        found = self._assigned_call(updated)
+        try:
+            return bind(found[0], TOPK_PARAMS, ()) if found else {}
+        except Unconvertible:
+            return {}
+
+    def _match(self, stmt: cst.SimpleStatementLine):
+        """(values name, indices target or None, bound args) for ``v, _ = torch.topk(...)``."""
+        found = self._assigned_call(stmt)
+        if found is None or self.ctx.imports.qualify(found[0].func) != TOPK:
             return None
+        assign = stmt.body[0]
+        call, index = found
         if len(assign.targets) != 1:
             return None
         target = assign.targets[0].target
@@ -81,6 +96,7 @@ class TopkMask(Pass):
         if found is None:
             return updated
         values, indices, args = found
+        args = {**args, **self._converted_args(updated)}
         if indices is not None and not (isinstance(indices, cst.Name) and indices.value == "_"):
             self.ctx.stats.unconverted += 1
             self.ctx.mark(original, self.id, "torch.topk with a variable k: the indices have no static-shape equivalent")
