@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.diagnostics import Severity
+from transpile.formatting import InvalidStatement, format_statement
 from transpile.passes import Example, Pass
 from transpile.walk import rewrite
 
@@ -142,7 +143,8 @@ class LayerParams(Pass):
         reads = _reads(name, per_class, spelled)
         if not reads:
             return updated
-        renamer = _Renamer(name, reads)
+        # the if's own depth: the statements open around it, itself included, less one
+        renamer = _Renamer(name, reads, depth=len(self.ctx.markers) - 1)
         body = rewrite(updated.body, renamer)
         if renamer.count:
             self.ctx.stats.converted += renamer.count
@@ -220,9 +222,31 @@ class _Renamer(cst.CSTTransformer):
     """Reads of ``name.attr`` in a branch -> the code ``reads`` gives; a read chosen at run
     time is not a target, so an assignment to it is left (and reported by nothing else)."""
 
-    def __init__(self, name: str, reads: dict[str, tuple[str, bool]]):
+    def __init__(self, name: str, reads: dict[str, tuple[str, bool]], depth: int = 0):
         self.name, self.reads, self.count = name, reads, 0
         self._targets: set[int] = set()
+        self._depth = depth  # indentation level, for the width black lays lines out in
+        self._counts: list[int] = []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._depth += 1
+
+    def leave_IndentedBlock(self, original, updated):
+        self._depth -= 1
+        return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._counts.append(self.count)
+
+    def leave_SimpleStatementLine(self, original, updated):
+        """A line changed here gets black's layout now (the engine formatted the lines of
+        the branch before this rename; the next run would lay it out)."""
+        if self.count == self._counts.pop():
+            return updated
+        try:
+            return format_statement(updated, 4 * self._depth)
+        except InvalidStatement:
+            return updated
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
