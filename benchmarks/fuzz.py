@@ -721,6 +721,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     start = time.monotonic()
     stop = start + args.minutes * 60
+    (args.out / "failures.jsonl").unlink(missing_ok=True)  # the list is this run's
     tally = Tally(args.out, debug=args.debug, progress=lambda line: print(line, file=sys.stderr, flush=True))
     for source, code in api_programs():
         if time.monotonic() > stop:
