@@ -63,6 +63,13 @@ STATEMENT_TYPES = frozenset(
 )
 
 
+# Nodes whose leave every pass sees even after an earlier pass removed or replaced them:
+# passes keep stacks per statement and scope (a removed TorchScript overload stub must
+# still pop what each pass pushed on entering it). Expressions are not among them: a
+# later pass handed a replaced expression would report it as if unconverted.
+_LEFT_BY_ALL = STATEMENT_TYPES | SCOPE_TYPES | {cst.IndentedBlock}
+
+
 class StageTransformer(cst.CSTTransformer):
     """Dispatches every node to the passes that handle its type, in pass order.
 
@@ -102,10 +109,13 @@ class StageTransformer(cst.CSTTransformer):
         if updated is not original and type(original) in _OPERAND_FIELDS:
             updated = _parenthesize_replaced(original, updated)
         result = last = updated
+        late = type(original) in _LEFT_BY_ALL
         for handler in self._leave.get(type(original).__name__, ()):
             if not isinstance(result, type(original)):
-                # Removed or replaced by another kind of node: the later passes still see
-                # it leave (what they pushed on visiting it is popped), their result unused.
+                if not late:
+                    break  # an expression replaced by another kind: later passes see the new one
+                # A statement or scope removed or replaced: the later passes still see it
+                # leave (what they pushed on visiting it is popped), their result unused.
                 handler(original, last)
                 continue
             last = result
