@@ -169,7 +169,7 @@ class StageTransformer(cst.CSTTransformer):
         message = f"this statement's conversion is not valid Python ({why}); it is left as it was"
         self.ctx.report(original, "MS000", message, Severity.ERROR, Safety.MANUAL)
         self.ctx.stats.unconverted += 1
-        markers[:] = [f"# transpile: MS000 {message}"]
+        markers[:] = [f"{MARKER_PREFIX} MS000 {message}"]
         return original
 
 
@@ -236,6 +236,21 @@ def _parenthesize_replaced(original: cst.CSTNode, updated: cst.CSTNode) -> cst.C
         if child is not getattr(original, name) and _needs_parentheses(updated, name, child):
             changes[name] = child.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return updated.with_changes(**changes) if changes else updated
+
+
+MARKER_PREFIX = "# transpile:"
+
+
+def _markers_to_first_statement(module: cst.Module) -> cst.Module:
+    """LibCST parses the comments above a file's first statement into the module's
+    header; marker lines there (an earlier run's) belong to that statement, where the
+    next markers are compared with them. The code is the same."""
+    marks = [i for i, line in enumerate(module.header) if line.comment and line.comment.value.startswith(MARKER_PREFIX)]
+    if not marks or not module.body:
+        return module
+    first = module.body[0]
+    moved = first.with_changes(leading_lines=[*module.header[marks[0]:], *first.leading_lines])
+    return module.with_changes(header=module.header[:marks[0]], body=[moved, *module.body[1:]])
 
 
 def _attach_markers(stmt, markers: list[str], was_line: bool = False):
@@ -406,7 +421,7 @@ class Pipeline:
                  tree_source: bool) -> ConversionResult:
         """The conversion proper, of a file CPython parses and that nests within limits."""
         try:
-            module = cst.parse_module(source)
+            module = _markers_to_first_statement(cst.parse_module(source))
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         ctx = FileContext(source, filename, self.module_map, self.aliases)
