@@ -67,6 +67,14 @@ class LayerParams(Pass):
         self._distinctive = distinctive_attributes(self.tables)
         self._targets: set[int] = set()  # ids of attributes assigned or deleted
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
+        self._blocks = 0  # indented blocks open: the depth of the statement being left
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks += 1
+
+    def leave_IndentedBlock(self, original, updated):
+        self._blocks -= 1
+        return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
@@ -143,8 +151,7 @@ class LayerParams(Pass):
         reads = _reads(name, per_class, spelled)
         if not reads:
             return updated
-        # the if's own depth: the statements open around it, itself included, less one
-        renamer = _Renamer(name, reads, depth=len(self.ctx.markers) - 1)
+        renamer = _Renamer(name, reads, depth=self._blocks)
         body = rewrite(updated.body, renamer)
         if renamer.count:
             self.ctx.stats.converted += renamer.count
