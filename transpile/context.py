@@ -38,6 +38,18 @@ class Stats:
 
 # spaces just inside brackets: "f( a, b, )" and "f(a, b)" quote the same code
 _BRACKET_SPACE = re.compile(r"([(\[{]) | (?=[)\]}])")
+_QUOTED = re.compile(r"'(\(.*?\))'")  # code quoted in a message, in parentheses
+
+
+def _without_outer_parentheses(code: str) -> str:
+    """``(a if c else b)`` -> ``a if c else b``: parentheses around the whole quote are
+    layout (the converted code wraps a replaced operand in them, the first run did not)."""
+    depth = 0
+    for i, char in enumerate(code):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and i < len(code) - 1:
+            return code  # the first parenthesis closes before the end: (a)(b)
+    return code[1:-1] if depth == 0 else code
 
 
 class FileContext:
@@ -106,6 +118,7 @@ class FileContext:
         # (code quoted with repr keeps its line breaks as "\n": they are layout too)
         message = " ".join(message.replace("\\n", " ").split())
         message = _BRACKET_SPACE.sub(r"\1", message).replace(",)", ")").replace(",]", "]")
+        message = _QUOTED.sub(lambda m: f"'{_without_outer_parentheses(m.group(1))}'", message)
         self.report(node, code, message, severity, Safety.MANUAL)
         if self.markers:
             text = f"# transpile: {code} {message}"
