@@ -21,7 +21,8 @@ def _pipeline() -> Pipeline:
 
 
 def convert_code(source: str, *, filename: str | None = None, debug: bool = False,
-                 inherited_imports: dict[str, str] | None = None, package=None) -> ConversionResult:
+                 inherited_imports: dict[str, str] | None = None, package=None, record_edits: bool = False,
+                 declined=frozenset()) -> ConversionResult:
     """Convert one PyTorch source text to MindSpore.
 
     ``inherited_imports`` (name -> qualified name) are bindings the file gets without
@@ -31,12 +32,19 @@ def convert_code(source: str, *, filename: str | None = None, debug: bool = Fals
     module name, the tree classes it names with their bases, the packages it imports
     from outside the tree.
 
+    ``record_edits`` lists in ``result.edits`` each replacement a pass made (an
+    ``edits.Edit``: pass, place, code before and after, reason, safety); ``declined``
+    holds the ``Edit.key`` of replacements not to make (the code there is left as it
+    was, still naming torch). A ``# transpile: ignore`` (or ``ignore[MS201]``) comment on
+    a line declines the edits of that statement (of its whole block on a block's first line).
+
     ``debug`` re-parses every replacement a pass makes (blaming that pass) and the
     tree after each stage, and raises if the code would parse to a different tree. Never raises for bad input: a source that cannot be
     converted comes back unchanged with ``failed=True`` and an error diagnostic.
     """
     name = filename or "<string>"
-    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports, package=package)
+    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports, package=package,
+                             record_edits=record_edits, declined=declined)
     if result.failed and _PY2_HINTS.search(source):
         diag = result.diagnostics[0]
         result.diagnostics[0] = Diagnostic(

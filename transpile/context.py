@@ -85,6 +85,45 @@ class FileContext:
         # ids of original nodes no pass may touch or enter (the rewrites' analysis fills it:
         # code the tool itself emitted on an earlier run stays as it was written)
         self.frozen: set[int] = set()
+        self.source_roots: set[str] = set()  # top-level modules of the source framework
+        # Edits (``transpile.edits``): recorded when asked for, declined by key or by an
+        # ignore comment in the file.
+        self.recording = False
+        self.declined: frozenset = frozenset()
+        self.edit_records: list = []
+        self.edit_counts: dict = {}  # (pass id, code) -> edits proposed so far
+
+    @property
+    def watching_edits(self) -> bool:
+        """Whether edits are looked at one by one (recorded, or some may be declined)."""
+        return self.recording or bool(self.declined) or "transpile: ignore" in self.source
+
+    def snapshot(self) -> tuple:
+        """What a pass's handler may add to the shared state, to take back a declined edit."""
+        return (self.stats.converted, self.stats.unconverted, self.stats.annotations, len(self.pending),
+                len(self.markers[-1]) if self.markers else 0, set(self.definitions), dict(self.new_imports),
+                set(self.kept_source_modules))
+
+    def restore(self, snap: tuple) -> list[PendingDiagnostic]:
+        """Back to ``snap``; the diagnostics reported since, which are dropped."""
+        converted, unconverted, annotations, pending, markers, definitions, new_imports, kept = snap
+        dropped = self.pending[pending:]
+        del self.pending[pending:]
+        if self.markers:
+            del self.markers[-1][markers:]
+        for name in set(self.definitions) - definitions:
+            del self.definitions[name]
+        self.new_imports = new_imports
+        self.kept_source_modules = kept
+        # the uses the pass converted there are uses left unconverted
+        self.stats.unconverted = unconverted + max(0, self.stats.converted - converted)
+        self.stats.converted, self.stats.annotations = converted, annotations
+        return dropped
+
+    def keep_source_references(self, node: cst.CSTNode) -> cst.CSTNode:
+        """``node`` with every name of a source-framework symbol spelled so that it still
+        names it once the imports are converted (code left as it was must still run)."""
+        return node.visit(_SourceRespeller(self))
 
     def innermost(self, kind: type) -> cst.CSTNode | None:
         """The innermost open scope of type ``kind`` (``cst.FunctionDef``), if any."""
@@ -209,3 +248,40 @@ class FileContext:
             out.append(Diagnostic(p.code, p.severity, p.message, self.filename, line, col, p.safety))
         out.sort(key=lambda d: (d.line, d.col, d.code, d.message))
         return out
+
+
+class _SourceRespeller(cst.CSTTransformer):
+    """Spells the source-framework references of a subtree with ``keep_source``."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.not_references: set[int] = set()  # attribute and keyword names
+
+    def _qualified(self, node: cst.BaseExpression) -> str | None:
+        qual = self.ctx.imports.qualify(node)
+        return qual if qual and qual.split(".")[0] in self.ctx.source_roots else None
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_references.add(id(node.keyword))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.not_references.add(id(node.attr))
+        return self._qualified(node) is None
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        qual = self._qualified(original)
+        return self.ctx.keep_source(qual, original) if qual else updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        if id(original) in self.not_references:
+            return updated
+        qual = self._qualified(original)
+        return self.ctx.keep_source(qual, original) if qual else updated

@@ -26,6 +26,9 @@ class Pass:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     examples: ClassVar[tuple[Example, ...]] = ()
+    # Its replacements follow from the other passes' (the imports they need): not shown
+    # as edits of their own and never declined one by one.
+    derived_edits: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

@@ -9,10 +9,12 @@ import libcst as cst
 
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
+from .edits import Edit, EditKey, ignored_passes
 from .formatting import InvalidStatement, format_statement
 from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
+from .positions import start_positions
 from .walk import SCOPE_TYPES, transform
 
 Stage = tuple[type[Pass], ...]
@@ -32,6 +34,7 @@ class ConversionResult:
     filename: str = "<string>"
     stats: Stats = field(default_factory=Stats)
     failed: bool = False  # the input could not be converted at all (code is the input)
+    edits: list[Edit] = field(default_factory=list)  # when recorded: each pass's replacements, in order
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -85,6 +88,8 @@ class StageTransformer(cst.CSTTransformer):
         self._edits = 0
         self._edit_marks: list[int] = []
         self._depth = 0
+        self._watch = ctx.watching_edits
+        self._ignores: list[frozenset[str] | None] = []  # per open statement: passes its ignore comment names
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if id(node) in self.ctx.frozen:
@@ -93,6 +98,8 @@ class StageTransformer(cst.CSTTransformer):
         if kind in STATEMENT_TYPES:
             self.ctx.markers.append([])
             self._edit_marks.append(self._edits)
+            if self._watch:
+                self._ignores.append(ignored_passes(_line_comment(node)))
         elif kind is cst.IndentedBlock:
             self._depth += 1
         if kind in SCOPE_TYPES:
@@ -119,8 +126,14 @@ class StageTransformer(cst.CSTTransformer):
                 handler(original, last)
                 continue
             last = result
+            snap = self.ctx.snapshot() if self._watch else None
             new = handler(original, result)
             if new is not result:
+                pass_type = type(handler.__self__)
+                if snap is not None and not pass_type.derived_edits and not self._proposed(pass_type, original, result, new, snap):
+                    new = self.ctx.keep_source_references(result)
+                    if new is result:
+                        continue
                 self._edits += 1
                 new = _keep_parentheses(result, new)
                 if self.debug:
@@ -133,6 +146,10 @@ class StageTransformer(cst.CSTTransformer):
             self._depth -= 1
         elif kind in STATEMENT_TYPES:
             markers = self.ctx.markers.pop()
+            if self._watch:
+                ignored = self._ignores.pop()
+                if ignored is not None:  # an ignored line gets no marker of the passes it names
+                    markers = [m for m in markers if ignored and m.split()[2] not in ignored]
             edited = self._edits != self._edit_marks.pop()
             wrapped = isinstance(original, cst.SimpleStatementLine)  # a line a pass may have put in an if
             lines = (cst.SimpleStatementLine, cst.FlattenSentinel, cst.If) if wrapped else (cst.SimpleStatementLine, cst.FlattenSentinel)
@@ -147,6 +164,34 @@ class StageTransformer(cst.CSTTransformer):
                 self._edits += 1  # the enclosing statement changed too
         return result
 
+
+    def _ignored(self, pass_id: str) -> bool:
+        """Whether an enclosing statement's ``# transpile: ignore`` comment names the pass."""
+        return any(ignored is not None and (not ignored or pass_id in ignored) for ignored in self._ignores)
+
+    def _proposed(self, pass_type: type[Pass], original, found, new, snap: tuple) -> bool:
+        """A pass's replacement of ``original`` (``found`` as the pass got it) by ``new``:
+        recorded when asked, and whether it stands (False: declined, the state it
+        changed is taken back)."""
+        ctx = self.ctx
+        # the same text can be an edit: ``nn.ReLU()`` names MindSpore's once the imports change
+        before, after = _node_code(found), _node_code(new)
+        code = _node_code(original)
+        counted = (pass_type.id, code)
+        occurrence = ctx.edit_counts.get(counted, 0)
+        ctx.edit_counts[counted] = occurrence + 1
+        why_not = ""
+        if self._ignored(pass_type.id):
+            why_not = "a '# transpile: ignore' comment"
+        elif EditKey(pass_type.id, code, occurrence) in ctx.declined:
+            why_not = "a decision"
+        reported = ctx.restore(snap) if why_not else ctx.pending[snap[3]:]
+        if why_not:
+            ctx.report(original, pass_type.id, f"{pass_type.name or pass_type.id} not applied here: declined by {why_not}",
+                       Severity.INFO, Safety.MANUAL)
+        if ctx.recording:
+            ctx.edit_records.append((pass_type, original, code, occurrence, before, after, reported, why_not))
+        return not why_not
 
     def _format(self, result, wrapped: bool = False):
         """Black's layout for a changed statement line (or each line of a sequence, or the
@@ -171,6 +216,31 @@ class StageTransformer(cst.CSTTransformer):
         self.ctx.stats.unconverted += 1
         markers[:] = [f"{MARKER_PREFIX} MS000 {message}"]
         return original
+
+
+def _line_comment(stmt: cst.CSTNode) -> str | None:
+    """The comment ending a statement's (first) line."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        whitespace = stmt.trailing_whitespace
+    else:
+        body = getattr(stmt, "body", None)
+        whitespace = getattr(body, "header", None)
+    comment = getattr(whitespace, "comment", None)
+    return comment.value if comment is not None else None
+
+
+_CODEGEN = cst.Module(body=[])
+
+
+def _node_code(node) -> str:
+    """A node's code without the comment lines above a statement and the line break after it."""
+    if isinstance(node, cst.FlattenSentinel):
+        return "".join(_node_code(n) + "\n" for n in node.nodes).rstrip("\n")
+    if isinstance(node, cst.RemovalSentinel):
+        return ""
+    if getattr(node, "leading_lines", None):
+        node = node.with_changes(leading_lines=())
+    return _CODEGEN.code_for_node(node).rstrip("\n")
 
 
 def _keep_parentheses(replaced: cst.CSTNode, new):
@@ -385,10 +455,13 @@ class Pipeline:
         return tuple(p for stage in self.stages for p in stage)
 
     def run(self, source: str, filename: str = "<string>", *, debug: bool = False,
-            inherited: dict[str, str] | None = None, package=None) -> ConversionResult:
+            inherited: dict[str, str] | None = None, package=None, record_edits: bool = False,
+            declined=frozenset()) -> ConversionResult:
         """``inherited``: import bindings the file gets from elsewhere (its star imports
         of sibling modules), used where the file does not bind the name itself. ``package``:
         what the file's tree says about it (``package_index.PackageFacts``), read by the passes.
+        ``record_edits``: the result lists every replacement a pass made (``edits``);
+        ``declined``: the ``EditKey``s of replacements not to make.
 
         Never raises for bad input: a file not valid Python, nested too deeply or too
         large for memory comes back failed, with a diagnostic."""
@@ -404,7 +477,7 @@ class Pipeline:
         if cheap:
             return ConversionResult(source, [], False, filename)
         depth, line = measured
-        task = (source, filename, debug, inherited, package, tree_source)
+        task = (source, filename, debug, inherited, package, tree_source, record_edits, frozenset(declined))
         try:
             if depth <= SHALLOW_NESTING:
                 try:
@@ -418,7 +491,7 @@ class Pipeline:
             return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 0)
 
     def _convert(self, source: str, filename: str, debug: bool, inherited: dict[str, str], package,
-                 tree_source: bool) -> ConversionResult:
+                 tree_source: bool, record_edits: bool, declined: frozenset) -> ConversionResult:
         """The conversion proper, of a file CPython parses and that nests within limits."""
         try:
             module = _markers_to_first_statement(cst.parse_module(source))
@@ -430,6 +503,8 @@ class Pipeline:
         for name, qualified in inherited.items():
             ctx.imports.bindings.setdefault(name, qualified)
         ctx.package = package
+        ctx.source_roots = self.source_roots
+        ctx.recording, ctx.declined = record_edits, declined
         if not (ctx.imports.roots() & self.source_roots) and not tree_source:
             return ConversionResult(source, [], False, filename)
         if self.analyse is not None:
@@ -443,6 +518,7 @@ class Pipeline:
                 check_reparse(current, "+".join(p.id for p in stage))
         code = current.code
         diagnostics = ctx.resolve(module)
+        edits = _edits(ctx, module) if record_edits else []
         try:  # never hand out code that does not parse (each changed statement was checked)
             if code != source:  # the source parsed before
                 ast.parse(code, filename)
@@ -450,4 +526,20 @@ class Pipeline:
             message = f"the converted code does not parse (line {exc.lineno}: {exc.msg}); nothing is converted"
             diag = Diagnostic("MS000", Severity.ERROR, message, filename, 0, 0, Safety.MANUAL)
             return ConversionResult(source, [*diagnostics, diag], False, filename, ctx.stats, failed=True)
-        return ConversionResult(code, diagnostics, code != source, filename, ctx.stats)
+        return ConversionResult(code, diagnostics, code != source, filename, ctx.stats, edits=edits)
+
+
+_SAFETY_ORDER = {Safety.SAFE: 0, Safety.MANUAL: 1, Safety.UNSAFE: 2}
+
+
+def _edits(ctx: FileContext, module: cst.Module) -> list[Edit]:
+    """The recorded replacements, located in the input (an unsafe report makes an edit unsafe)."""
+    positions = start_positions(module, [record[1] for record in ctx.edit_records])
+    edits = []
+    for pass_type, original, code, occurrence, before, after, reported, why_not in ctx.edit_records:
+        line, col = positions.get(id(original), (0, 0))
+        safety = max((p.safety for p in reported), key=_SAFETY_ORDER.__getitem__, default=Safety.SAFE)
+        reason = "; ".join(dict.fromkeys(p.message for p in reported)) or pass_type.summary
+        edits.append(Edit(pass_type.id, line, col, code, before, after, reason, safety, occurrence,
+                          applied=not why_not, why_not=why_not))
+    return edits

@@ -88,6 +88,7 @@ class Imports(Pass):
     id = "MS901"
     name = "imports"
     summary = "Rewrite torch imports to MindSpore; drop the unused, keep what is still needed."
+    derived_edits = True  # the imports the other passes' code needs
     examples = (
         Example(
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    pass\n",
