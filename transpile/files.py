@@ -204,6 +204,19 @@ def _write_atomic(path: Path, data: str | bytes, mode: int | None = None, owner:
     _replace_atomic(path, fill, mode, owner)
 
 
+def write_file_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+    """Create or replace a file the tool owns (a report, the decisions) atomically, with
+    the mode it had, else the mode a new file gets under the umask (not mkstemp's 0600)."""
+    path = Path(path)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    _write_atomic(path, data, mode)
+
+
 def _copy_atomic(src: Path, dest: Path) -> None:
     """Copy ``src`` (content, permission bits, times) to ``dest`` atomically."""
 
