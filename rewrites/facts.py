@@ -17,7 +17,8 @@ import libcst as cst
 from transpile.walk import ScopeIndex
 
 from .syntax import is_emitted_name, literal_value
-from .table_calls import accepts_arguments
+from .table_calls import accepts_arguments, tables
+from .target_code import target_definitions
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -60,6 +61,9 @@ class FileFacts:
                                     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
         ctx.frozen.update(id(stmt) for stmt in module.body
                           if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions)
+        # definitions written for MindSpore (a file converted partly by hand) stay as written
+        target_roots = tables().framework_roots - ctx.source_roots
+        ctx.frozen.update(id(d) for d in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots))
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
         key = (fact, id(node))

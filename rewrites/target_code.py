@@ -1,0 +1,84 @@
+"""Definitions already written for MindSpore: half-converted files keep them as they are.
+
+A file converted partly by hand holds classes and functions written for MindSpore beside
+torch code (``class Attention(nn.Cell)`` with ``from mindspore import nn`` next to
+``class MLP(tnn.Module)``). Their code must come out byte for byte: the passes that guess
+from the shape of code (a ``construct`` parameter taken for a torch tensor, ``x.std()``
+read as torch's unbiased ``std``, GRAPH_MODE fixes) would otherwise rewrite MindSpore's
+own methods as if they were torch's.
+
+A top-level class or function is written for MindSpore when the imported names it uses
+come from MindSpore and none from a source framework (torch, einops, ...), and, for a
+class, each base is MindSpore's, ``object`` or such a class of the same file (a class
+deriving from a torch class of the file or the package is converted with it: its
+``forward`` must become ``construct``). Such a definition names nothing torch, so the
+passes that convert torch names have nothing to do in it either: it is left whole.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+
+class _ImportedRoots(cst.CSTVisitor):
+    """The top-level packages of the imported names a definition uses (``nn`` bound to
+    ``mindspore.nn``: ``mindspore``); attribute names and keywords are not uses."""
+
+    def __init__(self, bindings: dict[str, str]) -> None:
+        super().__init__()
+        self.bindings = bindings
+        self.roots: set[str] = set()
+        self._not_uses: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_uses.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_uses.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._not_uses and node.value in self.bindings:
+            self.roots.add(self.bindings[node.value].split(".")[0])
+
+
+def _imported_roots(node: cst.CSTNode, bindings: dict[str, str]) -> set[str]:
+    visitor = _ImportedRoots(bindings)
+    node.visit(visitor)
+    return visitor.roots
+
+
+def _bases_are_target(node: cst.ClassDef, bindings: dict[str, str], target_roots: frozenset[str],
+                      target_classes: set[str]) -> bool:
+    """Each base of ``node`` is a MindSpore class, ``object`` or a class of the file written for MindSpore."""
+    for base in node.bases:
+        value = base.value
+        head = value
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name):
+            return False
+        if isinstance(value, cst.Name) and value.value in target_classes | {"object"}:
+            continue
+        if head.value not in bindings or bindings[head.value].split(".")[0] not in target_roots:
+            return False
+    return True
+
+
+def target_definitions(module: cst.Module, bindings: dict[str, str], source_roots: set[str],
+                       target_roots: frozenset[str]) -> list[cst.CSTNode]:
+    """The top-level classes and functions of ``module`` written for the target framework
+    (see the module docstring), in file order."""
+    found: list[cst.CSTNode] = []
+    target_classes: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            continue
+        roots = _imported_roots(stmt, bindings)
+        if not roots & target_roots or roots & source_roots:
+            continue
+        if isinstance(stmt, cst.ClassDef):
+            if not _bases_are_target(stmt, bindings, target_roots, target_classes):
+                continue
+            target_classes.add(stmt.name.value)
+        found.append(stmt)
+    return found
