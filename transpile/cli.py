@@ -5,6 +5,7 @@ import argparse
 import difflib
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -14,7 +15,8 @@ from . import __version__
 from .api import PathReport, convert_paths
 from .diagnostics import Severity
 from .package_index import outside_package, outside_summary
-from .files import BACKUP_SUFFIX, RefusedError
+from .files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
+from .report import read_parity_results
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 # A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
@@ -60,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--no-cache", action="store_true",
                       help="neither read nor write the cache of results (by content hash, in $TRANSPILE_CACHE_DIR, "
                            "else $XDG_CACHE_HOME/transpile or ~/.cache/transpile)")
+    conv.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="colour the --diff (default auto: on a terminal, unless NO_COLOR is set)")
+    conv.add_argument("--report", metavar="HTML",
+                      help="also write an HTML report of the run (one self-contained file: summary, side-by-side "
+                           "diffs, diagnostics, unconverted APIs); alone, nothing else is written")
+    conv.add_argument("--parity-results", metavar="JSON",
+                      help="with --report: show the results `transpile parity ... --json > JSON` wrote")
     conv.set_defaults(func=cmd_convert)
 
     apis = sub.add_parser("apis", help="list every torch API the tables know, with its status")
@@ -154,8 +163,13 @@ def _usage_problem(args) -> str | None:
         return "-o and --in-place do not go together (--in-place writes each file over itself)"
     if (args.force or args.backup) and not args.in_place:
         return "--force and --backup only apply with --in-place"
-    if not dry and not args.in_place and args.output is None and (len(args.paths) != 1 or not args.paths[0].endswith(".py")):
-        return "give -o OUT, --in-place, --diff or --check (stdout takes one .py file)"
+    if args.parity_results is not None and args.report is None:
+        return "--parity-results goes with --report"
+    if args.report is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
+        return f"--report {args.report}: no such directory"
+    if not (dry or args.in_place or args.report) and args.output is None \
+            and (len(args.paths) != 1 or not args.paths[0].endswith(".py")):
+        return "give -o OUT, --in-place, --diff, --check or --report (stdout takes one .py file)"
     return None
 
 
@@ -165,15 +179,21 @@ def cmd_convert(args) -> int:
         print(f"transpile convert: {problem}", file=sys.stderr)
         return EXIT_USAGE
     dry = args.diff or args.check
-    single_stdout = not dry and not args.in_place and args.output is None
+    single_stdout = not dry and not args.in_place and args.output is None and args.report is None
+    try:
+        parity = read_parity_results(args.parity_results) if args.parity_results is not None else None
+    except ValueError as exc:
+        print(f"transpile convert: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     progress = None
     if sys.stderr.isatty() and any(os.path.isdir(p) for p in args.paths):
         progress = _ProgressLine(sys.stderr)
+    sources = _SourceKeeper(progress) if args.report is not None else None
     try:
         report = convert_paths(args.paths, output=args.output, in_place=args.in_place,
-                               write=not (dry or single_stdout), debug=args.debug,
+                               write=not dry and (args.in_place or args.output is not None), debug=args.debug,
                                jobs=args.jobs, cache=not args.no_cache,
-                               force=args.force, backup=args.backup, progress=progress)
+                               force=args.force, backup=args.backup, progress=sources or progress)
     except RefusedError as exc:
         print(f"transpile convert: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
         for line in exc.problems:
@@ -187,12 +207,13 @@ def cmd_convert(args) -> int:
             progress.clear()
     out = sys.stdout
     if args.diff:
+        color = _use_color(args.color, out)
         for f in report.files:
             r = f.result
             if r and r.changed:
-                out.writelines(difflib.unified_diff(
-                    _source_lines(f.source), r.code.splitlines(keepends=True),
-                    fromfile=str(f.source), tofile=f"{f.source} (converted)"))
+                lines = difflib.unified_diff(_source_lines(f.source), r.code.splitlines(keepends=True),
+                                             fromfile=str(f.source), tofile=f"{f.source} (converted)")
+                out.writelines(colorize_diff(lines) if color else lines)
     elif single_stdout and report.files and report.files[0].result and not report.files[0].result.failed:
         out.write(report.files[0].result.code)
     if args.format == "json":
@@ -218,6 +239,8 @@ def cmd_convert(args) -> int:
         for package, found in report.outside_packages.items():
             print(outside_summary(package, found), file=sys.stderr)
         print(_summary(report), file=sys.stderr)
+    if args.report is not None and not _write_report(args, report, sources.texts, parity):
+        return EXIT_FINDINGS
     if any(f.internal_error for f in report.files):
         return EXIT_INTERNAL
     if report.has_errors or report.failed:
@@ -225,6 +248,68 @@ def cmd_convert(args) -> int:
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+class _SourceKeeper:
+    """A progress callback that keeps the text of each file to convert as it is reported
+    done: before anything is written (convert_paths writes last), so that the report can
+    show an input that --in-place then overwrites. Passes the call on to ``then``."""
+
+    def __init__(self, then=None):
+        self.then, self.texts = then, {}
+
+    def __call__(self, done: int, total: int, path: Path) -> None:
+        if path.suffix in CONVERTED_SUFFIXES:
+            try:
+                self.texts[str(path)] = "".join(_source_lines(path))
+            except (OSError, UnicodeDecodeError):
+                pass  # the report says what the conversion said about it
+        if self.then is not None:
+            self.then(done, total, path)
+
+
+def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> bool:
+    """Write the HTML report atomically; False (said on stderr) when it cannot be written."""
+    from .report import render_report
+
+    page = render_report(report, sources, parity=parity, subtitle="inputs: " + shlex.join(args.paths))
+    try:
+        write_file_atomic(args.report, page)
+    except OSError as exc:
+        print(f"transpile convert: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
+        return False
+    print(f"report: {args.report}", file=sys.stderr)
+    return True
+
+
+# ANSI SGR codes of a coloured diff, by the start of a line
+_DIFF_COLORS = (("+++", "\x1b[1m"), ("---", "\x1b[1m"), ("@@", "\x1b[36m"), ("+", "\x1b[32m"), ("-", "\x1b[31m"))
+_RESET = "\x1b[0m"
+
+
+def colorize_diff(lines):
+    """The lines of a unified diff with colour: file headers bold, hunk headers cyan,
+    removed lines red, added lines green. Each escape ends before the line's end, so that
+    removing the escapes gives back the diff as it was."""
+    for line in lines:
+        start = next((code for prefix, code in _DIFF_COLORS if line.startswith(prefix)), None)
+        if start is None:
+            yield line
+            continue
+        body = line.rstrip("\r\n")
+        yield start + body + _RESET + line[len(body):]
+
+
+def _use_color(choice: str, stream) -> bool:
+    """--color: always, never, or auto: on a terminal unless NO_COLOR is set (any value) or TERM is dumb."""
+    if choice != "auto":
+        return choice == "always"
+    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def cmd_apis(args) -> int:

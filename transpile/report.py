@@ -214,20 +214,20 @@ def _template_text() -> str:
 
 
 def render_report(report: PathReport, sources: Mapping[str, str] | None = None, *,
-                  title: str = "transpile conversion report", parity=None, command: str = "") -> str:
+                  title: str = "transpile conversion report", parity=None, subtitle: str = "") -> str:
     """The HTML page of a run: one self-contained file (styles and script inline, no network).
 
     ``sources`` maps ``str(outcome.source)`` to the input's text (the side-by-side diff's
     left column; a file without one lists only its diagnostics). ``parity`` is what
-    ``transpile parity --json`` printed (see :func:`read_parity_results`). ``command`` is
-    shown as the command that made the report.
+    ``transpile parity --json`` printed (see :func:`read_parity_results`); ``subtitle``
+    is shown under the title (the inputs of the run).
     """
     sources = sources or {}
     sections = [_section(i, f, sources.get(str(f.source))) for i, f in enumerate(report.files)
                 if f.result is not None]
     template = _environment().from_string(_template_text())
     return template.render(
-        title=title, command=command, summary=summary(report), sections=sections,
+        title=title, subtitle=subtitle, summary=summary(report), sections=sections,
         by_index={s.index: s for s in sections}, apis=group_unconverted(report), parity=parity_rows(parity) if parity is not None else None,
         copied=[f for f in report.files if f.status == "copied"],
     )
