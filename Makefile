@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test docs bench bench-models bench-corpora fuzz clean
+.PHONY: install browser demo test docs bench bench-models bench-corpora fuzz clean
 
 install: $(STAMP)
 
@@ -20,7 +20,14 @@ demo: install
 	$(BIN)/transpile convert samples -o out
 	$(BIN)/transpile parity --samples samples --converted out
 
-test: install
+# The HTML report's test (tests/test_report_browser.py) drives Debian's chromium headless
+# through Playwright (never `playwright install`: it would download a browser build).
+# The package lists are refreshed only when the install fails without it.
+browser:
+	command -v chromium >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver \
+		|| (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver)
+
+test: install browser
 	$(BIN)/python -m pytest -q
 
 # docs/apis.md is generated from the tables (a test checks it is current)

@@ -1,0 +1,200 @@
+"""The HTML report (transpile.report.render_report and `transpile convert --report`), without a browser."""
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from transpile.api import convert_paths
+from transpile.cli import main
+from transpile.report import group_unconverted, parity_rows, read_parity_results, render_report, side_by_side
+
+CONVERTED = """\
+import torch
+
+
+def f(a, b):
+    return torch.cat([a, b], 1)
+"""
+UNSUPPORTED = """\
+import torch
+
+TAG = "<script>alert('x')</script> & more"
+
+
+def g(x):
+    y = torch.foo_bar(x)
+    return torch.foo_bar(y)
+"""
+BROKEN = "import torch\ndef h(:\n    return 1\n"
+PLAIN = "x = 1\n"
+
+
+class _Page(HTMLParser):
+    """Every element's attributes, the ids and the text of elements with a data-count."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.elements: list[tuple[str, dict]] = []
+        self.counts: dict[str, str] = {}
+        self._count = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.elements.append((tag, attrs))
+        self._count = attrs.get("data-count")
+
+    def handle_data(self, data):
+        if self._count and data.strip():
+            self.counts[self._count] = data.strip()
+            self._count = None
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.elements if "id" in a}
+
+    def with_class(self, name: str) -> list[dict]:
+        return [a for _, a in self.elements if name in (a.get("class") or "").split()]
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name, text in (("a.py", CONVERTED), ("b.py", UNSUPPORTED), ("c.py", BROKEN), ("d.py", PLAIN)):
+        (root / name).write_text(text)
+    return root
+
+
+def _render(root, **kw):
+    report = convert_paths([root], write=False, cache=False, jobs=1)
+    sources = {str(f.source): f.source.read_text() for f in report.files}
+    return report, render_report(report, sources, **kw)
+
+
+def test_code_is_escaped(tree):
+    _, html = _render(tree)
+    assert "<script>alert(" not in html
+    assert "&lt;script&gt;alert(" in html
+    assert html.count("<script>") == 1  # the page's own
+
+
+def test_self_contained(tree):
+    _, html = _render(tree)
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)
+    assert "@import" not in html and not re.search(r"url\(\s*['\"]?(?:https?:)?//", html)
+    assert not re.search(r"<(?:link|script)[^>]*\b(?:src|href)=[\"'](?!data:)", html)
+
+
+def test_summary_is_the_runs(tree):
+    report, html = _render(tree)
+    page = _Page(html)
+    for status in ("converted", "unchanged", "failed", "copied"):
+        assert page.counts[status] == str(report.count(status))
+    assert page.counts["files"] == str(len(report.files))
+    assert page.counts["converted_uses"] == str(report.converted_uses)
+    assert page.counts["measured_uses"] == str(report.converted_uses + report.unconverted_uses)
+    assert f"{report.conversion_rate:.1%}" in html
+
+
+def test_sections_links_and_badges(tree):
+    report, html = _render(tree)
+    page = _Page(html)
+    sections = [a for t, a in page.elements if t == "section"]
+    assert [s["data-path"] for s in sections] == [str(f.source) for f in report.files]
+    ids = page.ids()
+    links = page.with_class("diag-link")
+    assert len(links) == len(report.diagnostics)
+    for link in links + page.with_class("badge") + page.with_class("api-place"):
+        assert link["href"][1:] in ids
+    # each unconverted use is a badge on its input line
+    b = next(s for s in sections if s["data-path"].endswith("b.py"))
+    marked = {d.line for d in report.diagnostics if d.filename.endswith("b.py") and d.code == "MS201"}
+    assert marked and {f"{b['id']}-L{n}" for n in marked} <= {a["href"][1:] for a in page.with_class("diag-link")}
+
+
+def test_unchanged_collapsed_changed_open(tree):
+    _, html = _render(tree)
+    diffs = re.findall(r'<section class="file"[^>]*data-status="(\w+)".*?<details class="diff"( open)?', html, re.S)
+    assert dict(diffs) == {"converted": " open", "unchanged": "", "failed": ""}
+
+
+def test_unconverted_apis_grouped_with_counts(tree):
+    report, html = _render(tree)
+    groups = {g.name: g.count for g in group_unconverted(report)}
+    assert groups["torch.foo_bar"] == UNSUPPORTED.count("torch.foo_bar(")
+    row = re.search(r'data-api="torch.foo_bar">.*?class="api-count">(\d+)<', html, re.S)
+    assert row and int(row.group(1)) == groups["torch.foo_bar"]
+
+
+def test_side_by_side_rows():
+    rows = side_by_side(["a", "b", "c"], ["a", "B", "c", "d"])
+    assert [(r.kind, r.left_no, r.right_no) for r in rows] == [
+        ("equal", 1, 1), ("replace", 2, 2), ("equal", 3, 3), ("insert", None, 4)]
+
+
+PARITY = [
+    {"sample": "net", "entry": "Net()", "verdict": "mismatch", "ok": False, "notes": [],
+     "modes": {"PYNATIVE": {"verdict": "mismatch", "outputs": [{"max_abs_diff": 0.25, "max_rel_diff": "inf"}]},
+               "GRAPH": {"verdict": "error", "outputs": [], "detail": "boom"}}},
+    {"sample": "ok_net", "entry": "Ok()", "verdict": "match", "ok": True, "notes": [],
+     "modes": {"PYNATIVE": {"verdict": "match", "outputs": [{"max_abs_diff": 1e-7, "max_rel_diff": 2e-7}]}}},
+]
+
+
+def test_parity_rows_and_page(tree):
+    rows = parity_rows(PARITY)
+    assert [(r["name"], r["ok"]) for r in rows] == [("net", False), ("ok_net", True)]
+    assert rows[0]["modes"][0]["max_abs"] == "0.25" and rows[0]["modes"][0]["max_rel"] == "inf"
+    _, html = _render(tree, parity=PARITY)
+    page = _Page(html)
+    assert [(a["data-model"], a["data-ok"]) for a in page.with_class("parity-row")] == [
+        ("net", "false"), ("net", "false"), ("ok_net", "true")]
+    _, without = _render(tree)
+    assert 'id="parity-results"' not in without
+
+
+def test_read_parity_results(tmp_path):
+    good = tmp_path / "p.json"
+    good.write_text(json.dumps(PARITY[0]))
+    assert read_parity_results(good) == PARITY[0]
+    for text in ("not json", "[1, 2]"):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(ValueError, match="transpile parity --json"):
+            read_parity_results(bad)
+
+
+def test_cli_report_alone_writes_only_the_report(tree, tmp_path, capsys):
+    before = {p.name: p.read_text() for p in tree.iterdir()}
+    out = tmp_path / "r.html"
+    assert main(["convert", str(tree / "a.py"), "--report", str(out)]) == 0
+    assert capsys.readouterr().out == ""  # the converted code is not printed
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert {p.name: p.read_text() for p in tree.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "tree"]
+
+
+def test_cli_report_in_place_shows_the_input(tree, tmp_path):
+    out = tmp_path / "r.html"
+    parity = tmp_path / "parity.json"
+    parity.write_text(json.dumps(PARITY))
+    status = main(["convert", str(tree), "--in-place", "--force", "--no-cache", "-j", "1", "--report", str(out),
+                   "--parity-results", str(parity)])
+    assert status == 1  # c.py does not parse
+    html = out.read_text()
+    assert "torch.cat" not in (tree / "a.py").read_text()
+    assert "return torch.cat([a, b], 1)" in html  # the input as it was, left
+    assert 'data-model="ok_net"' in html
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--diff", "--parity-results", "p.json"], "--parity-results goes with --report"),
+    (["--report", "no/such/dir/r.html"], "no such directory"),
+    (["--report", "r.html", "--parity-results", "missing.json"], "cannot read parity results"),
+])
+def test_cli_report_usage(tree, tmp_path, monkeypatch, capsys, args, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", str(tree), *args]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
