@@ -7,7 +7,7 @@ import pytest
 
 from transpile.api import convert_paths
 from transpile.cli import main
-from transpile.report import group_unconverted, parity_rows, read_parity_results, render_report, side_by_side
+from transpile.report import fold, group_unconverted, parity_rows, read_parity_results, render_report, side_by_side
 
 CONVERTED = """\
 import torch
@@ -131,6 +131,20 @@ def test_side_by_side_rows():
     rows = side_by_side(["a", "b", "c"], ["a", "B", "c", "d"])
     assert [(r.kind, r.left_no, r.right_no) for r in rows] == [
         ("equal", 1, 1), ("replace", 2, 2), ("equal", 3, 3), ("insert", None, 4)]
+
+
+def test_fold_keeps_changes_and_marked_lines_with_context():
+    before = [f"line {i}" for i in range(1, 31)]
+    after = list(before)
+    after[14] = "changed"  # line 15
+    rows = side_by_side(before, after)
+    runs = fold(rows, keep={28}, context=2)
+    shown = [r.left_no for folded, run in runs if not folded for r in run]
+    assert [folded for folded, _ in runs] == [True, False, True, False]
+    assert shown == [13, 14, 15, 16, 17, 26, 27, 28, 29, 30]
+    assert [r for _, run in runs for r in run] == rows  # every row, in order
+    # a run no longer than the context is not folded
+    assert [f for f, _ in fold(side_by_side(before[:8], before[:3] + ["x"] + before[4:8]), set(), context=2)] == [False]
 
 
 PARITY = [

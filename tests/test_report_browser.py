@@ -149,6 +149,13 @@ def test_report_in_chromium(browser, rendered, tmp_path):
     failed.click()
     assert page.locator("section.file[data-status=failed] details.diff").evaluate("d => d.open")
 
+    # the helpers no diagnostic points at are folded away until asked for
+    section = page.locator("section.file[data-path$='ops.py']")
+    middle = section.locator(f"#{section.get_attribute('id')}-L80")
+    assert not middle.is_visible()
+    section.locator("button.unfold").first.click()
+    assert middle.is_visible() and not section.locator("button.unfold").first.is_visible()
+
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)
     width, height, colours = _png_pixels(shot.read_bytes())

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from . import __version__
 from .api import PathReport, convert_paths
-from .diagnostics import Severity
 from .package_index import outside_package, outside_summary
 from .files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
-from .report import read_parity_results
+from .report import read_parity_results, summary
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 # A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
@@ -98,20 +97,16 @@ _NAMED_FAILURES = 10  # failed files the summary names; the diagnostics name the
 def _summary(report: PathReport) -> str:
     """The last lines of a text report: counts, the rate (n/a when no torch use was measured),
     and the files that failed, by name."""
-    diags = report.diagnostics
-    by = {s: sum(1 for d in diags if d.severity is s) for s in Severity}
-    skipped = report.count("skipped")
-    rate = report.conversion_rate
-    measured = report.converted_uses + report.unconverted_uses
+    n = summary(report)
     failed = [str(f.source) for f in report.failed]
     line = (
-        f"{report.count('converted')} converted, {report.count('unchanged')} unchanged, "
-        f"{len(failed)} failed, {report.count('copied')} copied" + (f", {skipped} skipped" if skipped else "") + "; "
-        f"{by[Severity.ERROR]} errors, {by[Severity.WARNING]} warnings, {by[Severity.INFO]} notes; "
-        + ("conversion rate n/a (no torch use measured" if rate is None else
-           f"conversion rate {rate:.1%} ({report.converted_uses} of {measured} torch uses")
+        f"{n['converted']} converted, {n['unchanged']} unchanged, {n['failed']} failed, {n['copied']} copied"
+        + (f", {n['skipped']} skipped" if n["skipped"] else "") + "; "
+        f"{n['errors']} errors, {n['warnings']} warnings, {n['notes']} notes; "
+        + ("conversion rate n/a (no torch use measured" if n["rate"] is None else
+           f"conversion rate {n['rate']} ({n['converted_uses']} of {n['measured_uses']} torch uses")
         + (", failed files not measured)" if failed else ")")
-        + (f"; {report.annotation_uses} torch uses left in annotations (not counted)" if report.annotation_uses else "")
+        + (f"; {n['annotation_uses']} torch uses left in annotations (not counted)" if n["annotation_uses"] else "")
     )
     if failed:
         more = len(failed) - _NAMED_FAILURES

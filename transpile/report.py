@@ -19,6 +19,7 @@ from .diagnostics import Diagnostic, Safety, Severity
 from .files import FileOutcome, PathReport
 
 TEMPLATE = "report.html.j2"
+CONTEXT = 3  # unchanged lines shown around a change in a diff; the others are folded
 
 # The API a marker names: a dotted name at the start of its message, as the passes write
 # them ("torch.foo: no MindSpore mapping yet", "Tensor.pin_memory: ...", "Module.train(): ...").
@@ -54,6 +55,7 @@ class FileSection:
     index: int
     outcome: FileOutcome
     rows: list[DiffRow]
+    runs: list[tuple[bool, list[DiffRow]]]  # the rows, unchanged runs far from changes folded
     diagnostics: list[Diagnostic]
     badges: dict[int, list[tuple[int, Diagnostic]]]  # input line -> its diagnostics, numbered from 1
     have_source: bool
@@ -82,6 +84,29 @@ def side_by_side(before: list[str], after: list[str]) -> list[DiffRow]:
             right = (j + 1, after[j]) if j < j2 else (None, None)
             rows.append(DiffRow(tag, *left, *right))
     return rows
+
+
+def fold(rows: list[DiffRow], keep: set[int], context: int = CONTEXT) -> list[tuple[bool, list[DiffRow]]]:
+    """The rows in runs, each folded (True: unchanged lines more than ``context`` rows away
+    from a change or from a line in ``keep``) or shown; a folded run is longer than
+    ``context`` rows (a shorter one is not worth a fold)."""
+    near = [r.kind != "equal" or r.left_no in keep for r in rows]
+    shown = [any(near[max(0, i - context):i + context + 1]) for i in range(len(rows))]
+    runs: list[tuple[bool, list[DiffRow]]] = []
+    for row, show in zip(rows, shown):
+        if runs and runs[-1][0] == (not show):
+            runs[-1][1].append(row)
+        else:
+            runs.append((not show, [row]))
+    # a short folded run is shown, and joins its neighbours
+    merged: list[tuple[bool, list[DiffRow]]] = []
+    for folded, run in runs:
+        folded = folded and len(run) > context
+        if merged and merged[-1][0] == folded:
+            merged[-1][1].extend(run)
+        else:
+            merged.append((folded, run))
+    return merged
 
 
 def unconverted_api(diag: Diagnostic) -> str | None:
@@ -148,7 +173,8 @@ def _section(index: int, outcome: FileOutcome, source: str | None) -> FileSectio
     for number, diag in enumerate(diagnostics, 1):
         if 1 <= diag.line <= len(before):
             badges.setdefault(diag.line, []).append((number, diag))
-    return FileSection(index, outcome, rows, diagnostics, badges, source is not None)
+    runs = fold(rows, set(badges)) if result.changed and not result.failed else [(False, rows)]
+    return FileSection(index, outcome, rows, runs, diagnostics, badges, source is not None)
 
 
 def parity_rows(parity) -> list[dict]:
