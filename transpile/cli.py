@@ -78,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parity_parser(sub)
     add_weights_parser(sub)
+    from .explain_cli import add_explain_parsers
+
+    add_explain_parsers(sub)
     return parser
 
 
@@ -115,8 +118,11 @@ def _summary(report: PathReport) -> str:
 
 
 class _ProgressLine:
-    """``[ 120/1155] timm/models/resnet.py`` on a terminal, redrawn in place and cleared at
-    the end: a long run shows it is alive. At most ten redraws a second."""
+    """``[#########.........]  45/120 files  timm/models/resnet.py`` on a terminal, redrawn in
+    place and cleared at the end: a long run shows it is alive and how far it is. At most
+    ten redraws a second."""
+
+    CELLS = 20  # of the bar
 
     def __init__(self, stream):
         self.stream, self.width, self.last = stream, 0, 0.0
@@ -126,11 +132,13 @@ class _ProgressLine:
         if now - self.last < 0.1 and done < total:
             return
         self.last = now
-        head, name = f"[{done:>{len(str(total))}}/{total}] ", str(path)
-        room = self._columns() - 1 - len(head)
+        filled = self.CELLS * done // max(total, 1)
+        head = f"[{'#' * filled}{'.' * (self.CELLS - filled)}] {done:>{len(str(total))}}/{total} files  "
+        name, columns = str(path), self._columns()
+        room = columns - 1 - len(head)
         if len(name) > room:  # keep the end of the path: the file name
             name = "..." + name[len(name) - room + 3:] if room > 3 else ""
-        self._draw(head + name)
+        self._draw((head + name)[:columns - 1])  # narrower than the bar: as much of it as fits
 
     def _columns(self) -> int:
         """The width of this terminal (not stdout's: it may be a pipe), 80 when it says none."""
@@ -181,7 +189,7 @@ def cmd_convert(args) -> int:
         print(f"transpile convert: {exc}", file=sys.stderr)
         return EXIT_USAGE
     progress = None
-    if sys.stderr.isatty() and any(os.path.isdir(p) for p in args.paths):
+    if sys.stderr.isatty() and args.format != "json" and any(os.path.isdir(p) for p in args.paths):
         progress = _ProgressLine(sys.stderr)
     sources = _SourceKeeper(progress) if args.report is not None else None
     try:

@@ -1,0 +1,209 @@
+"""`transpile passes` and `transpile explain`: the library side and the command line."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rewrites import ALL_PASSES
+from rewrites.passes.api_calls import ApiCalls
+from transpile.diagnostics import Safety
+from transpile.edits import Edit
+from transpile.explain import Explanation, PassExplanation, UnknownPassError, explain_file, pass_doc, pass_docs
+
+# line 8: nn.Linear -> nn.Dense (MS201); line 9: declined by its comment; line 11: forward
+# -> construct (MS101, its code spans lines 11-13); line 13: boolean indexing (MS301, unsafe)
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.act = nn.ReLU()  # transpile: ignore
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y[y > 0]
+"""
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "transpile", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "model.py"
+    path.write_text(MODEL)
+    return path
+
+
+# -- transpile passes -----------------------------------------------------------------
+
+
+def test_pass_docs_follow_the_pipeline() -> None:
+    docs = pass_docs()
+    assert [d.id for d in docs] == [p.id for p in ALL_PASSES]
+    assert docs[-1].id == "MS901" and docs[-1].stage == 2 and docs[-1].derived_edits
+    assert {d.stage for d in docs[:-1]} == {1}
+    api = pass_doc("ms201")  # any case
+    assert api.summary == ApiCalls.summary and api.examples == ApiCalls.examples
+    assert api.documentation == sys.modules[ApiCalls.__module__].__doc__.strip()
+
+
+def test_unknown_pass_lists_the_known_ids() -> None:
+    with pytest.raises(UnknownPassError) as caught:
+        pass_doc("MS999")
+    assert set(caught.value.known) == {p.id for p in ALL_PASSES}
+
+
+def test_passes_text_json_markdown() -> None:
+    text = run("passes")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [p.id for p in ALL_PASSES]
+    assert all(p.summary in line and p.name in line for p, line in zip(ALL_PASSES, lines))
+    data = json.loads(run("passes", "--format", "json").stdout)
+    assert [d["id"] for d in data] == [p.id for p in ALL_PASSES]
+    assert data[0]["documentation"] and data[0]["examples"]
+    markdown = run("passes", "--format", "markdown").stdout.splitlines()
+    assert markdown[0].startswith("| id |") and len(markdown) == 2 + len(ALL_PASSES)
+
+
+def test_one_pass_shown_whole() -> None:
+    proc = run("passes", "MS201")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"MS201 {ApiCalls.name} (stage 1): {ApiCalls.summary}")
+    assert sys.modules[ApiCalls.__module__].__doc__.strip().splitlines()[0] in proc.stdout
+    for example in ApiCalls.examples:  # every example, before and after, indented
+        for line in (example.before + example.after).splitlines():
+            assert "    " + line in proc.stdout
+    data = json.loads(run("passes", "MS201", "--format", "json").stdout)
+    assert data["id"] == "MS201" and len(data["examples"]) == len(ApiCalls.examples)
+
+
+def test_passes_unknown_id_exits_2() -> None:
+    proc = run("passes", "MS999")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "no pass 'MS999'" in proc.stderr and "MS201" in proc.stderr and "MS901" in proc.stderr
+
+
+# -- explain: the library ---------------------------------------------------------------
+
+
+def test_explain_groups_edits_by_pass() -> None:
+    explanation = explain_file(MODEL, "model.py")
+    assert not explanation.failed and explanation.changed and not explanation.has_errors
+    by_id = {p.doc.id: p for p in explanation.passes}
+    linear = [e for e in by_id["MS201"].edits if e.line == 8]
+    assert len(linear) == 1 and "nn.Dense(" in linear[0].after and linear[0].applied
+    assert [e.line for e in by_id["MS201"].edits] == sorted(e.line for e in by_id["MS201"].edits)
+    assert by_id["MS301"].edits[0].safety is Safety.UNSAFE
+    firsts = [p.first_line for p in explanation.passes]
+    assert firsts == sorted(firsts)
+
+
+def test_explain_one_line() -> None:
+    at_8 = explain_file(MODEL, "model.py", line=8)
+    assert [(p.doc.id, [e.line for e in p.edits]) for p in at_8.passes] == [("MS201", [8])]
+    at_13 = explain_file(MODEL, "model.py", line=13)  # inside forward: MS101's edit spans it
+    assert [p.doc.id for p in at_13.passes] == ["MS101", "MS301"]
+    assert [d.line for p in at_13.passes for d in p.diagnostics] == [13]
+
+
+def test_explain_line_outside_the_source() -> None:
+    with pytest.raises(ValueError, match="line 14 is outside"):
+        explain_file(MODEL, "model.py", line=14)
+
+
+# -- explain: the command line ------------------------------------------------------------
+
+
+def test_explain_text(model: Path) -> None:
+    proc = run("explain", model)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith(f"{model}: ") and "(1 declined)" in out
+    assert f"--- {model}:8 (before MS201)" in out
+    assert "    -nn.Linear(4, 2)\n    +nn.Dense(in_channels=4" in out
+    assert "line 13, col 16: applied; unsafe" in out and "why: boolean indexing" in out
+    assert out.count("=== MS201 ") == 1  # grouped: one section per pass
+    assert "\x1b[" not in out  # piped: no colour
+
+
+def test_explain_declined_by_comment(model: Path) -> None:
+    proc = run("explain", model, "--line", "9")
+    assert proc.returncode == 0, proc.stderr
+    assert "line 9, col 20: NOT applied: declined by a '# transpile: ignore' comment" in proc.stdout
+    data = json.loads(run("explain", model, "--line", "9", "--format", "json").stdout)
+    [edit] = data["passes"][0]["edits"]
+    assert edit["applied"] is False and "ignore" in edit["why_not"]
+
+
+def test_explain_line_filter_and_json(model: Path) -> None:
+    proc = run("explain", model, "--line", "8", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["line"] == 8 and [p["id"] for p in data["passes"]] == ["MS201"]
+    [edit] = data["passes"][0]["edits"]
+    assert edit["line"] == 8 and edit["before"] == "nn.Linear(4, 2)" and edit["after"].startswith("nn.Dense(")
+    assert "-nn.Linear(4, 2)" in edit["diff"]
+    assert data["passes"][0]["examples"][0]["before"] == ApiCalls.examples[0].before
+    text = run("explain", model, "--line", "8").stdout
+    assert "MS301" not in text and "MS101" not in text and "the rule (MS201):" in text
+
+
+def test_explain_colour_on_request(model: Path) -> None:
+    out = run("explain", model, "--line", "8", "--color", "always").stdout
+    assert "\x1b[31m-nn.Linear(4, 2)\x1b[0m" in out
+
+
+@pytest.mark.parametrize("case, status, said", [
+    ("missing", 1, "no such file or directory"),
+    ("directory", 2, "is a directory"),
+    ("past_end", 2, "line 99 is outside"),
+    ("syntax", 1, "MS000 error: syntax error"),
+    ("notebook", 2, "is a notebook"),
+    ("empty", 1, "empty file"),
+])
+def test_explain_bad_input(tmp_path: Path, model: Path, case: str, status: int, said: str) -> None:
+    args = {
+        "missing": [tmp_path / "nope.py"],
+        "directory": [tmp_path],
+        "past_end": [model, "--line", "99"],
+        "syntax": [tmp_path / "bad.py"],
+        "notebook": [tmp_path / "nb.ipynb"],
+        "empty": [tmp_path / "empty.py"],
+    }[case]
+    (tmp_path / "bad.py").write_text("import torch\ndef f(:\n    pass\n")
+    (tmp_path / "nb.ipynb").write_text("{}")
+    (tmp_path / "empty.py").write_text("")
+    proc = run("explain", *args)
+    assert proc.returncode == status
+    assert said in proc.stderr + proc.stdout
+
+
+def test_explain_failed_file_json(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\ndef f(:\n    pass\n")
+    proc = run("explain", bad, "--format", "json")
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["failed"] and data["passes"] == [] and data["diagnostics"][0]["code"] == "MS000"
+
+
+def test_edits_in_written_code_are_said_not_hidden() -> None:
+    from transpile.explain_cli import _explanation_text
+
+    doc = pass_doc("MS201")
+    written = Edit("MS201", 0, 0, "torch.cat(x)", "torch.cat(x)", "ops.cat(x)", doc.summary, Safety.SAFE, 0)
+    whole = Explanation("m.py", None, False, True, [PassExplanation(doc, [written])], [])
+    assert "in code an earlier pass wrote (no line in the input)" in _explanation_text(whole, color=False)
+    at_line = Explanation("m.py", 3, False, True, [], [], unplaced_edits=1)
+    assert "not shown: 1 edit in code an earlier pass wrote" in _explanation_text(at_line, color=False)

@@ -1,0 +1,190 @@
+"""``transpile passes`` and ``transpile explain``: argument parsing and printing only.
+
+The data comes from :mod:`transpile.explain`; this module turns it into text, Markdown or JSON.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
+from .explain import Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, pass_doc, pass_docs
+
+_INDENT = "    "
+
+_EXPLAIN_EPILOG = """\
+exit status: 0 done; 1 the file failed (it does not parse, cannot be read...) or has errors,
+as with transpile convert; 2 usage error (a directory, a notebook, a line outside the file)."""
+
+
+def add_explain_parsers(sub) -> None:
+    """Register ``passes`` and ``explain`` on the subcommands of the ``transpile`` parser."""
+    passes = sub.add_parser("passes", help="list the rewrite passes in the order they run, or show one",
+                            description="List the passes (id, name, stage, summary) in pipeline order; "
+                                        "with an id, show that pass whole: its rule's documentation and examples.")
+    passes.add_argument("pass_id", nargs="?", metavar="ID", help="a pass id, such as MS201")
+    passes.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    passes.set_defaults(func=cmd_passes)
+
+    explain = sub.add_parser("explain", help="say which pass changed what in a file, and why",
+                             description="Convert FILE (nothing is written) and show, pass by pass, each edit "
+                                         "it made (a diff), why, whether it was applied, and the rule's "
+                                         "documentation with an example.",
+                             epilog=_EXPLAIN_EPILOG)
+    explain.add_argument("file", metavar="FILE")
+    explain.add_argument("--line", type=_positive, metavar="N",
+                         help="only the edits whose code spans line N, and the diagnostics at line N")
+    explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                         help="colour the diffs (default auto: on a terminal, unless NO_COLOR is set)")
+    explain.set_defaults(func=cmd_explain)
+
+
+def cmd_passes(args) -> int:
+    """``transpile passes [ID]``."""
+    try:
+        docs = [pass_doc(args.pass_id)] if args.pass_id else pass_docs()
+    except UnknownPassError as exc:
+        print(f"transpile passes: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    whole = args.pass_id is not None
+    if args.format == "json":
+        data = [d.to_dict() for d in docs]
+        print(json.dumps(data[0] if whole else data, indent=2))
+    elif args.format == "markdown":
+        sys.stdout.write(_pass_markdown(docs[0]) if whole else _passes_markdown(docs))
+    elif whole:
+        sys.stdout.write(_heading(docs[0]) + _pass_text(docs[0], examples=None))
+    else:
+        width = max(len(d.name) for d in docs)
+        for d in docs:
+            print(f"{d.id}  {d.name:{width}}  stage {d.stage}  {d.summary}")
+    return EXIT_OK
+
+
+def _passes_markdown(docs: list[PassDoc]) -> str:
+    """A table of the passes."""
+    rows = ["| id | name | stage | summary |", "| --- | --- | --- | --- |"]
+    rows += [f"| {d.id} | {d.name} | {d.stage} | {d.summary.replace('|', chr(92) + '|')} |" for d in docs]
+    return "\n".join(rows) + "\n"
+
+
+def _pass_markdown(doc: PassDoc) -> str:
+    """One pass as a Markdown section: summary, documentation, examples in code blocks."""
+    parts = [f"## {doc.id} {doc.name}", "", f"{doc.summary} (stage {doc.stage})", ""]
+    if doc.documentation:
+        parts += ["```text", doc.documentation, "```", ""]
+    for n, example in enumerate(doc.examples, 1):
+        parts += [f"Example {n}, before:", "", "```python", example.before.rstrip("\n"), "```", "",
+                  "after:", "", "```python", example.after.rstrip("\n"), "```", ""]
+    return "\n".join(parts)
+
+
+def _heading(doc: PassDoc) -> str:
+    return f"{doc.id} {doc.name} (stage {doc.stage}): {doc.summary}\n"
+
+
+def _pass_text(doc: PassDoc, examples: int | None) -> str:
+    """One pass as text: its documentation and ``examples`` of its examples (None: all)."""
+    shown = doc.examples if examples is None else doc.examples[:examples]
+    parts = ["\n" + textwrap.indent(doc.documentation, _INDENT) + "\n"] if doc.documentation else []
+    for n, example in enumerate(shown, 1):
+        label = "example" if len(shown) == 1 else f"example {n}"
+        parts.append(f"\n{label}, before:\n" + textwrap.indent(example.before, _INDENT)
+                     + "after:\n" + textwrap.indent(example.after, _INDENT))
+    return "".join(parts)
+
+
+def cmd_explain(args) -> int:
+    """``transpile explain FILE [--line N]``."""
+    path = Path(args.file)
+    if path.is_dir():
+        print(f"transpile explain: {path} is a directory; explain takes one .py file", file=sys.stderr)
+        return EXIT_USAGE
+    if path.suffix == ".ipynb":
+        print(f"transpile explain: {path} is a notebook; explain takes one .py file", file=sys.stderr)
+        return EXIT_USAGE
+    from .files import _read  # the reading convert does: BOM, UTF-8, empty files
+
+    source, _bom, problem = _read(path, explicit=True) if path.exists() else (None, False, None)
+    if source is None:
+        why = problem.format() if problem else f"{path}:0:1: MS000 error: no such file or directory"
+        print(why, file=sys.stderr)
+        return EXIT_FINDINGS
+    try:
+        explanation = explain_file(source, str(path), args.line, _declined(path))
+    except ValueError as exc:  # a line outside the file
+        print(f"transpile explain: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        print(json.dumps(explanation.to_dict(), indent=2))
+    else:
+        sys.stdout.write(_explanation_text(explanation, _use_color(args.color, sys.stdout)))
+    return EXIT_FINDINGS if explanation.has_errors else EXIT_OK
+
+
+def _declined(path: Path) -> frozenset:
+    """The edits in ``path`` that the saved review decisions decline (none without a store)."""
+    try:
+        from .decisions import DecisionStore, DecisionsError, find_root
+    except ImportError:  # no review decisions in this version
+        return frozenset()
+    root = find_root([path])
+    if root is None:
+        return frozenset()
+    try:
+        return DecisionStore.load(root).declined(path)
+    except DecisionsError:
+        return frozenset()
+
+
+def _explanation_text(explanation: Explanation, color: bool) -> str:
+    """The whole explanation as text: a heading line, then each pass's part."""
+    where = f"{explanation.filename}" + (f", line {explanation.line}" if explanation.line else "")
+    edits = sum(len(p.edits) for p in explanation.passes)
+    editing = sum(1 for p in explanation.passes if p.edits)
+    declined = sum(1 for p in explanation.passes for e in p.edits if not e.applied)
+    reporting = len(explanation.passes) - editing
+    if explanation.failed:
+        head = f"{explanation.filename}: not converted, nothing to explain:\n"
+    elif not explanation.passes:
+        head = f"{where}: no pass changed anything or reported anything here\n"
+    else:
+        head = (f"{where}: {_count(edits, 'edit')} by {_count(editing, 'pass')}"
+                + (f" ({declined} declined)" if declined else "")
+                + (f"; diagnostics of {_count(reporting, 'more pass')}" if reporting else "") + "\n")
+    parts = [head]
+    parts += [f"{_INDENT}{d.format()}\n" for d in explanation.diagnostics]
+    if explanation.unplaced_edits:
+        parts.append(f"(not shown: {_count(explanation.unplaced_edits, 'edit')} in code an earlier pass wrote, "
+                     "which has no line in the input; run without --line to see them)\n")
+    parts += ["\n" + _pass_part(p, explanation.filename, color) for p in explanation.passes]
+    return "".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 edit``, ``2 edits``, ``3 passes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}{'es' if noun.endswith('s') else 's'}"
+
+
+def _pass_part(part: PassExplanation, filename: str, color: bool) -> str:
+    """One pass: its edits (place, state, reason, diff), its diagnostics, its documentation and an example."""
+    doc = part.doc
+    text = ["=== " + _heading(doc)]
+    for edit in part.edits:
+        place = f"line {edit.line}, col {edit.col + 1}" if edit.line else "in code an earlier pass wrote (no line in the input)"
+        state = "applied" if edit.applied else f"NOT applied: declined by {edit.why_not}"
+        text.append(f"\n{place}: {state}; {edit.safety.value}\n{_INDENT}why: {edit.reason}\n")
+        diff = edit.diff(filename)
+        if not diff:
+            diff = f"(the text stays {edit.after!r}: what it names changes with the imports)\n"
+        lines = diff.splitlines(keepends=True)
+        text.append(textwrap.indent("".join(colorize_diff(lines) if color else lines), _INDENT))
+    if doc.derived_edits:
+        text.append(f"\n(its edits follow from the other passes': not listed one by one, never declined)\n")
+    if part.diagnostics:
+        text.append("\ndiagnostics:\n" + "".join(f"{_INDENT}{d.format()}\n" for d in part.diagnostics))
+    text.append(f"\nthe rule ({doc.id}):\n" + _pass_text(doc, examples=1))
+    return "".join(text)
