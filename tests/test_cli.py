@@ -215,6 +215,9 @@ def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
         (tree / name).write_text(TORCH)
     args = [sys.executable, "-m", "transpile", "convert", tree, "-o", tmp_path / "out", "--no-cache", "-j", "1"]
     leader, follower = os.openpty()
+    import fcntl, struct, termios  # a terminal wide enough for the bar and the whole path
+
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 300, 0, 0))
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL)
     os.close(follower)
     chunks = []
@@ -229,13 +232,14 @@ def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
     os.close(leader)
     assert proc.wait(timeout=300) == 0
     shown = b"".join(chunks).decode()
-    assert f"\r[1/3] {tree / 'a.py'}" in shown and f"\r[3/3] {tree / 'c.py'}" in shown
-    progress_end = shown.rindex("\r[3/3]")
+    bar = {n: f"[{'#' * (20 * n // 3)}{'.' * (20 - 20 * n // 3)}] {n}/3 files  " for n in (1, 3)}
+    assert f"\r{bar[1]}{tree / 'a.py'}" in shown and f"\r{bar[3]}{tree / 'c.py'}" in shown
+    progress_end = shown.rindex("\r" + bar[3])
     cleared = shown[progress_end:].split("\r")[2]  # after the last line: spaces over it, then the report
-    assert cleared.strip() == "" and len(cleared) == len(f"[3/3] {tree / 'c.py'}")
+    assert cleared.strip() == "" and len(cleared) == len(f"{bar[3]}{tree / 'c.py'}")
     assert "3 converted" in shown[progress_end:]
     piped = run("convert", tree, "-o", tmp_path / "out2")
-    assert piped.returncode == 0 and "[1/3]" not in piped.stderr and "\r" not in piped.stderr
+    assert piped.returncode == 0 and "1/3 files" not in piped.stderr and "\r" not in piped.stderr
 
 
 def test_a_closed_pipe_ends_quietly() -> None:
