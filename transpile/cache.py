@@ -48,14 +48,15 @@ def tool_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(text: str, filename: str, handed=None) -> str:
+def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     """``handed``: what the file's tree hands it (a ``PackageFacts``, or star-imported
-    bindings): a change in a sibling that reaches the file changes its key."""
+    bindings): a change in a sibling that reaches the file changes its key. ``declined``:
+    the keys of the edits a decision declines there."""
     from . import __version__
 
     digest = hashlib.sha256()
     handed = handed.fingerprint() if hasattr(handed, "fingerprint") else sorted((handed or {}).items())
-    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, handed])
+    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, handed, [list(k) for k in declined]])
     digest.update(header.encode("utf-8") + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

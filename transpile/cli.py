@@ -78,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
 
     add_parity_parser(sub)
     add_weights_parser(sub)
+    from .review_cli import add_review_parser
+
+    add_review_parser(sub)
     from .explain_cli import add_explain_parsers
 
     add_explain_parsers(sub)

@@ -120,10 +120,11 @@ class FileContext:
         self.stats.converted, self.stats.annotations = converted, annotations
         return dropped
 
-    def keep_source_references(self, node: cst.CSTNode) -> cst.CSTNode:
-        """``node`` with every name of a source-framework symbol spelled so that it still
-        names it once the imports are converted (code left as it was must still run)."""
-        return node.visit(_SourceRespeller(self))
+    def keep_source_references(self, node: cst.CSTNode, original: cst.CSTNode) -> cst.CSTNode:
+        """``node`` with every name of a source-framework symbol left from ``original``
+        spelled so that it still names it once the imports are converted (code left as it
+        was must still run). Names other edits wrote inside it name the target already."""
+        return node.visit(_SourceRespeller(self, original))
 
     def innermost(self, kind: type) -> cst.CSTNode | None:
         """The innermost open scope of type ``kind`` (``cst.FunctionDef``), if any."""
@@ -253,12 +254,20 @@ class FileContext:
 class _SourceRespeller(cst.CSTTransformer):
     """Spells the source-framework references of a subtree with ``keep_source``."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, original: cst.CSTNode) -> None:
         super().__init__()
         self.ctx = ctx
         self.not_references: set[int] = set()  # attribute and keyword names
+        self.left: set[int] = set()  # the nodes of ``original``: code no edit replaced
+        stack = [original]
+        while stack:
+            node = stack.pop()
+            self.left.add(id(node))
+            stack.extend(node.children)
 
     def _qualified(self, node: cst.BaseExpression) -> str | None:
+        if id(node) not in self.left:
+            return None
         qual = self.ctx.imports.qualify(node)
         return qual if qual and qual.split(".")[0] in self.ctx.source_roots else None
 

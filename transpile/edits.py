@@ -43,6 +43,7 @@ class Edit:
     occurrence: int
     applied: bool = True
     why_not: str = ""  # when not applied: the decision or comment that declined it
+    pass_name: str = ""
 
     @property
     def key(self) -> EditKey:
@@ -63,7 +64,7 @@ class Edit:
         return {
             "pass": self.pass_id, "line": self.line, "col": self.col + 1, "code": self.code, "before": self.before,
             "after": self.after, "reason": self.reason, "safety": self.safety.value,
-            "occurrence": self.occurrence, "applied": self.applied, "why_not": self.why_not,
+            "occurrence": self.occurrence, "applied": self.applied, "why_not": self.why_not, "pass_name": self.pass_name,
         }
 
 

@@ -217,6 +217,14 @@ def write_file_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     _write_atomic(path, data, mode)
 
 
+def _found_decisions(paths: list[Path]):
+    """The decisions store above the inputs, if there is one."""
+    from .decisions import DecisionStore, find_root
+
+    root = find_root(paths)
+    return DecisionStore.load(root) if root is not None else None
+
+
 def _copy_atomic(src: Path, dest: Path) -> None:
     """Copy ``src`` (content, permission bits, times) to ``dest`` atomically."""
 
@@ -240,6 +248,8 @@ def convert_paths(
     force: bool = False,
     backup: bool = False,
     progress: Progress | None = None,
+    decisions: "DecisionStore | None" = None,
+    record_edits: bool = False,
 ) -> PathReport:
     """Convert files and directory trees.
 
@@ -265,6 +275,10 @@ def convert_paths(
     (default ``$TRANSPILE_CACHE_DIR``, else ``$XDG_CACHE_HOME/transpile`` or
     ``~/.cache/transpile``); ``debug`` runs never use the cache. ``progress(done, total,
     path)`` is called once for each file when it is done.
+
+    ``decisions`` (a ``decisions.DecisionStore``) declines the edits it says no to in the
+    files it names (else the store found above the inputs, if any, is used; pass an empty
+    store to use none); ``record_edits`` lists each file's edits in its result (no cache).
     """
     paths = [Path(p) for p in paths]
     out_root = Path(output) if output is not None else None
@@ -277,11 +291,17 @@ def convert_paths(
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs < 1:
         raise ValueError("convert_paths needs jobs >= 1")
-    store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if cache and not debug else None
+    use_cache = cache and not debug and not record_edits  # the cache keeps no edits
+    store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if use_cache else None
+    if decisions is None:
+        decisions = _found_decisions(paths)
     plan = _check_destinations(_plan(paths, out_root, in_place), in_place)
     counter = _Counter(len(plan), progress)
     for entry in plan:
         if isinstance(entry, _Job):
+            entry.record_edits = record_edits
+            if decisions is not None and entry.converts:
+                entry.declined = decisions.declined(entry.src)
             _prepare(entry, store)
         if not (isinstance(entry, _Job) and entry.waiting):
             counter.step(entry.src if isinstance(entry, _Job) else entry.source)
@@ -308,6 +328,8 @@ class _Job:
     key: str | None = None  # in the cache
     result: ConversionResult | None = None
     internal_error: bool = False
+    declined: frozenset = frozenset()  # keys of the edits a decision declines
+    record_edits: bool = False
 
     @property
     def converts(self) -> bool:
@@ -467,7 +489,7 @@ def _prepare(job: _Job, store: ResultCache | None) -> None:
         return
     job.text = text
     if store is not None:
-        job.key = cache_key(text, str(job.src), job.package)
+        job.key = cache_key(text, str(job.src), job.package, sorted(job.declined))
         job.result = store.get(job.key)
 
 
@@ -540,14 +562,16 @@ def _git(args: list[str], cwd: str) -> str | None:
     return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
 
 
-def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | None) -> tuple[ConversionResult, bool]:
+def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | None, record_edits: bool = False,
+                 declined: frozenset = frozenset()) -> tuple[ConversionResult, bool]:
     """One file's result, and whether it is an internal error (run in a worker or here)."""
     from . import api  # looked up at call time: the API module imports this one
 
     try:
         if filename.endswith(".ipynb"):
             return api.convert_notebook(text, filename=filename, debug=debug), False
-        return api.convert_code(text, filename=filename, debug=debug, package=package), False
+        return api.convert_code(text, filename=filename, debug=debug, package=package, record_edits=record_edits,
+                                declined=declined), False
     except Exception as exc:  # a bug in a pass: isolate it to this file
         return _internal_error(text, filename, f"{type(exc).__name__}: {exc}"), True
 
@@ -560,7 +584,7 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
                  done: Callable[[int], None] = lambda i: None) -> list[tuple[ConversionResult, bool]]:
     """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes.
     ``done(i)`` is called when the result of ``todo[i]`` is known."""
-    tasks = [(p.text, str(p.src), debug, p.package) for p in todo]
+    tasks = [(p.text, str(p.src), debug, p.package, p.record_edits, p.declined) for p in todo]
     if jobs < 2 or len(tasks) < 2:
         serial = []
         for i, task in enumerate(tasks):
@@ -597,7 +621,7 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
     return results
 
 
-def _convert_isolated(task: tuple[str, str, bool, PackageFacts | None]) -> tuple[ConversionResult, bool]:
+def _convert_isolated(task: tuple) -> tuple[ConversionResult, bool]:
     with ProcessPoolExecutor(max_workers=1) as pool:
         try:
             return pool.submit(_convert_one, *task).result()

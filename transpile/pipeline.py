@@ -9,7 +9,7 @@ import libcst as cst
 
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
-from .edits import Edit, EditKey, ignored_passes
+from .edits import IGNORE_COMMENT, Edit, EditKey, ignored_passes
 from .formatting import InvalidStatement, format_statement
 from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
@@ -88,8 +88,11 @@ class StageTransformer(cst.CSTTransformer):
         self._edits = 0
         self._edit_marks: list[int] = []
         self._depth = 0
+        # (the module's own replacement is never an edit: the definitions and imports the
+        # other edits need)
         self._watch = ctx.watching_edits
         self._ignores: list[frozenset[str] | None] = []  # per open statement: passes its ignore comment names
+        self._decided: list[set[str]] = []  # per open statement: passes a decision declined there
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if id(node) in self.ctx.frozen:
@@ -100,6 +103,7 @@ class StageTransformer(cst.CSTTransformer):
             self._edit_marks.append(self._edits)
             if self._watch:
                 self._ignores.append(ignored_passes(_line_comment(node)))
+                self._decided.append(set())
         elif kind is cst.IndentedBlock:
             self._depth += 1
         if kind in SCOPE_TYPES:
@@ -130,8 +134,9 @@ class StageTransformer(cst.CSTTransformer):
             new = handler(original, result)
             if new is not result:
                 pass_type = type(handler.__self__)
-                if snap is not None and not pass_type.derived_edits and not self._proposed(pass_type, original, result, new, snap):
-                    new = self.ctx.keep_source_references(result)
+                if (snap is not None and not pass_type.derived_edits and type(original) is not cst.Module
+                        and not self._proposed(pass_type, original, result, new, snap)):
+                    new = self.ctx.keep_source_references(result, original)
                     if new is result:
                         continue
                 self._edits += 1
@@ -147,9 +152,11 @@ class StageTransformer(cst.CSTTransformer):
         elif kind in STATEMENT_TYPES:
             markers = self.ctx.markers.pop()
             if self._watch:
-                ignored = self._ignores.pop()
+                ignored, decided = self._ignores.pop(), self._decided.pop()
                 if ignored is not None:  # an ignored line gets no marker of the passes it names
                     markers = [m for m in markers if ignored and m.split()[2] not in ignored]
+                if decided:  # the output says so itself: converting it again keeps the code
+                    result = _with_ignore_comment(result, decided)
             edited = self._edits != self._edit_marks.pop()
             wrapped = isinstance(original, cst.SimpleStatementLine)  # a line a pass may have put in an if
             lines = (cst.SimpleStatementLine, cst.FlattenSentinel, cst.If) if wrapped else (cst.SimpleStatementLine, cst.FlattenSentinel)
@@ -186,6 +193,8 @@ class StageTransformer(cst.CSTTransformer):
         elif EditKey(pass_type.id, code, occurrence) in ctx.declined:
             why_not = "a decision"
         reported = ctx.restore(snap) if why_not else ctx.pending[snap[3]:]
+        if why_not == "a decision" and self._decided:
+            self._decided[-1].add(pass_type.id)
         if why_not:
             ctx.report(original, pass_type.id, f"{pass_type.name or pass_type.id} not applied here: declined by {why_not}",
                        Severity.INFO, Safety.MANUAL)
@@ -227,6 +236,32 @@ def _line_comment(stmt: cst.CSTNode) -> str | None:
         whitespace = getattr(body, "header", None)
     comment = getattr(whitespace, "comment", None)
     return comment.value if comment is not None else None
+
+
+def _with_ignore_comment(stmt, pass_ids: set[str]):
+    """``stmt`` with ``# transpile: ignore[...]`` for ``pass_ids`` ending its (first) line."""
+    if isinstance(stmt, cst.FlattenSentinel):
+        return cst.FlattenSentinel([_with_ignore_comment(stmt.nodes[0], pass_ids), *stmt.nodes[1:]]) if stmt.nodes else stmt
+    if isinstance(stmt, cst.SimpleStatementLine):
+        owner, field_name = stmt, "trailing_whitespace"
+    elif isinstance(getattr(stmt, "body", None), cst.IndentedBlock):
+        owner, field_name = stmt.body, "header"
+    elif isinstance(getattr(stmt, "body", None), cst.SimpleStatementSuite):
+        owner, field_name = stmt.body, "trailing_whitespace"
+    else:
+        return stmt
+    whitespace = getattr(owner, field_name)
+    old = whitespace.comment.value if whitespace.comment else ""
+    known = ignored_passes(old)
+    if known is not None and (not known or pass_ids <= known):
+        return stmt
+    text = f"# transpile: ignore[{', '.join(sorted(pass_ids | (known or set())))}]"
+    if known is not None:
+        old = old[:IGNORE_COMMENT.search(old).start()].rstrip()
+    comment = cst.Comment(f"{old}  {text}" if old else text)
+    spaced = whitespace.with_changes(comment=comment, whitespace=whitespace.whitespace if old else cst.SimpleWhitespace("  "))
+    changed = owner.with_changes(**{field_name: spaced})
+    return changed if owner is stmt else stmt.with_changes(body=changed)
 
 
 _CODEGEN = cst.Module(body=[])
@@ -541,5 +576,5 @@ def _edits(ctx: FileContext, module: cst.Module) -> list[Edit]:
         safety = max((p.safety for p in reported), key=_SAFETY_ORDER.__getitem__, default=Safety.SAFE)
         reason = "; ".join(dict.fromkeys(p.message for p in reported)) or pass_type.summary
         edits.append(Edit(pass_type.id, line, col, code, before, after, reason, safety, occurrence,
-                          applied=not why_not, why_not=why_not))
+                          applied=not why_not, why_not=why_not, pass_name=pass_type.name))
     return edits

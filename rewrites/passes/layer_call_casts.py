@@ -89,11 +89,21 @@ class LayerCallCasts(Pass):
         args = list(updated.args)
         for index, dtype in entry.call_casts.items():
             i = int(index)
-            if i < len(args) and not args[i].keyword and not args[i].star:
+            if i < len(args) and not args[i].keyword and not args[i].star and not self._cast_to(args[i].value, dtype):
                 cast = cst.Call(func=cst.Attribute(value=args[i].value, attr=cst.Name("astype")),
                                 args=[cst.Arg(self.ctx.reference(dtype))])
                 args[i] = args[i].with_changes(value=cast)
         return updated.with_changes(args=args)
+
+
+    def _cast_to(self, value: cst.BaseExpression, dtype: str) -> bool:
+        """``value`` is ``x.astype(<dtype>)`` already (a layer whose construction was left as
+        torch's is still known as that layer on the next run: its cast is not doubled)."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "astype" and len(value.args) == 1):
+            return False
+        spelled = self.ctx.imports.qualify(value.args[0].value)
+        return spelled == dtype
 
 
 def _keywords(call: cst.Call, entry: ApiEntry) -> cst.Call:

@@ -1,0 +1,205 @@
+"""``transpile review``: go through the proposed edits one at a time and decide.
+
+Every file is converted with its edits recorded (the decisions already made applied);
+each edit not decided yet is shown (place, pass, reason, safety, a diff) and answered
+with one key. The answers go to ``.transpile/decisions.toml`` at once, so quitting (or a
+crash) keeps what was decided; later ``convert`` and ``review`` runs honour them.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .decisions import DecisionStore, DecisionsError, find_root
+from .diagnostics import Safety
+from .edits import Edit
+from .files import RefusedError, convert_paths
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+HELP = """\
+  y  apply this edit              n  skip it (the code stays as it is)
+  a  apply the rest in this file  d  skip the rest in this file
+  q  quit (the decisions so far are kept)
+  ?  this help
+Enter takes the default (the capital letter): no for an unsafe edit or one a person must finish.
+"""
+
+
+def add_review_parser(sub) -> None:
+    review = sub.add_parser(
+        "review", help="go through the proposed edits one by one; the decisions are kept for later runs",
+        description="Show each proposed edit (one rewrite at one place) with its pass, reason and diff, and "
+                    "ask whether to apply it. Decisions are saved in .transpile/decisions.toml (found above "
+                    "the inputs, else created in the current directory) and honoured by later convert and "
+                    "review runs until the code at that place changes.",
+        epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    review.add_argument("paths", nargs="+", metavar="PATH")
+    review.add_argument("--unsafe-only", action="store_true",
+                        help="ask only about unsafe edits and those a person must finish (the others are applied)")
+    where = review.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="OUT", help="at the end, write the converted tree to OUT")
+    where.add_argument("--in-place", action="store_true", help="at the end, convert the inputs in place")
+    review.add_argument("--root", metavar="DIR",
+                        help="the directory whose .transpile/decisions.toml is used (default: the nearest above "
+                             "the inputs, else the current directory)")
+    review.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes for converting")
+    review.set_defaults(func=cmd_review)
+
+
+@dataclass
+class _Answer:
+    apply: bool | None  # None: quit
+    rest: bool = False  # the same for the rest of the file
+
+
+def _asked(edit: Edit, unsafe_only: bool) -> bool:
+    """Whether ``edit`` is put to the person (not: code a pass wrote, or already declined by a comment)."""
+    if not edit.line or (not edit.applied and edit.why_not != "a decision"):
+        return False
+    return not unsafe_only or edit.safety is not Safety.SAFE
+
+
+class _Keys:
+    """Single key presses from a terminal (no Enter needed), else one line at a time."""
+
+    def __init__(self, stream) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    @contextmanager
+    def raw(self):
+        if not self.tty:
+            yield
+            return
+        import termios
+        import tty
+
+        fd = self.stream.fileno()
+        saved = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)
+            yield
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+    def read(self) -> str | None:
+        """The next key (lower case; "" for Enter), None at the end of the input."""
+        if self.tty:
+            char = os.read(self.stream.fileno(), 1).decode("utf-8", "replace")
+            if char in ("", "\x04"):  # end of input, ^D
+                return None
+            return "" if char in ("\r", "\n") else char.lower()
+        line = self.stream.readline()
+        return None if line == "" else line.strip().lower()[:1]
+
+
+def _ask(keys: _Keys, out, default_yes: bool) -> _Answer:
+    prompt = "apply this edit? [" + ("Y/n" if default_yes else "y/N") + "/a/d/q/?] "
+    while True:
+        out.write(prompt)
+        out.flush()
+        key = keys.read()
+        out.write("\n" if keys.tty else "")
+        if key is None or key == "q":
+            return _Answer(None)
+        if key == "":
+            return _Answer(default_yes)
+        if key in ("y", "n"):
+            return _Answer(key == "y")
+        if key in ("a", "d"):
+            return _Answer(key == "a", rest=True)
+        out.write(HELP if key == "?" else f"unknown key {key!r}; ? for help\n")
+
+
+def _show(edit: Edit, path: str, index: int, total: int, out) -> None:
+    state = "" if edit.applied else " (declined before)"
+    out.write(f"\n[{index}/{total}] {path}:{edit.line}:{edit.col + 1}  {edit.pass_id} {edit.pass_name}  "
+              f"{edit.safety.value}{state}\n")
+    out.write(f"  {edit.reason}\n")
+    diff = edit.diff(path)
+    out.write(diff if edit.before != edit.after else
+              f"  {edit.before}\n  (same text; its names now refer to MindSpore's)\n")
+
+
+def _root(args) -> Path:
+    if args.root:
+        return Path(args.root)
+    return find_root(args.paths) or Path.cwd()
+
+
+def cmd_review(args) -> int:
+    for given in args.paths:
+        if not os.path.exists(given):
+            print(f"transpile review: {given}: no such file or directory", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        store = DecisionStore.load(_root(args))
+        report = convert_paths(args.paths, write=False, record_edits=True, decisions=store, jobs=args.jobs)
+    except (DecisionsError, ValueError) as exc:
+        print(f"transpile review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out, keys = sys.stdout, _Keys(sys.stdin)
+    pending = []  # (file, edits to ask), in the report's order
+    for outcome in report.files:
+        result = outcome.result
+        if result is None or result.failed:
+            continue
+        if store.forget_stale(outcome.source, result.edits):
+            store.save()
+        asked = sorted((e for e in result.edits if _asked(e, args.unsafe_only) and store.decided(outcome.source, e) is None),
+                       key=lambda e: e.line)  # in the order of the file (inner edits first on a line)
+        if asked:
+            pending.append((outcome.source, asked))
+    total = sum(len(asked) for _, asked in pending)
+    decided = quit_early = 0
+    with keys.raw():
+        for source, asked in pending:
+            rest: bool | None = None
+            for edit in asked:
+                if rest is None:
+                    decided += 1
+                    _show(edit, str(source), decided, total, out)
+                    answer = _ask(keys, out, default_yes=edit.safety is Safety.SAFE)
+                    if answer.apply is None:
+                        quit_early = 1
+                        break
+                    if answer.rest:
+                        rest = answer.apply
+                    store.record(source, edit, answer.apply)
+                else:
+                    decided += 1
+                    store.record(source, edit, rest)
+                store.save()  # each answer at once: quitting or a crash keeps it
+            if quit_early:
+                break
+    out.write(f"\n{decided - quit_early} of {total} edits decided; decisions in {store.path}\n" if total else
+              "no edit to decide\n")
+    if quit_early or not (args.output or args.in_place):
+        if not quit_early:
+            out.write("`transpile convert` applies them\n")
+        return EXIT_OK
+    return _write(args, store)
+
+
+def _write(args, store: DecisionStore) -> int:
+    """Convert the inputs with the decisions and write them (-o or --in-place)."""
+    from .cli import _summary
+
+    try:
+        report = convert_paths(args.paths, output=args.output, in_place=args.in_place, decisions=store,
+                               jobs=args.jobs)
+    except RefusedError as exc:
+        print(f"transpile review: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
+        for line in exc.problems:
+            print(f"  {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except ValueError as exc:
+        print(f"transpile review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(_summary(report), file=sys.stderr)
+    return EXIT_FINDINGS if report.has_errors or report.failed else EXIT_OK
