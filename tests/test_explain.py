@@ -207,3 +207,17 @@ def test_edits_in_written_code_are_said_not_hidden() -> None:
     assert "in code an earlier pass wrote (no line in the input)" in _explanation_text(whole, color=False)
     at_line = Explanation("m.py", 3, False, True, [], [], unplaced_edits=1)
     assert "not shown: 1 edit in code an earlier pass wrote" in _explanation_text(at_line, color=False)
+
+
+def test_explain_shows_edits_declined_by_a_review_decision(model: Path) -> None:
+    decisions = pytest.importorskip("transpile.decisions")
+    linear = next(e for e in explain_file(MODEL, str(model), line=8).passes[0].edits)
+    store = decisions.DecisionStore.load(model.parent)
+    store.record(model, linear, False)
+    store.save()
+    data = json.loads(run("explain", model, "--line", "8", "--format", "json").stdout)
+    [edit] = data["passes"][0]["edits"]
+    assert edit["applied"] is False and edit["why_not"] == "a decision"
+    decisions.decisions_path(model.parent).write_text("[[decision]\n")  # not TOML
+    proc = run("explain", model)
+    assert proc.returncode == 2 and "cannot read the decisions" in proc.stderr

@@ -115,7 +115,7 @@ def cmd_explain(args) -> int:
         return EXIT_FINDINGS
     try:
         explanation = explain_file(source, str(path), args.line, _declined(path))
-    except ValueError as exc:  # a line outside the file
+    except ValueError as exc:  # a line outside the file, a decisions file that cannot be read
         print(f"transpile explain: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.format == "json":
@@ -126,18 +126,14 @@ def cmd_explain(args) -> int:
 
 
 def _declined(path: Path) -> frozenset:
-    """The edits in ``path`` that the saved review decisions decline (none without a store)."""
+    """The edits in ``path`` that the saved review decisions decline, as convert declines
+    them (none without a store; an unreadable store: ValueError, a usage error as in convert)."""
     try:
-        from .decisions import DecisionStore, DecisionsError, find_root
+        from .decisions import DecisionStore, find_root
     except ImportError:  # no review decisions in this version
         return frozenset()
     root = find_root([path])
-    if root is None:
-        return frozenset()
-    try:
-        return DecisionStore.load(root).declined(path)
-    except DecisionsError:
-        return frozenset()
+    return DecisionStore.load(root).declined(path) if root is not None else frozenset()
 
 
 def _explanation_text(explanation: Explanation, color: bool) -> str:
