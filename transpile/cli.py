@@ -121,7 +121,7 @@ def _summary(report: PathReport) -> str:
 
 
 class _ProgressLine:
-    """``[#########.........]  45/120 files  timm/models/resnet.py`` on a terminal, redrawn in
+    """``[#######.............]  45/120 files  timm/models/resnet.py`` on a terminal, redrawn in
     place and cleared at the end: a long run shows it is alive and how far it is. At most
     ten redraws a second."""
 
