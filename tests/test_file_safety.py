@@ -64,9 +64,9 @@ def test_outputs_keep_the_input_mode(tmp_path: Path) -> None:
     convert(tree, output=tmp_path / "out")
     out = tmp_path / "out"
     assert "ops.cat" in (out / "script.py").read_text()
-    assert {p.name: mode(p) for p in out.iterdir()} == {
+    assert {p.name: mode(p) for p in out.iterdir() if p.name != ".transpile"} == {
         "script.py": 0o755, "lib.py": 0o640, "plain.py": 0o604, "run.sh": 0o750, "bad.py": 0o711}
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temporary file left
+    assert not [p for p in out.iterdir() if p.name.startswith(".") and p.name != ".transpile"]  # no temporary file left
 
 
 def test_in_place_keeps_mode_and_writes_through_a_symlink(tmp_path: Path) -> None:
@@ -205,7 +205,7 @@ def test_an_output_directory_inside_the_input_is_not_converted_again(tmp_path: P
     second = convert(tree, output=tree / "out")
     assert [f.source.relative_to(tree).as_posix() for f in second.files] == ["m.py", "pkg/n.py"]
     assert [f.status for f in second.files] == [f.status for f in first.files] == ["converted", "converted"]
-    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py")) == [
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py") if ".transpile" not in p.parts) == [
         "m.py", "out/m.py", "out/pkg/n.py", "pkg/n.py"]
 
 
@@ -232,7 +232,8 @@ def test_a_file_that_cannot_be_written_fails_alone(tmp_path: Path) -> None:
     (diag,) = report.files[1].result.diagnostics
     assert diag.message.startswith(f"cannot write {tmp_path / 'out' / 'pkg' / 'm.py'}")
     assert report.files[1].output is None and "ops.cat" in (tmp_path / "out" / "a.py").read_text()
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.py", "pkg"]  # no temporary file
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".transpile", "a.py", "pkg"]  # no temporary file
+    assert sorted(p.name for p in (tmp_path / "out" / ".transpile" / "generated").iterdir()) == ["a.py"]
     with pytest.raises(ValueError, match="exists and is not a directory"):
         convert(tree, output=tmp_path / "out" / "pkg")
 

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from transpile.merge import merge_lines
+from transpile.merge import carry_hand_edits, merge_lines
 
 GENERATED = "import mindspore as ms\nfrom mindspore import ops\n\n\ndef f(x):\n    y = ops.relu(input=x)\n    return y\n\n\ndef g(x):\n    return ops.exp(input=x)\n"
 
@@ -86,3 +86,33 @@ def test_edits_of_one_side_alone_come_out_exactly(seed: int) -> None:
 def test_changes_to_adjacent_lines_conflict() -> None:
     """As in diff3 and git: no stable line between the two changes, no way to order them."""
     assert merge_lines("a\nb\nc\n", "a\nB\nc\n", "A\nb\nc\n").conflicts == 1
+
+
+NEW = GENERATED.replace("ops.exp(input=x)", "ops.exp(x)").encode()
+BASE = GENERATED.encode()
+
+
+def test_without_an_earlier_run_or_a_hand_edit_the_conversion_is_written() -> None:
+    assert carry_hand_edits(NEW, None, BASE).write == NEW
+    assert carry_hand_edits(NEW, BASE, None).write == NEW
+    assert carry_hand_edits(NEW, BASE, BASE).write == NEW
+
+
+def test_a_hand_edit_is_merged_or_kept() -> None:
+    edited = GENERATED.replace("    return y\n", "    return y + 1\n").encode()
+    merged = carry_hand_edits(NEW, BASE, edited)
+    assert merged.merged and not merged.conflict
+    assert merged.write == NEW.replace(b"    return y\n", b"    return y + 1\n")
+    kept = carry_hand_edits(BASE, BASE, edited)
+    assert kept.merged and kept.write is None
+
+
+def test_a_conflicting_hand_edit_keeps_the_file() -> None:
+    edited = GENERATED.replace("ops.exp(input=x)", "ops.exp(x) * 3").encode()
+    result = carry_hand_edits(NEW, BASE, edited)
+    assert result.conflict and result.write is None and not result.merged
+
+
+def test_bytes_that_are_not_utf8_are_not_merged() -> None:
+    result = carry_hand_edits(b"new \xff\n", b"old \xff\n", b"edited \xff\n")
+    assert result.conflict and result.write is None

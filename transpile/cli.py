@@ -114,10 +114,22 @@ def _summary(report: PathReport) -> str:
         + (", failed files not measured)" if failed else ")")
         + (f"; {n['annotation_uses']} torch uses left in annotations (not counted)" if n["annotation_uses"] else "")
     )
+    line += _hand_edits_summary(report)
     if failed:
         more = len(failed) - _NAMED_FAILURES
         line += "\nfailed: " + ", ".join(failed[:_NAMED_FAILURES]) + (f" and {more} more" if more > 0 else "")
     return line
+
+
+def _hand_edits_summary(report: PathReport) -> str:
+    """The summary's words on outputs edited by hand since the last run (none: nothing)."""
+    from .files import CONFLICT_SUFFIX
+
+    text = f"; merged hand edits in {len(report.merged)} files" if report.merged else ""
+    if report.conflicts:
+        text += (f"; {len(report.conflicts)} files kept as edited by hand (conflict with the new conversion, "
+                 f"written beside each as NAME{CONFLICT_SUFFIX})")
+    return text
 
 
 class _ProgressLine:
@@ -224,13 +236,16 @@ def cmd_convert(args) -> int:
         out.write(report.files[0].result.code)
     if args.format == "json":
         payload = {
-            "files": [{"path": str(f.source), "output": str(f.output) if f.output else None, "status": f.status}
+            "files": [{"path": str(f.source), "output": str(f.output) if f.output else None, "status": f.status,
+                       "hand_edits": "conflict" if f.conflict else ("merged" if f.merged else None),
+                       "conflict_output": str(f.conflict) if f.conflict else None}
                       for f in report.files],
             "diagnostics": [d.to_dict() for d in report.diagnostics],
             "outside_packages": {p: sorted({d.filename for d in found}) for p, found in report.outside_packages.items()},
             "summary": {"converted": report.count("converted"), "unchanged": report.count("unchanged"),
                         "failed": report.count("failed"), "copied": report.count("copied"),
                         "skipped": report.count("skipped"),
+                        "merged_hand_edits": len(report.merged), "conflicts": len(report.conflicts),
                         "failed_files": [str(f.source) for f in report.failed],
                         # null: no torch use was measured (every file failed, or none uses torch)
                         "conversion_rate": None if report.conversion_rate is None else round(report.conversion_rate, 4),
@@ -249,7 +264,7 @@ def cmd_convert(args) -> int:
         return EXIT_FINDINGS
     if any(f.internal_error for f in report.files):
         return EXIT_INTERNAL
-    if report.has_errors or report.failed:
+    if report.has_errors or report.failed or report.conflicts:
         return EXIT_FINDINGS
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS

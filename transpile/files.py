@@ -24,11 +24,15 @@ from typing import Callable, Iterable, Iterator
 
 from .cache import ResultCache, cache_key, default_cache_dir
 from .diagnostics import Diagnostic, Safety, Severity, error as _error
+from .merge import HandEdits, carry_hand_edits
 from .package_index import PackageFacts, PackageIndex, outside_package
 from .pipeline import ConversionResult
 
 CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
 BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
+# In an output tree: what the last run wrote to each converted file (hidden: never an input)
+GENERATED_DIR = Path(".transpile") / "generated"
+CONFLICT_SUFFIX = ".new"  # hand edits that conflict: ``m.py`` is kept, the new conversion is ``m.py.new``
 _BOM = "\ufeff"
 
 Progress = Callable[[int, int, Path], None]  # (files done, files in the run, the file just done)
@@ -51,6 +55,8 @@ class FileOutcome:
     result: ConversionResult | None  # None for files that are only copied
     internal_error: bool = False
     skipped: bool = False  # not read at all (broken symlink, symlink loop, ...): result says why
+    merged: bool = False  # the output had hand edits since the last run: they were carried onto this one
+    conflict: Path | None = None  # they conflict with it: the output is kept, the new conversion is here
 
     @property
     def status(self) -> str:
@@ -106,6 +112,16 @@ class PathReport:
             if outside_package(d) is not None:
                 out.setdefault(outside_package(d), []).append(d)
         return dict(sorted(out.items()))
+
+    @property
+    def merged(self) -> list[FileOutcome]:
+        """Outputs whose hand edits were carried onto the new conversion."""
+        return [f for f in self.files if f.merged]
+
+    @property
+    def conflicts(self) -> list[FileOutcome]:
+        """Outputs kept as edited by hand, the new conversion written beside them."""
+        return [f for f in self.files if f.conflict is not None]
 
     @property
     def has_errors(self) -> bool:
@@ -330,6 +346,7 @@ class _Job:
     internal_error: bool = False
     declined: frozenset = frozenset()  # keys of the edits a decision declines
     record_edits: bool = False
+    generated: Path | None = None  # where the output's last conversion is recorded (converted files, -o)
 
     @property
     def converts(self) -> bool:
@@ -360,18 +377,64 @@ class _Job:
             if dest == self.src:  # in place: only a changed conversion is written
                 if self.overwrites_source:
                     _overwrite(self.src, self._encoded(), backup)
+            elif self.generated is not None:  # a converted file: hand edits since the last run are kept
+                outcome = self._write_keeping_hand_edits(outcome, dest)
             elif self.converts and not self.failed and self.result.changed:
                 _write_atomic(dest, self._encoded(), stat.S_IMODE(self.src.stat().st_mode))
             else:  # as it is, byte for byte: other files, unchanged ones, failures (the mirror stays complete)
                 _copy_atomic(self.src, dest)
         except OSError as exc:
             diag = _error(str(self.src), f"cannot write {dest}: {exc.strerror or exc}")
-            failed = self.result or ConversionResult("", [], False, str(self.src))
-            return replace(outcome, result=replace(failed, diagnostics=[*failed.diagnostics, diag], failed=True))
+            return replace(outcome, result=replace(_with_diagnostic(outcome.result, self.src, diag), failed=True))
         return replace(outcome, output=dest)
+
+    def _write_keeping_hand_edits(self, outcome: FileOutcome, dest: Path) -> FileOutcome:
+        """Write ``dest`` with the edits made to it since the last run (which ``self.generated``
+        recorded) carried onto the new conversion; on a conflict ``dest`` stays as it is and the
+        new conversion goes to ``dest.new``. Then record what was converted, for the next run."""
+        converted = self.converts and not self.failed and self.result.changed
+        new = self._encoded() if converted else self.src.read_bytes()
+        mode = stat.S_IMODE(self.src.stat().st_mode)
+        beside = dest.with_name(dest.name + CONFLICT_SUFFIX)
+        plan: HandEdits = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
+        if plan.write is not None and (converted or plan.write != new):
+            _write_atomic(dest, plan.write, mode)
+        elif plan.write is not None:  # as it is, byte for byte
+            _copy_atomic(self.src, dest)
+        if plan.conflict:
+            _write_atomic(beside, new, mode)
+            outcome = replace(outcome, conflict=beside, result=_with_diagnostic(self.result, self.src, Diagnostic(
+                "MS002", Severity.WARNING, f"{dest} was edited by hand since the last run, in lines the new "
+                f"conversion changes too: kept as it is; the new conversion is {beside} (merge it by hand, "
+                "then delete it: until then every run says so)",
+                str(self.src), 0, 0, Safety.MANUAL)))
+        _write_atomic(self.generated, new)  # after the output: a run cut short reads as a hand edit, not lost
+        return replace(outcome, merged=plan.merged)
 
     def _encoded(self) -> bytes:
         return ((_BOM if self.bom else "") + self.result.code).encode("utf-8")
+
+
+def _with_diagnostic(result: ConversionResult | None, src: Path, diag: Diagnostic) -> ConversionResult:
+    """``result`` (an empty one for a file only copied) with ``diag`` added."""
+    base = result or ConversionResult("", [], False, str(src))
+    return replace(base, diagnostics=[*base.diagnostics, diag])
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    """The bytes of ``path``; None when it is missing or unreadable (nothing known of it)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def generated_record(out_root: Path, dest: Path, to_file: bool) -> Path:
+    """Where a run writing ``dest`` under ``out_root`` (``out_root`` itself when ``to_file``)
+    records what it wrote: ``OUT/.transpile/generated/<path in OUT>``, beside ``-o x.py``."""
+    if to_file:
+        return out_root.parent / GENERATED_DIR / out_root.name
+    return out_root / GENERATED_DIR / dest.relative_to(out_root)
 
 
 @dataclass
@@ -412,6 +475,10 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job
             plan.append(_Job(given, dest, True))
         else:
             plan.append(_unusable(given))
+    if out_root is not None:  # a converted output keeps its hand edits across runs
+        for job in plan:
+            if isinstance(job, _Job) and job.converts:
+                job.generated = generated_record(out_root, job.dest, to_file)
     return plan
 
 

@@ -74,3 +74,39 @@ def merge_lines(generated: str, edited: str, converted: str) -> Merge:
             out.extend(taken)
         b, m, t = k, m_end, t_end
     return Merge(None, conflicts) if conflicts else Merge("".join(out))
+
+
+@dataclass(frozen=True)
+class HandEdits:
+    """What to do with an output file a person may have edited since the last run wrote it."""
+
+    write: bytes | None  # the file's new content; None: the file stays as it is
+    merged: bool = False  # the person's edits were carried onto the new conversion
+    conflict: bool = False  # they conflict with it: the file stays, the new conversion goes beside it
+
+
+def carry_hand_edits(new: bytes, generated: bytes | None, on_disk: bytes | None, unresolved: bool = False) -> HandEdits:
+    """``new`` (the new conversion) with the edits from ``generated`` (what the last run
+    wrote, None when unknown) to ``on_disk`` (the file now, None when missing) applied.
+
+    No known earlier run, or an unedited file: ``new`` as it is. Text that is not UTF-8
+    cannot be merged by lines: a conflict whenever both sides changed. ``unresolved``: an
+    earlier conflict's conversion is still beside the file: it conflicts until the person
+    has merged it (and removed it), or made the file what the conversion gives.
+    """
+    if on_disk == new:
+        return HandEdits(None)  # the person wrote what the conversion now gives
+    if unresolved and on_disk is not None:
+        return HandEdits(None, conflict=True)
+    if generated is None or on_disk is None or on_disk == generated:
+        return HandEdits(new)
+    if new == generated:
+        return HandEdits(None, merged=True)  # nothing new from the conversion: the edits stand
+    try:
+        texts = [data.decode("utf-8") for data in (generated, on_disk, new)]
+    except UnicodeDecodeError:
+        return HandEdits(None, conflict=True)
+    merged = merge_lines(*texts)
+    if not merged.clean:
+        return HandEdits(None, conflict=True)
+    return HandEdits(merged.text.encode("utf-8"), merged=True)
