@@ -12,7 +12,8 @@ from rewrites import ALL_PASSES
 from rewrites.passes.api_calls import ApiCalls
 from transpile.diagnostics import Safety
 from transpile.edits import Edit
-from transpile.explain import Explanation, PassExplanation, UnknownPassError, explain_file, pass_doc, pass_docs
+from transpile.explain import (Explanation, PassExplanation, UnknownPassError, explain_file, line_change, pass_doc,
+                               pass_docs)
 
 # line 8: nn.Linear -> nn.Dense (MS201); line 9: declined by its comment; line 11: forward
 # -> construct (MS101, its code spans lines 11-13); line 13: boolean indexing (MS301, unsafe)
@@ -117,6 +118,29 @@ def test_explain_one_line() -> None:
     assert [d.line for p in at_13.passes for d in p.diagnostics] == [13]
 
 
+def test_explain_says_what_a_line_became() -> None:
+    at_8 = explain_file(MODEL, "model.py", line=8)
+    change = at_8.line_change
+    assert (change.first, change.converted_first) == (8, 8) and change.before == (MODEL.splitlines()[7],)
+    assert change.after[0].startswith("        self.fc = nn.Dense(")
+    assert explain_file(MODEL, "model.py", line=12).line_change is None  # the line is kept as it was
+    at_2 = explain_file(MODEL, "model.py", line=2)  # an import: the imports pass (derived edits) changed it
+    assert [(p.doc.id, p.edits) for p in at_2.passes] == [(ALL_PASSES[-1].id, [])]
+    assert at_2.passes[0].doc.derived_edits and at_2.line_change.after == ("import mindspore.nn as nn",)
+
+
+def test_line_change_blocks() -> None:
+    source = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    # as many lines on both sides: the line asked about, alone
+    assert line_change(source, "a = 1\nB = 2\nC = 3\nd = 4\n", 3).before == ("c = 3",)
+    # a line that became two: the whole block
+    two = line_change(source, "a = 1\nb = (\n    2)\nc = 3\nd = 4\n", 2)
+    assert (two.before, two.after, two.converted_first) == (("b = 2",), ("b = (", "    2)"), 2)
+    gone = line_change(source, "a = 1\nc = 3\nd = 4\n", 2)  # removed
+    assert gone.before == ("b = 2",) and gone.after == ()
+    assert line_change(source, source, 2) is None
+
+
 def test_explain_line_outside_the_source() -> None:
     with pytest.raises(ValueError, match="line 14 is outside"):
         explain_file(MODEL, "model.py", line=14)
@@ -155,8 +179,10 @@ def test_explain_line_filter_and_json(model: Path) -> None:
     assert edit["line"] == 8 and edit["before"] == "nn.Linear(4, 2)" and edit["after"].startswith("nn.Dense(")
     assert "-nn.Linear(4, 2)" in edit["diff"]
     assert data["passes"][0]["examples"][0]["before"] == ApiCalls.examples[0].before
+    assert data["line_change"]["before"] == ["        self.fc = nn.Linear(4, 2)"]
     text = run("explain", model, "--line", "8").stdout
     assert "MS301" not in text and "MS101" not in text and "the rule (MS201):" in text
+    assert "what the conversion made of it" in text and "    -        self.fc = nn.Linear(4, 2)\n" in text
 
 
 def test_explain_colour_on_request(model: Path) -> None:

@@ -10,6 +10,8 @@ Two pure functions back ``transpile passes`` and ``transpile explain``:
 """
 from __future__ import annotations
 
+import ast
+import difflib
 import inspect
 import sys
 from dataclasses import dataclass, field
@@ -106,6 +108,7 @@ class Explanation:
     diagnostics: list[Diagnostic]  # those of no pass (the file's own errors, ...)
     unplaced_edits: int = 0  # with ``line``: edits in code an earlier pass wrote (they have no line)
     errors: int = 0  # error diagnostics in the whole file, at any line
+    line_change: LineChange | None = None  # with ``line``: what the converted file has in its place
 
     @property
     def has_errors(self) -> bool:
@@ -116,7 +119,47 @@ class Explanation:
         return {"file": self.filename, "line": self.line, "failed": self.failed, "changed": self.changed,
                 "passes": [p.to_dict(self.filename) for p in self.passes],
                 "diagnostics": [d.to_dict() for d in self.diagnostics], "unplaced_edits": self.unplaced_edits,
-                "errors": self.errors}
+                "errors": self.errors,
+                "line_change": self.line_change.to_dict(self.filename) if self.line_change else None}
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """Lines of the input the conversion replaced or removed, and what took their place: the
+    whole file's change at a line, whichever passes made it (the imports' too)."""
+
+    first: int  # 1-based, in the input
+    before: tuple[str, ...]
+    converted_first: int  # 1-based, in the converted code (where ``after`` is, or would be)
+    after: tuple[str, ...]
+
+    def diff(self, filename: str) -> str:
+        """The change as a diff without context: ``-`` the input's lines, ``+`` the converted ones."""
+        head = f"--- {filename}:{self.first}\n+++ {filename}:{self.converted_first} (converted)\n"
+        return head + "".join(f"-{t}\n" for t in self.before) + "".join(f"+{t}\n" for t in self.after)
+
+    def to_dict(self, filename: str) -> dict:
+        return {"line": self.first, "before": list(self.before), "converted_line": self.converted_first,
+                "after": list(self.after), "diff": self.diff(filename)}
+
+
+def line_change(source: str, code: str, line: int) -> LineChange | None:
+    """How the conversion changed ``line`` of ``source`` into ``code`` (None: it did not):
+    the block of a line by line comparison of the two that holds the line."""
+    before, after = source.splitlines(), code.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete") and i1 < line <= i2:
+            if i2 - i1 == j2 - j1:  # as many lines on both sides: each line became the one in its place
+                i1, j1 = line - 1, j1 + line - 1 - i1
+                i2, j2 = i1 + 1, j1 + 1
+            return LineChange(i1 + 1, tuple(before[i1:i2]), j1 + 1, tuple(after[j1:j2]))
+    return None
+
+
+def _import_lines(source: str) -> set[int]:
+    """The lines of ``source`` (valid Python) that import statements span."""
+    return {n for node in ast.walk(ast.parse(source)) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
 
 
 def source_lines(source: str) -> int:
@@ -151,6 +194,15 @@ def explain_file(source: str, filename: str = "<string>", line: int | None = Non
             by_pass.setdefault(diag.code, PassExplanation(docs[diag.code])).diagnostics.append(diag)
         else:
             others.append(diag)
+    change = None
+    if line is not None and not result.failed:
+        change = line_change(source, result.code, line)
+        if change is not None and line in _import_lines(source):
+            # an import changed: the passes whose edits are derived (the imports') made it
+            for doc in docs.values():
+                if doc.derived_edits:
+                    by_pass.setdefault(doc.id, PassExplanation(doc))
     order = list(docs)
     passes = sorted(by_pass.values(), key=lambda p: (p.first_line, order.index(p.doc.id)))
-    return Explanation(filename, line, result.failed, result.changed, passes, others, unplaced, len(result.errors))
+    return Explanation(filename, line, result.failed, result.changed, passes, others, unplaced, len(result.errors),
+                       change)

@@ -142,17 +142,27 @@ def _explanation_text(explanation: Explanation, color: bool) -> str:
     edits = sum(len(p.edits) for p in explanation.passes)
     editing = sum(1 for p in explanation.passes if p.edits)
     declined = sum(1 for p in explanation.passes for e in p.edits if not e.applied)
-    reporting = len(explanation.passes) - editing
+    diagnostics = len(explanation.diagnostics) + sum(len(p.diagnostics) for p in explanation.passes)
+    derived = [f"{p.doc.id} {p.doc.name}" for p in explanation.passes if p.doc.derived_edits]
     if explanation.failed:
         head = f"{explanation.filename}: not converted, nothing to explain:\n"
-    elif not explanation.passes:
+    elif not explanation.passes and explanation.line_change is None:
         head = f"{where}: no pass changed anything or reported anything here\n"
     else:
-        head = (f"{where}: {_count(edits, 'edit')} by {_count(editing, 'pass')}"
-                + (f" ({declined} declined)" if declined else "")
-                + (f"; diagnostics of {_count(reporting, 'more pass')}" if reporting else "") + "\n")
+        if edits:
+            changed = f"{_count(edits, 'edit')} by {_count(editing, 'pass')}"
+        elif derived and explanation.line_change is not None:
+            changed = f"changed by {', '.join(derived)} (from what the other passes' edits need)"
+        else:
+            changed = "no edits"
+        head = (f"{where}: {changed}" + (f" ({declined} declined)" if declined else "")
+                + (f"; {_count(diagnostics, 'diagnostic')}" if diagnostics else "") + "\n")
     parts = [head]
     parts += [f"{_INDENT}{d.format()}\n" for d in explanation.diagnostics]
+    if explanation.line_change is not None:
+        lines = explanation.line_change.diff(explanation.filename).splitlines(keepends=True)
+        parts.append(f"\nwhat the conversion made of it, all passes together:\n"
+                     + textwrap.indent("".join(colorize_diff(lines) if color else lines), _INDENT))
     if explanation.unplaced_edits:
         parts.append(f"(not shown: {_count(explanation.unplaced_edits, 'edit')} in code an earlier pass wrote, "
                      "which has no line in the input; run without --line to see them)\n")
