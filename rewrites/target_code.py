@@ -13,6 +13,11 @@ class, each base is MindSpore's, ``object`` or such a class of the same file (a 
 deriving from a torch class of the file or the package is converted with it: its
 ``forward`` must become ``construct``). Such a definition names nothing torch, so the
 passes that convert torch names have nothing to do in it either: it is left whole.
+
+A class with MindSpore bases that still names torch somewhere (a converted file with a
+torch use left, marked, in ``__init__``; a class half converted by hand) keeps whole each
+of its methods that names no torch: a ``construct`` edited by hand after a conversion
+(``x.std()`` added) is MindSpore's, whatever ``__init__`` still holds.
 """
 from __future__ import annotations
 
@@ -74,11 +79,23 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
         if not isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
             continue
         roots = _imported_roots(stmt, bindings)
-        if not roots & target_roots or roots & source_roots:
+        if not roots & target_roots:
             continue
         if isinstance(stmt, cst.ClassDef):
             if not _bases_are_target(stmt, bindings, target_roots, target_classes):
                 continue
             target_classes.add(stmt.name.value)
+            if roots & source_roots:
+                found.extend(_methods_naming_no(source_roots, stmt, bindings))
+                continue
+        elif roots & source_roots:
+            continue
         found.append(stmt)
     return found
+
+
+def _methods_naming_no(roots: set[str], class_node: cst.ClassDef, bindings: dict[str, str]) -> list[cst.FunctionDef]:
+    """The methods of ``class_node`` that use no imported name of ``roots``."""
+    body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else ()
+    return [stmt for stmt in body
+            if isinstance(stmt, cst.FunctionDef) and not _imported_roots(stmt, bindings) & roots]
