@@ -139,6 +139,19 @@ def test_line_change_blocks() -> None:
     gone = line_change(source, "a = 1\nc = 3\nd = 4\n", 2)  # removed
     assert gone.before == ("b = 2",) and gone.after == ()
     assert line_change(source, source, 2) is None
+    # statements, not lines: one laid out over three lines is one
+    laid_out = line_change(source, "a = 1\nb = (\n    2\n)\nc = 3\nD = 4\n", 2)
+    assert (laid_out.before, laid_out.after) == (("b = 2",), ("b = (", "    2", ")"))
+
+
+def test_line_change_pairs_the_statements_of_a_block() -> None:
+    source = "y = f(x, 1)\nz = g(y, 2)\nw = h(z, 3)\n"
+    code = "y0 = x + 1\ny1 = f2(y0)\ny = y1 * 2\nz = G(y, dim=2)\nw = H(z, dim=3)\n"
+    # the statements at the block's edges that look like their counterpart pair off
+    assert line_change(source, code, 3).after == ("w = H(z, dim=3)",)
+    assert line_change(source, code, 2).after == ("z = G(y, dim=2)",)
+    first = line_change(source, code, 1)  # the rest of the block: one statement became three
+    assert first.before == ("y = f(x, 1)",) and first.after == ("y0 = x + 1", "y1 = f2(y0)", "y = y1 * 2")
 
 
 def test_explain_line_outside_the_source() -> None:

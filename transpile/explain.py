@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import difflib
 import inspect
+import io
 import sys
+import tokenize
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
@@ -144,16 +146,86 @@ class LineChange:
 
 
 def line_change(source: str, code: str, line: int) -> LineChange | None:
-    """How the conversion changed ``line`` of ``source`` into ``code`` (None: it did not):
-    the block of a line by line comparison of the two that holds the line."""
+    """How the conversion changed ``line`` of ``source`` into ``code`` (None: it did not).
+
+    The two are compared statement by statement (a statement laid out again over several
+    lines is still one), else line by line where ``line`` holds no statement (a comment):
+    the block of the comparison that holds the line, only its own statement when the block
+    has as many statements on both sides."""
     before, after = source.splitlines(), code.splitlines()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete") and i1 < line <= i2:
-            if i2 - i1 == j2 - j1:  # as many lines on both sides: each line became the one in its place
-                i1, j1 = line - 1, j1 + line - 1 - i1
+    units = _statements(source), _statements(code)
+    if units[0] is None or units[1] is None or not any(a <= line <= b for a, b in units[0]):
+        units = [(n, n) for n in range(1, len(before) + 1)], [(n, n) for n in range(1, len(after) + 1)]
+    return _change_at(before, after, units[0], units[1], line)
+
+
+def _statements(code: str) -> list[tuple[int, int]] | None:
+    """The first and last line of each statement of ``code`` (Python's logical lines; a
+    compound statement's header is one), None when it does not tokenize."""
+    spans, start = [], None
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type in skipped:
+                continue
+            start = token.start[0] if start is None else start
+            if token.type == tokenize.NEWLINE:
+                spans.append((start, token.end[0]))
+                start = None
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return spans
+
+
+def _change_at(before: list[str], after: list[str], units_before: list[tuple[int, int]],
+               units_after: list[tuple[int, int]], line: int) -> LineChange | None:
+    """The change at ``line`` from comparing the two texts unit by unit (a unit: a span of lines)."""
+    def texts(lines, units):
+        return ["\n".join(lines[first - 1:last]) for first, last in units]
+
+    old, new = texts(before, units_before), texts(after, units_after)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        holding = [k for k in range(i1, i2) if units_before[k][0] <= line <= units_before[k][1]]
+        if tag in ("replace", "delete") and holding:
+            if i2 - i1 == j2 - j1:  # as many units on both sides: each became the one in its place
+                i1, j1 = holding[0], j1 + holding[0] - i1
                 i2, j2 = i1 + 1, j1 + 1
-            return LineChange(i1 + 1, tuple(before[i1:i2]), j1 + 1, tuple(after[j1:j2]))
+            else:
+                i1, i2, j1, j2 = _narrowed(old, new, (i1, i2, j1, j2), holding[0])
+            first, last = units_before[i1][0], units_before[i2 - 1][1]
+            where = units_after[j1][0] if j1 < len(units_after) else len(after) + 1
+            made = after[units_after[j1][0] - 1:units_after[j2 - 1][1]] if j2 > j1 else []
+            return LineChange(first, tuple(before[first - 1:last]), where, tuple(made))
     return None
+
+
+_ALIKE = 0.6  # how alike (difflib's ratio) a unit and its converted form at least are
+
+
+def _narrowed(old: list[str], new: list[str], block: tuple[int, int, int, int], held: int) -> tuple[int, int, int, int]:
+    """A replaced block (``old[i1:i2]`` became ``new[j1:j2]``, not as many on both sides)
+    narrowed to the part that holds unit ``held``: the units at either edge that look like
+    their counterpart at the same edge pair off, the edge most alike first, while both sides
+    keep more than one unit."""
+    i1, i2, j1, j2 = block
+
+    def alike(i: int, j: int) -> float:
+        return difflib.SequenceMatcher(None, old[i], new[j], autojunk=False).ratio()
+
+    while i2 - i1 > 1 and j2 - j1 > 1:
+        start, end = alike(i1, j1), alike(i2 - 1, j2 - 1)
+        if max(start, end) < _ALIKE:
+            break
+        if start >= end:
+            if held == i1:
+                return i1, i1 + 1, j1, j1 + 1
+            i1, j1 = i1 + 1, j1 + 1
+        else:
+            if held == i2 - 1:
+                return i2 - 1, i2, j2 - 1, j2
+            i2, j2 = i2 - 1, j2 - 1
+    return i1, i2, j1, j2
 
 
 def _import_lines(source: str) -> set[int]:
