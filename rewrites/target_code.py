@@ -17,7 +17,9 @@ passes that convert torch names have nothing to do in it either: it is left whol
 A class with MindSpore bases that still names torch somewhere (a converted file with a
 torch use left, marked, in ``__init__``; a class half converted by hand) keeps whole each
 of its methods that names no torch: a ``construct`` edited by hand after a conversion
-(``x.std()`` added) is MindSpore's, whatever ``__init__`` still holds.
+(``x.std()`` added) is MindSpore's, whatever ``__init__`` still holds. So does a class with
+MindSpore bases that defines ``forward`` and no ``construct`` (a base changed by hand,
+the rest not yet): its ``forward`` is converted with the names it uses.
 """
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
             if not _bases_are_target(stmt, bindings, target_roots, target_classes):
                 continue
             target_classes.add(stmt.name.value)
-            if roots & source_roots:
+            if roots & source_roots or _torch_shaped(stmt):
                 found.extend(_methods_naming_no(source_roots, stmt, bindings))
                 continue
         elif roots & source_roots:
@@ -94,8 +96,20 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
     return found
 
 
-def _methods_naming_no(roots: set[str], class_node: cst.ClassDef, bindings: dict[str, str]) -> list[cst.FunctionDef]:
-    """The methods of ``class_node`` that use no imported name of ``roots``."""
+def _methods(class_node: cst.ClassDef) -> list[cst.FunctionDef]:
     body = class_node.body.body if isinstance(class_node.body, cst.IndentedBlock) else ()
-    return [stmt for stmt in body
-            if isinstance(stmt, cst.FunctionDef) and not _imported_roots(stmt, bindings) & roots]
+    return [stmt for stmt in body if isinstance(stmt, cst.FunctionDef)]
+
+
+def _torch_shaped(class_node: cst.ClassDef) -> bool:
+    """A ``forward`` and no ``construct``: a Cell base given to a Module not converted yet
+    (MindSpore would never call its ``forward``; it must become ``construct``)."""
+    names = {m.name.value for m in _methods(class_node)}
+    return "forward" in names and "construct" not in names
+
+
+def _methods_naming_no(roots: set[str], class_node: cst.ClassDef, bindings: dict[str, str]) -> list[cst.FunctionDef]:
+    """The methods of ``class_node`` that use no imported name of ``roots`` (not ``forward``:
+    torch's name, which becomes ``construct``)."""
+    return [m for m in _methods(class_node)
+            if m.name.value != "forward" and not _imported_roots(m, bindings) & roots]

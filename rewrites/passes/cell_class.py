@@ -5,7 +5,9 @@ this pass finds the subclasses (any import spelling, subclasses of torch's layer
 classes such as ``nn.Sequential`` or ``nn.Conv2d``, local subclasses of them, and
 subclasses of Modules defined in other files of the converted tree, found through the
 tree's class index: ``ctx.package``) and renames ``forward`` and explicit ``.forward(``
-calls.
+calls. In a file converted partly by hand, a subclass of a MindSpore Cell (``nn.Cell``
+from mindspore, or a class of the file written on one) that still defines ``forward``
+is one too: MindSpore would run the base's ``construct`` and never its ``forward``.
 
 It also reports (MS902) each package built on torch that the file imports from outside
 the converted tree (``rewrites/outside_packages.py``): nothing in the file is left to
@@ -13,6 +15,7 @@ convert, yet it cannot run until that package is converted too.
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import libcst as cst
@@ -23,6 +26,7 @@ from transpile.passes import Example, Pass
 
 from ..cell_names import MODULE_BASES, is_module_class, tree_module_class  # noqa: F401
 from ..outside_packages import builds_on_torch, why
+from ..table_calls import tables
 
 
 def _assigns_construct(body: cst.IndentedBlock) -> bool:
@@ -34,6 +38,19 @@ def _assigns_construct(body: cst.IndentedBlock) -> bool:
                     isinstance(t.target, cst.Name) and t.target.value == "construct" for t in small.targets):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=1)
+def _target_cells() -> frozenset[str]:
+    """MindSpore's Cell classes: ``mindspore.nn.Cell`` and the containers, and each layer
+    class the tables give for a torch layer class (``mindspore.nn.Dense``)."""
+    layers = {e.target for e in tables().entries.values() if e.target and is_module_class(e.source)}
+    return frozenset(layers | {"mindspore.nn.Cell", "mindspore.nn.SequentialCell", "mindspore.nn.CellList",
+                               "mindspore.nn.CellDict"})
+
+
+def _is_target_cell(qual: str | None) -> bool:
+    return qual in _target_cells()
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -65,9 +82,19 @@ class CellClass(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.cell_classes: set[str] = set()
+        self._target_cells: set[str] = set()  # Cells of the file written for MindSpore (left whole)
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
         self._outside_reported: set[str] = set()
         self._optional_imports: set[int] = set()  # ids of imports tried for an ImportError
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """Classes written for MindSpore are left whole (never visited): their subclasses
+        are Cells all the same. Kept apart from ``cell_classes``, whose growth as the file
+        is read decides which ``.forward`` attributes are renamed, as on the first run."""
+        for stmt in node.body:
+            if isinstance(stmt, cst.ClassDef) and id(stmt) in self.ctx.frozen and any(
+                    self._is_cell_base(arg.value) for arg in stmt.bases):
+                self._target_cells.add(stmt.name.value)
 
     def visit_Try(self, node: cst.Try) -> None:
         """Imports tried for an ImportError (``try: from apex import amp``, and the fallback
@@ -124,9 +151,10 @@ class CellClass(Pass):
         return root not in sys.stdlib_module_names and root not in ("torch", "mindspore", "typing_extensions")
 
     def _is_cell_base(self, expr) -> bool:
-        if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
+        if isinstance(expr, cst.Name) and expr.value in self.cell_classes | self._target_cells:
             return True
-        return is_module_class(self.ctx.imports.qualify(expr)) or tree_module_class(self.ctx, expr) is True
+        qual = self.ctx.imports.qualify(expr)
+        return is_module_class(qual) or _is_target_cell(qual) or tree_module_class(self.ctx, expr) is True
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         """A class defining ``forward`` whose base is imported from elsewhere in the tree
