@@ -138,36 +138,38 @@ def _declined(path: Path) -> frozenset:
 
 def _explanation_text(explanation: Explanation, color: bool) -> str:
     """The whole explanation as text: a heading line, then each pass's part."""
-    where = f"{explanation.filename}" + (f", line {explanation.line}" if explanation.line else "")
-    edits = sum(len(p.edits) for p in explanation.passes)
-    editing = sum(1 for p in explanation.passes if p.edits)
-    declined = sum(1 for p in explanation.passes for e in p.edits if not e.applied)
-    diagnostics = len(explanation.diagnostics) + sum(len(p.diagnostics) for p in explanation.passes)
-    derived = [f"{p.doc.id} {p.doc.name}" for p in explanation.passes if p.doc.derived_edits]
-    if explanation.failed:
-        head = f"{explanation.filename}: not converted, nothing to explain:\n"
-    elif not explanation.passes and explanation.line_change is None:
-        head = f"{where}: no pass changed anything or reported anything here\n"
-    else:
-        if edits:
-            changed = f"{_count(edits, 'edit')} by {_count(editing, 'pass')}"
-        elif derived and explanation.line_change is not None:
-            changed = f"changed by {', '.join(derived)} (from what the other passes' edits need)"
-        else:
-            changed = "no edits"
-        head = (f"{where}: {changed}" + (f" ({declined} declined)" if declined else "")
-                + (f"; {_count(diagnostics, 'diagnostic')}" if diagnostics else "") + "\n")
-    parts = [head]
+    parts = [_summary_line(explanation)]
     parts += [f"{_INDENT}{d.format()}\n" for d in explanation.diagnostics]
     if explanation.line_change is not None:
         lines = explanation.line_change.diff(explanation.filename).splitlines(keepends=True)
-        parts.append(f"\nwhat the conversion made of it, all passes together:\n"
+        parts.append("\nwhat the conversion made of it, all passes together:\n"
                      + textwrap.indent("".join(colorize_diff(lines) if color else lines), _INDENT))
     if explanation.unplaced_edits:
         parts.append(f"(not shown: {_count(explanation.unplaced_edits, 'edit')} in code an earlier pass wrote, "
                      "which has no line in the input; run without --line to see them)\n")
     parts += ["\n" + _pass_part(p, explanation.filename, color) for p in explanation.passes]
     return "".join(parts)
+
+
+def _summary_line(explanation: Explanation) -> str:
+    """``model.py, line 8: 1 edit by 1 pass (1 declined); 2 diagnostics``, or why there is none."""
+    where = explanation.filename + (f", line {explanation.line}" if explanation.line is not None else "")
+    if explanation.failed:
+        return f"{explanation.filename}: not converted, nothing to explain:\n"
+    if not explanation.passes and explanation.line_change is None:
+        return f"{where}: no pass changed anything or reported anything here\n"
+    edits = [e for p in explanation.passes for e in p.edits]
+    declined = sum(1 for e in edits if not e.applied)
+    diagnostics = len(explanation.diagnostics) + sum(len(p.diagnostics) for p in explanation.passes)
+    derived = [f"{p.doc.id} {p.doc.name}" for p in explanation.passes if p.doc.derived_edits]
+    if edits:
+        changed = f"{_count(len(edits), 'edit')} by {_count(sum(1 for p in explanation.passes if p.edits), 'pass')}"
+    elif derived and explanation.line_change is not None:
+        changed = f"changed by {', '.join(derived)} (from what the other passes' edits need)"
+    else:
+        changed = "no edits"
+    return (f"{where}: {changed}" + (f" ({declined} declined)" if declined else "")
+            + (f"; {_count(diagnostics, 'diagnostic')}" if diagnostics else "") + "\n")
 
 
 def _count(n: int, noun: str) -> str:
@@ -189,7 +191,7 @@ def _pass_part(part: PassExplanation, filename: str, color: bool) -> str:
         lines = diff.splitlines(keepends=True)
         text.append(textwrap.indent("".join(colorize_diff(lines) if color else lines), _INDENT))
     if doc.derived_edits:
-        text.append(f"\n(its edits follow from the other passes': not listed one by one, never declined)\n")
+        text.append("\n(its edits follow from the other passes': not listed one by one, never declined)\n")
     if part.diagnostics:
         text.append("\ndiagnostics:\n" + "".join(f"{_INDENT}{d.format()}\n" for d in part.diagnostics))
     text.append(f"\nthe rule ({doc.id}):\n" + _pass_text(doc, examples=1))
