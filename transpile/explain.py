@@ -1,12 +1,14 @@
 """Explain a conversion: which pass changed what, where and why, with the rule's documentation.
 
-Two pure functions back ``transpile passes`` and ``transpile explain``:
+Pure functions back ``transpile passes`` and ``transpile explain``:
 
 * :func:`pass_docs` / :func:`pass_doc`: the passes of the pipeline in their order, each with
   its summary, its stage, the documentation of its rule (the docstring of the module that
   defines it) and its before/after examples;
 * :func:`explain_file`: converts a source with its edits recorded and groups them (and the
-  diagnostics) by pass, optionally only those at one line.
+  diagnostics) by pass, optionally only those at one line;
+* :func:`line_change`: what a line of the input became in the converted code, all passes
+  together (the imports' changes, which are not recorded as edits, show there).
 """
 from __future__ import annotations
 
