@@ -16,6 +16,7 @@ Anything else is unknown, never guessed.
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import libcst as cst
@@ -57,9 +58,27 @@ def is_module_class(qual: str | None) -> bool:
 _KNOWN_ROOTS = frozenset({"torch", "mindspore", "typing_extensions", "builtins"}) | frozenset(sys.stdlib_module_names)
 
 
+@functools.lru_cache(maxsize=1)
+def _target_cells() -> frozenset[str]:
+    """MindSpore's Cell classes: ``mindspore.nn.Cell`` and the containers, and each layer
+    class the tables give for a torch layer class (``mindspore.nn.Dense``)."""
+    from .table_calls import tables  # imports the hooks, which import this module
+
+    layers = {e.target for e in tables().entries.values() if e.target and is_module_class(e.source)}
+    return frozenset(layers | {"mindspore.nn.Cell", "mindspore.nn.SequentialCell", "mindspore.nn.CellList",
+                               "mindspore.nn.CellDict"})
+
+
+def is_target_cell(qual: str | None) -> bool:
+    """A MindSpore Cell class (a file converted partly by hand derives from it): a
+    subclass still defining ``forward`` is a Module to convert."""
+    return qual in _target_cells()
+
+
 def _outside_base_is_module(qual: str) -> bool | None:
-    """A base that is not a class of the converted tree: a Module, not one, or unknown."""
-    if is_module_class(qual):
+    """A base that is not a class of the converted tree: a Module, not one, or unknown.
+    A MindSpore Cell counts: a tree class converted by hand is derived from as before."""
+    if is_module_class(qual) or is_target_cell(qual):
         return True
     if qual.startswith(UNKNOWN) or qual.split(".")[0] not in _KNOWN_ROOTS:
         return None

@@ -289,3 +289,24 @@ def test_jobs_2_equals_jobs_1_with_the_json_report(tmp_path: Path) -> None:
     assert two == one and len(one["files"]) == len(_files(src)) == 13
     assert runs["2"].stdout.replace("out2", "out1") == runs["1"].stdout  # byte for byte, in order
     assert _files(tmp_path / "out2") == _files(tmp_path / "out1")
+
+
+def test_a_torch_subclass_of_a_cell_converted_by_hand_in_another_file(tmp_path: Path) -> None:
+    """a.py converted by hand, b.py still torch and derived from it: b's forward, which
+    MindSpore would never call, becomes construct; a.py stays as written."""
+    base = "from mindspore import nn, ops\n\n\nclass Base(nn.Cell):\n    def __init__(self, dim):\n" \
+           "        super().__init__()\n        self.fc = nn.Dense(dim, dim)\n\n" \
+           "    def construct(self, x):\n        return ops.relu(self.fc(x))\n"
+    child = "import torch\n\nfrom .a import Base\n\n\nclass Child(Base):\n" \
+            "    def forward(self, x):\n        return torch.sigmoid(super().forward(x))\n"
+    pkg = tmp_path / "src" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(base)
+    (pkg / "b.py").write_text(child)
+    out = tmp_path / "out"
+    convert_paths([tmp_path / "src"], output=out, jobs=1, cache=False)
+    assert (out / "pkg" / "a.py").read_text() == base
+    converted = (out / "pkg" / "b.py").read_text()
+    assert "    def construct(self, x):\n" in converted and "super().construct(x)" in converted
+    assert torch_names(converted) == set()

@@ -15,7 +15,6 @@ convert, yet it cannot run until that package is converted too.
 """
 from __future__ import annotations
 
-import functools
 import sys
 
 import libcst as cst
@@ -24,9 +23,8 @@ from transpile.import_table import dotted_name
 from transpile.package_index import OUTSIDE_CODE, outside_message
 from transpile.passes import Example, Pass
 
-from ..cell_names import MODULE_BASES, is_module_class, tree_module_class  # noqa: F401
+from ..cell_names import MODULE_BASES, is_module_class, is_target_cell, tree_module_class  # noqa: F401
 from ..outside_packages import builds_on_torch, why
-from ..table_calls import tables
 
 
 def _assigns_construct(body: cst.IndentedBlock) -> bool:
@@ -38,19 +36,6 @@ def _assigns_construct(body: cst.IndentedBlock) -> bool:
                     isinstance(t.target, cst.Name) and t.target.value == "construct" for t in small.targets):
                 return True
     return False
-
-
-@functools.lru_cache(maxsize=1)
-def _target_cells() -> frozenset[str]:
-    """MindSpore's Cell classes: ``mindspore.nn.Cell`` and the containers, and each layer
-    class the tables give for a torch layer class (``mindspore.nn.Dense``)."""
-    layers = {e.target for e in tables().entries.values() if e.target and is_module_class(e.source)}
-    return frozenset(layers | {"mindspore.nn.Cell", "mindspore.nn.SequentialCell", "mindspore.nn.CellList",
-                               "mindspore.nn.CellDict"})
-
-
-def _is_target_cell(qual: str | None) -> bool:
-    return qual in _target_cells()
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -154,7 +139,7 @@ class CellClass(Pass):
         if isinstance(expr, cst.Name) and expr.value in self.cell_classes | self._target_cells:
             return True
         qual = self.ctx.imports.qualify(expr)
-        return is_module_class(qual) or _is_target_cell(qual) or tree_module_class(self.ctx, expr) is True
+        return is_module_class(qual) or is_target_cell(qual) or tree_module_class(self.ctx, expr) is True
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         """A class defining ``forward`` whose base is imported from elsewhere in the tree
