@@ -278,6 +278,13 @@ def convert_paths(
     original beside it as ``<name>.orig`` (uncommitted changes are then allowed). With
     ``write=False`` nothing is written.
 
+    Hand edits survive a run into the same ``output``: what each converted file's output
+    was written with is recorded in ``output/.transpile/generated/<path>`` (beside a
+    one-file output); an output edited since is merged with the new conversion by lines
+    (``FileOutcome.merged``), or, where both changed the same lines, kept as it is with
+    the new conversion beside it as ``<name>.new`` (``FileOutcome.conflict``, an MS002
+    warning; every run says so until ``<name>.new`` is deleted).
+
     Raises ValueError for arguments that do not fit together, and RefusedError (a
     ValueError) when two files would be written to one output, an output is an input or
     an overwrite is refused: always before anything is written. Otherwise one bad file
