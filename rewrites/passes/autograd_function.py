@@ -38,7 +38,9 @@ again, so a forward that draws random numbers would see other numbers in bprop: 
 is said in a note. GRAPH_MODE runs construct; it does not take this bprop (MindSpore
 compiles a custom bprop as its own graph, which rejects keyword arguments and the
 ctx object's values): gradients through it need PYNATIVE_MODE.
-The ``apply`` calls rewritten are those of the Functions defined in the same file.
+The ``apply`` calls rewritten are those of the Functions defined in the same file (and of
+the Cells with a ``bprop`` defined there: Functions converted by hand, in a file converted
+in part).
 """
 from __future__ import annotations
 
@@ -47,6 +49,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
+from ..cell_names import is_target_cell
 from ..syntax import emitted, module_spellings
 from .layer_values import _is_docstring
 
@@ -140,8 +143,16 @@ class AutogradFunction(Pass):
     def visit_Module(self, node: cst.Module) -> None:
         # the apply calls may come before the class (in functions defined above it)
         for stmt in node.body:
-            if isinstance(stmt, cst.ClassDef) and self._function_bases(stmt) and not _unconvertible(stmt):
+            if isinstance(stmt, cst.ClassDef) and (
+                    (self._function_bases(stmt) and not _unconvertible(stmt)) or self._bprop_cell(stmt)):
                 self.functions.add(stmt.name.value)
+
+    def _bprop_cell(self, node: cst.ClassDef) -> bool:
+        """A Cell with a ``bprop`` method: a Function converted by hand (a file converted in
+        part), whose callers still say ``F.apply(x)``, torch's call of it."""
+        methods = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        return any(is_target_cell(self.ctx.imports.qualify(a.value)) for a in node.bases if a.keyword is None) and any(
+            isinstance(m, cst.FunctionDef) and m.name.value == "bprop" for m in methods)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         convert = self._convertible(node)
