@@ -79,6 +79,18 @@ def test_code_is_escaped(tree):
     assert html.count("<script>") == 1  # the page's own
 
 
+def test_folded_code_is_escaped(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    lines = ["import torch", "y = torch.cat([a, b])"] + [f"v{i} = {i}" for i in range(30)]
+    lines[20] = "s = '</script><b>bold</b><!--'"  # far from the change: folded
+    (root / "long.py").write_text("\n".join(lines) + "\n")
+    report, html = _render(root)
+    assert report.count("converted") == 1 and 'class="fold"' in html
+    assert "</script><b>" not in html and "<!--'" not in html
+    assert html.count("</script>") == html.count("<script")
+
+
 def test_self_contained(tree):
     _, html = _render(tree)
     assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I)

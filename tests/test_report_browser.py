@@ -21,9 +21,12 @@ FILES = {
                 "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
                 "        return self.fc(torch.cat([x, x], 1))\n",
     # the unsupported calls far down, so that following a link has to scroll
-    "ops.py": "import torch\n" + "".join(f"\n\ndef helper{i}(x):\n    return x + {i}\n" for i in range(40))
+    "ops.py": "import torch\n" + "".join(f"\n\ndef helper{i}(x):\n    return x + {i}\n" for i in range(20))
+              + "\n\ndef tricky(x):\n    return x, '</script>&amp;<!-- \"q\" \\u003c'\n"  # folded: built by the script
+              + "".join(f"\n\ndef helper{i}(x):\n    return x + {i}\n" for i in range(21, 40))
               + "\n\ndef g(x):\n    y = torch.foo_bar(x)\n    return torch.foo_bar(torch.cat([y, y]))\n",
     "broken.py": "import torch\ndef h(:\n    return 1\n",
+    "plain.py": "".join(f"x{i} = {i}\n" for i in range(30)),  # unchanged: collapsed and folded
 }
 
 
@@ -122,6 +125,14 @@ def test_report_in_chromium(browser, rendered, tmp_path):
     assert len(hrefs) == len(report.diagnostics)
     assert page.evaluate("hs => hs.filter(h => !document.getElementById(h.slice(1)))", hrefs) == []
 
+    # the index lists every file; a status box hides that status's files
+    assert page.locator("table.index tr[data-status]").count() == len(report.files)
+    plain_section = page.locator("section.file[data-path$='plain.py']")
+    page.locator("input.status-filter[value=unchanged]").uncheck()
+    assert not plain_section.is_visible() and page.locator("section.file[data-status=converted]").first.is_visible()
+    page.locator("input.status-filter[value=unchanged]").check()
+    assert plain_section.is_visible()
+
     # the unsupported API, grouped, with its count across the run
     expected = {g.name: g.count for g in group_unconverted(report)}
     assert expected.get("torch.foo_bar") == 2
@@ -155,6 +166,20 @@ def test_report_in_chromium(browser, rendered, tmp_path):
     assert not middle.is_visible()
     section.locator("button.unfold").first.click()
     assert middle.is_visible() and not section.locator("button.unfold").first.is_visible()
+    lines = FILES["ops.py"].splitlines()
+    assert middle.locator("td.code.left").inner_text() == lines[79]
+    tricky = lines.index("def tricky(x):") + 2  # the 1-based number of the line after it
+    assert section.locator(f"#{section.get_attribute('id')}-L{tricky} td.code.right").inner_text() == lines[tricky - 1]
+
+    # a link to a line of a collapsed, folded file opens the file and builds the line's row
+    plain = page.locator("section.file[data-path$='plain.py']")
+    assert plain.get_attribute("data-status") == "unchanged"
+    assert not plain.locator("details.diff").evaluate("d => d.open")
+    line_id = f"{plain.get_attribute('id')}-L20"
+    page.evaluate("id => { location.hash = '#' + id }", line_id)
+    page.wait_for_function("id => document.getElementById(id) !== null", arg=line_id)
+    assert page.locator(f"#{line_id}").is_visible()
+    assert page.locator(f"#{line_id} td.code.right").inner_text() == "x19 = 19"
 
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)

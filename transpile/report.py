@@ -20,6 +20,7 @@ from .files import FileOutcome, PathReport
 
 TEMPLATE = "report.html.j2"
 CONTEXT = 3  # unchanged lines shown around a change in a diff; the others are folded
+PLACES_SHOWN = 12  # places listed for an unconverted API (the count says how many in all)
 
 # The API a marker names: a dotted name at the start of its message, as the passes write
 # them ("torch.foo: no MindSpore mapping yet", "Tensor.pin_memory: ...", "Module.train(): ...").
@@ -68,6 +69,11 @@ class FileSection:
     def status(self) -> str:
         return self.outcome.status
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Its diagnostics by severity: error, warning, info."""
+        return {sev.value: sum(1 for d in self.diagnostics if d.severity is sev) for sev in Severity}
+
     def link(self, diag: Diagnostic) -> str:
         """Where a link to a diagnostic of this file goes: its line, else the file's heading."""
         return f"#{self.anchor}-L{diag.line}" if diag.line in self.badges else f"#{self.anchor}-top"
@@ -107,6 +113,22 @@ def fold(rows: list[DiffRow], keep: set[int], context: int = CONTEXT) -> list[tu
         else:
             merged.append((folded, run))
     return merged
+
+
+def folded_lines(run: list[DiffRow]):
+    """A folded run as JSON for a ``<script type="application/json">`` element, from which
+    the page builds its rows when asked: the first line number on each side and the lines
+    (a folded run is unchanged: both sides are the same).
+
+    Only ``<``, ``>`` and ``&`` are escaped (as JSON's \\u escapes): without them no text can
+    end the element or open a comment, and quotes need no escape there (jinja's tojson also
+    escapes ``'``, made for attributes, which makes Python code's JSON larger).
+    """
+    from markupsafe import Markup
+
+    data = {"left": run[0].left_no, "right": run[0].right_no, "lines": [r.left for r in run]}
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 def unconverted_api(diag: Diagnostic) -> str | None:
@@ -173,7 +195,7 @@ def _section(index: int, outcome: FileOutcome, source: str | None) -> FileSectio
     for number, diag in enumerate(diagnostics, 1):
         if 1 <= diag.line <= len(before):
             badges.setdefault(diag.line, []).append((number, diag))
-    runs = fold(rows, set(badges)) if result.changed and not result.failed else [(False, rows)]
+    runs = fold(rows, set(badges))
     return FileSection(index, outcome, rows, runs, diagnostics, badges, source is not None)
 
 
@@ -229,7 +251,6 @@ def _environment():
     import jinja2
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["basename"] = os.path.basename
     return env
 
 
@@ -251,9 +272,30 @@ def render_report(report: PathReport, sources: Mapping[str, str] | None = None, 
     sources = sources or {}
     sections = [_section(i, f, sources.get(str(f.source))) for i, f in enumerate(report.files)
                 if f.result is not None]
-    template = _environment().from_string(_template_text())
+    env = _environment()
+    env.filters["folded_lines"] = folded_lines
+    env.filters["short"] = _shortener([f.source for f in report.files])
+    template = env.from_string(_template_text())
     return template.render(
         title=title, subtitle=subtitle, summary=summary(report), sections=sections,
-        by_index={s.index: s for s in sections}, apis=group_unconverted(report), parity=parity_rows(parity) if parity is not None else None,
-        copied=[f for f in report.files if f.status == "copied"],
+        by_index={s.index: s for s in sections}, apis=group_unconverted(report),
+        parity=parity_rows(parity) if parity is not None else None,
+        copied=[f for f in report.files if f.status == "copied"], places_shown=PLACES_SHOWN,
+        statuses=[st for st in ("converted", "failed", "unchanged", "skipped") if any(x.status == st for x in sections)],
     )
+
+
+def _shortener(paths: list[Path]):
+    """A function giving a path relative to the folder all ``paths`` share (a file's name
+    for one file), for places named in a table."""
+    parents = [os.path.dirname(os.path.abspath(p)) for p in paths]
+    try:
+        root = os.path.commonpath(parents) if parents else ""
+    except ValueError:  # different drives
+        root = ""
+
+    def short(path) -> str:
+        full = os.path.abspath(str(path))
+        return os.path.relpath(full, root) if root and full.startswith(os.path.join(root, "")) else str(path)
+
+    return short
