@@ -5,7 +5,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from transpile.api import convert_paths
+from transpile.api import FileOutcome, PathReport, convert_code, convert_paths
 from transpile.cli import main
 from transpile.report import fold, group_unconverted, parity_rows, read_parity_results, render_report, side_by_side
 
@@ -137,6 +137,17 @@ def test_unconverted_apis_grouped_with_counts(tree):
     assert groups["torch.foo_bar"] == UNSUPPORTED.count("torch.foo_bar(")
     row = re.search(r'data-api="torch.foo_bar">.*?class="api-count">(\d+)<', html, re.S)
     assert row and int(row.group(1)) == groups["torch.foo_bar"]
+
+
+def test_recorded_edits_are_listed(tmp_path):
+    source = tmp_path / "e.py"
+    source.write_text(CONVERTED)
+    result = convert_code(CONVERTED, filename=str(source), record_edits=True)
+    assert result.edits
+    html = render_report(PathReport([FileOutcome(source, None, result)]), {str(source): CONVERTED})
+    assert f"{len(result.edits)} edit(s) recorded" in html
+    for edit in result.edits:
+        assert f"<td>{edit.pass_id}</td>" in html
 
 
 def test_side_by_side_rows():
