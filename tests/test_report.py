@@ -150,6 +150,19 @@ def test_recorded_edits_are_listed(tmp_path):
         assert f"<td>{edit.pass_id}</td>" in html
 
 
+def test_notebook_diagnostics_link_to_the_file(tmp_path):
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+              "source": ["import torch\n", "y = torch.foo_bar(1)\n"]}]
+    root = tmp_path / "nb"
+    root.mkdir()
+    (root / "n.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    report, html = _render(root)
+    assert any("[cell" in d.filename for d in report.diagnostics)
+    links = _Page(html).with_class("diag-link")
+    assert links and {a["href"] for a in links} == {"#f0-top"}  # cell lines are not lines of the JSON
+    assert not _Page(html).with_class("badge")
+
+
 def test_side_by_side_rows():
     rows = side_by_side(["a", "b", "c"], ["a", "B", "c", "d"])
     assert [(r.kind, r.left_no, r.right_no) for r in rows] == [

@@ -193,7 +193,8 @@ def _section(index: int, outcome: FileOutcome, source: str | None) -> FileSectio
     rows = side_by_side(before, after)
     badges: dict[int, list[tuple[int, Diagnostic]]] = {}
     for number, diag in enumerate(diagnostics, 1):
-        if 1 <= diag.line <= len(before):
+        # a notebook's diagnostics count lines in a cell ("nb.ipynb[cell 3]"), not in its JSON
+        if 1 <= diag.line <= len(before) and diag.filename == str(outcome.source):
             badges.setdefault(diag.line, []).append((number, diag))
     runs = fold(rows, set(badges))
     return FileSection(index, outcome, rows, runs, diagnostics, badges, source is not None)
