@@ -163,6 +163,17 @@ def test_notebook_diagnostics_link_to_the_file(tmp_path):
     assert not _Page(html).with_class("badge")
 
 
+def test_hand_edits_merged_and_conflicts_are_shown(tmp_path):
+    source = tmp_path / "h.py"
+    source.write_text(CONVERTED)
+    result = convert_code(CONVERTED, filename=str(source))
+    files = [FileOutcome(source, tmp_path / "out/h.py", result, merged=True),
+             FileOutcome(source, tmp_path / "out/h.py", result, conflict=tmp_path / "out/h.py.new")]
+    page = _Page(render_report(PathReport(files), {str(source): CONVERTED}))
+    assert page.counts["merged"] == "1" and page.counts["conflicts"] == "1"
+    assert len(page.with_class("merged")) == 1 and len(page.with_class("conflict")) == 1
+
+
 def test_side_by_side_rows():
     rows = side_by_side(["a", "b", "c"], ["a", "B", "c", "d"])
     assert [(r.kind, r.left_no, r.right_no) for r in rows] == [

@@ -176,6 +176,8 @@ def summary(report: PathReport) -> dict:
         "measured_uses": report.converted_uses + report.unconverted_uses,
         "annotation_uses": report.annotation_uses,
         "failed_not_measured": bool(report.failed),
+        "merged": len(report.merged),  # outputs whose hand edits were carried onto the new conversion
+        "conflicts": len(report.conflicts),  # outputs kept as edited by hand
     }
 
 
