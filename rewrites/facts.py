@@ -18,6 +18,7 @@ from transpile.walk import ScopeIndex
 
 from .syntax import is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
+from .cell_names import target_cell_classes
 from .target_code import target_definitions
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
@@ -64,6 +65,7 @@ class FileFacts:
         # definitions written for MindSpore (a file converted partly by hand) stay as written
         target_roots = tables().framework_roots - ctx.source_roots
         ctx.frozen.update(id(d) for d in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots))
+        self.target_cells = target_cell_classes(module, ctx)  # Cells of the file written for MindSpore
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
         key = (fact, id(node))

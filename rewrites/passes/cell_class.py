@@ -67,19 +67,9 @@ class CellClass(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.cell_classes: set[str] = set()
-        self._target_cells: set[str] = set()  # Cells of the file written for MindSpore (left whole)
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
         self._outside_reported: set[str] = set()
         self._optional_imports: set[int] = set()  # ids of imports tried for an ImportError
-
-    def visit_Module(self, node: cst.Module) -> None:
-        """Classes written for MindSpore are left whole (never visited): their subclasses
-        are Cells all the same. Kept apart from ``cell_classes``, whose growth as the file
-        is read decides which ``.forward`` attributes are renamed, as on the first run."""
-        for stmt in node.body:
-            if isinstance(stmt, cst.ClassDef) and id(stmt) in self.ctx.frozen and any(
-                    self._is_cell_base(arg.value) for arg in stmt.bases):
-                self._target_cells.add(stmt.name.value)
 
     def visit_Try(self, node: cst.Try) -> None:
         """Imports tried for an ImportError (``try: from apex import amp``, and the fallback
@@ -136,7 +126,10 @@ class CellClass(Pass):
         return root not in sys.stdlib_module_names and root not in ("torch", "mindspore", "typing_extensions")
 
     def _is_cell_base(self, expr) -> bool:
-        if isinstance(expr, cst.Name) and expr.value in self.cell_classes | self._target_cells:
+        # the file's Cells written for MindSpore (left whole, never visited) are kept apart
+        # from cell_classes, whose growth as the file is read decides which .forward
+        # attributes are renamed, as on the first run
+        if isinstance(expr, cst.Name) and expr.value in self.cell_classes | self.facts.target_cells:
             return True
         qual = self.ctx.imports.qualify(expr)
         return is_module_class(qual) or is_target_cell(qual) or tree_module_class(self.ctx, expr) is True

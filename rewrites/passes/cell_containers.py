@@ -27,7 +27,7 @@ import libcst as cst
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, is_module_class, tree_module_class
+from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, is_module_class, is_target_cell, tree_module_class
 from ..syntax import code, emitted
 from ..table_calls import tables
 
@@ -102,7 +102,7 @@ class CellContainers(Pass):
         """False only for a base known not to be a Module: a class of this file or of the
         tree that is none (a Dataset: torchvision's LSUN appends LSUNClass datasets), a
         builtin, or a class of torch or the standard library other than a layer."""
-        if isinstance(base, cst.Name) and base.value in self._local_classes:
+        if isinstance(base, cst.Name) and base.value in self._local_classes | self.facts.target_cells:
             return True
         in_tree = tree_module_class(self.ctx, base)
         if in_tree is not None:
@@ -111,11 +111,11 @@ class CellContainers(Pass):
         if qual is None:
             unbound = isinstance(base, cst.Name) and base.value not in self.ctx.imports.relative
             return not (unbound and hasattr(builtins, base.value))  # object, dict, Exception
-        return is_module_class(qual) or qual.split(".")[0] not in _CLASSLESS_ROOTS
+        return is_module_class(qual) or is_target_cell(qual) or qual.split(".")[0] not in _CLASSLESS_ROOTS
 
     def _is_layer(self, expr) -> bool:
         if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Name) and expr.func.value in self._local_classes:
+            if isinstance(expr.func, cst.Name) and expr.func.value in self._local_classes | self.facts.target_cells:
                 return True
             qual = self.ctx.imports.qualify(expr.func)
             if qual is None:
