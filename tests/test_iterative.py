@@ -213,7 +213,7 @@ def test_hand_edit_merged_into_the_next_conversion(tree: Path, tmp_path: Path) -
     assert net["hand_edits"] == "merged" and payload["summary"]["merged_hand_edits"] == 1
     assert record.read_text() == _converted(tree / "net.py")  # the next run compares with this
     text = run(tree, "-o", out)  # nothing new to merge: the edit stands
-    assert text.returncode == 0 and "merged hand edits in 1 files" in text.stderr
+    assert text.returncode == 0 and text.stderr.rstrip().endswith("; merged hand edits in 1 file")
     assert target.read_text() == merged
 
 

@@ -125,9 +125,12 @@ def _hand_edits_summary(report: PathReport) -> str:
     """The summary's words on outputs edited by hand since the last run (none: nothing)."""
     from .files import CONFLICT_SUFFIX
 
-    text = f"; merged hand edits in {len(report.merged)} files" if report.merged else ""
+    def files(n: int) -> str:
+        return f"{n} file" + ("" if n == 1 else "s")
+
+    text = f"; merged hand edits in {files(len(report.merged))}" if report.merged else ""
     if report.conflicts:
-        text += (f"; {len(report.conflicts)} files kept as edited by hand (conflict with the new conversion, "
+        text += (f"; {files(len(report.conflicts))} kept as edited by hand (conflict with the new conversion, "
                  f"written beside each as NAME{CONFLICT_SUFFIX})")
     return text
 
