@@ -252,6 +252,7 @@ def test_cli_report_in_place_shows_the_input(tree, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--diff", "--parity-results", "p.json"], "--parity-results goes with --report"),
     (["--report", "no/such/dir/r.html"], "no such directory"),
+    (["--report", "model.py"], "the report is an HTML file"),
     (["--report", "r.html", "--parity-results", "missing.json"], "cannot read parity results"),
 ])
 def test_cli_report_usage(tree, tmp_path, monkeypatch, capsys, args, message):

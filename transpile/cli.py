@@ -188,6 +188,8 @@ def _usage_problem(args) -> str | None:
         return "--parity-results goes with --report"
     if args.report is not None and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
         return f"--report {args.report}: no such directory"
+    if args.report is not None and (os.path.splitext(args.report)[1] in CONVERTED_SUFFIXES or os.path.isdir(args.report)):
+        return f"--report {args.report}: the report is an HTML file (report.html), never code or a directory"
     if not (dry or args.in_place or args.report) and args.output is None \
             and (len(args.paths) != 1 or not args.paths[0].endswith(".py")):
         return "give -o OUT, --in-place, --diff, --check or --report (stdout takes one .py file)"
