@@ -383,6 +383,7 @@ def test_each_sample_class_converted_by_hand(path: Path, picked: str) -> None:
     half = _half_converted(source, whole, picked)
     result = convert_code(half, filename=path.name)
     assert not result.failed, [d.format() for d in result.diagnostics]
+    ast.parse(result.code)
     expected, got = _definitions(whole), _definitions(result.code)
     assert got[picked] == _definitions(half)[picked]
     torch_rest = [name for name in _definitions(source) if name != picked]
