@@ -88,17 +88,17 @@ def target_cell_classes(module: cst.Module, ctx) -> frozenset[str]:
     return frozenset(found)
 
 
-def _outside_base_is_module(qual: str) -> bool | None:
+def _outside_base_is_module(qual: str, cells: bool = True) -> bool | None:
     """A base that is not a class of the converted tree: a Module, not one, or unknown.
-    A MindSpore Cell counts: a tree class converted by hand is derived from as before."""
-    if is_module_class(qual) or is_target_cell(qual):
+    A MindSpore Cell counts (``cells``): a tree class converted by hand is derived from as before."""
+    if is_module_class(qual) or (cells and is_target_cell(qual)):
         return True
     if qual.startswith(UNKNOWN) or qual.split(".")[0] not in _KNOWN_ROOTS:
         return None
     return False
 
 
-def _tree_class_is_module(class_bases: dict, qual: str, seen: set[str]) -> bool | None:
+def _tree_class_is_module(class_bases: dict, qual: str, seen: set[str], cells: bool = True) -> bool | None:
     """Whether a class of the tree derives from a Module, following its bases across the
     tree: True, False, or None when some base's origin is unknown (and none is a Module)."""
     if qual in seen:
@@ -106,23 +106,23 @@ def _tree_class_is_module(class_bases: dict, qual: str, seen: set[str]) -> bool 
     seen.add(qual)
     unknown = False
     for base in class_bases.get(qual, ()):
-        found = (_tree_class_is_module(class_bases, base, seen) if base in class_bases
-                 else _outside_base_is_module(base))
+        found = (_tree_class_is_module(class_bases, base, seen, cells) if base in class_bases
+                 else _outside_base_is_module(base, cells))
         if found:
             return True
         unknown = unknown or found is None
     return None if unknown else False
 
 
-def tree_module_class(ctx, expr: cst.BaseExpression) -> bool | None:
+def tree_module_class(ctx, expr: cst.BaseExpression, cells: bool = True) -> bool | None:
     """Whether ``expr`` names a Module class defined in the converted tree (another file's
     ``Mlp``, however imported): True or False; None when it names no class of the tree
-    or the tree's index cannot tell."""
+    or the tree's index cannot tell. ``cells``: one derived from a MindSpore Cell counts."""
     package = getattr(ctx, "package", None)
     spelled = dotted_name(expr)
     if package is None or spelled is None or spelled not in package.names:
         return None
-    return _tree_class_is_module(package.class_bases, package.names[spelled], set())
+    return _tree_class_is_module(package.class_bases, package.names[spelled], set(), cells)
 
 
 # Module methods that return the Module itself.

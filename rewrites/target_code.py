@@ -87,7 +87,7 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
             if not _bases_are_target(stmt, bindings, target_roots, target_classes):
                 continue
             target_classes.add(stmt.name.value)
-            if roots & source_roots or _torch_shaped(stmt):
+            if roots & source_roots or torch_shaped(stmt):
                 found.extend(_methods_naming_no(source_roots, stmt, bindings))
                 continue
         elif roots & source_roots:
@@ -101,7 +101,7 @@ def _methods(class_node: cst.ClassDef) -> list[cst.FunctionDef]:
     return [stmt for stmt in body if isinstance(stmt, cst.FunctionDef)]
 
 
-def _torch_shaped(class_node: cst.ClassDef) -> bool:
+def torch_shaped(class_node: cst.ClassDef) -> bool:
     """A ``forward`` and no ``construct``: a Cell base given to a Module not converted yet
     (MindSpore would never call its ``forward``; it must become ``construct``)."""
     names = {m.name.value for m in _methods(class_node)}

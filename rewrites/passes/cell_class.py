@@ -24,6 +24,7 @@ from transpile.package_index import OUTSIDE_CODE, outside_message
 from transpile.passes import Example, Pass
 
 from ..cell_names import MODULE_BASES, is_module_class, is_target_cell, tree_module_class  # noqa: F401
+from ..target_code import torch_shaped
 from ..outside_packages import builds_on_torch, why
 
 
@@ -104,7 +105,10 @@ class CellClass(Pass):
         self.ctx.report(node, OUTSIDE_CODE, outside_message(root, why(root)))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        is_cell = any(self._is_cell_base(arg.value) for arg in node.bases)
+        # a MindSpore Cell's subclass is still torch's when it has forward and no construct
+        # (a converted Function keeps a static forward beside its construct)
+        is_cell = any(self._is_cell_base(arg.value) for arg in node.bases) or (
+            torch_shaped(node) and any(self._is_target_cell_base(arg.value) for arg in node.bases))
         if is_cell:
             self.cell_classes.add(node.name.value)
         self._scopes.append("cell" if is_cell else "class")
@@ -126,13 +130,17 @@ class CellClass(Pass):
         return root not in sys.stdlib_module_names and root not in ("torch", "mindspore", "typing_extensions")
 
     def _is_cell_base(self, expr) -> bool:
-        # the file's Cells written for MindSpore (left whole, never visited) are kept apart
-        # from cell_classes, whose growth as the file is read decides which .forward
-        # attributes are renamed, as on the first run
-        if isinstance(expr, cst.Name) and expr.value in self.cell_classes | self.facts.target_cells:
+        if isinstance(expr, cst.Name) and expr.value in self.cell_classes:
             return True
-        qual = self.ctx.imports.qualify(expr)
-        return is_module_class(qual) or is_target_cell(qual) or tree_module_class(self.ctx, expr) is True
+        return is_module_class(self.ctx.imports.qualify(expr)) or tree_module_class(self.ctx, expr, cells=False) is True
+
+    def _is_target_cell_base(self, expr) -> bool:
+        """A MindSpore Cell: MindSpore's, or the file's or the tree's written for MindSpore
+        (kept apart from ``cell_classes``, whose growth as the file is read decides which
+        ``.forward`` attributes are renamed, as on the first run)."""
+        if isinstance(expr, cst.Name) and expr.value in self.facts.target_cells:
+            return True
+        return is_target_cell(self.ctx.imports.qualify(expr)) or tree_module_class(self.ctx, expr) is True
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         """A class defining ``forward`` whose base is imported from elsewhere in the tree
