@@ -180,7 +180,7 @@ def cmd_review(args) -> int:
     out.write(f"\n{decided - quit_early} of {total} edits decided; decisions in {store.path}\n" if total else
               "no edit to decide\n")
     if quit_early or not (args.output or args.in_place):
-        if not quit_early:
+        if total and not quit_early:
             out.write("`transpile convert` applies them\n")
         return EXIT_OK
     return _write(args, store)
