@@ -177,6 +177,14 @@ class _ProgressLine:
         self.width = len(text)
 
 
+def refused(command: str, exc: RefusedError) -> int:
+    """Say why a run was refused (nothing was written); the exit status."""
+    print(f"transpile {command}: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
+    for line in exc.problems:
+        print(f"  {line}", file=sys.stderr)
+    return EXIT_USAGE
+
+
 def _usage_problem(args) -> str | None:
     """What is wrong with the combination of options, if anything."""
     dry = args.diff or args.check
@@ -218,10 +226,7 @@ def cmd_convert(args) -> int:
                                jobs=args.jobs, cache=not args.no_cache,
                                force=args.force, backup=args.backup, progress=sources or progress)
     except RefusedError as exc:
-        print(f"transpile convert: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
-        for line in exc.problems:
-            print(f"  {line}", file=sys.stderr)
-        return EXIT_USAGE
+        return refused("convert", exc)
     except ValueError as exc:  # arguments that do not fit (-o x.py for a directory, ...)
         print(f"transpile convert: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -181,8 +181,6 @@ class StageTransformer(cst.CSTTransformer):
         recorded when asked, and whether it stands (False: declined, the state it
         changed is taken back)."""
         ctx = self.ctx
-        # the same text can be an edit: ``nn.ReLU()`` names MindSpore's once the imports change
-        before, after = _node_code(found), _node_code(new)
         code = _node_code(original)
         counted = (pass_type.id, code)
         occurrence = ctx.edit_counts.get(counted, 0)
@@ -199,7 +197,9 @@ class StageTransformer(cst.CSTTransformer):
             ctx.report(original, pass_type.id, f"{pass_type.name or pass_type.id} not applied here: declined by {why_not}",
                        Severity.INFO, Safety.MANUAL)
         if ctx.recording:
-            ctx.edit_records.append((pass_type, original, code, occurrence, before, after, reported, why_not))
+            # the same text can be an edit: ``nn.ReLU()`` names MindSpore's once the imports change
+            ctx.edit_records.append((pass_type, original, code, occurrence, _node_code(found), _node_code(new),
+                                     reported, why_not))
         return not why_not
 
     def _format(self, result, wrapped: bool = False):

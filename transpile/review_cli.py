@@ -14,12 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _summary, refused
 from .decisions import DecisionStore, DecisionsError, find_root
 from .diagnostics import Safety
 from .edits import Edit
 from .files import RefusedError, convert_paths
-
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
 HELP = """\
   y  apply this edit              n  skip it (the code stays as it is)
@@ -188,16 +187,11 @@ def cmd_review(args) -> int:
 
 def _write(args, store: DecisionStore) -> int:
     """Convert the inputs with the decisions and write them (-o or --in-place)."""
-    from .cli import _summary
-
     try:
         report = convert_paths(args.paths, output=args.output, in_place=args.in_place, decisions=store,
                                jobs=args.jobs)
     except RefusedError as exc:
-        print(f"transpile review: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
-        for line in exc.problems:
-            print(f"  {line}", file=sys.stderr)
-        return EXIT_USAGE
+        return refused("review", exc)
     except ValueError as exc:
         print(f"transpile review: {exc}", file=sys.stderr)
         return EXIT_USAGE
