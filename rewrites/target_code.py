@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpile.walk import read
 
-class _ImportedRoots(cst.CSTVisitor):
+
+class _ImportedRoots:
     """The top-level packages of the imported names a definition uses (``nn`` bound to
     ``mindspore.nn``: ``mindspore``); attribute names and keywords are not uses."""
 
     def __init__(self, bindings: dict[str, str]) -> None:
-        super().__init__()
         self.bindings = bindings
         self.roots: set[str] = set()
         self._not_uses: set[int] = set()
@@ -50,7 +51,7 @@ class _ImportedRoots(cst.CSTVisitor):
 
 def _imported_roots(node: cst.CSTNode, bindings: dict[str, str]) -> set[str]:
     visitor = _ImportedRoots(bindings)
-    node.visit(visitor)
+    read(node, visitor)  # the project's reader: LibCST's visit rebuilds every node it passes
     return visitor.roots
 
 
