@@ -32,6 +32,7 @@ from .passes.imports import Imports
 from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
+from .passes.training_step import TrainingStep
 from .outside_packages import builds_on_torch
 
 # The order, and why.
@@ -80,10 +81,13 @@ from .outside_packages import builds_on_torch
 # some branches only) only adds statements, after every pass that moves some.
 # GraphSetLiterals (x in {1, 2} -> x in (1, 2) in construct) touches only set literals,
 # which no other pass claims.
+# TrainingStep (MS211) rewrites whole statement lists (a backward's forward code moves into
+# a function) from the statements it froze, which no other pass sees; it sits first so its
+# leave_Module runs before LayerValues inserts the emitted definitions.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

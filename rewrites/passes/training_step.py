@@ -1,0 +1,298 @@
+"""MS211: the training step: ``zero_grad()``, ``loss.backward()``, gradient clipping,
+``optimizer.step()`` -> a forward function, ``mindspore.value_and_grad`` and ``optimizer(grads)``.
+
+torch records the forward computation and ``backward()`` leaves the gradients in each
+parameter's ``.grad``, where ``step()`` reads them; MindSpore differentiates a function and
+returns the gradients. So the statements that compute the loss (those just before
+``backward()``, back to the previous training statement) move into a function defined in
+place, which returns the loss and every name the code after it reads; its gradients with
+respect to ``optimizer.parameters`` are computed by ``value_and_grad``.
+
+- Where ``step()`` follows ``backward()`` in the same block (clips between), the gradients
+  are a local: ``zero_grad()`` goes, ``clip_grad_norm_`` clips the local, ``step()`` is
+  ``optimizer(grads)``.
+- Elsewhere (accumulation: ``step()`` under an ``if``, or in another function) the
+  optimizer holds the sum of the gradients since ``zero_grad()`` as torch's ``.grad`` does
+  (``_torch_accumulate_grads``); ``step()`` applies them.
+- A GradScaler's loss is scaled inside the function, the gradients unscaled after it;
+  ``scaler.step()`` skips a step whose gradients are not finite and ``update()`` adjusts the
+  scale, as torch's does (``mindspore.amp.all_finite``; the constructor is MS213's).
+The statements are found once per file (``rewrites/training_plan.py``).
+"""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from transpile.diagnostics import Severity, Safety
+from transpile.formatting import format_statement
+from transpile.passes import Example, Pass
+
+from ..syntax import code, emitted_spelled
+from ..training_plan import TrainingPlan, TrainingStatement, code_of, make_plan
+
+CLIP_NORM_HELPER = "_torch_clip_grad_norm"
+CLIP_NORM_SOURCE = '''
+def {name}(grads, max_norm, norm_type=2.0):
+    """torch.nn.utils.clip_grad_norm_ on a tuple of gradients: the clipped gradients and their
+    total norm (transpile MS211)."""
+    norm_type = float(norm_type)
+    if norm_type == float("inf"):
+        total = OPS.stack([OPS.abs(g).max() for g in grads]).max()
+    else:
+        total = OPS.stack([(OPS.abs(g) ** norm_type).sum() for g in grads]).sum() ** (1.0 / norm_type)
+    scale = OPS.clamp(max_norm / (total + 1e-6), max=1.0)
+    return tuple(g * scale for g in grads), total
+'''
+CLIP_VALUE_HELPER = "_torch_clip_grad_value"
+CLIP_VALUE_SOURCE = '''
+def {name}(grads, clip_value):
+    """torch.nn.utils.clip_grad_value_ on a tuple of gradients (transpile MS211)."""
+    return tuple(OPS.clamp(g, -clip_value, clip_value) for g in grads)
+'''
+ACCUMULATE_HELPER = "_torch_accumulate_grads"
+ACCUMULATE_SOURCE = '''
+def {name}(optimizer, grads):
+    """Adds gradients to those the optimizer holds, as torch's backward() adds into .grad until
+    zero_grad() (transpile MS211)."""
+    held = getattr(optimizer, "accumulated_grads", None)
+    optimizer.accumulated_grads = grads if held is None else tuple(h + g for h, g in zip(held, grads))
+'''
+STEP_HELPER = "_torch_optimizer_step"
+STEP_SOURCE = '''
+def {name}(optimizer):
+    """What step() does in torch: applies the gradients held since zero_grad(), if any
+    (transpile MS211)."""
+    held = getattr(optimizer, "accumulated_grads", None)
+    if held is not None:
+        optimizer(held)
+'''
+HELD = "accumulated_grads"
+
+
+class TrainingStep(Pass):
+    id = "MS211"
+    name = "training-step"
+    summary = ("zero_grad / loss.backward() / clip_grad_norm_ / optimizer.step() -> a forward function, "
+               "mindspore.value_and_grad and optimizer(grads).")
+    examples = (
+        Example(
+            "import torch\n"
+            "def train(model, loader, optimizer, criterion):\n"
+            "    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+            "import mindspore as ms\n"
+            "def train(model, loader, optimizer, criterion):\n"
+            "    for x, y in loader:\n"
+            "        def forward_fn():\n"
+            "            loss = criterion(model(x), y)\n"
+            "            return loss\n\n"
+            "        loss, grads = ms.value_and_grad(forward_fn, None, optimizer.parameters)()\n"
+            "        optimizer(grads)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.plan: TrainingPlan | None = None
+        self.problems: dict[int, str] = {}
+        self.depth = 0  # blocks open around the statements being rewritten
+
+    def visit_IndentedBlock(self, node) -> None:
+        self.depth += 1
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if ".backward(" not in self.ctx.source:
+            return
+        self.plan = make_plan(node, self.ctx.imports.qualify)
+        if self.plan is None:
+            return
+        for key, part in self.plan.statements.items():
+            if part.kind == "backward" and (part.problem or part.optimizer is None):
+                self.problems[key] = part.problem or "the optimizer of this backward() is unknown"
+            else:
+                self.ctx.frozen.add(key)  # rewritten with its block, never on its own
+        self.grads = _free_name(self.ctx.source, "grads")
+        self.forward = _free_name(self.ctx.source, "forward_fn")
+        self.finite = _free_name(self.ctx.source, "grads_finite")
+
+    def leave_SimpleStatementLine(self, original, updated):
+        why = self.problems.get(id(original))
+        if why is not None:
+            self.ctx.stats.unconverted += 1
+            self.ctx.mark(original, self.id, f"backward(): {why}")
+        return updated
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+        try:
+            if self.plan is None or id(original.body) not in self.plan.blocks:
+                return updated
+            return updated.with_changes(body=self._rewrite(original.body, list(updated.body)))
+        finally:
+            self.depth -= 1
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module):
+        if self.plan is None or id(original.body) not in self.plan.blocks:
+            return updated
+        return updated.with_changes(body=self._rewrite(original.body, list(updated.body)))
+
+    # -- a block ---------------------------------------------------------------------
+    def _rewrite(self, original_body, body: list) -> list:
+        parts = [p for p in self.plan.in_block(original_body) if id(p.stmt) not in self.problems]
+        if not parts:
+            return body
+        by_stmt = {id(p.stmt): p for p in parts}
+        out: list = []
+        pending: list = []  # statements since the last training statement (a backward's region candidates)
+        zeros: list = []  # zero_grad statements met among them
+        for stmt in body:
+            part = by_stmt.get(id(stmt))
+            if part is None:
+                pending.append(stmt)
+                continue
+            if part.kind == "zero_grad":
+                zeros.append((len(pending), part))
+                continue
+            if part.kind == "backward":
+                start = len(pending) - self._region_length(part, pending)
+                out.extend(self._flush(pending[:start], [z for z in zeros if z[0] <= start]))
+                out.extend(self._backward(part, pending[start:], [z for _, z in zeros if _ > start]))
+            else:
+                out.extend(self._flush(pending, zeros))
+                out.extend(self._statement(part))
+            pending, zeros = [], []
+        out.extend(self._flush(pending, zeros))
+        return out
+
+    def _line(self, text: str) -> cst.BaseStatement:
+        """A statement the pass writes, laid out by black at the block's depth."""
+        stmt = cst.parse_statement(text)
+        return format_statement(stmt, 4 * self.depth) if isinstance(stmt, cst.SimpleStatementLine) else stmt
+
+    def _flush(self, statements: list, zeros: list) -> list:
+        """``statements`` with the zero_grad calls met among them converted in place."""
+        out: list = []
+        for i, stmt in enumerate(statements + [None]):
+            for _, zero in [z for z in zeros if z[0] == i]:
+                out.extend(self._zero_grad(zero))
+            if stmt is not None:
+                out.append(stmt)
+        return out
+
+    def _region_length(self, part: TrainingStatement, pending: list) -> int:
+        """How many of the updated statements since the previous training statement are the
+        backward's region: as many as in the original, counted from the backward (the
+        passes before may have split a statement: then all of them, where the region was all)."""
+        if len(part.region) == part.span:
+            return len(pending)
+        if len(pending) != part.span:
+            self.ctx.report(part.stmt, self.id, "the statements before backward() changed in number: the forward "
+                            "function may hold too few or too many", Severity.WARNING, Safety.MANUAL)
+        return min(len(part.region), len(pending))
+
+    def _backward(self, part: TrainingStatement, region: list, zeros) -> list:
+        ctx = self.ctx
+        ctx.stats.converted += 1
+        opt = part.optimizer
+        loss_code = code(part.loss)
+        loss_name = part.loss.value if isinstance(part.loss, cst.Name) else None
+        returned = [f"{part.scaler}.scale({loss_code})" if part.scaler else loss_code]
+        bound = ["_" if part.scaler or loss_name is None else loss_name]
+        if part.scaler and loss_name:
+            returned.append(loss_name)
+            bound.append(loss_name)
+        returned += list(part.outputs)
+        bound += list(part.outputs)
+        has_aux = len(returned) > 1
+        value_and_grad = code(ctx.reference("mindspore.value_and_grad"))
+        defaults = ", ".join(f"{n}={n}" for n in part.params)
+        body = list(region) + [self._line(f"return {', '.join(returned)}\n")]
+        forward = cst.FunctionDef(
+            name=cst.Name(self.forward), params=cst.parse_expression(f"lambda {defaults}: 0").params,
+            body=cst.IndentedBlock(body=body),
+            leading_lines=[cst.EmptyLine(indent=False)] if not region or not region[0].leading_lines else [],
+        )
+        if region:
+            # the region's leading comments and blank lines stay above the function
+            forward = forward.with_changes(leading_lines=[*region[0].leading_lines], body=forward.body.with_changes(
+                body=[region[0].with_changes(leading_lines=()), *body[1:]]))
+        target = f"({', '.join(bound)})" if has_aux else bound[0]
+        aux = ", has_aux=True" if has_aux else ""
+        lines = [forward]
+        for zero in zeros:
+            lines.extend(self._zero_grad(zero))
+        call = f"{target}, {self.grads} = {value_and_grad}({self.forward}, None, {opt}.parameters{aux})()\n"
+        lines.append(self._line(call).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        if part.scaler:
+            lines.append(self._line(f"{self.grads} = {part.scaler}.unscale({self.grads})\n"))
+        if not part.simple:
+            helper = code(emitted_spelled(ctx, ACCUMULATE_HELPER, ACCUMULATE_SOURCE))
+            lines.append(self._line(f"{helper}({opt}, {self.grads})\n"))
+        ctx.report(part.stmt, self.id, f"loss.backward(): the forward code before it is the function "
+                   f"{self.forward}, differentiated by value_and_grad with respect to {opt}.parameters",
+                   Severity.INFO)
+        return lines
+
+    def _grads_of(self, part: TrainingStatement) -> str:
+        return self.grads if part.simple else f"{part.optimizer}.{HELD}"
+
+    def _zero_grad(self, part: TrainingStatement) -> list:
+        self.ctx.stats.converted += 1
+        if part.simple or part.optimizer is None:
+            return []  # the gradients are computed afresh: nothing to zero
+        return [self._line(f"{part.optimizer}.{HELD} = None\n")]
+
+    def _statement(self, part: TrainingStatement) -> list:
+        ctx = self.ctx
+        ctx.stats.converted += 1
+        grads = self._grads_of(part)
+        if part.kind == "step":
+            if part.simple:
+                apply = f"{part.optimizer}({grads})"
+            else:
+                apply = f"{code(emitted_spelled(ctx, STEP_HELPER, STEP_SOURCE))}({part.optimizer})"
+            if part.scaler:
+                all_finite = code(ctx.reference("mindspore.amp.all_finite"))
+                return [self._line(f"{self.finite} = {all_finite}({grads})\n"),
+                        self._line(f"if {self.finite}:\n    {apply}\n")]
+            return [self._line(f"{apply}\n")]
+        if part.kind == "update":
+            return [self._line(f"{part.scaler}.adjust({self.finite})\n")]
+        if part.kind == "unscale":
+            return []  # the gradients were unscaled where they were computed
+        return [self._clip(part, grads)]
+
+    def _clip(self, part: TrainingStatement, grads: str) -> cst.BaseStatement:
+        args = {}
+        names = ("parameters", "max_norm", "norm_type") if part.clip == "norm" else ("parameters", "clip_value")
+        for i, arg in enumerate(part.call.args):
+            key = arg.keyword.value if arg.keyword is not None else names[i] if i < len(names) else None
+            if key is not None:
+                args[key] = code(arg.value)
+        if part.clip == "norm":
+            helper = code(emitted_spelled(self.ctx, CLIP_NORM_HELPER, CLIP_NORM_SOURCE))
+            extra = f", {args['norm_type']}" if "norm_type" in args else ""
+            total = code_of(part.result) if part.result is not None else None
+            value = f"{helper}({grads}, {args.get('max_norm', '1.0')}{extra})"
+            if total:
+                return self._line(f"{grads}, {total} = {value}\n")
+            return self._line(f"{grads} = {value}[0]\n")
+        helper = code(emitted_spelled(self.ctx, CLIP_VALUE_HELPER, CLIP_VALUE_SOURCE))
+        return self._line(f"{grads} = {helper}({grads}, {args.get('clip_value', '1.0')})\n")
+
+
+def _index(body, stmt) -> int:
+    return next(i for i, s in enumerate(body) if s is stmt)
+
+
+def _free_name(source: str, name: str) -> str:
+    """``name``, or ``name`` with a number where the file already uses it."""
+    candidate, n = name, 1
+    while re.search(rf"\b{candidate}\b", source):
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate

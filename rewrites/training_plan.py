@@ -1,0 +1,418 @@
+"""Where a file trains: its ``backward()``, ``step()``, ``zero_grad()`` and gradient-clip
+statements, which optimizer each backward feeds, and the forward code before each backward.
+
+torch keeps gradients in the parameters (``.grad``) between ``backward()`` and ``step()``;
+MindSpore returns them from a gradient function. MS211 (``rewrites/passes/training_step.py``)
+rewrites the statements this module finds. A plan is made once per file that calls
+``.backward(``, from the original tree: statement lists only, plus CPython's ``ast`` over the
+code of each scope that trains (names read and written), never a walk of the whole tree.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+CLIP_NORM = "torch.nn.utils.clip_grad_norm_"
+CLIP_VALUE = "torch.nn.utils.clip_grad_value_"
+CLIPS = {CLIP_NORM: "norm", CLIP_VALUE: "value", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
+         "torch.nn.utils.clip_grad.clip_grad_value_": "value", "torch.nn.utils.clip_grad_norm": "norm"}
+OPTIMIZER_MODULE = "torch.optim."
+SCHEDULER_MODULE = "torch.optim.lr_scheduler."
+
+_EMPTY = cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+@dataclass
+class TrainingStatement:
+    """One statement of the training step: ``kind`` is zero_grad, backward, step, clip,
+    unscale or update; ``optimizer`` is the code of the optimizer it concerns."""
+
+    kind: str
+    stmt: cst.SimpleStatementLine
+    block: list  # the statement list holding it (original nodes)
+    optimizer: str | None = None
+    loss: cst.BaseExpression | None = None  # backward: what is differentiated (torch's receiver)
+    scaler: str | None = None  # backward/step/update/unscale through a GradScaler
+    clip: str = ""  # clip: "norm" or "value"
+    call: cst.Call | None = None
+    result: cst.BaseAssignTargetExpression | None = None  # clip: the name the total norm is bound to
+    # backward: the plan
+    simple: bool = False  # step follows in the same block: the gradients are a local
+    region: list = field(default_factory=list)  # forward statements moved into the function
+    span: int = 0  # statements between the previous training statement and the backward
+    params: tuple[str, ...] = ()  # names the function takes (read before it writes them)
+    outputs: tuple[str, ...] = ()  # names it returns besides the loss
+    problem: str = ""
+
+
+@dataclass
+class TrainingPlan:
+    statements: dict[int, TrainingStatement]  # id(original statement) -> its part
+    blocks: set[int]  # ids of the statement lists (original bodies) holding one
+
+    def in_block(self, body) -> list[TrainingStatement]:
+        return [self.statements[id(s)] for s in body if id(s) in self.statements]
+
+
+def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
+    """The file's training statements, or None where it has none."""
+    optimizers, schedulers = _constructed(module, qualify)
+    statements: dict[int, TrainingStatement] = {}
+    blocks: set[int] = set()
+    for scope, found in _scopes(module, qualify, optimizers, schedulers):
+        _pair(found, optimizers)
+        if not any(s.kind == "backward" for s in found):
+            continue
+        scope_loads = _loads(ast.parse(code_of(scope))) if not isinstance(scope, cst.Module) else \
+            _loads(ast.parse(scope.code))
+        for s in found:
+            if s.kind == "backward" and s.optimizer is not None:
+                _region(s, found, scope_loads)
+        for s in found:
+            statements[id(s.stmt)] = s
+            blocks.add(id(s.block))
+    return TrainingPlan(statements, blocks) if statements else None
+
+
+# -- finding the statements --------------------------------------------------------------
+def _constructed(module: cst.Module, qualify) -> tuple[set[str], set[str]]:
+    """Code of the names and attributes the file binds to a torch optimizer / scheduler."""
+    optimizers: set[str] = set()
+    schedulers: set[str] = set()
+    for stmt in _all_statements(module.body):
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
+                continue
+            qual = qualify(small.value.func) or ""
+            kind = schedulers if qual.startswith(SCHEDULER_MODULE) else optimizers if qual.startswith(OPTIMIZER_MODULE) else None
+            if kind is not None:
+                kind.update(code_of(t.target) for t in small.targets)
+    return optimizers, schedulers
+
+
+def _all_statements(body) -> Iterator[cst.CSTNode]:
+    for stmt in body:
+        yield stmt
+        for inner in _inner_bodies(stmt):
+            yield from _all_statements(inner)
+
+
+def _inner_bodies(stmt) -> Iterator[list]:
+    """The statement lists of a compound statement (an elif's too; class and function
+    bodies included)."""
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if isinstance(part, cst.IndentedBlock):
+            yield part.body
+        elif isinstance(part, (cst.Else, cst.Finally)) and isinstance(part.body, cst.IndentedBlock):
+            yield part.body.body
+        elif isinstance(part, cst.If):  # elif
+            yield from _inner_bodies(part)
+    for handler in getattr(stmt, "handlers", ()):
+        if isinstance(handler.body, cst.IndentedBlock):
+            yield handler.body.body
+    for case in getattr(stmt, "cases", ()):
+        if isinstance(case.body, cst.IndentedBlock):
+            yield case.body.body
+
+
+def _scopes(module, qualify, optimizers, schedulers):
+    """(scope, its training statements in source order) for the module and each function."""
+    pending = [(module, module.body)]
+    while pending:
+        scope, body = pending.pop(0)
+        found: list[TrainingStatement] = []
+        nested: list = []
+        _collect(body, qualify, optimizers, schedulers, found, nested)
+        yield scope, found
+        pending.extend(nested)
+
+
+def _collect(body, qualify, optimizers, schedulers, found, nested) -> None:
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            if isinstance(stmt.body, cst.IndentedBlock):
+                nested.append((stmt, stmt.body.body))
+            continue
+        if isinstance(stmt, cst.ClassDef):
+            if isinstance(stmt.body, cst.IndentedBlock):
+                for inner in stmt.body.body:
+                    if isinstance(inner, cst.FunctionDef) and isinstance(inner.body, cst.IndentedBlock):
+                        nested.append((inner, inner.body.body))
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            part = _training_statement(stmt, body, qualify, optimizers, schedulers)
+            if part is not None:
+                found.append(part)
+            continue
+        for inner in _inner_bodies(stmt):
+            _collect(inner, qualify, optimizers, schedulers, found, nested)
+
+
+def _training_statement(stmt, block, qualify, optimizers, schedulers) -> TrainingStatement | None:
+    if len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    result = None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call):
+        call, result = small.value, small.targets[0].target
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+    else:
+        return None
+    qual = qualify(call.func)
+    if qual in CLIPS:
+        return TrainingStatement("clip", stmt, block, clip=CLIPS[qual], call=call, result=result)
+    if result is not None or not isinstance(call.func, cst.Attribute):
+        return None
+    method, receiver = call.func.attr.value, call.func.value
+    receiver_code = code_of(receiver)
+    if qual is not None and not qual.startswith("torch.optim"):
+        return None  # a module's function (torch.autograd.backward): not a receiver's method
+    if method == "backward":
+        scaler = None
+        loss = receiver
+        if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+                and receiver.func.attr.value == "scale" and len(receiver.args) == 1):
+            scaler, loss = code_of(receiver.func.value), receiver.args[0].value
+        return TrainingStatement("backward", stmt, block, loss=loss, scaler=scaler, call=call)
+    if method == "zero_grad":
+        return TrainingStatement("zero_grad", stmt, block, optimizer=receiver_code, call=call)
+    if method == "step":
+        if call.args and len(call.args) == 1 and call.args[0].keyword is None:
+            # scaler.step(optimizer)
+            return TrainingStatement("step", stmt, block, optimizer=code_of(call.args[0].value),
+                                     scaler=receiver_code, call=call)
+        if receiver_code in schedulers or receiver_code in optimizers or _looks_like_optimizer(receiver_code):
+            if receiver_code not in schedulers:
+                return TrainingStatement("step", stmt, block, optimizer=receiver_code, call=call)
+        return None
+    if method in ("update", "unscale_"):
+        return TrainingStatement("update" if method == "update" else "unscale", stmt, block, scaler=receiver_code,
+                                 optimizer=code_of(call.args[0].value) if call.args else None, call=call)
+    return None
+
+
+def _looks_like_optimizer(code: str) -> bool:
+    last = code.rsplit(".", 1)[-1].lower()
+    return "opt" in last and "sched" not in last
+
+
+# -- pairing and modes -------------------------------------------------------------------
+def _pair(found: list[TrainingStatement], optimizers: set[str]) -> None:
+    """Each backward's optimizer (the first step after it, else the scope's first step, else
+    the file's only optimizer) and whether its gradients stay a local (its step follows in
+    the same block, with only clips between)."""
+    steps = [s for s in found if s.kind == "step"]
+    scalers = {s.scaler for s in found if s.kind == "backward" and s.scaler}
+    # update()/unscale_() of a name that scaled a loss only; other update() calls are not ours
+    found[:] = [s for s in found if s.kind not in ("update", "unscale") or s.scaler in scalers]
+    for i, s in enumerate(found):
+        if s.kind != "backward":
+            continue
+        after = [t for t in found[i + 1:] if t.kind == "step"]
+        if after:
+            s.optimizer = after[0].optimizer
+        elif steps:
+            s.optimizer = steps[0].optimizer
+        elif len(optimizers) == 1:
+            s.optimizer = next(iter(optimizers))
+        else:
+            s.problem = "no optimizer step() follows this backward(): the optimizer to take the gradients is unknown"
+            continue
+        s.simple = _followed_by_step(s, found)
+    accumulated = {s.optimizer for s in found if s.kind == "backward" and s.optimizer and not s.simple}
+    for s in found:
+        if s.kind == "backward" and s.optimizer in accumulated:
+            s.simple = False
+    # a clip, unscale or zero_grad speaks of the optimizer of the step after it
+    for i, s in enumerate(found):
+        if s.kind in ("clip", "unscale", "update") and s.optimizer is None:
+            later = [t for t in found[i + 1:] if t.kind == "step"] or [t for t in found[:i] if t.kind == "step"][-1:]
+            s.optimizer = later[0].optimizer if later else None
+    modes = {s.optimizer: s.simple for s in found if s.kind == "backward" and s.optimizer}
+    for s in found:
+        # model.zero_grad() zeroes what the scope's optimizer holds (the only one), else nothing
+        if s.kind == "zero_grad" and s.optimizer not in modes:
+            s.optimizer = next(iter(modes)) if len(modes) == 1 else None
+    for s in found:
+        if s.kind != "backward":
+            s.simple = modes.get(s.optimizer, False)
+
+
+def _followed_by_step(backward: TrainingStatement, found: list[TrainingStatement]) -> bool:
+    """Whether the backward's own step comes next in its block (clips and unscales between)."""
+    ours = {id(s.stmt): s for s in found}
+    block = backward.block
+    at = next(i for i, stmt in enumerate(block) if stmt is backward.stmt)
+    for stmt in block[at + 1:]:
+        part = ours.get(id(stmt))
+        if part is None or part.kind not in ("step", "clip", "unscale", "zero_grad"):
+            return False
+        if part.kind == "step":
+            return part.optimizer == backward.optimizer
+    return False
+
+
+# -- the forward region ------------------------------------------------------------------
+_BARRIERS = ("zero_grad", "backward", "step", "clip", "unscale", "update")
+
+
+def _region(backward: TrainingStatement, found: list[TrainingStatement], scope_loads: dict[str, int]) -> None:
+    """The statements before the backward (back to the block's start or the previous
+    training statement; zero_grad calls are stepped over) that compute the loss."""
+    block = backward.block
+    ours = {id(s.stmt): s for s in found}
+    at = next(i for i, stmt in enumerate(block) if stmt is backward.stmt)
+    boundary = at
+    while boundary > 0 and (ours.get(id(block[boundary - 1])) is None or ours[id(block[boundary - 1])].kind == "zero_grad"):
+        boundary -= 1
+    backward.span = sum(1 for stmt in block[boundary:at] if id(stmt) not in ours)
+    # a zero_grad between the loss and its backward is stepped over; one before the loss ends it
+    start = at
+    while start > boundary:
+        if id(block[start - 1]) in ours and _computes(backward, [s for s in block[start:at] if id(s) not in ours]):
+            break
+        start -= 1
+    region = [stmt for stmt in block[start:at] if id(stmt) not in ours]
+    # statements that leave the block (return, break, ...) cannot move into a function
+    trees = [ast.parse(code_of(stmt)) for stmt in region]
+    for i in range(len(trees) - 1, -1, -1):
+        if _leaves(trees[i]):
+            region, trees = region[i + 1:], trees[i + 1:]
+            break
+    backward.region = region
+    reads = _Names()
+    for tree in trees:
+        reads.visit(tree)
+    loss_names = _loads(ast.parse(code_of(backward.loss), mode="eval")) if backward.loss is not None else {}
+    if isinstance(backward.loss, cst.Name) and backward.loss.value not in reads.stored:
+        backward.problem = (f"the loss '{backward.loss.value}' is computed away from its backward() (not in the "
+                            f"statements just before it): move the computation next to backward()")
+        return
+    region_loads = _loads_of(trees)
+    backward.params = tuple(n for n in reads.read_first if n in reads.stored)
+    loss_name = backward.loss.value if isinstance(backward.loss, cst.Name) else None
+    backward.outputs = tuple(n for n in reads.stored
+                             if n != loss_name and (scope_loads.get(n, 0) > region_loads.get(n, 0) - loss_names.get(n, 0)
+                                                    or n in reads.read_first))
+
+
+def _computes(backward: TrainingStatement, statements: list) -> bool:
+    """Whether ``statements`` compute the backward's loss (bind its name, or anything at all
+    where the loss is an expression)."""
+    if not statements:
+        return False
+    if not isinstance(backward.loss, cst.Name):
+        return True
+    reads = _Names()
+    for stmt in statements:
+        reads.visit(ast.parse(code_of(stmt)))
+    return backward.loss.value in reads.stored
+
+
+def _leaves(tree: ast.AST) -> bool:
+    """A return, yield, await, global/nonlocal, or a break/continue outside a loop of its own."""
+    def walk(node, in_loop):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(child, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
+                return True
+            if isinstance(child, (ast.Break, ast.Continue)) and not in_loop:
+                return True
+            if walk(child, in_loop or isinstance(child, (ast.For, ast.While, ast.AsyncFor))):
+                return True
+        return False
+    return walk(tree, False)
+
+
+def _loads(tree: ast.AST) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
+def _loads_of(trees) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for tree in trees:
+        for name, n in _loads(tree).items():
+            counts[name] = counts.get(name, 0) + n
+    return counts
+
+
+class _Names(ast.NodeVisitor):
+    """Names a run of statements writes (in order) and those it reads before writing them,
+    in evaluation order; nested scopes' own names left out."""
+
+    def __init__(self) -> None:
+        self.stored: list[str] = []
+        self.read_first: list[str] = []
+
+    def _store(self, name: str) -> None:
+        if name not in self.stored:
+            self.stored.append(name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            if node.id not in self.stored and node.id not in self.read_first:
+                self.read_first.append(node.id)
+        else:
+            self._store(node.id)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.visit(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name):
+            self.visit_Name(ast.Name(node.target.id, ast.Load()))
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.visit(node.target)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self.visit(node.target)
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+
+    def _comprehension(self, node) -> None:
+        self.visit(node.generators[0].iter)  # the rest is the comprehension's own scope
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            self.visit(default)
+
+    def visit_FunctionDef(self, node) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self._store(node.name)
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Import(self, node) -> None:
+        for alias in node.names:
+            self._store((alias.asname or alias.name).split(".")[0])
+
+    visit_ImportFrom = visit_Import
