@@ -25,9 +25,10 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, width, heads, context):
         super().__init__()
         self.heads = heads
-        self.query = nn.Linear(width, width)
-        self.key = nn.Linear(width, width)
-        self.value = nn.Linear(width, width)
+        # no biases: softmax ignores a key bias, so its gradient is rounding noise that AdamW would amplify
+        self.query = nn.Linear(width, width, bias=False)
+        self.key = nn.Linear(width, width, bias=False)
+        self.value = nn.Linear(width, width, bias=False)
         self.proj = nn.Linear(width, width)
         mask = torch.tril(torch.ones(context, context)).view(1, 1, context, context)
         self.register_buffer("mask", mask, persistent=False)

@@ -422,7 +422,14 @@ def run_weights(request: dict, step: Steps) -> dict:
     return out
 
 
-TASKS = {"parity": run_parity, "weights": run_weights}
+def run_training(request: dict, step: Steps) -> dict:
+    """Train the torch script and its conversion side by side (see ``transpile.parity.training``)."""
+    from transpile.parity.training import run_training_child
+
+    return run_training_child(request, step)
+
+
+TASKS = {"parity": run_parity, "weights": run_weights, "training": run_training}
 
 
 def main(argv: list[str]) -> int:

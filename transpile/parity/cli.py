@@ -43,6 +43,7 @@ the first submodule that diverges, with its lines in both files.
       --input float32[2,3,32,32]
   transpile parity --config parity.toml [--json] [--emit-test out/test_model_parity.py]
   transpile parity --samples samples --converted out      # every <sample>.parity.toml
+  transpile parity --training [train_mnist_cnn ...]         # every <sample>.training.toml
 
 User code runs in child processes (one per model and mode) with a time limit.""",
         epilog=PARITY_EPILOG, formatter_class=_formatter(),
@@ -65,6 +66,10 @@ User code runs in child processes (one per model and mode) with a time limit."""
     p.add_argument("--emit-test", metavar="PATH",
                    help="also write a standalone pytest file for the converted model (needs --converted)")
     p.add_argument("--no-localise", action="store_true", help="on a mismatch, do not look for the first diverging submodule")
+    p.add_argument("--training", action="store_true",
+                   help="training parity: train each training sample (SPEC: <name>.training.toml or a name; default: "
+                        "every one under --samples) and its conversion N steps on the same weights and batches, "
+                        "compare the loss after every step and the final weights, run the converted script")
     p.add_argument("--samples", default="samples", metavar="DIR", help="directory of samples and specs (default: samples)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="child processes at once (default: 2)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="report format (--json is the same as --format json)")
@@ -120,6 +125,8 @@ def cmd_parity(args) -> int:
     if args.json:
         args.format = "json"
     modes = MODES if args.mode == "both" else (args.mode.upper(),)
+    if args.training:
+        return _parity_training(args)
     if _general(args):
         return _parity_one(args, modes)
     if args.emit_test:
@@ -150,6 +157,31 @@ def _parity_samples(args, modes) -> int:
         print(json.dumps([result_dict(r) for r in results], indent=2))
     else:
         print(format_samples(results, modes, verbose=args.verbose))
+    return EXIT_OK if results and all(r.ok for r in results) else EXIT_MISMATCH
+
+
+def _parity_training(args) -> int:
+    """``transpile parity --training [SPEC...]``: the training samples' table (or JSON)."""
+    from pathlib import Path
+
+    from .spec import SpecError
+    from .training import SUFFIX, format_training, load_training_specs, run_training, training_dict
+
+    if args.config or args.model or args.function or args.inputs or args.emit_test:
+        return _usage("--training takes training specs (or sample names), not --config, --model, --function, "
+                      "--input or --emit-test")
+    try:
+        specs = load_training_specs([t if t.endswith(SUFFIX) else Path(args.samples) / f"{t}{SUFFIX}"
+                                     for t in args.targets] if args.targets else args.samples)
+    except SpecError as exc:
+        return _usage(str(exc))
+    if args.converted is not None and not os.path.isdir(args.converted):
+        return _usage(f"--converted {args.converted}: not a directory")
+    results = run_training(specs, converted_dir=args.converted, jobs=args.jobs, timeout=args.timeout)
+    if args.format == "json":
+        print(json.dumps([training_dict(r) for r in results], indent=2))
+    else:
+        print(format_training(results, verbose=args.verbose))
     return EXIT_OK if results and all(r.ok for r in results) else EXIT_MISMATCH
 
 

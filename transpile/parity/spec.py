@@ -133,21 +133,30 @@ class ParitySpec:
 
     def to_dict(self) -> dict:
         """JSON-ready (the child process gets the spec this way)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        for key in ("path", "source", "converted"):
-            data[key] = None if data[key] is None else str(data[key])
+        data = paths_out({f.name: getattr(self, f.name) for f in fields(self)})
         data["inputs"] = [vars(i).copy() | {"shape": list(i.shape)} for i in self.inputs]
         data["mask"] = None if self.mask is None else vars(self.mask).copy()
         return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "ParitySpec":
-        data = dict(data)
-        for key in ("path", "source", "converted"):
-            data[key] = None if data.get(key) is None else Path(data[key])
+        data = paths_in(data)
         data["inputs"] = tuple(InputSpec(**(d | {"shape": tuple(d["shape"])})) for d in data["inputs"])
         data["mask"] = None if data.get("mask") is None else MaskRule(**data["mask"])
         return cls(**data)
+
+
+_PATHS = ("path", "source", "converted")
+
+
+def paths_out(data: dict) -> dict:
+    """A spec's fields with its paths as strings (JSON for the child process)."""
+    return {**data, **{key: None if data.get(key) is None else str(data[key]) for key in _PATHS}}
+
+
+def paths_in(data: dict) -> dict:
+    """The inverse of ``paths_out``: a copy of ``data`` with its paths as Paths."""
+    return {**data, **{key: None if data.get(key) is None else Path(data[key]) for key in _PATHS}}
 
 
 def _float(value, where: str) -> float:
@@ -156,13 +165,14 @@ def _float(value, where: str) -> float:
     return float(value)
 
 
-def _check_expr(expr, where: str) -> str:
+def check_expr(expr, where: str, what: str = "expr") -> str:
+    """``expr`` stripped, when it is a Python expression (else SpecError, naming the field ``what``)."""
     if not isinstance(expr, str) or not expr.strip():
-        raise SpecError(f"{where}: expr must be a Python expression")
+        raise SpecError(f"{where}: {what} must be a Python expression")
     try:
         compile(expr.strip(), where, "eval")
     except SyntaxError as exc:
-        raise SpecError(f"{where}: expr {expr!r} is not an expression: {exc.msg}") from exc
+        raise SpecError(f"{where}: {what} {expr!r} is not an expression: {exc.msg}") from exc
     return expr.strip()
 
 
@@ -176,7 +186,7 @@ def _input(data, where: str) -> InputSpec:
     if "expr" in data:
         if set(data) != {"expr"}:
             raise SpecError(f"{where}: expr stands alone (no shape, dtype, low or high)")
-        return InputSpec(expr=_check_expr(data["expr"], where))
+        return InputSpec(expr=check_expr(data["expr"], where))
     unknown = set(data) - {"shape", "dtype", "low", "high"}
     if unknown:
         raise SpecError(f"{where}: unknown fields {sorted(unknown)}")
@@ -200,7 +210,7 @@ def parse_input(text: str, where: str = "--input") -> InputSpec:
     """``float32[2,3,32,32]``, ``float32[4]:-2..2``, ``int64[4]:0..10`` (high excluded),
     ``bool[4]`` or ``expr:np.arange(6).reshape(2, 3)``."""
     if text.strip().startswith("expr:"):
-        return InputSpec(expr=_check_expr(text.strip()[len("expr:"):], where))
+        return InputSpec(expr=check_expr(text.strip()[len("expr:"):], where))
     m = _INPUT_FLAG.match(text)
     if not m:
         raise SpecError(f"{where}: {text!r} is not an input spec: DTYPE[SHAPE] with an optional :LOW..HIGH "
