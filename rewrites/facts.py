@@ -267,6 +267,19 @@ class FileFacts:
             return frozenset(q for q in found if q)
         return self._once("qualified_calls", self.module, compute)
 
+    def loss_layers(self) -> frozenset[str]:
+        """Names the file binds to a torch loss layer (``criterion = nn.CrossEntropyLoss()``):
+        calling one gives a tensor."""
+        def compute():
+            names: set[str] = set()
+            for node in self.nodes(self.module, (cst.Assign,)):
+                if isinstance(node.value, cst.Call):
+                    entry = tables().lookup(self.ctx.imports.qualify(node.value.func) or "")
+                    if entry is not None and entry.table == "nn_losses":
+                        names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+            return frozenset(names)
+        return self._once("loss_layers", self.module, compute)
+
     def empty_1d_tensor(self) -> cst.Call | None:
         """The first call of the file that makes a 1-D empty tensor (shape ``(0,)``):
         ``torch.empty(0)``, ``torch.zeros((0,))``, ``torch.tensor([])``, ``torch.Tensor()``,

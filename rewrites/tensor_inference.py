@@ -127,6 +127,9 @@ def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]
             if qual in EINOPS_TENSOR_FUNCTIONS:
                 return True
             return qual.split(".")[0] in roots and not qual.split(".")[-1][:1].isupper()
+        facts = getattr(ctx, "facts", None)
+        if isinstance(expr.func, cst.Name) and facts is not None and expr.func.value in facts.loss_layers():
+            return True  # criterion(out, y): a loss layer gives a tensor
         # self.conv(x): a layer applied to a tensor gives a tensor (self.relu(x) too: a
         # layer named like a tensor method is still a layer)
         if isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self":

@@ -770,3 +770,96 @@ def numpy_type_info(ctx, entry, args, receiver) -> cst.BaseExpression:
 def constant(ctx, entry, args, receiver) -> cst.BaseExpression:
     """A call giving a constant in MindSpore (``torch.get_default_dtype()``): the target itself."""
     return ctx.reference(entry.target)
+
+
+# -- serialisation: torch.save / torch.load of anything but a bare state_dict ------------------
+# save_checkpoint takes parameters (a Cell, {name: Parameter}) and, through append_dict,
+# numbers and strings; a checkpoint dict ({"model": sd, "optimizer": sd, "epoch": 3}) is
+# stored as its tensors under dotted paths plus a JSON layout of the rest, read back whole.
+TORCH_SAVE = '''
+def {name}(obj, path):
+    """torch.save of any nesting of dicts, lists and tuples of tensors, numbers and strings
+    (a checkpoint dict of state_dicts) as a MindSpore checkpoint: the tensors under their
+    dotted paths, the structure as JSON; _torch_load reads it back (transpile MS201)."""
+    import json
+
+    if isinstance(obj, MS.nn.Cell):
+        MS.save_checkpoint(obj, path)
+        return
+    tensors = {}
+
+    def layout(value, key):
+        if isinstance(value, MS.Tensor):
+            tensors[key] = value if isinstance(value, MS.Parameter) else MS.Parameter(value, name=key)
+            return {"tensor": key}
+        if isinstance(value, dict):
+            return {"dict": [[k, layout(v, f"{key}.{k}" if key else str(k))] for k, v in value.items()]}
+        if isinstance(value, (list, tuple)):
+            items = [layout(v, f"{key}.{i}" if key else str(i)) for i, v in enumerate(value)]
+            return {"tuple" if isinstance(value, tuple) else "list": items}
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return {"value": value}
+        raise TypeError(f"torch.save of a {type(value).__name__} has no MindSpore checkpoint form")
+
+    structure = json.dumps(layout(obj, ""))
+    MS.save_checkpoint(tensors, path, append_dict={"_torch_save_layout": structure})
+'''
+TORCH_LOAD = '''
+def {name}(path):
+    """torch.load of a MindSpore checkpoint: what _torch_save stored (a checkpoint dict), else
+    the checkpoint's dict of name -> Parameter (a state_dict) (transpile MS201)."""
+    import json
+
+    tensors = MS.load_checkpoint(path)
+    structure = tensors.pop("_torch_save_layout", None)
+    if structure is None:
+        return tensors
+
+    def rebuild(node):
+        (kind, value), = node.items()
+        if kind == "tensor":
+            return tensors[value]
+        if kind == "dict":
+            return {k: rebuild(v) for k, v in value}
+        if kind in ("list", "tuple"):
+            items = [rebuild(v) for v in value]
+            return tuple(items) if kind == "tuple" else items
+        return value
+
+    return rebuild(json.loads(structure))
+'''
+
+
+def _state_dict_call(value: cst.BaseExpression) -> bool:
+    """``m.state_dict()``: what save_checkpoint takes as it is."""
+    return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "state_dict")
+
+
+@hook()
+def torch_save(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.save(m.state_dict(), p)`` -> ``save_checkpoint``; any other object (a checkpoint
+    dict with an optimizer's state and the epoch) -> ``_torch_save``, which keeps its structure."""
+    if _state_dict_call(args["save_obj"]):
+        return keyword_call(ctx.reference(entry.target), args)
+    return cst.Call(func=emitted_spelled(ctx, "_torch_save", TORCH_SAVE),
+                    args=[cst.Arg(args["save_obj"]), cst.Arg(args["ckpt_file_name"])])
+
+
+@hook()
+def torch_load(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.load(p)`` -> ``load_checkpoint`` where every load of the file goes straight into
+    ``load_state_dict`` (a state_dict); else ``_torch_load``, which also reads back what
+    ``_torch_save`` stored."""
+    if _loads_state_dicts_only(ctx):
+        return keyword_call(ctx.reference(entry.target), args)
+    return cst.Call(func=emitted_spelled(ctx, "_torch_load", TORCH_LOAD), args=[cst.Arg(args["ckpt_file_name"])])
+
+
+def _loads_state_dicts_only(ctx) -> bool:
+    """Each ``torch.load`` call of the file is the argument of a ``load_state_dict`` call."""
+    calls = list(ctx.facts.nodes(ctx.facts.module, (cst.Call,)))
+    loads = {id(c) for c in calls if ctx.imports.qualify(c.func) == "torch.load"}
+    into_modules = {id(c.args[0].value) for c in calls if c.args and isinstance(c.func, cst.Attribute)
+                    and c.func.attr.value == "load_state_dict"}
+    return loads <= into_modules

@@ -1,0 +1,266 @@
+"""MS213: torch's grad modes and autocast: ``with torch.no_grad():`` and its kin, as blocks
+and as decorators.
+
+MindSpore's PyNative mode records no tape unless ``value_and_grad`` asks for gradients, so
+outside a differentiated function a grad-mode block changes nothing: its body takes its
+place (comments kept) and a decorator goes. Inside code that is differentiated, a
+no-grad block's values must not carry gradients: where the enclosing function (or the
+module body) also calls ``.backward()`` -- the code the training-step pass (MS211) wraps
+in a forward function -- each value assigned in a ``no_grad``/``inference_mode``/
+``set_grad_enabled(False)`` block is wrapped in ``mindspore.ops.stop_gradient``.
+``set_grad_enabled(flag)`` with a flag known only at run time cuts the gradient when the
+flag is false.
+
+``torch.autocast`` (and ``torch.cuda.amp.autocast``, ``torch.amp.autocast``) is dropped
+with a warning: the converted code runs in float32 (MindSpore's mixed precision,
+``amp.auto_mixed_precision``, fails on CPU); the switched-off form (``enabled=False``)
+is MS206's. A statement ``torch.set_grad_enabled(False)`` (an inference script's switch)
+is removed.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from ..syntax import NOT_LITERAL, code, emitted, literal_value
+from .scaffolding import scaffolding
+
+NO_GRAD = frozenset({
+    "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.inference_mode", "torch.autograd.inference_mode", "torch.autograd.grad_mode.inference_mode",
+})
+ENABLE_GRAD = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+                      "torch.amp.autocast_mode.autocast"})
+GRAD_MODES = NO_GRAD | ENABLE_GRAD | SET_GRAD_ENABLED
+
+
+def grad_mode_names() -> frozenset[str]:
+    """Every name this pass resolves (ApiCalls leaves them alone)."""
+    return GRAD_MODES | AUTOCAST
+
+STOP_GRADIENT = "mindspore.ops.stop_gradient"
+HELPER = "_torch_grad_enabled_value"
+HELPER_SOURCE = '''
+def {name}(enabled, value):
+    """value, cut from the gradient unless enabled (torch.set_grad_enabled(enabled) around
+    its computation; transpile MS213)."""
+    return value if enabled else {stop_gradient}(value)
+'''
+AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (MindSpore's "
+                    "auto_mixed_precision fails on CPU); expect differences of about 1e-3 from a torch AMP run")
+
+
+def calls_backward(facts, scope) -> bool:
+    """Whether ``scope`` (a function, or the module) calls ``.backward()`` in its own body
+    (lambdas included, nested functions and classes not): code a training step differentiates."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+               for call in facts.nodes(scope, (cst.Call,), lambda inner: isinstance(inner, cst.Lambda)))
+
+
+def file_calls_backward(facts) -> bool:
+    """Whether the file calls ``.backward()`` anywhere: a training script."""
+    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+               for call in facts.nodes(facts.module, (cst.Call,)))
+
+
+def _plain_number(value: cst.BaseExpression) -> bool:
+    """A value that carries no gradient: a literal, or ``.item()``/``.tolist()``/``float()``/
+    ``int()``/``len()`` of something."""
+    if literal_value(value) is not NOT_LITERAL:
+        return True
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist"):
+            return True
+        return isinstance(func, cst.Name) and func.value in ("float", "int", "len", "bool", "str")
+    return False
+
+
+class _CutGradients(cst.CSTTransformer):
+    """Wraps each assigned value of a block (nested functions and classes left) in ``wrap``."""
+
+    def __init__(self, wrap):
+        super().__init__()
+        self.wrap = wrap
+        self.wrapped = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def _value(self, updated):
+        if updated.value is None or _plain_number(updated.value):
+            return updated
+        self.wrapped += 1
+        return updated.with_changes(value=self.wrap(updated.value))
+
+    def leave_Assign(self, original, updated):
+        return self._value(updated)
+
+    def leave_AnnAssign(self, original, updated):
+        return self._value(updated)
+
+    def leave_AugAssign(self, original, updated):
+        return self._value(updated)
+
+
+class GradMode(Pass):
+    id = "MS213"
+    name = "grad-mode"
+    summary = ("with torch.no_grad()/inference_mode()/enable_grad()/set_grad_enabled()/autocast() and their "
+               "decorators -> the body alone; values of a no-grad block in differentiated code -> ops.stop_gradient.")
+    examples = (
+        Example(
+            "import torch\ndef evaluate(model, x):\n    with torch.no_grad():\n        # eval\n        y = model(x)\n    return y\n",
+            "def evaluate(model, x):\n    # eval\n    y = model(x)\n    return y\n",
+        ),
+        Example(
+            "import torch\n@torch.no_grad()\ndef predict(model, x):\n    return model(x)\n",
+            "def predict(model, x):\n    return model(x)\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        # autocast(enabled=False) blocks are MS206's (the same names, switched off)
+        self._disabled = frozenset(scaffolding()["disabled_context"]["names"])
+        self._scopes: list[cst.CSTNode] = []  # the enclosing function of each open with, or the module
+
+    def _qual(self, node) -> str | None:
+        return self.ctx.imports.qualify(node)
+
+    # -- which context managers are ours --------------------------------------------------
+    def _kind(self, expr: cst.BaseExpression) -> str | None:
+        """'no_grad', 'enable_grad', 'set_grad_enabled' or 'autocast' for a context manager
+        (or decorator) of ours, else None."""
+        call = expr if isinstance(expr, cst.Call) else None
+        qual = self._qual(call.func if call else expr)
+        if qual in NO_GRAD:
+            return "no_grad"
+        if qual in ENABLE_GRAD:
+            return "enable_grad"
+        if qual in SET_GRAD_ENABLED and call is not None and len(call.args) == 1 and not call.args[0].star:
+            return "set_grad_enabled"
+        if qual in AUTOCAST and not (qual in self._disabled and call is not None and _switched_off(call)):
+            return "autocast"
+        return None
+
+    def _ours(self, item: cst.WithItem) -> bool:
+        return item.asname is None and self._kind(item.item) is not None
+
+    def visit_WithItem(self, node: cst.WithItem) -> bool:
+        return not self._ours(node)  # about to go: ApiCalls does not mark it
+
+    def visit_Decorator(self, node: cst.Decorator) -> bool:
+        return self._kind(node.decorator) is None
+
+    def leave_Decorator(self, original: cst.Decorator, updated):
+        kind = self._kind(original.decorator)
+        if kind is None:
+            return updated
+        self.ctx.stats.converted += 1
+        if kind == "autocast":
+            self.ctx.report(original, self.id, AUTOCAST_WARNING, Severity.WARNING)
+        else:
+            self.ctx.report(original, self.id, f"@{code(original.decorator)} dropped: MindSpore computes "
+                            "gradients only where value_and_grad asks", Severity.INFO)
+        return cst.RemovalSentinel.REMOVE
+
+    # -- with blocks ------------------------------------------------------------------------
+    def visit_With(self, node: cst.With) -> None:
+        self._scopes.append(self.ctx.innermost(cst.FunctionDef) or self.facts.module)
+
+    def leave_With(self, original: cst.With, updated):
+        scope = self._scopes.pop()
+        ours = [item for item in original.items if self._ours(item)]
+        if not ours or original.asynchronous or not isinstance(updated, cst.With):
+            return updated
+        self.ctx.stats.converted += len(ours)
+        body = updated.body
+        for item in ours:
+            body = self._resolve(item, body, scope, original)
+        if len(ours) < len(original.items):  # `with torch.no_grad(), open(p) as f:` keeps the rest
+            kept = [u for o, u in zip(original.items, updated.items) if not self._ours(o)]
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(items=kept, body=body)
+        return cst.FlattenSentinel(_lines(updated, body))
+
+    def _resolve(self, item: cst.WithItem, body, scope, original: cst.With):
+        """The block's body once the context manager ``item`` is gone."""
+        kind = self._kind(item.item)
+        if kind == "autocast":
+            self.ctx.report(original, self.id, AUTOCAST_WARNING, Severity.WARNING)
+            return body
+        if kind == "enable_grad":
+            return body
+        enabled = item.item.args[0].value if kind == "set_grad_enabled" else cst.Name("False")
+        if literal_value(enabled) is True or not calls_backward(self.facts, scope):
+            return body
+        if literal_value(enabled) is False:
+            stop = self.ctx.reference(STOP_GRADIENT)
+            wrap = lambda value: cst.Call(func=stop, args=[cst.Arg(value)])  # noqa: E731
+        else:
+            helper = self._helper()
+            wrap = lambda value: cst.Call(func=helper, args=[cst.Arg(enabled), cst.Arg(value)])  # noqa: E731
+        cut = _CutGradients(wrap)
+        body = body.visit(cut)
+        if cut.wrapped:
+            self.ctx.report(original, self.id, f"{code(item.item)}: the block's values are cut from the gradient "
+                            "(ops.stop_gradient): this code also calls .backward()", Severity.INFO)
+        return body
+
+    def _helper(self) -> cst.Name:
+        stop = code(self.ctx.reference(STOP_GRADIENT))
+        return emitted(self.ctx, HELPER, HELPER_SOURCE.replace("{stop_gradient}", stop))
+
+    # -- torch.set_grad_enabled(False) as a statement -----------------------------------------
+    def _switch(self, line: cst.SimpleStatementLine) -> bool:
+        if len(line.body) != 1 or not isinstance(line.body[0], cst.Expr) or not isinstance(line.body[0].value, cst.Call):
+            return False
+        return self._qual(line.body[0].value.func) in SET_GRAD_ENABLED
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return not self._switch(node)
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        if not self._switch(original):
+            return updated
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"{code(original.body[0].value)} removed: MindSpore computes gradients "
+                        "only where value_and_grad asks", Severity.INFO)
+        if any(line.comment for line in original.leading_lines):
+            return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
+        return cst.RemovalSentinel.REMOVE
+
+
+def _switched_off(call: cst.Call) -> bool:
+    """``autocast(..., enabled=False)``: MS206 drops it."""
+    return any(a.keyword and a.keyword.value == "enabled" and isinstance(a.value, cst.Name) and a.value.value == "False"
+               for a in call.args)
+
+
+def _lines(with_node: cst.With, body) -> list:
+    """The statements of ``body`` standing where ``with_node`` stood: the comments above the
+    ``with`` and on its line go above the first statement."""
+    if isinstance(body, cst.IndentedBlock):
+        lines = list(body.body)
+        header = body.header
+    else:  # with torch.no_grad(): y = f(x)
+        lines = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
+        header = None
+    comment = []
+    if header is not None and header.comment is not None:
+        comment = [cst.EmptyLine(comment=header.comment)]
+    first = lines[0]
+    lines[0] = first.with_changes(leading_lines=[*with_node.leading_lines, *comment, *first.leading_lines])
+    return lines

@@ -1,0 +1,196 @@
+"""MS214: the set-up lines of a training script, on MindSpore's CPU build.
+
+- What the conversion leaves without effect goes: a statement that was a call and is now a
+  bare value (``model.cuda()`` -> ``model``, ``torch.cuda.empty_cache()`` -> ``None``, the
+  tables' ``no_op`` entries) and an assignment of a name to itself
+  (``x, y = x.to(device), y.to(device)`` -> ``x, y = x, y``).
+- cuDNN and TF32 switches (``torch.backends.cudnn.benchmark = True``,
+  ``torch.backends.cuda.matmul.allow_tf32 = ...``) are removed: MindSpore's CPU kernels
+  have no such choice.
+- Train mode: a fresh torch Module is in train mode, a fresh Cell in eval mode (BatchNorm
+  would use its moving statistics, Dropout would keep everything). In a training script (a
+  file that calls ``.backward()``), a model built outside a class (``model = Net()``,
+  ``return nn.Sequential(...)``; not a loss) is put in train mode where it is built:
+  ``Net().set_train()`` (set_train returns the Cell). A later ``model.eval()`` /
+  ``model.train()`` switches it as in torch.
+- ``optimizer.load_state_dict(sd)``: a MindSpore optimizer's own load_state_dict refuses
+  the moment keys its state_dict gives; ``load_param_into_net`` loads them, and here
+  (``_torch_load_state_dict``) a missing or unexpected key raises, as in torch.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+from transpile.passes import Example, Pass
+
+from ..cell_names import CellNames
+from ..syntax import code, emitted_spelled
+from ..table_calls import tables
+from .grad_mode import file_calls_backward
+
+# torch settings assigned as attributes, with nothing to set in MindSpore on CPU
+SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")
+# methods moving a Module or tensor to a device: they return it (or a copy) unchanged here
+DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+LOAD_STATE = '''
+def {name}(optimizer, state_dict):
+    """torch's optimizer.load_state_dict: a MindSpore optimizer's state (moments, step count)
+    loaded by load_param_into_net, which only warns about keys it misses or does not know;
+    torch refuses such a state (transpile MS214)."""
+    missing, unexpected = MS.load_param_into_net(optimizer, state_dict)
+    if missing or unexpected:
+        raise RuntimeError(f"Error(s) in loading state_dict for {type(optimizer).__name__}: "
+                           f"missing keys {missing}, unexpected keys {unexpected}")
+'''
+
+
+def _small(line: cst.SimpleStatementLine):
+    return line.body[0] if len(line.body) == 1 else None
+
+
+def _same_code(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    return "".join(code(a).split()) == "".join(code(b).split())
+
+
+def _has_call(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call):
+        return True
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return any(_has_call(e.value) for e in node.elements)
+    return False
+
+
+class TrainingScript(Pass):
+    id = "MS214"
+    name = "training-script"
+    summary = ("A training script's set-up on CPU: device moves and CUDA housekeeping left without effect removed, "
+               "cuDNN switches removed, models built in train mode (a fresh Cell is in eval mode).")
+    examples = (
+        Example(
+            "import torch\ntorch.backends.cudnn.benchmark = True\nx = torch.zeros(2)\nx.cuda()\n",
+            "from mindspore import ops\nx = ops.zeros(size=2)\n",
+        ),
+        Example(
+            "import torch\ndef tidy(model):\n    model.cuda()\n    if torch.cuda.is_available():\n"
+            "        torch.cuda.empty_cache()\n    return model\n",
+            "def tidy(model):\n    if False:\n        pass\n    return model\n",
+        ),
+    )
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.cells = CellNames(ctx)
+        self._training = file_calls_backward(ctx.facts)
+        self._classes = 0  # open classes: models built inside one are its children
+        self._optimizer_names: frozenset[str] | None = None
+
+    # -- what is a Module where (fed to CellNames) -------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.cells.enter_class(node)
+        self._classes += 1
+
+    def leave_ClassDef(self, original, updated):
+        self.cells.leave_class()
+        self._classes -= 1
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.cells.enter_function(node)
+
+    def leave_FunctionDef(self, original, updated):
+        self.cells.leave_function()
+        return updated
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.cells.assign(node)
+
+    # -- an optimizer's state loaded ---------------------------------------------------
+    def _optimizers(self) -> frozenset[str]:
+        """What the file binds to a torch optimizer (``optimizer``, ``self.opt``), as written."""
+        if self._optimizer_names is None:
+            names = set()
+            for node in self.facts.nodes(self.facts.module, (cst.Assign,)):
+                qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
+                if qual and qual.startswith("torch.optim.") and ".lr_scheduler." not in qual \
+                        and qual.rsplit(".", 1)[-1][:1].isupper():
+                    names.update(code(t.target) for t in node.targets)
+            self._optimizer_names = frozenset(names)
+        return self._optimizer_names
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        func = original.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(updated, cst.Call)
+                and isinstance(updated.func, cst.Attribute) and code(func.value) in self._optimizers()):
+            return updated
+        if len(updated.args) != 1 or updated.args[0].star:
+            return updated
+        self.ctx.stats.converted += 1
+        helper = emitted_spelled(self.ctx, "_torch_load_state_dict", LOAD_STATE)
+        return cst.Call(func=helper, args=[cst.Arg(updated.func.value), updated.args[0].with_changes(
+            keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)])
+
+    # -- train mode where a model is built --------------------------------------------
+    def _built_model(self, value: cst.BaseExpression) -> bool:
+        """``Net(...)``, ``nn.Sequential(...)``, or one moved to a device (``Net().to(d)``):
+        a Module built here (not a loss)."""
+        while (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+               and value.func.attr.value in DEVICE_MOVES):
+            value = value.func.value
+        if not isinstance(value, cst.Call) or not self.cells.is_cell_expr(value):
+            return False
+        if isinstance(value.func, cst.Attribute) and self.ctx.imports.qualify(value.func) is None:
+            return False  # a method returning the Module (m.train()), not a construction
+        entry = tables().lookup(self.ctx.imports.qualify(value.func) or "")
+        return entry is None or entry.table != "nn_losses"
+
+    def _in_train_mode(self, original: cst.CSTNode, value: cst.BaseExpression, updated_value):
+        if not self._training or self._classes or not self._built_model(value) or not isinstance(updated_value, cst.Call):
+            return None
+        self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, "a fresh Cell is in eval mode, a fresh Module in train mode: "
+                        "set_train() where it is built", Severity.INFO)
+        return cst.Call(func=cst.Attribute(value=updated_value, attr=cst.Name("set_train")))
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        value = self._in_train_mode(original, original.value, updated.value)
+        return updated if value is None else updated.with_changes(value=value)
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return):
+        if original.value is None:
+            return updated
+        value = self._in_train_mode(original, original.value, updated.value)
+        return updated if value is None else updated.with_changes(value=value)
+
+    # -- statements left without effect; cuDNN switches ----------------------------------
+    def _switch(self, line: cst.SimpleStatementLine) -> bool:
+        small = _small(line)
+        if not isinstance(small, (cst.Assign, cst.AugAssign)):
+            return False
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        return all((self.ctx.imports.qualify(t) or "").startswith(SWITCH_PREFIXES) for t in targets)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        return not self._switch(node)  # about to go: ApiCalls does not mark it
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
+        if self._switch(original):
+            self.ctx.stats.converted += 1
+            self.ctx.report(original, self.id, f"{code(original.body[0]).strip()}: a cuDNN/CUDA switch, removed "
+                            "(MindSpore's CPU kernels have no such choice)", Severity.INFO)
+            return self._removed(original, updated)
+        if not isinstance(updated, cst.SimpleStatementLine) or updated is original:
+            return updated
+        before, after = _small(original), _small(updated)
+        if isinstance(before, cst.Expr) and isinstance(after, cst.Expr):
+            if isinstance(before.value, cst.Call) and isinstance(after.value, (cst.Name, cst.Attribute)):
+                return self._removed(original, updated)  # model.cuda() -> model; empty_cache() -> None
+        if (isinstance(before, cst.Assign) and isinstance(after, cst.Assign) and len(after.targets) == 1
+                and _has_call(before.value) and _same_code(after.targets[0].target, after.value)):
+            return self._removed(original, updated)  # x = x.to(device) -> x = x
+        return updated
+
+    def _removed(self, original: cst.SimpleStatementLine, updated):
+        if any(line.comment for line in original.leading_lines):
+            return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
+        return cst.RemovalSentinel.REMOVE

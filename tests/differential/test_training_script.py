@@ -1,0 +1,378 @@
+"""Differential tests for the rest of a training script: tables/training_script.toml (devices,
+CUDA queries, seeds, GradScaler), the grad modes (MS213), checkpoints (torch.save/torch.load,
+optimizer state), train mode where a model is built and the cleanup of device moves (MS214).
+
+Torch runs on CPU here: CUDA calls that would raise without a GPU are replaced on torch's
+side by what they do on a GPU machine for the values compared (nothing: they only wait or
+free memory)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from transpile import convert_code
+from transpile.rewrites import pipeline_of
+from transpile.rewrites.passes.api_calls import ApiCalls
+from transpile.rewrites.passes.grad_mode import GradMode
+from transpile.rewrites.passes.layer_values import LayerValues
+
+from .harness import Case, Suite, arr, call_forms, table_tests
+
+X = arr(3, 4)
+CASES: list[Case] = []
+
+
+def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
+
+
+# -- devices: a device is its name; CUDA answers as without a GPU ---------------------------------
+for form, args in (("positional", "'cpu', 0"), ("keyword", "type='cpu', index=0"), ("defaults", "'cpu'"),
+                   ("choice", "'cuda' if torch.cuda.is_available() else 'cpu'"), ("variable", "str(a.dtype)[:0] + 'cpu'")):
+    case("torch.device", f"str(torch.device({args}))", (X,), form)
+case("torch.device", "d = torch.device('cpu')\n        return f'on {d}'", (), "f-string")
+case("torch.cuda.is_available", "torch.cuda.is_available()", (), "call")
+case("torch.cuda.device_count", "torch.cuda.device_count()", (), "call")
+case("torch.cuda.current_device", "torch.cuda.current_device()", (), "call")
+call_forms(CASES, "torch.cuda.is_bf16_supported", "including_emulation=True", req=0)
+case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(), str)", (), "defaults")
+case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(0), str)", (), "positional")
+case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(device=0), str)", (), "keyword")
+# housekeeping: the statement goes, the computation around it is unchanged
+for form, args in (("defaults", ""), ("positional", "0"), ("keyword", "device=0")):
+    case("torch.cuda.synchronize", f"torch.cuda.synchronize({args})\n        return a * 2", (X,), form)
+    case("torch.cuda.set_device", f"torch.cuda.set_device({args or 0})\n        return a + 1", (X,), form)
+case("torch.cuda.empty_cache", "torch.cuda.empty_cache()\n        return a - 1", (X,), "call")
+case("torch.cuda.ipc_collect", "torch.cuda.ipc_collect()\n        return a * 3", (X,), "call")
+for form, args in (("positional", "False"), ("keyword", "mode=False"), ("keyword-only", "False, warn_only=True")):
+    case("torch.use_deterministic_algorithms", f"torch.use_deterministic_algorithms({args})\n        return a", (X,), form)
+# CUDA's seed with no torch.manual_seed in the file: the script's seed (MindSpore's draws are
+# its own: shapes and dtypes compared; test_cuda_seed_alone_seeds_the_script checks the seeding)
+for api in ("torch.cuda.manual_seed", "torch.cuda.manual_seed_all"):
+    for form, args in (("positional", "3"), ("keyword", "seed=3"), ("value", "int(a.shape[0])")):
+        case(api, f"{api}({args})\n        return torch.rand(2, 3)", (X,), form, random=True)
+
+# -- GradScaler -> DynamicLossScaler: the scale it multiplies by ---------------------------------
+for form, args in (("positional", "'cpu', 8.0, 2.0, 0.5, 3, True"), ("defaults", "'cpu'"),
+                   ("keyword", "device='cpu', init_scale=8.0, growth_factor=2.0, backoff_factor=0.5, "
+                               "growth_interval=3, enabled=True"),
+                   ("disabled", "'cpu', enabled=False")):
+    case("torch.amp.GradScaler", f"torch.amp.GradScaler({args}).scale(a)", (X,), form)
+for api in ("torch.cuda.amp.GradScaler", "torch.cpu.amp.GradScaler"):
+    case(api, f"{api}().scale(a)", (X,), "defaults")
+    case(api, f"{api}(4.0, 2.0, 0.5, 10).scale(a)", (X,), "positional")
+    case(api, f"{api}(init_scale=32.0, growth_interval=5, enabled=True).scale(a)", (X,), "keyword")
+
+SUITE = Suite(CASES)
+_, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["training_script.toml"])
+
+# what the CUDA calls do on a GPU machine, for the values compared (no GPU here)
+_ON_A_GPU = {"current_device": lambda: 0, "get_device_name": lambda device=None: "GPU",
+             "synchronize": lambda device=None: None, "ipc_collect": lambda: None,
+             "set_device": lambda device: None}
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
+def test_api(case: Case, monkeypatch) -> None:
+    import torch
+
+    for name, answer in _ON_A_GPU.items():
+        monkeypatch.setattr(torch.cuda, name, answer)
+    if case.api == "torch.cuda.amp.GradScaler":  # without CUDA torch builds it disabled
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    SUITE.check(case)
+
+
+def _run(source: str, name: str = "f", passes=None) -> dict:
+    """The converted ``source``'s namespace (whole pipeline, or only ``passes``, then LayerValues,
+    which writes the emitted definitions, and Imports)."""
+    if passes is None:
+        result = convert_code(source)
+    else:
+        result = pipeline_of(*passes, LayerValues).run(source, "snippet.py")
+    assert not result.failed and "# transpile:" not in result.code, result.code
+    namespace: dict = {"__name__": f"converted_{name}"}  # value_and_grad reads the function's module name
+    exec(compile(result.code, f"<converted {name}>", "exec"), namespace)
+    return namespace
+
+
+def _torch(source: str) -> dict:
+    namespace: dict = {"__name__": "torch_snippet"}
+    exec(compile(source, "<torch>", "exec"), namespace)
+    return namespace
+
+
+# -- MS213: a no_grad block in differentiated code ------------------------------------------------
+STEP = '''
+import torch
+
+
+def step(w, x, backward=False):
+    with torch.no_grad():
+        c = w * w
+    loss = (w * x).sum() + (c * w).sum()
+    if backward:
+        loss.backward()
+    return loss
+'''
+
+
+def test_no_grad_block_in_a_differentiated_function_gives_torchs_gradients() -> None:
+    import mindspore
+    import torch
+
+    w0, x = np.array([0.5, 1.0, 2.0], np.float32), np.array([1.0, 2.0, 3.0], np.float32)
+    w = torch.tensor(w0, requires_grad=True)
+    _torch(STEP)["step"](w, torch.tensor(x), backward=True)
+    step = _run(STEP, passes=(GradMode, ApiCalls))["step"]
+    grad = mindspore.grad(lambda v: step(v, mindspore.Tensor(x)))(mindspore.Tensor(w0))
+    np.testing.assert_allclose(grad.asnumpy(), w.grad.numpy(), rtol=1e-6)
+    # the block dropped instead (no backward in the function: flattened) differentiates c too
+    flat = _run(STEP.replace("    if backward:\n        loss.backward()\n", ""), passes=(GradMode, ApiCalls))["step"]
+    wrong = mindspore.grad(lambda v: flat(v, mindspore.Tensor(x)))(mindspore.Tensor(w0))
+    assert not np.allclose(wrong.asnumpy(), w.grad.numpy())
+
+
+def test_set_grad_enabled_with_a_flag_cuts_the_gradient_when_false() -> None:
+    import mindspore
+
+    source = STEP.replace("with torch.no_grad():", "with torch.set_grad_enabled(flag):").replace(
+        "def step(w, x, backward=False):", "def step(w, x, flag, backward=False):")
+    step = _run(source, passes=(GradMode, ApiCalls))["step"]
+    w0, x = mindspore.Tensor(np.array([0.5, 1.0], np.float32)), mindspore.Tensor(np.array([1.0, 2.0], np.float32))
+    cut = mindspore.grad(lambda v: step(v, x, False))(w0).asnumpy()
+    kept = mindspore.grad(lambda v: step(v, x, True))(w0).asnumpy()
+    np.testing.assert_allclose(cut, x.asnumpy() + w0.asnumpy() ** 2)  # d/dw of w*x + c*w, c constant
+    np.testing.assert_allclose(kept, x.asnumpy() + 3 * w0.asnumpy() ** 2)
+
+
+def test_autocast_block_computes_in_float32_as_torch_without_autocast() -> None:
+    import mindspore
+    import torch
+
+    source = ("import torch\n\n\ndef f(a, b):\n    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+              "        y = torch.matmul(a, b)\n    return y\n")
+    a, b = arr(3, 4), arr(4, 2)
+    expected = torch.matmul(torch.tensor(a), torch.tensor(b)).numpy()
+    actual = _run(source)["f"](mindspore.Tensor(a), mindspore.Tensor(b))
+    assert actual.dtype == mindspore.float32
+    np.testing.assert_allclose(actual.asnumpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+# -- checkpoints ---------------------------------------------------------------------------------
+NET = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        return self.bn(self.fc(x))
+'''
+
+
+def test_state_dict_round_trip(tmp_path) -> None:
+    import mindspore
+
+    source = NET + '''
+
+def round_trip(x, path):
+    model = Net()
+    model.train()
+    model(x)
+    model.eval()
+    torch.save(model.state_dict(), path)
+    restored = Net()
+    restored.load_state_dict(torch.load(path, map_location="cpu"))
+    restored.eval()
+    return model(x), restored(x)
+'''
+    x = mindspore.Tensor(arr(5, 3))
+    before, after = _run(source)["round_trip"](x, str(tmp_path / "net.pt"))
+    np.testing.assert_array_equal(before.asnumpy(), after.asnumpy())
+    assert (tmp_path / "net.pt.ckpt").exists()
+
+
+STRICT = NET + '''
+
+def load(path, strict):
+    model = Net()
+    state = model.state_dict()
+    del state["fc.bias"]
+    torch.save(state, path)
+    other = Net()
+    other.load_state_dict(torch.load(path), strict=strict)
+    return other
+'''
+
+
+def test_strict_load_raises_on_a_missing_key_as_torch(tmp_path) -> None:
+    with pytest.raises(RuntimeError, match="fc.bias"):
+        _torch(STRICT)["load"](str(tmp_path / "t.pt"), True)
+    load = _run(STRICT)["load"]
+    with pytest.raises(RuntimeError, match="fc.bias"):
+        load(str(tmp_path / "m.pt"), True)
+    load(str(tmp_path / "m2.pt"), False)  # strict=False loads the rest, as torch does
+
+
+RESUME = '''
+import torch
+import torch.nn as nn
+
+
+def run(path, before, after, x, t, restore_optimizer=True):
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    criterion = nn.MSELoss()
+    for _ in range(before):
+        optimizer.zero_grad()
+        loss = criterion(model(x), t)
+        loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": before,
+                "config": {"name": "lin", "sizes": (3, 2)}}, path)
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    checkpoint = torch.load(path, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    if restore_optimizer:
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    for _ in range(after):
+        optimizer.zero_grad()
+        loss = criterion(model(x), t)
+        loss.backward()
+        optimizer.step()
+    return model.weight, checkpoint["epoch"] + 1, checkpoint["config"]
+'''
+
+
+def test_checkpoint_dict_resume_equals_a_straight_run(tmp_path) -> None:
+    """torch.save of {model, optimizer, epoch, config} and its load: 3 steps, save, load into
+    a fresh model and optimizer, 2 steps == 5 steps straight (Adam's moments restored)."""
+    import mindspore
+    import torch
+
+    x, t = arr(4, 3), arr(4, 2)
+    torch_run, ms_run = _torch(RESUME)["run"], _run(RESUME)["run"]
+    for run, wrap, read in ((torch_run, torch.tensor, lambda w: w.detach().numpy()),
+                            (ms_run, mindspore.Tensor, lambda w: w.asnumpy())):
+        resumed, epoch, config = run(str(tmp_path / "r.pt"), 3, 2, wrap(x), wrap(t))
+        straight, _, _ = run(str(tmp_path / "s.pt"), 5, 0, wrap(x), wrap(t))
+        assert epoch == 4 and type(epoch) is int and config == {"name": "lin", "sizes": (3, 2)}
+        np.testing.assert_allclose(read(resumed), read(straight), atol=1e-6)
+        # the control: without the optimizer's state the run differs
+        fresh, _, _ = run(str(tmp_path / "f.pt"), 3, 2, wrap(x), wrap(t), restore_optimizer=False)
+        assert np.abs(read(fresh) - read(straight)).max() > 1e-3
+
+
+def test_optimizer_state_with_an_unknown_key_raises() -> None:
+    source = '''
+import torch
+import torch.nn as nn
+
+
+def load():
+    model = nn.Linear(3, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    state = optimizer.state_dict()
+    state["unknown"] = state["weight"]
+    optimizer.load_state_dict(state)
+'''
+    with pytest.raises(RuntimeError, match="unknown"):
+        _run(source)["load"]()
+
+
+# -- MS214: train mode where a model is built; device moves ---------------------------------------
+TRAIN = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.fc(x))
+
+
+def build(device):
+    model = Net().to(device)
+    return model, model.training
+
+
+def step(model, x):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad()
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def test_a_model_built_in_a_training_script_starts_in_train_mode() -> None:
+    import mindspore
+
+    model, training = _torch(TRAIN)["build"]("cpu")
+    assert training
+    namespace = _run(TRAIN)
+    model, training = namespace["build"]("cpu")
+    assert training is True
+    x = mindspore.Tensor(np.ones((64, 4), np.float32))
+    dropped = (model.drop(x).asnumpy() == 0).mean()
+    assert 0.3 < dropped < 0.7  # Dropout active, as in a fresh torch Module
+    # a file that does not train: no train mode added (MindSpore's eval default, what inference wants)
+    assert _run(TRAIN[:TRAIN.index("def step")])["build"]("cpu")[1] is False
+
+
+def test_device_moves_leave_nothing_behind() -> None:
+    source = '''
+import torch
+
+
+def place(model, x, y):
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    torch.backends.cudnn.benchmark = True
+    model.to(device)
+    x, y = x.to(device), y.to(device, non_blocking=True)
+    torch.cuda.empty_cache()
+    return f"{device}", x.cpu() + y
+'''
+    result = convert_code(source)
+    assert "device)" not in result.code and "cudnn" not in result.code and "x, y = x, y" not in result.code
+    assert "torch" not in result.code, result.code
+    import mindspore
+
+    text, total = _run(source)["place"](None, mindspore.Tensor(1.0), mindspore.Tensor(2.0))
+    assert text == "cpu" and float(total) == 3.0
+
+
+def test_cuda_seed_alone_seeds_the_script() -> None:
+    source = "import torch\n\n\ndef draw():\n    torch.cuda.manual_seed_all(5)\n    return torch.rand(4)\n"
+    draw = _run(source)["draw"]
+    np.testing.assert_array_equal(draw().asnumpy(), draw().asnumpy())
+    # beside torch.manual_seed (mindspore.set_seed seeds everything) it has nothing left to do
+    both = convert_code(source.replace("    torch.cuda", "    torch.manual_seed(5)\n    torch.cuda")).code
+    assert both.count("set_seed") == 1 and "cuda" not in both, both
+
+
+def test_item_of_a_loss_is_converted_without_a_note() -> None:
+    import mindspore
+    import torch
+
+    source = ("import torch\nimport torch.nn as nn\n\n\ndef value(out, target):\n    criterion = nn.MSELoss()\n"
+              "    loss = criterion(out, target)\n    return loss.item()\n")
+    result = convert_code(source)
+    assert not [d for d in result.diagnostics if ".item()" in d.message], result.diagnostics
+    a, b = arr(3, 2), arr(3, 2)
+    expected = _torch(source)["value"](torch.tensor(a), torch.tensor(b))
+    actual = _run(source)["value"](mindspore.Tensor(a), mindspore.Tensor(b))
+    assert type(actual) is float and abs(actual - expected) < 1e-6
