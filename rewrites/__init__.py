@@ -14,6 +14,8 @@ from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
+from .passes.grad_mode import GradMode
+from .passes.training_script import TrainingScript
 from .passes.graph_list_pop import GraphListPop
 from .passes.graph_memo import GraphMemo
 from .passes.graph_branch_locals import GraphBranchLocals
@@ -81,13 +83,18 @@ from .outside_packages import builds_on_torch
 # some branches only) only adds statements, after every pass that moves some.
 # GraphSetLiterals (x in {1, 2} -> x in (1, 2) in construct) touches only set literals,
 # which no other pass claims.
+# GradMode (grad-mode and autocast blocks -> their bodies) sits after Scaffolding, which
+# flattens the switched-off autocast blocks it leaves; it claims only those context managers.
+# TrainingScript (statements the conversion left without effect, cuDNN switches, train mode
+# where a model is built) reads what the other passes made of a statement, which they
+# have done by the time it leaves; it sits beside GradMode, the other training-script pass.
 # TrainingStep (MS211) rewrites whole statement lists (a backward's forward code moves into
 # a function) from the statements it froze, which no other pass sees; it sits first so its
 # leave_Module runs before LayerValues inserts the emitted definitions.
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 
