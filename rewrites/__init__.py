@@ -12,6 +12,7 @@ from .table_calls import tables
 from .passes.bool_index import BoolIndex
 from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
+from .passes.data_pipeline import DataPipeline
 from .passes.device_queries import DeviceQueries
 from .passes.graph_lint import GraphLint
 from .passes.grad_mode import GradMode
@@ -72,6 +73,7 @@ from .outside_packages import builds_on_torch
 # follows reading order. tests/test_invariants.py checks that reversing
 # them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
 # reads, which no other pass claims; it sits with the rewrites, before GraphLint.
+# DataPipeline rewrites only `.dataset` reads of loaders, which no other pass claims; it sits beside it.
 # AnnotationTypes converts the types in annotations, which ApiCalls leaves to it (and
 # LayerValues too: a layer class there is no value); it sits beside ApiCalls.
 # GraphMaps (map() in construct -> a comprehension) comes after every pass that
@@ -94,7 +96,7 @@ from .outside_packages import builds_on_torch
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 
