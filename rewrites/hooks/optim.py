@@ -1,0 +1,326 @@
+"""Hooks of tables/optim.toml: optimizers' parameters, Adam's variants, and the
+schedulers MindSpore lacks or runs otherwise (OneCycleLR, CyclicLR's momentum)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.diagnostics import Severity
+
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value
+from .registry import hook
+
+OPTIMIZER_PARAMS = '''
+def {name}(params):
+    """torch's optimizer params as MindSpore's: the Parameters that require a gradient
+    (torch skips a frozen one, which gets none; MindSpore's optimizer would still decay
+    it, and BatchNorm's moving statistics are Parameters there), in each param group
+    too; (name, parameter) pairs give their parameter."""
+
+    def trainable(items):
+        items = [items] if isinstance(items, MS.Parameter) else items
+        return [p for p in (i[1] if isinstance(i, tuple) else i for i in items) if p.requires_grad]
+
+    params = list(params)
+    if params and isinstance(params[0], dict):
+        return [dict(group, params=trainable(group["params"])) for group in params]
+    return trainable(params)
+'''
+
+_PAIRS = "parameters_and_names"  # named_parameters() as MS103 writes it
+
+
+def trainable_params(ctx, value: cst.BaseExpression) -> cst.BaseExpression:
+    """An optimizer's ``params`` as MindSpore needs them: the trainable parameters.
+    ``m.get_parameters()`` (torch's ``m.parameters()``) becomes ``m.trainable_params()``
+    wherever the expression shows it (param groups, filter, chain, comprehensions); an
+    expression it cannot see through is filtered when the optimizer is built."""
+    seen = _seen_through(ctx, value)
+    if seen is not None:
+        return seen
+    return keyword_call(emitted_spelled(ctx, "_torch_optimizer_params", OPTIMIZER_PARAMS), {"params": value})
+
+
+def _seen_through(ctx, node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``node`` giving trainable parameters only, or None when its parameters are not
+    visible in the code (a variable, another function's result)."""
+    if isinstance(node, cst.Call):
+        return _call_seen_through(ctx, node)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return _elements_seen_through(ctx, node)
+    if isinstance(node, cst.Dict):
+        return _group_seen_through(ctx, node)
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        return _comprehension_seen_through(ctx, node)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        left, right = _seen_through(ctx, node.left), _seen_through(ctx, node.right)
+        return None if left is None or right is None else node.with_changes(left=left, right=right)
+    return None
+
+
+def _call_seen_through(ctx, call: cst.Call) -> cst.BaseExpression | None:
+    """``m.get_parameters(expand=r)`` -> ``m.trainable_params(recurse=r)``; ``filter``,
+    ``list``, ``tuple`` and ``itertools.chain`` of such calls."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "trainable_params":
+        return call
+    if isinstance(func, cst.Attribute) and func.attr.value == "get_parameters":
+        args = [a.with_changes(keyword=cst.Name("recurse")) if a.keyword is not None and a.keyword.value == "expand"
+                else a for a in call.args]
+        return call.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")), args=args)
+    name = ctx.imports.qualify(func) or (func.value if isinstance(func, cst.Name) else None)
+    if name in ("filter", "builtins.filter") and len(call.args) == 2:
+        inner = _seen_through(ctx, call.args[1].value)
+        return None if inner is None else call.with_changes(args=[call.args[0], call.args[1].with_changes(value=inner)])
+    if name in ("list", "tuple", "itertools.chain") and call.args and not any(a.keyword for a in call.args):
+        inner = [_seen_through(ctx, a.value) for a in call.args]
+        if any(i is None for i in inner):
+            return None
+        return call.with_changes(args=[a.with_changes(value=i) for a, i in zip(call.args, inner)])
+    return None
+
+
+def _elements_seen_through(ctx, node) -> cst.BaseExpression:
+    """A list of param groups or parameters: each group's params seen through (or
+    filtered); a parameter named alone stays (it was chosen by name)."""
+    elements = []
+    for element in node.elements:
+        value = element.value
+        if isinstance(value, (cst.Dict, cst.Call, cst.ListComp, cst.GeneratorExp)):
+            value = _seen_through(ctx, value) or value
+        elements.append(element.with_changes(value=value))
+    return node.with_changes(elements=elements)
+
+
+def _group_seen_through(ctx, group: cst.Dict) -> cst.Dict:
+    """A param group: its ``"params"`` seen through, else filtered when built."""
+    elements = []
+    for element in group.elements:
+        if isinstance(element, cst.DictElement) and literal_value(element.key) == "params":
+            element = element.with_changes(value=trainable_params(ctx, element.value))
+        elements.append(element)
+    return group.with_changes(elements=elements)
+
+
+def _comprehension_seen_through(ctx, node) -> cst.BaseExpression | None:
+    """``[p for n, p in m.named_parameters() if ...]``: the frozen ones left out
+    (``and p.requires_grad``); ``(p for p in m.parameters() ...)`` over trainable_params."""
+    fors = []
+    part = node.for_in
+    while part is not None:
+        fors.append(part)
+        part = part.inner_for_in
+    rebuilt = None
+    for part in reversed(fors):
+        it = part.iter
+        ifs = list(part.ifs)
+        pairs = isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == _PAIRS
+        if pairs:
+            target = part.target
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2
+                    and isinstance(target.elements[1].value, cst.Name)):
+                return None
+            flag = cst.parse_expression(f"{target.elements[1].value.value}.requires_grad")
+            ifs.append(cst.CompIf(test=flag))
+        else:
+            seen = _seen_through(ctx, it)
+            if seen is None:
+                return None
+            it = seen
+        rebuilt = part.with_changes(iter=it, ifs=ifs, inner_for_in=rebuilt)
+    return node.with_changes(for_in=rebuilt)
+
+
+@hook()
+def optimizer(ctx, entry, args, receiver) -> dict:
+    """``SGD(model.parameters(), lr=0.1)`` -> ``SGD(params=model.trainable_params(), lr=0.1)``."""
+    if "params" in args:
+        args = {**args, "params": trainable_params(ctx, args["params"])}
+    return args
+
+
+ADAMW = "mindspore.experimental.optim.AdamW"
+
+
+@hook(consumes=("decoupled_weight_decay",))
+def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
+    """torch's Adam as MindSpore's AdamW wherever no L2 weight decay is asked for:
+    ``Adam(p, lr=0.01)`` -> ``AdamW(params=p, lr=0.01, weight_decay=0.0)``. MindSpore's
+    Adam runs a kernel adding eps inside the bias correction (off by 1e-4 at eps=1e-6)
+    and ignores amsgrad; its AdamW follows torch's formula, and without decay it is
+    Adam. ``decoupled_weight_decay=True`` is AdamW by torch's definition (torch's Adam
+    default of 0 kept). An L2 decay keeps MindSpore's Adam (noted); with amsgrad too
+    there is no faithful target."""
+    args = dict(optimizer(ctx, entry, args, receiver))
+    decoupled = _flag(args.pop("decoupled_weight_decay", None), "decoupled_weight_decay")
+    if decoupled:
+        args.setdefault("weight_decay", literal(0))
+        return keyword_call(ctx.reference(ADAMW), args)
+    decay = args.get("weight_decay")
+    if (decay is None or literal_value(decay) in (0, 0.0)) and not _groups_decay(args.get("params")):
+        args["weight_decay"] = literal(0.0)
+        return keyword_call(ctx.reference(ADAMW), args)
+    amsgrad = args.get("amsgrad")
+    if amsgrad is not None and literal_value(amsgrad) is not False:
+        raise Unconvertible("amsgrad with an L2 weight_decay: MindSpore's Adam ignores amsgrad and its AdamW "
+                            "decays the weights decoupled (no faithful target)")
+    ctx.report_text("Adam(", "MS201", "torch.optim.Adam with an L2 weight_decay: MindSpore's Adam, "
+                    "which adds eps inside the bias correction (torch adds it to sqrt(v) after): the updates differ "
+                    "where eps is not small beside the gradients' scale", Severity.INFO)
+    return args
+
+
+def _flag(value, name: str) -> bool:
+    """A literal bool argument's value (absent: False); a variable cannot decide the class."""
+    if value is None:
+        return False
+    flag = literal_value(value)
+    if flag is NOT_LITERAL or not isinstance(flag, bool):
+        raise Unconvertible(f"{name}={code(value)}: Adam or AdamW is decided where the call is written")
+    return flag
+
+
+def _groups_decay(params) -> bool:
+    """Param groups written out that set a weight_decay other than 0."""
+    if not isinstance(params, (cst.List, cst.Tuple)):
+        return False
+    for element in params.elements:
+        if isinstance(element.value, cst.Dict):
+            for item in element.value.elements:
+                if isinstance(item, cst.DictElement) and literal_value(item.key) == "weight_decay" \
+                        and literal_value(item.value) not in (0, 0.0):
+                    return True
+    return False
+
+
+SCHEDULERS = "mindspore.experimental.optim.lr_scheduler"
+
+SET_MOMENTUM = '''
+    def _set_momentum(self, group, momentum):
+        """torch's cycled momentum: SGD's momentum, or beta1 of Adam's family."""
+        if self.momentum_key == "betas":
+            group["betas"] = (momentum, group["betas"][1])
+        else:
+            group["momentum"] = momentum
+
+    @staticmethod
+    def _momentum_key(optimizer):
+        if "betas" in optimizer.defaults:
+            return "betas"
+        if "momentum" in optimizer.defaults:
+            return "momentum"
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+
+    @staticmethod
+    def _per_group(value, groups, what):
+        if isinstance(value, (list, tuple)):
+            if len(value) != len(groups):
+                raise ValueError(f"expected {len(groups)} values for {what}, got {len(value)}")
+            return [float(v) for v in value]
+        return [float(value)] * len(groups)
+'''
+
+ONE_CYCLE_LR = '''
+class {name}({base}):
+    """torch's OneCycleLR (MindSpore has none), its schedule written out: the lr rises
+    from max_lr / div_factor to max_lr over pct_start of the steps, then anneals to
+    max_lr / div_factor / final_div_factor (three_phase: back to the start first);
+    with cycle_momentum the momentum (Adam's beta1) moves the other way, between
+    max_momentum and base_momentum."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
+                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
+                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        groups = optimizer.param_groups
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+        self.cosine = anneal_strategy == "cos"
+        peaks = self._per_group(max_lr, groups, "max_lr")
+        lows = self._per_group(base_momentum, groups, "base_momentum")
+        highs = self._per_group(max_momentum, groups, "max_momentum")
+        self.points = [{"start": peak / div_factor, "peak": peak, "end": peak / div_factor / final_div_factor,
+                        "high": high, "low": low} for peak, low, high in zip(peaks, lows, highs)]
+        up = float(pct_start * total_steps) - 1
+        if three_phase:
+            self.phases = [(up, "start", "peak", "high", "low"), (2 * up, "peak", "start", "low", "high"),
+                           (total_steps - 1, "start", "end", "high", "high")]
+        else:
+            self.phases = [(up, "start", "peak", "high", "low"), (total_steps - 1, "peak", "end", "low", "high")]
+        self.momentum_key = self._momentum_key(optimizer) if cycle_momentum else None
+        if last_epoch == -1:
+            for group, point in zip(groups, self.points):
+                group["initial_lr"] = point["start"]
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal(self, start, end, fraction):
+        import math
+
+        if self.cosine:
+            return end + (start - end) / 2.0 * (math.cos(math.pi * fraction) + 1)
+        return (end - start) * fraction + start
+
+    def get_lr(self):
+        step = int(self.last_epoch)
+        lrs = []
+        for group, point in zip(self.optimizer.param_groups, self.points):
+            begin = 0
+            for i, (last, lr_from, lr_to, momentum_from, momentum_to) in enumerate(self.phases):
+                if step <= last or i == len(self.phases) - 1:
+                    fraction = (step - begin) / (last - begin)
+                    lrs.append(MS.Tensor(self._anneal(point[lr_from], point[lr_to], fraction), MS.float32))
+                    if self.momentum_key:
+                        self._set_momentum(group, self._anneal(point[momentum_from], point[momentum_to], fraction))
+                    break
+                begin = last
+        return lrs
+''' + SET_MOMENTUM
+
+CYCLIC_LR = '''
+class {name}({base}):
+    """torch's CyclicLR with cycle_momentum (its default): MindSpore's cycles the lr
+    only; the momentum (Adam's beta1) goes from max_momentum at base_lr to
+    base_momentum at max_lr, in step with the lr, as torch's does."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        groups = optimizer.param_groups
+        self.momentum_key = self._momentum_key(optimizer) if cycle_momentum else None
+        self.momenta = list(zip(self._per_group(base_momentum, groups, "base_momentum"),
+                                self._per_group(max_momentum, groups, "max_momentum")))
+        self.lr_bounds = list(zip(self._per_group(base_lr, groups, "base_lr"), self._per_group(max_lr, groups, "max_lr")))
+        super().__init__(optimizer, base_lr, max_lr, step_size_up, step_size_down, mode, gamma, scale_fn,
+                         scale_mode, last_epoch)
+
+    def step(self, epoch=None):
+        result = super().step(epoch)
+        if self.momentum_key:
+            for group, lr, (low_lr, high_lr), (low, high) in zip(
+                    self.optimizer.param_groups, self._last_lr, self.lr_bounds, self.momenta):
+                fraction = (float(lr) - low_lr) / (high_lr - low_lr)
+                self._set_momentum(group, high - (high - low) * fraction)
+        return result
+''' + SET_MOMENTUM
+
+
+def _scheduler_class(ctx, name: str, source: str, base: str) -> cst.Name:
+    """The emitted subclass ``name`` of MindSpore's scheduler ``base``."""
+    return emitted_spelled(ctx, name, source.replace("{base}", code(ctx.reference(f"{SCHEDULERS}.{base}"))))
+
+
+@hook()
+def one_cycle_lr(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``OneCycleLR(opt, max_lr=0.1, total_steps=100)`` -> ``_TorchOneCycleLR(optimizer=opt, max_lr=0.1, total_steps=100)``."""
+    return keyword_call(_scheduler_class(ctx, "_TorchOneCycleLR", ONE_CYCLE_LR, "LRScheduler"), args)
+
+
+@hook(consumes=("cycle_momentum", "base_momentum", "max_momentum"))
+def cyclic_lr(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
+    """``CyclicLR(opt, 0.01, 0.1)``: torch cycles the momentum by default, MindSpore's
+    never: ``_TorchCyclicLR`` does; with ``cycle_momentum=False`` MindSpore's class."""
+    if literal_value(args.get("cycle_momentum", literal(True))) is False:
+        return {k: v for k, v in args.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
+    return keyword_call(_scheduler_class(ctx, "_TorchCyclicLR", CYCLIC_LR, "CyclicLR"), args)
