@@ -10,7 +10,10 @@ Known to be a Module:
 * a name assigned, earlier in the same function (or at the top level), a call of such a
   class (``net = Net()``, ``fc = nn.Linear(2, 1)``), or a Module method that returns
   the Module (``net = net.to(torch.float32)``, ``model = Net().eval()``);
-* ``self.X`` where a method of the class assigned ``self.X`` such a call.
+* ``self.X`` where a method of the class assigned ``self.X`` such a call;
+* a name (or ``name.attr``) whose ``parameters()``, ``named_parameters()``,
+  ``state_dict()``, ``load_state_dict()`` or ``named_modules()`` the same function (or the
+  top level) calls: only a Module has them (a training function's ``model``).
 
 Anything else is unknown, never guessed.
 """
@@ -130,6 +133,10 @@ RETURNS_SELF = frozenset({"to", "train", "eval", "float", "double", "half", "bfl
                           "requires_grad_", "apply", "type", "zero_grad", "share_memory"})
 
 
+# methods that only a Module has: a receiver calling one is a Module
+MODULE_ONLY_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "load_state_dict", "named_modules"})
+
+
 class CellNames:
     """Feed it the pass's visits (classes, functions, assignments); ask ``is_cell``."""
 
@@ -137,7 +144,7 @@ class CellNames:
         self.ctx = ctx
         self.classes: set[str] = set()  # local Module subclasses
         self._class_stack: list[tuple[bool, set[str]]] = []  # (is a Module, attributes holding Modules)
-        self._frames: list[tuple[set[str], bool]] = [(set(), False)]  # (names, self is a Module)
+        self._frames: list[tuple[set[str], bool]] = [(self._module_method_receivers(ctx.facts.module), False)]
         self._class_depth_at_def: list[int] = []  # classes open when each open function began
 
     def enter_class(self, node: cst.ClassDef) -> None:
@@ -156,8 +163,20 @@ class CellNames:
 
     def enter_function(self, node: cst.FunctionDef) -> None:
         in_module_class = bool(self._class_stack) and self._class_stack[-1][0] and self._directly_in_class
-        self._frames.append((set(), in_module_class))
+        self._frames.append((self._module_method_receivers(node), in_module_class))
         self._class_depth_at_def.append(len(self._class_stack))
+
+    def _module_method_receivers(self, scope) -> set[str]:
+        """Names and ``name.attr`` (as code) the scope calls a Module-only method on."""
+        found = set()
+        for call in self.ctx.facts.nodes(scope, (cst.Call,), lambda s: type(s) is cst.Lambda):
+            func = call.func
+            if type(func) is cst.Attribute and func.attr.value in MODULE_ONLY_METHODS:
+                receiver = dotted_name(func.value)
+                if receiver is not None and receiver != "self" and receiver.count(".") <= 1 \
+                        and self.ctx.imports.bindings.get(receiver.split(".")[0]) is None:
+                    found.add(receiver)
+        return found
 
     def leave_function(self) -> None:
         self._frames.pop()
@@ -205,6 +224,8 @@ class CellNames:
                 return True
             # a top-level name read inside a function that does not assign it
             return len(self._frames) > 1 and expr.value in self._frames[0][0]
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value != "self":
+            return f"{expr.value.value}.{expr.attr.value}" in names
         if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
                 and self_is_module and self._class_stack):
             return expr.attr.value in self._class_stack[-1][1]

@@ -16,10 +16,33 @@ def no_op(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 REQUIRES_GRAD = '''
 def {name}(cell, requires_grad=True):
-    """torch's Module.requires_grad_: every parameter's flag set; the Cell returned."""
+    """torch's Module.requires_grad_: every parameter's flag set; the Cell returned. A
+    parameter passed instead has its own flag set (a tensor has requires_grad_ too)."""
+    if not hasattr(cell, "get_parameters"):
+        cell.requires_grad = requires_grad
+        return cell
     for parameter in cell.get_parameters():
         parameter.requires_grad = requires_grad
     return cell
+'''
+
+# train()/eval() on a value not known to be a Module (a training function's parameter):
+# decided at run time, any other object's own method called as written
+TRAIN_MODE = '''
+def {name}(obj, *args, **kwargs):
+    """torch's Module.train(mode) on a value that may be a Cell (set_train) or another
+    object with a train method of its own (called as written)."""
+    if hasattr(obj, "set_train"):
+        return obj.set_train(*args, **kwargs)
+    return obj.train(*args, **kwargs)
+'''
+EVAL_MODE = '''
+def {name}(obj, *args, **kwargs):
+    """torch's Module.eval() on a value that may be a Cell (set_train(False)) or another
+    object with an eval method of its own (called as written)."""
+    if hasattr(obj, "set_train"):
+        return obj.set_train(False)
+    return obj.eval(*args, **kwargs)
 '''
 
 GET_SUBMODULE = '''

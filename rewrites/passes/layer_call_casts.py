@@ -47,6 +47,27 @@ class LayerCallCasts(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._layers: list[dict[str, ApiEntry]] = []  # per class: attribute -> its layer's entry
+        # per function (the module first): local name -> the layer every assignment binds it to
+        self._named: list[dict[str, ApiEntry]] = [self._named_layers(ctx.facts.module)]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._named.append(self._named_layers(node))
+
+    def leave_FunctionDef(self, original, updated):
+        self._named.pop()
+        return updated
+
+    def _named_layers(self, scope) -> dict[str, ApiEntry]:
+        """``criterion = nn.CrossEntropyLoss()`` in the scope (a training function's loss):
+        names every assignment of which builds the same layer with call rewrites."""
+        found: dict[str, ApiEntry | None] = {}
+        for assign in self.facts.nodes(scope, (cst.Assign,), lambda s: False):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Name):
+                    name = target.target.value
+                    entry = self._built_here(assign.value, called=False)
+                    found[name] = entry if found.get(name, entry) is entry else None
+        return {name: entry for name, entry in found.items() if entry is not None}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
@@ -57,8 +78,9 @@ class LayerCallCasts(Pass):
         self._layers.pop()
         return updated
 
-    def _built_here(self, func: cst.BaseExpression) -> ApiEntry | None:
-        """``nn.CrossEntropyLoss(...)(p, y)``: a layer built and called in one expression."""
+    def _built_here(self, func: cst.BaseExpression, called: bool = True) -> ApiEntry | None:
+        """``nn.CrossEntropyLoss(...)(p, y)``: a layer built and called in one expression
+        (``called=False``: ``func`` is the construction itself)."""
         if not isinstance(func, cst.Call):
             return None
         qual = self.ctx.imports.qualify(func.func)
@@ -69,6 +91,12 @@ class LayerCallCasts(Pass):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         entry = self._built_here(func)
+        if entry is None and isinstance(func, cst.Name):
+            local = self._named[-1]
+            entry = local.get(func.value) if func.value in local else (
+                self._named[0].get(func.value) if len(self._named) > 1 and not self._assigned_here(func.value) else None)
+            if entry is None:
+                return updated
         if entry is None:
             if not self._layers or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
                                         and func.value.value == "self"):
@@ -95,6 +123,18 @@ class LayerCallCasts(Pass):
                 args[i] = args[i].with_changes(value=cast)
         return updated.with_changes(args=args)
 
+
+    def _assigned_here(self, name: str) -> bool:
+        """The current function binds ``name`` itself, as a parameter or by assignment (a
+        module-level layer of that name is hidden)."""
+        scope = self.ctx.open_scopes[-1] if self.ctx.open_scopes else None
+        if type(scope) is cst.FunctionDef and any(
+                p.name.value == name for p in (*scope.params.posonly_params, *scope.params.params,
+                                                *scope.params.kwonly_params)):
+            return True
+        return any(isinstance(t.target, cst.Name) and t.target.value == name
+                   for scope in self.ctx.open_scopes[-1:] if type(scope) is cst.FunctionDef
+                   for assign in self.facts.nodes(scope, (cst.Assign,), lambda s: False) for t in assign.targets)
 
     def _cast_to(self, value: cst.BaseExpression, dtype: str) -> bool:
         """``value`` is ``x.astype(<dtype>)`` already (a layer whose construction was left as

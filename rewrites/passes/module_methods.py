@@ -38,11 +38,14 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, literal, literal_value
+from ..hooks.module_methods import EVAL_MODE, TRAIN_MODE
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
 from ..facts import lambdas_only
+
+_MODE_HELPERS = {"train": "_torch_train_mode", "eval": "_torch_eval_mode"}
 
 _ADDERS = ("add_module", "register_module")
 # (name, value) methods whose Cell counterpart takes the two by position, and the
@@ -87,6 +90,7 @@ class ModuleMethods(Pass):
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
         self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
+        self._trains = ".backward(" in ctx.source  # a training script (its model is passed around)
         self.methods = tables().module_methods
         # local class -> (the torch layer it derives from, it or a local base defines reset_parameters)
         self._classes: dict[str, tuple[str | None, bool]] = {}
@@ -405,6 +409,14 @@ class ModuleMethods(Pass):
             return updated
         func = updated.func
         if method in ("train", "eval"):
+            if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver) and self._trains:
+                # a training script passes its model around: the mode is set at run time
+                self.ctx.stats.converted += 1
+                self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
+                                f"Module; {_MODE_HELPERS[method]} sets a Cell's mode (set_train) and calls "
+                                "any other object's own method", Severity.INFO)
+                helper = emitted(self.ctx, _MODE_HELPERS[method], TRAIN_MODE if method == "train" else EVAL_MODE)
+                return cst.Call(func=helper, args=[cst.Arg(updated.func.value), *updated.args])
             if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
                                 "Module; left as it is (a Cell switches modes with set_train)", Severity.INFO)
@@ -447,7 +459,10 @@ class ModuleMethods(Pass):
         (``m.requires_grad_(False)``), on receivers known to be Modules only (a tensor
         has requires_grad_ too)."""
         receiver = original.func.value
-        if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
+        known = self.cells.is_cell(receiver) or self.cells.is_cell_expr(receiver)
+        # in a training script, requires_grad_ on a value of unknown type is decided at run
+        # time: the helper sets a Cell's parameters' flags, or a parameter's own
+        if not known and not (self._trains and entry.hook == "requires_grad_"):
             self.ctx.report(original, self.id, f".{original.func.attr.value}(): receiver {code(receiver)!r} is not known "
                             "to be a Module; left as it is", Severity.INFO)
             return updated

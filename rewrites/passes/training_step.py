@@ -185,13 +185,11 @@ class TrainingStep(Pass):
 
     def _region_length(self, part: TrainingStatement, pending: list) -> int:
         """How many of the updated statements since the previous training statement are the
-        backward's region: as many as in the original, counted from the backward (the
-        passes before may have split a statement: then all of them, where the region was all)."""
+        backward's region: all where the region was all, else as many as the original region
+        had, counted back from the backward (other passes remove statements left without
+        effect, such as ``x = x.to(device)``; what they remove in the region is gone)."""
         if len(part.region) == part.span:
             return len(pending)
-        if len(pending) != part.span:
-            self.ctx.report(part.stmt, self.id, "the statements before backward() changed in number: the forward "
-                            "function may hold too few or too many", Severity.WARNING, Safety.MANUAL)
         return min(len(part.region), len(pending))
 
     def _backward(self, part: TrainingStatement, region: list, zeros) -> list:
