@@ -210,10 +210,11 @@ def _pair(found: list[TrainingStatement], optimizers: set[str]) -> None:
     """Each backward's optimizer (the first step after it, else the scope's first step, else
     the file's only optimizer) and whether its gradients stay a local (its step follows in
     the same block, with only clips between)."""
-    steps = [s for s in found if s.kind == "step"]
     scalers = {s.scaler for s in found if s.kind == "backward" and s.scaler}
-    # update()/unscale_() of a name that scaled a loss only; other update() calls are not ours
-    found[:] = [s for s in found if s.kind not in ("update", "unscale") or s.scaler in scalers]
+    # step(x)/update()/unscale_() of a name that scaled a loss only: optimizer.step(closure)
+    # (LBFGS) and other update() calls are not ours
+    found[:] = [s for s in found if s.kind not in ("update", "unscale", "step") or not s.scaler or s.scaler in scalers]
+    steps = [s for s in found if s.kind == "step"]
     for i, s in enumerate(found):
         if s.kind != "backward":
             continue

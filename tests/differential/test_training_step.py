@@ -159,6 +159,35 @@ CASES = [
 ]
 
 
+GAN = TrainingCase("two-optimizers-gan", """
+    def build():
+        generator = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 3))
+        discriminator = nn.Sequential(nn.Linear(3, 6), nn.Tanh(), nn.Linear(6, 1))
+        models = nn.ModuleList([generator, discriminator])
+        return models, (torch.optim.Adam(generator.parameters(), lr=0.01),
+                        torch.optim.SGD(discriminator.parameters(), lr=0.05))
+
+
+    def train(models, optimizers, batches):
+        generator, discriminator = models[0], models[1]
+        opt_g, opt_d = optimizers
+        losses = []
+        for noise, real in batches:
+            fake = generator(noise[:, :2])
+            opt_d.zero_grad()
+            loss_d = ((discriminator(real) - 1) ** 2).mean() + (discriminator(fake.detach()) ** 2).mean()
+            loss_d.backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            loss_g = ((discriminator(generator(noise[:, :2])) - 1) ** 2).mean()
+            loss_g.backward()
+            opt_g.step()
+            losses.append((loss_d.item(), loss_g.item()))
+        return losses
+    """, build="")
+CASES.append(GAN)
+
+
 def _batches(steps: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed)
     return [(rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6, 3)).astype(np.float32))
@@ -222,3 +251,4 @@ def test_a_wrong_conversion_is_caught():
     with pytest.raises(AssertionError):
         _assert_close([1.0, 2.0], [1.0], "returned")
     assert case.steps > 1
+
