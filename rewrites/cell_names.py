@@ -144,6 +144,7 @@ class CellNames:
         self.ctx = ctx
         self.classes: set[str] = set()  # local Module subclasses
         self._class_stack: list[tuple[bool, set[str]]] = []  # (is a Module, attributes holding Modules)
+        self._calls_module_methods = any(f".{m}(" in ctx.source for m in MODULE_ONLY_METHODS)  # else none to find
         self._frames: list[tuple[set[str], bool]] = [(self._module_method_receivers(ctx.facts.module), False)]
         self._class_depth_at_def: list[int] = []  # classes open when each open function began
 
@@ -168,7 +169,9 @@ class CellNames:
 
     def _module_method_receivers(self, scope) -> set[str]:
         """Names and ``name.attr`` (as code) the scope calls a Module-only method on."""
-        found = set()
+        found: set[str] = set()
+        if not self._calls_module_methods:
+            return found
         for call in self.ctx.facts.nodes(scope, (cst.Call,), lambda s: type(s) is cst.Lambda):
             func = call.func
             if type(func) is cst.Attribute and func.attr.value in MODULE_ONLY_METHODS:
