@@ -23,7 +23,7 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import Unconvertible, code, emitted, keyword_call, literal, literal_value, operand, spelled
+from ..syntax import Unconvertible, code, emitted, keyword_call, literal, literal_value, spelled
 from .registry import hook
 
 SAMPLE_COLUMNS = '''
@@ -34,7 +34,21 @@ def {name}(sample):
         sample = tuple(sample.values())
     elif not isinstance(sample, (tuple, list)):
         sample = (sample,)
-    return tuple(value.asnumpy() if isinstance(value, MS.Tensor) else value for value in sample)
+    return tuple(_column_value(value) for value in sample)
+'''
+
+COLUMN_VALUE = '''
+def {name}(value):
+    """One value of a sample as a MindSpore dataset takes it (transpile MS212): a tensor
+    as a numpy array; integers (int64, torch's default) as int32, MindSpore's type for
+    labels and indices (nn.CrossEntropyLoss refuses int64 labels)."""
+    if isinstance(value, MS.Tensor):
+        value = value.asnumpy()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return NP.int32(value)
+    if isinstance(value, (NP.ndarray, NP.integer)) and value.dtype == NP.int64:
+        return value.astype(NP.int32)
+    return value
 '''
 
 MAP_SOURCE = '''
@@ -133,7 +147,7 @@ def {name}(collate_fn, keys=None):
     """torch's collate_fn as a GeneratorDataset's (transpile MS212): MindSpore passes one
     list per column; torch's takes the list of samples, as tensors: tuples (keys=True),
     dicts of the ``keys`` given, or (keys=None and one column) the values themselves. Its
-    result becomes a tuple of columns."""
+    result becomes a tuple of columns, as a sample's do."""
 
     def collate(*columns):
         columns = [[MS.Tensor(v) if isinstance(v, NP.ndarray) and v.dtype.kind in "biuf" else v
@@ -146,8 +160,10 @@ def {name}(collate_fn, keys=None):
             samples = [tuple(row) for row in zip(*columns)]
         batch = collate_fn(samples)
         if isinstance(batch, dict):
-            return tuple(batch.values())
-        return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
+            batch = tuple(batch.values())
+        elif not isinstance(batch, (tuple, list)):
+            batch = (batch,)
+        return tuple(_column_value(column) for column in batch)
 
     return collate
 '''
@@ -287,14 +303,15 @@ class {name}:
 
 # emitted name -> (source, the emitted names it uses)
 DEFINITIONS = {
-    "_sample_columns": (SAMPLE_COLUMNS, ()),
+    "_column_value": (COLUMN_VALUE, ()),
+    "_sample_columns": (SAMPLE_COLUMNS, ("_column_value",)),
     "_TorchSamples": (MAP_SOURCE, ("_sample_columns",)),
     "_TorchStream": (STREAM_SOURCE, ("_sample_columns",)),
     "_torch_source": (TORCH_SOURCE, ("_TorchSamples", "_TorchStream")),
     "_generator_dataset": (GENERATOR_DATASET, ("_torch_source",)),
     "_EpochShuffle": (EPOCH_SHUFFLE, ()),
     "_TensorRows": (TENSOR_ROWS, ()),
-    "_torch_collate": (TORCH_COLLATE, ()),
+    "_torch_collate": (TORCH_COLLATE, ("_column_value",)),
     "_LoaderBatches": (LOADER_BATCHES, ()),
     "_Subset": (SUBSET, ()),
     "_random_split": (RANDOM_SPLIT, ("_Subset",)),
@@ -456,9 +473,9 @@ def _order(ctx, args: dict) -> dict[str, cst.BaseExpression]:
 
 
 def _numpy_slices(ctx, rows: cst.Call, order: dict) -> cst.Call:
-    """``NumpySlicesDataset((a.asnumpy(), b.asnumpy()), column_names=[...], ...)`` over the
-    tensors of an inline TensorDataset (NumpySlicesDataset slices arrays in C++)."""
-    arrays = cst.Tuple([cst.Element(cst.Call(func=cst.Attribute(value=operand(a.value), attr=cst.Name("asnumpy"))))
+    """``NumpySlicesDataset((_column_value(a), ...), column_names=[...], ...)`` over the
+    tensors of an inline TensorDataset, as numpy arrays (NumpySlicesDataset slices them in C++)."""
+    arrays = cst.Tuple([cst.Element(cst.Call(func=helper(ctx, "_column_value"), args=[cst.Arg(a.value)]))
                         for a in rows.args])
     names = [f"column_{i}" for i in range(len(rows.args))]
     return keyword_call(dataset_ref(ctx, "NumpySlicesDataset"),

@@ -27,12 +27,17 @@ PAIRS = ("class Pairs(torch.utils.data.Dataset):\n"
          "        def __getitem__(self, i):\n            return float(i), i * 3\n")
 
 
+# integer columns come out int32, MindSpore's label type, where torch's are int64: the
+# cases with integers compare values only, test_batch_dtypes the dtypes
+INT32 = dict(check_dtype=False, why="integer columns are int32 (MindSpore's labels), torch's int64")
+
+
 def loader_case(form: str, loader: str, inputs=(X, Y), before: str = "", result: str = TWO_EPOCHS, **opts) -> Case:
     """A DataLoader built by ``loader`` (after the statements ``before``), its batches over
     two epochs compared."""
     prefix = f"{before}\n    " if before else ""
     return Case("torch.utils.data.DataLoader", f"{prefix}loader = {loader}\n    return {result}", inputs, form,
-                method="helper", **opts)
+                method="helper", **{**INT32, **opts})
 
 
 # the samples of each epoch, sorted, and whether two epochs came in different orders
@@ -73,9 +78,9 @@ CASES: list[Case] = [
     loader_case("dataset-attribute", "DataLoader(Squares(a, b), batch_size=4)", before=SQUARES,
                 result="len(loader.dataset), len(loader)"),
     Case("torch.utils.data.Dataset", f"{SQUARES}\n    return [list(b) for b in DataLoader(Squares(a, b), batch_size=6)]",
-         (X, Y), "subclass", method="helper"),
+         (X, Y), "subclass", method="helper", **INT32),
     Case("torch.utils.data.IterableDataset", f"{STREAM}\n    return [list(b) for b in DataLoader(Stream(a), batch_size=4)]",
-         (X,), "subclass", method="helper"),
+         (X,), "subclass", method="helper", **INT32),
     Case("torch.utils.data.TensorDataset", "TensorDataset(a, b)[3]", (X, Y), "index", method="helper"),
     Case("torch.utils.data.TensorDataset", "len(TensorDataset(a))", (X,), "len", method="helper"),
     Case("torch.utils.data.TensorDataset", "list(TensorDataset(*[a, b])[-1])", (X, Y), "starred", method="helper"),
@@ -83,7 +88,7 @@ CASES: list[Case] = [
     Case("torch.utils.data.Subset", "len(Subset(dataset=TensorDataset(a), indices=range(4)))", (X,), "keyword",
          method="helper"),
     Case("torch.utils.data.Subset", "[list(batch) for batch in DataLoader(Subset(TensorDataset(a, b), [9, 1, 4]), "
-         "batch_size=2)]", (X, Y), "loader", method="helper"),
+         "batch_size=2)]", (X, Y), "loader", method="helper", **INT32),
     Case("torch.utils.data.ConcatDataset", "ConcatDataset([TensorDataset(a), TensorDataset(b)])[12]", (X, X * 3),
          "positional", method="helper"),
     Case("torch.utils.data.ConcatDataset", "len(ConcatDataset(datasets=[TensorDataset(a), TensorDataset(b[:4])]))",
@@ -125,14 +130,14 @@ CASES: list[Case] = [
     Case("torch.utils.data.SequentialSampler", "list(SequentialSampler(data_source=[7, 8, 9]))", (), "keyword",
          method="helper"),
     Case("torch.utils.data.SequentialSampler", "[list(batch) for batch in DataLoader(TensorDataset(a, b), "
-         "batch_size=4, sampler=SequentialSampler(range(10)))]", (X, Y), "loader", method="helper"),
+         "batch_size=4, sampler=SequentialSampler(range(10)))]", (X, Y), "loader", method="helper", **INT32),
     Case("torch.utils.data.BatchSampler", "list(BatchSampler(range(10), 4, False))", (), "positional",
          method="helper"),
     Case("torch.utils.data.BatchSampler", "len(BatchSampler(sampler=range(10), batch_size=3, drop_last=True))", (),
          "keyword", method="helper"),
     Case("torch.utils.data.BatchSampler", "[list(batch) for batch in DataLoader(TensorDataset(a, b), "
          "batch_sampler=BatchSampler(SequentialSampler(range(10)), 4, drop_last=True))]", (X, Y), "loader",
-         method="helper"),
+         method="helper", **INT32),
 ]
 SUITE = Suite(CASES, header=HEADER)
 
@@ -207,4 +212,38 @@ def test_a_loop_over_a_loader_of_a_dataset_class_trains_a_layer() -> None:
     seen = _converted_namespace(TRAINING_SCRIPT)["batches"](mindspore.Tensor(X), mindspore.Tensor(Y))
     assert [(e, s, shape, n, size) for e, s, shape, _, n, size in seen] == [
         (e, s, (4 if s < 2 else 2, 2), 3, 10) for e in range(2) for s in range(3)]
-    assert all(dtype == mindspore.int64 for *_, dtype, _, _ in seen)
+    assert all(dtype == mindspore.int32 for *_, dtype, _, _ in seen)
+
+
+DTYPES_SCRIPT = """import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+
+class Mixed(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return np.float32(i), np.float64(i), np.int64(i), i, torch.tensor([i, i]), torch.tensor(0.5)
+
+
+def batches(x, y):
+    return next(iter(DataLoader(Mixed(), batch_size=2))), next(iter(DataLoader(TensorDataset(x, y), batch_size=2)))
+"""
+
+
+def test_batch_dtypes() -> None:
+    """Floats keep their dtype (float64 too, as torch's collate keeps it); integers, torch's
+    int64, come out int32."""
+    import mindspore
+    import torch
+    from torch.utils.data import DataLoader
+
+    mixed, tensors = _converted_namespace(DTYPES_SCRIPT)["batches"](mindspore.Tensor(X), mindspore.Tensor(Y))
+    torch_ns: dict = {}
+    exec(DTYPES_SCRIPT, torch_ns)
+    expected = [str(t.dtype).removeprefix("torch.") for t in next(iter(DataLoader(torch_ns["Mixed"](), batch_size=2)))]
+    assert expected == ["float32", "float64", "int64", "int64", "int64", "float32"]
+    assert [str(t.dtype).lower() for t in mixed] == ["float32", "float64", "int32", "int32", "int32", "float32"]
+    assert [str(t.dtype).lower() for t in tensors] == ["float32", "int32"]
