@@ -191,6 +191,6 @@ class TrainingScript(Pass):
         return updated
 
     def _removed(self, original: cst.SimpleStatementLine, updated):
-        if any(line.comment for line in original.leading_lines):
-            return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
+        if any(line.comment for line in original.leading_lines) or original.trailing_whitespace.comment:
+            return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it and on it
         return cst.RemovalSentinel.REMOVE

@@ -42,6 +42,11 @@ case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(device
 for form, args in (("defaults", ""), ("positional", "0"), ("keyword", "device=0")):
     case("torch.cuda.synchronize", f"torch.cuda.synchronize({args})\n        return a * 2", (X,), form)
     case("torch.cuda.set_device", f"torch.cuda.set_device({args or 0})\n        return a + 1", (X,), form)
+for form, args in (("positional", "'high'"), ("keyword", "precision='highest'"), ("medium", "'medium'")):
+    case("torch.set_float32_matmul_precision", f"torch.set_float32_matmul_precision({args})\n"
+         "        out = a @ a.T\n        torch.set_float32_matmul_precision('highest')\n        return out", (X,), form)
+# a device held in a variable: moving a tensor to it changes nothing
+case("torch.device", "dev = torch.device('cpu')\n        return a.to(dev) * 2", (X,), "moved-to")
 case("torch.cuda.empty_cache", "torch.cuda.empty_cache()\n        return a - 1", (X,), "call")
 case("torch.cuda.ipc_collect", "torch.cuda.ipc_collect()\n        return a * 3", (X,), "call")
 for form, args in (("positional", "False"), ("keyword", "mode=False"), ("keyword-only", "False, warn_only=True")):
