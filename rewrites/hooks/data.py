@@ -19,6 +19,8 @@ Facts these follow (MindSpore 2.10, run: /work/briefs/i17/data/findings.md):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from transpile.diagnostics import Severity
@@ -396,29 +398,56 @@ def _returned_values(method: cst.FunctionDef) -> list[cst.BaseExpression | None]
     return values
 
 
-def _columns_of_value(value: cst.BaseExpression | None) -> list[str] | None:
-    """Column names of a returned sample written as a tuple (or list) or a dict of string
-    keys; None when the code does not show its shape (a name may hold a tuple)."""
+@dataclass(frozen=True)
+class Samples:
+    """What a dataset's samples are, as the file shows them: ``kind`` "tuple", "dict" (its
+    keys name the columns) or "lone" (one tensor: torch's batch is the tensor itself)."""
+
+    kind: str
+    columns: tuple[str, ...]
+
+
+def _samples_of_value(ctx, value: cst.BaseExpression | None) -> Samples | None:
+    """The samples a returned value makes: a tuple (or list) literal, a dict of string keys,
+    or a torch call (a lone tensor); None when the code does not show it (a name may hold a
+    tuple)."""
     if isinstance(value, (cst.Tuple, cst.List)) and value.elements and \
             not any(isinstance(e, cst.StarredElement) for e in value.elements):
-        return [f"column_{i}" for i in range(len(value.elements))]
+        return Samples("tuple", tuple(f"column_{i}" for i in range(len(value.elements))))
     if isinstance(value, cst.Dict) and value.elements and all(
             isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in value.elements):
-        return [e.key.evaluated_value for e in value.elements]
+        return Samples("dict", tuple(e.key.evaluated_value for e in value.elements))
+    if _makes_tensor(ctx, value):
+        return Samples("lone", ("column_0",))
     return None
 
 
-def class_columns(module: cst.Module, class_name: str) -> list[str] | None:
-    """The columns of the samples of a dataset class the file defines: what every return of
-    its __getitem__ (else every yield of its __iter__) gives, when they agree."""
-    cls = _class_named(module, class_name)
+def _makes_tensor(ctx, node: cst.BaseExpression | None) -> bool:
+    """A torch call (``torch.arange(4)``), a method called on one (``.float()``) or
+    arithmetic with one: a tensor."""
+    if isinstance(node, cst.BinaryOperation):
+        return _makes_tensor(ctx, node.left) or _makes_tensor(ctx, node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _makes_tensor(ctx, node.expression)
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call):
+        return _makes_tensor(ctx, node.func.value)
+    qual = ctx.imports.qualify(node.func) or ""
+    return qual.startswith("torch.") and not qual.startswith("torch.utils.")
+
+
+def class_samples(ctx, class_name: str) -> Samples | None:
+    """The samples of a dataset class the file defines: what every return of its
+    __getitem__ (else every yield of its __iter__) gives, when they agree."""
+    cls = _class_named(ctx.facts.module, class_name)
     if cls is None:
         return None
     methods = {s.name.value: s for s in cls.body.body if isinstance(s, cst.FunctionDef)}
     method = methods.get("__getitem__") or methods.get("__iter__")
     if method is None:
         return None
-    shapes = [_columns_of_value(v) for v in _returned_values(method)]
+    shapes = [_samples_of_value(ctx, v) for v in _returned_values(method)]
     if not shapes or any(s is None for s in shapes) or any(s != shapes[0] for s in shapes):
         return None
     return shapes[0]
@@ -450,13 +479,11 @@ def _tensor_dataset_arity(ctx, call: cst.Call) -> int | None:
     return len(call.args)
 
 
-def dataset_columns(ctx, dataset: cst.BaseExpression) -> list[str] | None:
-    """The column names of a dataset expression's samples, where the file shows them: a
-    TensorDataset's tensors, the __getitem__ of a class it defines, directly or through a
-    name assigned once."""
-    module = ctx.facts.module
+def dataset_samples(ctx, dataset: cst.BaseExpression) -> Samples | None:
+    """The samples of a dataset expression, where the file shows them: a TensorDataset's
+    tensors, the __getitem__ of a class it defines, directly or through a name assigned once."""
     if isinstance(dataset, cst.Name):
-        value = _assigned_value(module, dataset.value)
+        value = _assigned_value(ctx.facts.module, dataset.value)
         if value is None:
             return None
         dataset = value
@@ -464,9 +491,9 @@ def dataset_columns(ctx, dataset: cst.BaseExpression) -> list[str] | None:
         return None
     arity = _tensor_dataset_arity(ctx, dataset)
     if arity is not None:
-        return [f"column_{i}" for i in range(arity)]
+        return Samples("tuple", tuple(f"column_{i}" for i in range(arity)))
     if isinstance(dataset.func, cst.Name):
-        return class_columns(module, dataset.func.value)
+        return class_samples(ctx, dataset.func.value)
     return None
 
 
@@ -539,12 +566,12 @@ def _tensor_datasets_all_in_loaders(ctx) -> bool:
     return counts["all"] == counts["in_loader"]
 
 
-def _collate_adapter(ctx, collate: cst.BaseExpression, columns: list[str] | None) -> cst.Call:
+def _collate_adapter(ctx, collate: cst.BaseExpression, samples: Samples | None) -> cst.Call:
     """``_torch_collate(f, ...)``: the samples given to ``f`` shaped as the dataset's are
-    (tuples, dicts of their keys; unknown: one column is a lone value)."""
+    (tuples, dicts of their keys; lone or unknown: one column is a lone value)."""
     args = {"collate_fn": collate}
-    if columns is not None:
-        args["keys"] = literal(True) if columns[0] == "column_0" else _names_list(columns)
+    if samples is not None and samples.kind != "lone":
+        args["keys"] = literal(True) if samples.kind == "tuple" else _names_list(list(samples.columns))
     return keyword_call(helper(ctx, "_torch_collate"), args)
 
 
@@ -583,9 +610,10 @@ def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
             raise Unconvertible("collate_fn with batch_size=None (called on each sample) has no counterpart here yet")
         batch_sampler = _loader_batches(ctx, args, size)
     order = {"batch_sampler": batch_sampler} if batch_sampler is not None else _order(ctx, args)
-    columns = dataset_columns(ctx, dataset)
+    samples = dataset_samples(ctx, dataset)
+    columns = list(samples.columns) if samples is not None else None
     if collate is not None:
-        order["collate_fn"] = _collate_adapter(ctx, collate, columns)
+        order["collate_fn"] = _collate_adapter(ctx, collate, samples)
     if _is_tensor_rows(dataset) and batch_sampler is None:
         pipeline = _numpy_slices(ctx, dataset, order)
         if _tensor_datasets_all_in_loaders(ctx):
@@ -599,9 +627,10 @@ def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
                         "file: their columns are counted from the first sample at run time", Severity.INFO)
         pipeline = cst.Call(func=helper(ctx, "_generator_dataset"), args=[cst.Arg(dataset)] + [
             cst.Arg(value, keyword=cst.Name(key)) for key, value in order.items()])
-    if columns is not None and columns[0] != "column_0":
-        ctx.report_text(code(dataset), "MS201", "DataLoader over dict samples: MindSpore gives each batch as a "
-                        "list of columns (" + ", ".join(columns) + "), not a dict", Severity.WARNING)
+    if samples is not None and samples.kind != "tuple" and collate is None:
+        ctx.report_text(code(dataset), "MS201", f"DataLoader over {samples.kind} samples: a MindSpore batch is a "
+                        "list of columns; the loops over a loader the file assigns get torch's batch (MS212)",
+                        Severity.INFO)
     if batch_sampler is not None or unbatched:
         return pipeline  # batched by the sampler; batch_size=None: one sample at a time
     batch = {"batch_size": size}

@@ -22,6 +22,14 @@ SQUARES = ("class Squares(Dataset):\n"
 STREAM = ("class Stream(IterableDataset):\n"
           "        def __init__(self, x):\n            self.x = x\n"
           "        def __iter__(self):\n            for i in range(len(self.x)):\n                yield self.x[i], i\n")
+TOKENS = ("class Tokens(Dataset):\n"
+          "        def __init__(self, x):\n            self.x = x\n"
+          "        def __len__(self):\n            return len(self.x)\n"
+          "        def __getitem__(self, i):\n            return torch.tanh(self.x[i]) + 1\n")
+RECORDS = ("class Records(Dataset):\n"
+           "        def __init__(self, x, y):\n            self.x, self.y = x, y\n"
+           "        def __len__(self):\n            return len(self.x)\n"
+           "        def __getitem__(self, i):\n            return {'x': self.x[i], 'y': self.y[i]}\n")
 PAIRS = ("class Pairs(torch.utils.data.Dataset):\n"
          "        def __len__(self):\n            return 7\n"
          "        def __getitem__(self, i):\n            return float(i), i * 3\n")
@@ -77,6 +85,14 @@ CASES: list[Case] = [
     loader_case("next-iter", "DataLoader(TensorDataset(a, b), batch_size=4)", result="list(next(iter(loader)))"),
     loader_case("dataset-attribute", "DataLoader(Squares(a, b), batch_size=4)", before=SQUARES,
                 result="len(loader.dataset), len(loader)"),
+    Case("torch.utils.data.DataLoader", f"{TOKENS}\n    lone_loader = DataLoader(Tokens(a), batch_size=3, shuffle=False)\n"
+         "    return [[batch * 1 for batch in lone_loader] for epoch in range(2)], "
+         "[[i, batch] for i, batch in enumerate(lone_loader)], next(iter(lone_loader))", (X,), "lone-samples",
+         method="helper"),
+    Case("torch.utils.data.DataLoader", f"{RECORDS}\n    dict_loader = DataLoader(Records(a, b), batch_size=4)\n"
+         "    out = []\n    for epoch in range(2):\n        for step, batch in enumerate(dict_loader):\n"
+         "            out.append([step, batch['x'], batch['y']])\n"
+         "    return out, sorted(next(iter(dict_loader)))", (X, Y), "dict-samples", method="helper", **INT32),
     Case("torch.utils.data.Dataset", f"{SQUARES}\n    return [list(b) for b in DataLoader(Squares(a, b), batch_size=6)]",
          (X, Y), "subclass", method="helper", **INT32),
     Case("torch.utils.data.IterableDataset", f"{STREAM}\n    return [list(b) for b in DataLoader(Stream(a), batch_size=4)]",
