@@ -16,13 +16,19 @@ def no_op(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 REQUIRES_GRAD = '''
 def {name}(cell, requires_grad=True):
-    """torch's Module.requires_grad_: every parameter's flag set; the Cell returned. A
-    parameter passed instead has its own flag set (a tensor has requires_grad_ too)."""
+    """torch's Module.requires_grad_: every parameter's flag set (not BatchNorm's moving
+    statistics); the Cell returned. A parameter passed instead has its own flag set (a
+    tensor has requires_grad_ too)."""
     if not hasattr(cell, "get_parameters"):
         cell.requires_grad = requires_grad
         return cell
+    # BatchNorm's moving statistics are Parameters in MindSpore, buffers in torch: they
+    # never train (made trainable, an optimizer built from trainable_params would decay them)
+    statistics = {id(getattr(sub, name)) for _, sub in cell.cells_and_names()
+                  for name in ("moving_mean", "moving_variance") if getattr(sub, name, None) is not None}
     for parameter in cell.get_parameters():
-        parameter.requires_grad = requires_grad
+        if id(parameter) not in statistics:
+            parameter.requires_grad = requires_grad
     return cell
 '''
 

@@ -459,7 +459,10 @@ class ModuleMethods(Pass):
         (``m.requires_grad_(False)``), on receivers known to be Modules only (a tensor
         has requires_grad_ too)."""
         receiver = original.func.value
-        known = self.cells.is_cell(receiver) or self.cells.is_cell_expr(receiver)
+        known = self.cells.is_cell(receiver) or self.cells.is_cell_expr(receiver) or (
+            # an item of a known Module (model[0], a Sequential's layer): the helper also
+            # takes a parameter (an item of a ParameterList)
+            entry.hook == "requires_grad_" and isinstance(receiver, cst.Subscript) and self.cells.is_cell(receiver.value))
         # in a training script, requires_grad_ on a value of unknown type is decided at run
         # time: the helper sets a Cell's parameters' flags, or a parameter's own
         if not known and not (self._trains and entry.hook == "requires_grad_"):

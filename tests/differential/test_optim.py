@@ -120,6 +120,25 @@ CASES = [
     """, "chain"),
     case(OPT + "Adam", "opt = torch.optim.Adam(list(model[0].parameters()) + list(model[1].parameters()), lr=0.01)",
          "concatenated"),
+    # freezing: the converted forms run and train the parameters torch trains
+    case(OPT + "AdamW", """
+        model.requires_grad_(False)
+        model[2].requires_grad_(True)
+        model[1].requires_grad_(True)
+        opt = torch.optim.AdamW(model.parameters(), lr=0.01, weight_decay=0.1)
+    """, "module-freeze-unfreeze-batchnorm"),
+    case(OPT + "SGD", """
+        for p in model[1].parameters():
+            p.requires_grad_(False)
+        model[0].bias.requires_grad = False
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=0.1)
+    """, "parameter-freeze"),
+    case(OPT + "SGD", """
+        for name, p in model.named_parameters():
+            p.requires_grad = name.startswith("2.")
+        model.requires_grad_(True)
+        opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1, weight_decay=0.1)
+    """, "unfreeze-all"),
     # schedulers: the lr of every group at every step
     case(SCH + "StepLR", SGD + "sched = lr_scheduler.StepLR(opt, 3, 0.5)", "positional", SCHEDULER_STEPS),
     case(SCH + "StepLR", SGD + "sched = lr_scheduler.StepLR(optimizer=opt, step_size=4, gamma=0.3, last_epoch=-1)",
@@ -269,6 +288,12 @@ def _gradients(net, steps: int) -> list[dict[str, np.ndarray]]:
             for _ in range(steps)]
 
 
+def _trained(opt, net) -> list[str]:
+    """Names of the parameters a torch optimizer updates: given to it and not frozen."""
+    names = {id(p): n for n, p in net.named_parameters()}
+    return [names[id(p)] for g in opt.param_groups for p in g["params"] if p.requires_grad]
+
+
 def _lrs(opt) -> list[float]:
     return [float(g["lr"]) for g in opt.param_groups]
 
@@ -295,6 +320,7 @@ def _fixed_gradient_run(build_torch, build_ms, steps: int, metric: bool, atol: f
     ms_opt, ms_sched = build_ms(cell)
     grads = _gradients(net, steps)
     ms_names = [_torch_name(p.name) for p in ms_opt.parameters]
+    assert sorted(ms_names) == sorted(_trained(opt, net)), "not the parameters torch trains"
     metrics = np.random.default_rng(3).uniform(0.5, 1.5, size=steps)
     for step, g in enumerate(grads):
         for n, p in net.named_parameters():
