@@ -47,6 +47,11 @@ for form, args in (("positional", "'high'"), ("keyword", "precision='highest'"),
          "        out = a @ a.T\n        torch.set_float32_matmul_precision('highest')\n        return out", (X,), form)
 # a device held in a variable: moving a tensor to it changes nothing
 case("torch.device", "dev = torch.device('cpu')\n        return a.to(dev) * 2", (X,), "moved-to")
+for api in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved"):
+    for form, args in (("defaults", ""), ("positional", "0"), ("keyword", "device=0")):
+        case(f"torch.cuda.{api}", f"torch.cuda.{api}({args}) / 2**20", (), form)
+for form, args in (("defaults", ""), ("positional", "0"), ("keyword", "device=0")):
+    case("torch.cuda.reset_peak_memory_stats", f"torch.cuda.reset_peak_memory_stats({args})\n        return a", (X,), form)
 case("torch.cuda.empty_cache", "torch.cuda.empty_cache()\n        return a - 1", (X,), "call")
 case("torch.cuda.ipc_collect", "torch.cuda.ipc_collect()\n        return a * 3", (X,), "call")
 for form, args in (("positional", "False"), ("keyword", "mode=False"), ("keyword-only", "False, warn_only=True")):
@@ -74,7 +79,7 @@ _, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["training_scr
 # what the CUDA calls do on a GPU machine, for the values compared (no GPU here)
 _ON_A_GPU = {"current_device": lambda: 0, "get_device_name": lambda device=None: "GPU",
              "synchronize": lambda device=None: None, "ipc_collect": lambda: None,
-             "set_device": lambda device: None}
+             "set_device": lambda device: None, "reset_peak_memory_stats": lambda device=None: None}
 
 
 @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
