@@ -459,7 +459,8 @@ class ModuleMethods(Pass):
         (``m.requires_grad_(False)``), on receivers known to be Modules only (a tensor
         has requires_grad_ too)."""
         receiver = original.func.value
-        known = self.cells.is_cell(receiver) or self.cells.is_cell_expr(receiver) or (
+        known = entry.source.startswith("torch.optim.") or self.cells.is_cell(receiver) or (  # no Module has it
+            self.cells.is_cell_expr(receiver)) or (
             # an item of a known Module (model[0], a Sequential's layer): the helper also
             # takes a parameter (an item of a ParameterList)
             entry.hook == "requires_grad_" and isinstance(receiver, cst.Subscript) and self.cells.is_cell(receiver.value))

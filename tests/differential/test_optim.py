@@ -415,3 +415,37 @@ def test_arguments_without_a_faithful_target_are_marked(call, why):
     result = convert_code(f"import torch\nopt = {call}\n", filename="<refused>")
     marks = [line for line in result.code.splitlines() if "# transpile: MS201" in line]
     assert marks and why in marks[0], result.code
+
+
+LAST_LR = HEADER + '''
+
+def build(model):
+    opt = torch.optim.SGD([{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 0.02}], lr=0.1)
+    return opt, lr_scheduler.StepLR(opt, 2, 0.5)
+
+
+def shown(sched):
+    lrs = sched.get_last_lr()
+    return f"{sched.get_last_lr()[0]:.6f}", lrs, [type(lr).__name__ for lr in lrs]
+'''
+
+
+def test_get_last_lr_gives_floats_as_torch():
+    """``get_last_lr()`` (0-d Tensors in MindSpore) is made a list of floats: formatted
+    with a spec and compared step by step."""
+    ns_torch, ns_ms = _namespace(LAST_LR), _namespace(convert_code(LAST_LR, filename="<last lr>").code)
+    net, cell = _models()
+    (opt, sched), (ms_opt, ms_sched) = ns_torch["build"](net), ns_ms["build"](cell)
+    for _ in range(6):
+        text, lrs, kinds = ns_torch["shown"](sched)
+        ms_text, ms_lrs, ms_kinds = ns_ms["shown"](ms_sched)
+        assert (ms_text, ms_kinds) == (text, kinds)
+        np.testing.assert_allclose(ms_lrs, lrs, rtol=1e-6)
+        opt.step()
+        sched.step()
+        ms_sched.step()
+
+
+def test_method_entries_have_cases():
+    entries = table_entries(["optim_methods.toml"])
+    assert set(entries) == {"torch.optim.lr_scheduler.LRScheduler.get_last_lr"}, "a new entry needs a case here"
