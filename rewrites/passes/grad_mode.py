@@ -6,8 +6,10 @@ outside a differentiated function a grad-mode block changes nothing: its body ta
 place (comments kept) and a decorator goes. Inside code that is differentiated, a
 no-grad block's values must not carry gradients: where the enclosing function (or the
 module body) also calls ``.backward()`` -- the code the training-step pass (MS211) wraps
-in a forward function -- each value assigned in a ``no_grad``/``inference_mode``/
-``set_grad_enabled(False)`` block is wrapped in ``mindspore.ops.stop_gradient``.
+in a forward function -- and in a Module's ``forward`` (differentiated when the model
+trains: a frozen backbone run under no_grad), each value assigned or returned in a
+``no_grad``/``inference_mode``/``set_grad_enabled(False)`` block is wrapped in
+``mindspore.ops.stop_gradient``.
 ``set_grad_enabled(flag)`` with a flag known only at run time cuts the gradient when the
 flag is false.
 
@@ -82,7 +84,7 @@ def _plain_number(value: cst.BaseExpression) -> bool:
 
 
 class _CutGradients(cst.CSTTransformer):
-    """Wraps each assigned value of a block (nested functions and classes left) in ``wrap``."""
+    """Wraps each value a block assigns or returns (nested functions and classes left) in ``wrap``."""
 
     def __init__(self, wrap):
         super().__init__()
@@ -111,6 +113,9 @@ class _CutGradients(cst.CSTTransformer):
         return self._value(updated)
 
     def leave_AugAssign(self, original, updated):
+        return self._value(updated)
+
+    def leave_Return(self, original, updated):
         return self._value(updated)
 
 
@@ -180,6 +185,18 @@ class GradMode(Pass):
     def visit_With(self, node: cst.With) -> None:
         self._scopes.append(self.ctx.innermost(cst.FunctionDef) or self.facts.module)
 
+    def _differentiated(self, scope) -> bool:
+        """Code a gradient runs through: a scope that calls ``.backward()``, or a Module's
+        ``forward`` (a model's forward is differentiated when it trains: a frozen part
+        computed under no_grad there must stay out of the gradient)."""
+        if calls_backward(self.facts, scope):
+            return True
+        if not (isinstance(scope, cst.FunctionDef) and scope.name.value == "forward"):
+            return False
+        scopes = self.ctx.open_scopes
+        index = next((i for i in range(len(scopes) - 1, -1, -1) if scopes[i] is scope), None)
+        return index is not None and index > 0 and isinstance(scopes[index - 1], cst.ClassDef)
+
     def leave_With(self, original: cst.With, updated):
         scope = self._scopes.pop()
         ours = [item for item in original.items if self._ours(item)]
@@ -204,7 +221,7 @@ class GradMode(Pass):
         if kind == "enable_grad":
             return body
         enabled = item.item.args[0].value if kind == "set_grad_enabled" else cst.Name("False")
-        if literal_value(enabled) is True or not calls_backward(self.facts, scope):
+        if literal_value(enabled) is True or not self._differentiated(scope):
             return body
         if literal_value(enabled) is False:
             stop = self.ctx.reference(STOP_GRADIENT)

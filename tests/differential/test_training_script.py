@@ -143,6 +143,44 @@ def test_no_grad_block_in_a_differentiated_function_gives_torchs_gradients() -> 
     assert not np.allclose(wrong.asnumpy(), w.grad.numpy())
 
 
+FROZEN = '''
+import torch
+import torch.nn as nn
+
+
+class Frozen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(3, 4)
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        with torch.no_grad():
+            features = self.backbone(x)
+        return self.head(features)
+'''
+
+
+def test_no_grad_in_a_modules_forward_keeps_the_frozen_part_out_of_the_gradient() -> None:
+    import mindspore
+    import torch
+
+    x = arr(5, 3)
+    torch_model = _torch(FROZEN)["Frozen"]()
+    torch_model(torch.tensor(x)).sum().backward()
+    model = _run(FROZEN)["Frozen"]()
+    for name in ("backbone", "head"):  # torch's initial weights
+        for attr in ("weight", "bias"):
+            value = getattr(getattr(torch_model, name), attr).detach().numpy()
+            getattr(getattr(model, name), attr).set_data(mindspore.Tensor(value))
+    grads = mindspore.grad(lambda v: model(v).sum(), None, model.trainable_params())(mindspore.Tensor(x))
+    by_name = dict(zip((p.name for p in model.trainable_params()), grads))
+    assert torch_model.backbone.weight.grad is None
+    np.testing.assert_array_equal(by_name["backbone.weight"].asnumpy(), 0)
+    np.testing.assert_allclose(by_name["head.weight"].asnumpy(), torch_model.head.weight.grad.numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_set_grad_enabled_with_a_flag_cuts_the_gradient_when_false() -> None:
     import mindspore
 
