@@ -86,10 +86,11 @@ def _plain_number(value: cst.BaseExpression) -> bool:
 class _CutGradients(cst.CSTTransformer):
     """Wraps each value a block assigns or returns (nested functions and classes left) in ``wrap``."""
 
-    def __init__(self, wrap):
+    def __init__(self, wrap, returns_only: bool = False):
         super().__init__()
         self.wrap = wrap
         self.wrapped = 0
+        self.returns_only = returns_only  # a decorated function: what it gives back
 
     def visit_FunctionDef(self, node) -> bool:
         return False
@@ -101,7 +102,8 @@ class _CutGradients(cst.CSTTransformer):
         return False
 
     def _value(self, updated):
-        if updated.value is None or _plain_number(updated.value):
+        if updated.value is None or _plain_number(updated.value) or (
+                self.returns_only and not isinstance(updated, cst.Return)):
             return updated
         self.wrapped += 1
         return updated.with_changes(value=self.wrap(updated.value))
@@ -180,6 +182,22 @@ class GradMode(Pass):
             self.ctx.report(original, self.id, f"@{code(original.decorator)} dropped: MindSpore computes "
                             "gradients only where value_and_grad asks", Severity.INFO)
         return cst.RemovalSentinel.REMOVE
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated):
+        """``@torch.no_grad()`` on a Module's ``forward`` (a frozen model): what it returns is
+        cut from the gradient (the decorator itself goes in leave_Decorator)."""
+        if not isinstance(updated, cst.FunctionDef) or not any(
+                self._kind(d.decorator) == "no_grad" for d in original.decorators):
+            return updated
+        if not self._differentiated(original):
+            return updated
+        stop = self.ctx.reference(STOP_GRADIENT)
+        cut = _CutGradients(lambda value: cst.Call(func=stop, args=[cst.Arg(value)]), returns_only=True)
+        body = updated.body.visit(cut)
+        if cut.wrapped:
+            self.ctx.report(original, self.id, f"{original.name.value}: a Module's forward under no_grad: what it "
+                            "returns is cut from the gradient (ops.stop_gradient)", Severity.INFO)
+        return updated.with_changes(body=body)
 
     # -- with blocks ------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:

@@ -181,6 +181,17 @@ def test_no_grad_in_a_modules_forward_keeps_the_frozen_part_out_of_the_gradient(
                                rtol=1e-5, atol=1e-6)
 
 
+def test_no_grad_decorated_forward_gives_no_gradient() -> None:
+    import mindspore
+
+    source = FROZEN.replace("    def forward(self, x):\n        with torch.no_grad():\n            features = self.backbone(x)\n",
+                            "    @torch.no_grad()\n    def forward(self, x):\n        features = self.backbone(x)\n")
+    assert "@torch.no_grad()" in source
+    model = _run(source)["Frozen"]()
+    grads = mindspore.grad(lambda v: model(v).sum(), None, model.trainable_params())(mindspore.Tensor(arr(5, 3)))
+    assert all(not g.asnumpy().any() for g in grads)  # torch: no gradient at all
+
+
 def test_set_grad_enabled_with_a_flag_cuts_the_gradient_when_false() -> None:
     import mindspore
 
