@@ -141,8 +141,11 @@ class TrainingScript(Pass):
             return False
         if isinstance(value.func, cst.Attribute) and self.ctx.imports.qualify(value.func) is None:
             return False  # a method returning the Module (m.train()), not a construction
-        entry = tables().lookup(self.ctx.imports.qualify(value.func) or "")
-        return entry is None or entry.table != "nn_losses"
+        qual = self.ctx.imports.qualify(value.func)
+        if qual is None:  # a class of the file or of the converted tree
+            return True
+        entry = tables().lookup(qual)  # a torch layer: one the tables convert, not a loss
+        return entry is not None and not entry.unsupported and entry.table != "nn_losses"
 
     def _in_train_mode(self, original: cst.CSTNode, value: cst.BaseExpression, updated_value):
         if not self._training or self._classes or not self._built_model(value) or not isinstance(updated_value, cst.Call):
