@@ -454,17 +454,24 @@ def class_samples(ctx, class_name: str) -> Samples | None:
 
 
 def _assigned_value(module: cst.Module, name: str) -> cst.BaseExpression | None:
-    """The value of the file's one assignment to ``name`` (None unless exactly one)."""
+    """The value of the file's one assignment to ``name`` (None unless exactly one); for
+    ``a, b = random_split(...)``, the random_split call (each part has its samples)."""
     values = []
 
     class Finder(cst.CSTVisitor):
         def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name:
+                names = target.target.elements if isinstance(target.target, (cst.Tuple, cst.List)) else [target]
+                if any(isinstance(n.target if isinstance(n, cst.AssignTarget) else n.value, cst.Name)
+                       and (n.target if isinstance(n, cst.AssignTarget) else n.value).value == name for n in names):
                     values.append(node.value)
 
     module.visit(Finder())
     return values[0] if len(values) == 1 else None
+
+
+# calls whose samples are those of their first argument (the converted spellings too)
+SAMPLES_OF_FIRST = {"torch.utils.data.Subset", "torch.utils.data.random_split", "_Subset", "_random_split"}
 
 
 def _tensor_dataset_arity(ctx, call: cst.Call) -> int | None:
@@ -492,6 +499,10 @@ def dataset_samples(ctx, dataset: cst.BaseExpression) -> Samples | None:
     arity = _tensor_dataset_arity(ctx, dataset)
     if arity is not None:
         return Samples("tuple", tuple(f"column_{i}" for i in range(arity)))
+    qual = dataset.func.value if isinstance(dataset.func, cst.Name) and dataset.func.value.startswith("_") \
+        else ctx.imports.qualify(dataset.func)
+    if qual in SAMPLES_OF_FIRST and dataset.args and dataset.args[0].keyword is None and not dataset.args[0].star:
+        return dataset_samples(ctx, dataset.args[0].value)
     if isinstance(dataset.func, cst.Name):
         return class_samples(ctx, dataset.func.value)
     return None
@@ -591,14 +602,14 @@ def _loader_batches(ctx, args: dict, size: cst.BaseExpression) -> cst.Call:
 LOADER_ARGS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "collate_fn", "drop_last", "generator")
 
 
-@hook(consumes=LOADER_ARGS)
+@hook(consumes=LOADER_ARGS, not_a_value="a DataLoader becomes a pipeline built from its arguments where it is called")
 def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``DataLoader(ds, batch_size=4, shuffle=True, drop_last=True)`` ->
     ``ms.dataset.GeneratorDataset(_torch_source(ds), column_names=[...],
     sampler=_EpochShuffle()).batch(4, drop_remainder=True)``."""
     dataset = args["dataset"]
     if _given(args, "generator") is not None:
-        ctx.report_text(code(args["generator"]), "MS201",
+        ctx.report(args["generator"], "MS201",
                         "DataLoader generator= dropped: the shuffle order comes from numpy's generator "
                         "(seeded by mindspore.set_seed), never torch's", Severity.WARNING)
     batch_sampler = _given(args, "batch_sampler")
@@ -623,12 +634,13 @@ def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
             "source": cst.Call(func=helper(ctx, "_torch_source"), args=[cst.Arg(dataset)]),
             "column_names": _names_list(columns), **order})
     else:
-        ctx.report_text(code(dataset), "MS201", "DataLoader: the samples of this dataset are not shown in the "
-                        "file: their columns are counted from the first sample at run time", Severity.INFO)
+        ctx.report(dataset, "MS201", "DataLoader: the file does not show this dataset's samples: their "
+                        "columns are counted from the first sample at run time, and a batch is a list of columns "
+                        "(torch's batch of a lone tensor is the tensor, of dicts a dict)", Severity.WARNING)
         pipeline = cst.Call(func=helper(ctx, "_generator_dataset"), args=[cst.Arg(dataset)] + [
             cst.Arg(value, keyword=cst.Name(key)) for key, value in order.items()])
     if samples is not None and samples.kind != "tuple" and collate is None:
-        ctx.report_text(code(dataset), "MS201", f"DataLoader over {samples.kind} samples: a MindSpore batch is a "
+        ctx.report(dataset, "MS201", f"DataLoader over {samples.kind} samples: a MindSpore batch is a "
                         "list of columns; the loops over a loader the file assigns get torch's batch (MS212)",
                         Severity.INFO)
     if batch_sampler is not None or unbatched:

@@ -62,6 +62,10 @@ CASES: list[Case] = [
     loader_case("dataset-class", "DataLoader(Squares(a, b), batch_size=4)", before=SQUARES),
     loader_case("dataset-name", "DataLoader(data, batch_size=3, drop_last=False)",
                 before="data = TensorDataset(a, b, c)", inputs=(X, Y, L)),
+    Case("torch.utils.data.DataLoader", f"{TOKENS}\n    tokens_part, rest = random_split(Tokens(a), [7, 3])\n"
+         "    part_loader = DataLoader(tokens_part, batch_size=3)\n"
+         "    return [tuple(batch.shape) for batch in part_loader], len(part_loader)",
+         (X,), "split-parts", method="helper"),
     loader_case("iterable", "DataLoader(Stream(a), batch_size=3)", before=STREAM, inputs=(X,)),
     loader_case("python-values", "DataLoader(Pairs(), batch_size=2)", before=PAIRS, inputs=()),
     loader_case("unknown-columns", "DataLoader(data, batch_size=4)",
