@@ -533,7 +533,7 @@ def format_training(results: list[TrainingResult], *, verbose: bool = False) -> 
 
 
 def _verbose_lines(r: TrainingResult) -> list[str]:
-    lines = []
+    lines = [f"{r.sample}: {r.seconds:.1f} s to build and train both sides"] if r.seconds else []
     if r.torch_losses is not None:
         lines.append(f"{r.sample}: torch losses     {' '.join(f'{v:.6f}' for v in r.torch_losses)}")
     if r.ms_losses is not None:
