@@ -26,7 +26,10 @@ def {name}(params):
     return trainable(params)
 '''
 
-_PAIRS = "parameters_and_names"  # named_parameters() as MS103 writes it
+# Module.parameters() / named_parameters() as MS103 writes them (get_parameters(),
+# parameters_and_names()), and as torch does (this pass alone sees them so)
+_ALL_PARAMETERS = ("get_parameters", "parameters")
+_PAIRS = ("parameters_and_names", "named_parameters")
 
 
 def trainable_params(ctx, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -63,7 +66,7 @@ def _call_seen_through(ctx, call: cst.Call) -> cst.BaseExpression | None:
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "trainable_params":
         return call
-    if isinstance(func, cst.Attribute) and func.attr.value == "get_parameters":
+    if isinstance(func, cst.Attribute) and func.attr.value in _ALL_PARAMETERS:
         args = [a.with_changes(keyword=cst.Name("recurse")) if a.keyword is not None and a.keyword.value == "expand"
                 else a for a in call.args]
         return call.with_changes(func=func.with_changes(attr=cst.Name("trainable_params")), args=args)
@@ -113,14 +116,20 @@ def _comprehension_seen_through(ctx, node) -> cst.BaseExpression | None:
     for part in reversed(fors):
         it = part.iter
         ifs = list(part.ifs)
-        pairs = isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == _PAIRS
+        pairs = isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in _PAIRS
         if pairs:
             target = part.target
             if not (isinstance(target, cst.Tuple) and len(target.elements) == 2
                     and isinstance(target.elements[1].value, cst.Name)):
                 return None
             flag = cst.parse_expression(f"{target.elements[1].value.value}.requires_grad")
-            ifs.append(cst.CompIf(test=flag))
+            if ifs:  # [... if "bias" not in n and p.requires_grad]
+                test = ifs[-1].test
+                if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)):
+                    test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                ifs[-1] = ifs[-1].with_changes(test=cst.BooleanOperation(left=test, operator=cst.And(), right=flag))
+            else:
+                ifs.append(cst.CompIf(test=flag))
         else:
             seen = _seen_through(ctx, it)
             if seen is None:
