@@ -4,6 +4,8 @@
   bare value (``model.cuda()`` -> ``model``, ``torch.cuda.empty_cache()`` -> ``None``, the
   tables' ``no_op`` entries) and an assignment of a name to itself
   (``x, y = x.to(device), y.to(device)`` -> ``x, y = x, y``).
+- ``device.type`` on a name bound to ``torch.device(...)`` (a string once converted) ->
+  ``_torch_device_type(device)`` (MS209's helper).
 - cuDNN and TF32 switches (``torch.backends.cudnn.benchmark = True``,
   ``torch.backends.cuda.matmul.allow_tf32 = ...``) are removed: MindSpore's CPU kernels
   have no such choice.
@@ -25,8 +27,9 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..cell_names import CellNames
-from ..syntax import code, emitted_spelled
+from ..syntax import code, emitted, emitted_spelled
 from ..table_calls import tables
+from .device_queries import HELPER as DEVICE_TYPE, HELPER_SOURCE as DEVICE_TYPE_SOURCE
 from .grad_mode import file_calls_backward
 
 # torch settings assigned as attributes, with nothing to set in MindSpore on CPU
@@ -84,6 +87,7 @@ class TrainingScript(Pass):
         self._training = file_calls_backward(ctx.facts)
         self._classes = 0  # open classes: models built inside one are its children
         self._optimizer_names: frozenset[str] | None = None
+        self._device_names: frozenset[str] | None = None
 
     # -- what is a Module where (fed to CellNames) -------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -164,6 +168,24 @@ class TrainingScript(Pass):
             return updated
         value = self._in_train_mode(original, original.value, updated.value)
         return updated if value is None else updated.with_changes(value=value)
+
+    # -- a device's type: the device is its name now --------------------------------------
+    def _devices(self) -> frozenset[str]:
+        """Names the file binds to ``torch.device(...)`` (strings once converted)."""
+        if self._device_names is None:
+            self._device_names = frozenset(
+                t.target.value for node in self.facts.nodes(self.facts.module, (cst.Assign,))
+                if isinstance(node.value, cst.Call) and self.ctx.imports.qualify(node.value.func) == "torch.device"
+                for t in node.targets if isinstance(t.target, cst.Name))
+        return self._device_names
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda') on such a name."""
+        if not (original.attr.value == "type" and isinstance(original.value, cst.Name)
+                and original.value.value in self._devices()):
+            return updated
+        self.ctx.stats.converted += 1
+        return cst.Call(func=emitted(self.ctx, DEVICE_TYPE, DEVICE_TYPE_SOURCE), args=[cst.Arg(updated.value)])
 
     # -- statements left without effect; cuDNN switches ----------------------------------
     def _switch(self, line: cst.SimpleStatementLine) -> bool:

@@ -403,15 +403,15 @@ def place(model, x, y):
     model.to(device)
     x, y = x.to(device), y.to(device, non_blocking=True)
     torch.cuda.empty_cache()
-    return f"{device}", x.cpu() + y
+    return f"{device}", x.cpu() + y, device.type
 '''
     result = convert_code(source)
-    assert "device)" not in result.code and "cudnn" not in result.code and "x, y = x, y" not in result.code
-    assert "torch" not in result.code, result.code
+    assert ".to(" not in result.code and "cudnn" not in result.code and "x, y = x, y" not in result.code
+    assert "import torch" not in result.code and "torch." not in result.code, result.code
     import mindspore
 
-    text, total = _run(source)["place"](None, mindspore.Tensor(1.0), mindspore.Tensor(2.0))
-    assert text == "cpu" and float(total) == 3.0
+    text, total, kind = _run(source)["place"](None, mindspore.Tensor(1.0), mindspore.Tensor(2.0))
+    assert text == "cpu" and float(total) == 3.0 and kind == "cpu"
 
 
 def test_cuda_seed_alone_seeds_the_script() -> None:
