@@ -318,6 +318,26 @@ class {name}:
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
 '''
 
+WEIGHTED_SAMPLER = '''
+class {name}:
+    """torch's WeightedRandomSampler (transpile MS212): num_samples indices drawn with the
+    given weights (with replacement unless told), new ones at each pass, from numpy's
+    generator (mindspore.set_seed seeds it; never torch's draws)."""
+
+    def __init__(self, weights, num_samples, replacement=True):
+        weights = NP.asarray([float(w) for w in weights], dtype=NP.float64)
+        self.p = weights / weights.sum()
+        self.num_samples = num_samples
+        self.replacement = replacement
+
+    def __iter__(self):
+        drawn = NP.random.choice(len(self.p), self.num_samples, replace=self.replacement, p=self.p)
+        return iter(drawn.tolist())
+
+    def __len__(self):
+        return self.num_samples
+'''
+
 # emitted name -> (source, the emitted names it uses)
 DEFINITIONS = {
     "_column_value": (COLUMN_VALUE, ()),
@@ -335,6 +355,7 @@ DEFINITIONS = {
     "_ConcatDataset": (CONCAT, ()),
     "_default_collate": (DEFAULT_COLLATE, ()),
     "_BatchSampler": (BATCH_SAMPLER, ()),
+    "_WeightedSampler": (WEIGHTED_SAMPLER, ()),
 }
 
 
@@ -702,6 +723,12 @@ def random_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
     length = cst.Call(func=cst.Name("len"), args=[cst.Arg(args["data_source"])])
     return cst.Call(func=helper(ctx, "_EpochShuffle"), args=[
         cst.Arg(cst.Call(func=cst.Name("range"), args=[cst.Arg(length)]))])
+
+
+@hook(consumes=("weights", "num_samples", "replacement"))
+def weighted_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``WeightedRandomSampler(w, n)`` -> ``_WeightedSampler(w, n)``."""
+    return _helper_call(ctx, "_WeightedSampler", args, ("weights", "num_samples", "replacement"))
 
 
 @hook(consumes=("indices",))

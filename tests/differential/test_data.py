@@ -12,7 +12,7 @@ from .harness import DEFAULT_HEADER, Case, Suite, arr, ints, table_tests
 
 HEADER = DEFAULT_HEADER + ("from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, Subset, "
                            "ConcatDataset, random_split, default_collate, RandomSampler, SequentialSampler, "
-                           "SubsetRandomSampler, BatchSampler\nimport torch.utils.data\n")
+                           "SubsetRandomSampler, BatchSampler, WeightedRandomSampler\nimport torch.utils.data\n")
 X, Y, L = arr(10, 3), ints(10), arr(10, dtype="float64")
 TWO_EPOCHS = "[[list(batch) for batch in loader] for epoch in range(2)]"
 SQUARES = ("class Squares(Dataset):\n"
@@ -145,6 +145,14 @@ CASES: list[Case] = [
          "sampler=SubsetRandomSampler([0, 4, 6]))\n"
          "    return [sorted(float(v) for batch in loader for v in batch[1]) for _ in range(2)]",
          (X, arr(10)), "loader", method="helper"),
+    Case("torch.utils.data.WeightedRandomSampler", "sorted(set(WeightedRandomSampler([0.0, 2.0, 0.0, 1.0], 30))), "
+         "len(WeightedRandomSampler([1, 1], 7))", (), "positional", method="helper"),
+    Case("torch.utils.data.WeightedRandomSampler", "sorted(WeightedRandomSampler(weights=[1.0, 1.0, 1.0, 1.0], "
+         "num_samples=4, replacement=False))", (), "keyword", method="helper"),
+    Case("torch.utils.data.WeightedRandomSampler", "loader = DataLoader(TensorDataset(a, b), batch_size=4, "
+         "sampler=WeightedRandomSampler([0.0] * 9 + [1.0], 8))\n"
+         "    return [[batch[1] for batch in loader] for _ in range(2)], len(loader)", (X, arr(10)), "loader",
+         method="helper"),
     Case("torch.utils.data.SequentialSampler", "list(SequentialSampler(TensorDataset(a)))", (X,), "positional",
          method="helper"),
     Case("torch.utils.data.SequentialSampler", "list(SequentialSampler(data_source=[7, 8, 9]))", (), "keyword",
