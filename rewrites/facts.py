@@ -280,6 +280,16 @@ class FileFacts:
             return frozenset(names)
         return self._once("loss_layers", self.module, compute)
 
+    def device_names(self) -> frozenset[str]:
+        """Names the file binds to ``torch.device(...)`` (``dev = torch.device("cuda")``): a
+        device's name, a string, once converted."""
+        def compute():
+            return frozenset(t.target.value for node in self.nodes(self.module, (cst.Assign,))
+                             if isinstance(node.value, cst.Call)
+                             and self.ctx.imports.qualify(node.value.func) == "torch.device"
+                             for t in node.targets if isinstance(t.target, cst.Name))
+        return self._once("device_names", self.module, compute)
+
     def empty_1d_tensor(self) -> cst.Call | None:
         """The first call of the file that makes a 1-D empty tensor (shape ``(0,)``):
         ``torch.empty(0)``, ``torch.zeros((0,))``, ``torch.tensor([])``, ``torch.Tensor()``,

@@ -115,20 +115,11 @@ def tensor_to(ctx, entry, args, receiver) -> cst.BaseExpression:
             if dtype is not None:
                 raise Unconvertible("two dtypes given")
             dtype = value
-        elif not (looks_like_device(value) or _device_variable(ctx, value)):
+        elif not (looks_like_device(value) or (isinstance(value, cst.Name) and value.value in ctx.facts.device_names())):
             raise Unconvertible(f"cannot tell whether {code(value)!r} is a device, a dtype or a tensor")
     if dtype is None:
         return receiver
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("astype")), {"dtype": dtype})
-
-
-def _device_variable(ctx, value: cst.BaseExpression) -> bool:
-    """A name the file binds to ``torch.device(...)`` (``dev = torch.device("cuda")``)."""
-    if not isinstance(value, cst.Name):
-        return False
-    return any(isinstance(node.value, cst.Call) and ctx.imports.qualify(node.value.func) == "torch.device"
-               and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in node.targets)
-               for node in ctx.facts.nodes(ctx.facts.module, (cst.Assign,)))
 
 
 @hook()

@@ -87,7 +87,6 @@ class TrainingScript(Pass):
         self._training = file_calls_backward(ctx.facts)
         self._classes = 0  # open classes: models built inside one are its children
         self._optimizer_names: frozenset[str] | None = None
-        self._device_names: frozenset[str] | None = None
 
     # -- what is a Module where (fed to CellNames) -------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -170,19 +169,10 @@ class TrainingScript(Pass):
         return updated if value is None else updated.with_changes(value=value)
 
     # -- a device's type: the device is its name now --------------------------------------
-    def _devices(self) -> frozenset[str]:
-        """Names the file binds to ``torch.device(...)`` (strings once converted)."""
-        if self._device_names is None:
-            self._device_names = frozenset(
-                t.target.value for node in self.facts.nodes(self.facts.module, (cst.Assign,))
-                if isinstance(node.value, cst.Call) and self.ctx.imports.qualify(node.value.func) == "torch.device"
-                for t in node.targets if isinstance(t.target, cst.Name))
-        return self._device_names
-
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda') on such a name."""
         if not (original.attr.value == "type" and isinstance(original.value, cst.Name)
-                and original.value.value in self._devices()):
+                and original.value.value in self.facts.device_names()):
             return updated
         self.ctx.stats.converted += 1
         return cst.Call(func=emitted(self.ctx, DEVICE_TYPE, DEVICE_TYPE_SOURCE), args=[cst.Arg(updated.value)])
