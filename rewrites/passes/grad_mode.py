@@ -153,7 +153,8 @@ class GradMode(Pass):
         call = expr if isinstance(expr, cst.Call) else None
         qual = self._qual(call.func if call else expr)
         if qual in NO_GRAD:
-            return "no_grad"
+            switched_off = call is not None and call.args and literal_value(call.args[0].value) is False
+            return "enable_grad" if switched_off else "no_grad"  # inference_mode(False) changes nothing
         if qual in ENABLE_GRAD:
             return "enable_grad"
         if qual in SET_GRAD_ENABLED and call is not None and len(call.args) == 1 and not call.args[0].star:
