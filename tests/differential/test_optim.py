@@ -446,6 +446,15 @@ def test_get_last_lr_gives_floats_as_torch():
         ms_sched.step()
 
 
+def test_add_param_group_is_marked():
+    """A group added after the optimizer was built fails at MindSpore's first step: marked."""
+    code = convert_code("import torch\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+                        "opt.add_param_group({'params': head.parameters(), 'lr': 0.01})\n").code
+    assert "# transpile: MS103 Module.add_param_group(): MindSpore's optimizers size their state" in code, code
+    assert "opt.add_param_group(" in code
+
+
 def test_method_entries_have_cases():
     entries = table_entries(["optim_methods.toml"])
-    assert set(entries) == {"torch.optim.lr_scheduler.LRScheduler.get_last_lr"}, "a new entry needs a case here"
+    assert set(entries) == {"torch.optim.lr_scheduler.LRScheduler.get_last_lr",
+                            "torch.optim.Optimizer.add_param_group"}, "a new entry needs a case here"
