@@ -38,13 +38,6 @@ SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad
                               "torch.autograd.grad_mode.set_grad_enabled"})
 AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
                       "torch.amp.autocast_mode.autocast"})
-GRAD_MODES = NO_GRAD | ENABLE_GRAD | SET_GRAD_ENABLED
-
-
-def grad_mode_names() -> frozenset[str]:
-    """Every name this pass resolves (ApiCalls leaves them alone)."""
-    return GRAD_MODES | AUTOCAST
-
 STOP_GRADIENT = "mindspore.ops.stop_gradient"
 HELPER = "_torch_grad_enabled_value"
 HELPER_SOURCE = '''
@@ -57,17 +50,19 @@ AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (M
                     "auto_mixed_precision fails on CPU); expect differences of about 1e-3 from a torch AMP run")
 
 
+def _backward(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+
+
 def calls_backward(facts, scope) -> bool:
     """Whether ``scope`` (a function, or the module) calls ``.backward()`` in its own body
     (lambdas included, nested functions and classes not): code a training step differentiates."""
-    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
-               for call in facts.nodes(scope, (cst.Call,), lambda inner: isinstance(inner, cst.Lambda)))
+    return any(map(_backward, facts.nodes(scope, (cst.Call,), lambda inner: isinstance(inner, cst.Lambda))))
 
 
 def file_calls_backward(facts) -> bool:
     """Whether the file calls ``.backward()`` anywhere: a training script."""
-    return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
-               for call in facts.nodes(facts.module, (cst.Call,)))
+    return any(map(_backward, facts.nodes(facts.module, (cst.Call,))))
 
 
 def _plain_number(value: cst.BaseExpression) -> bool:
