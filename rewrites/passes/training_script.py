@@ -68,7 +68,8 @@ class TrainingScript(Pass):
     id = "MS214"
     name = "training-script"
     summary = ("A training script's set-up on CPU: device moves and CUDA housekeeping left without effect removed, "
-               "cuDNN switches removed, models built in train mode (a fresh Cell is in eval mode).")
+               "cuDNN switches removed, device.type read off a device's name, models built in train mode (a fresh "
+               "Cell is in eval mode), optimizer.load_state_dict through load_param_into_net.")
     examples = (
         Example(
             "import torch\ntorch.backends.cudnn.benchmark = True\nx = torch.zeros(2)\nx.cuda()\n",
@@ -129,6 +130,9 @@ class TrainingScript(Pass):
         if len(updated.args) != 1 or updated.args[0].star:
             return updated
         self.ctx.stats.converted += 1
+        self.ctx.report(original, self.id, f"{code(func.value)}.load_state_dict(): a MindSpore optimizer's state "
+                        "is loaded by load_param_into_net (_torch_load_state_dict raises on missing or unexpected "
+                        "keys, as torch)", Severity.INFO)
         helper = emitted_spelled(self.ctx, "_torch_load_state_dict", LOAD_STATE)
         return cst.Call(func=helper, args=[cst.Arg(updated.func.value), updated.args[0].with_changes(
             keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)])
