@@ -335,6 +335,8 @@ def test_the_training_flag_is_wired_and_checks_its_arguments(capsys):
     assert "--training takes training specs" in capsys.readouterr().err
     assert main(["parity", "--training", "no_such_sample", "--samples", str(SAMPLES)]) == 2
     assert "no_such_sample.training.toml" in capsys.readouterr().err
+    assert main(["parity", "--training", "elsewhere/job.py"]) == 2  # the spec beside the script
+    assert "elsewhere/job.training.toml" in capsys.readouterr().err
 
 
 def test_the_table_and_json():

@@ -170,9 +170,13 @@ def _parity_training(args) -> int:
     if args.config or args.model or args.function or args.inputs or args.emit_test:
         return _usage("--training takes training specs (or sample names), not --config, --model, --function, "
                       "--input or --emit-test")
+    def spec_path(target: str):  # a spec, the script beside its spec, or a sample's name
+        if target.endswith(".py"):
+            return Path(target).with_suffix(SUFFIX)
+        return target if target.endswith(SUFFIX) else Path(args.samples) / f"{target}{SUFFIX}"
+
     try:
-        specs = load_training_specs([t if t.endswith(SUFFIX) else Path(args.samples) / f"{t}{SUFFIX}"
-                                     for t in args.targets] if args.targets else args.samples)
+        specs = load_training_specs([spec_path(t) for t in args.targets] if args.targets else args.samples)
     except SpecError as exc:
         return _usage(str(exc))
     if args.converted is not None and not os.path.isdir(args.converted):
