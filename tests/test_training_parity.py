@@ -320,6 +320,8 @@ def test_a_script_runs_in_an_empty_directory_and_its_error_is_located(tmp_path, 
     assert not run.ok and run.files == ("out.txt",) and run.output == "hello"
     assert run.error == "ValueError: bad value (at job.py:5: raise ValueError(\"bad value\"))"
     assert not (tmp_path / "out.txt").exists()
+    script.write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    assert run_script(script, timeout=60).error == "exit status 3"
     script.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
     run = run_script(script, timeout=2)
     assert not run.ok and run.error.startswith("timed out after 2 s")

@@ -239,7 +239,7 @@ def _script_error(stderr: str, script: Path) -> str:
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback")), default=None)
     if start is None:
-        return lines[-1].strip() if lines else "no error output"
+        return lines[-1].strip()
     block = lines[start:]
     exception = next((ln.strip() for ln in block[1:] if not ln.startswith((" ", "\t"))), block[-1].strip())
     where = ""
@@ -265,9 +265,11 @@ def run_script(script: Path, *, timeout: float = DEFAULT_TIMEOUT, python: str | 
         with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
             proc = subprocess.Popen([python or sys.executable, str(script)], stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL, env=env, cwd=work, start_new_session=True)
+            timed_out = False
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
+                timed_out = True
                 _kill_group(proc)
             finally:
                 if proc.poll() is None:
@@ -276,11 +278,12 @@ def run_script(script: Path, *, timeout: float = DEFAULT_TIMEOUT, python: str | 
         stdout = _tail((logs / "stdout").read_text(encoding="utf-8", errors="replace"), 5)
         stderr = (logs / "stderr").read_text(encoding="utf-8", errors="replace")
         files = tuple(sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.is_file()))
-    if proc.returncode == -9 and seconds >= timeout:
+    if timed_out:
         return ScriptRun(False, seconds, f"timed out after {timeout:g} s (raise the limit with --timeout)",
                          stdout, files, _tail(stderr))
     if proc.returncode != 0:
-        return ScriptRun(False, seconds, _script_error(stderr, script), stdout, files, _tail(stderr))
+        error = _script_error(stderr, script) if stderr.strip() else f"exit status {proc.returncode}"
+        return ScriptRun(False, seconds, error, stdout, files, _tail(stderr))
     return ScriptRun(True, seconds, None, stdout, files)
 
 
