@@ -69,6 +69,7 @@ def {name}(optimizer):
         optimizer(held)
 '''
 HELD = "accumulated_grads"
+MARKER = "# transpile:"  # the comments passes leave on statements they could not convert
 
 
 class TrainingStep(Pass):
@@ -215,9 +216,13 @@ class TrainingStep(Pass):
             leading_lines=[cst.EmptyLine(indent=False)] if not region or not region[0].leading_lines else [],
         )
         if region:
-            # the region's leading comments and blank lines stay above the function
-            forward = forward.with_changes(leading_lines=[*region[0].leading_lines], body=forward.body.with_changes(
-                body=[region[0].with_changes(leading_lines=()), *body[1:]]))
+            # the region's leading comments and blank lines stay above the function; the
+            # markers stay on their statement (converting the output again finds them there)
+            lines = region[0].leading_lines
+            markers = [line for line in lines if line.comment is not None and line.comment.value.startswith(MARKER)]
+            forward = forward.with_changes(
+                leading_lines=[line for line in lines if not any(line is m for m in markers)],
+                body=forward.body.with_changes(body=[region[0].with_changes(leading_lines=markers), *body[1:]]))
         target = f"({', '.join(bound)})" if has_aux else bound[0]
         aux = ", has_aux=True" if has_aux else ""
         lines = [forward]
