@@ -333,3 +333,23 @@ def cyclic_lr(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     if literal_value(args.get("cycle_momentum", literal(True))) is False:
         return {k: v for k, v in args.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
     return keyword_call(_scheduler_class(ctx, "_TorchCyclicLR", CYCLIC_LR, "CyclicLR"), args)
+
+
+STEP_AS_INT = '''
+def {name}(lr_lambda):
+    """A torch lr_lambda (or one per group) called with the step as an int, as torch
+    calls it: MindSpore's scheduler passes a float32 0-d Tensor, which a list index or
+    range() refuses."""
+    if isinstance(lr_lambda, (list, tuple)):
+        return [{name}(function) for function in lr_lambda]
+    return lambda step: lr_lambda(int(step))
+'''
+
+
+@hook()
+def step_as_int(ctx, entry, args, receiver) -> dict:
+    """``LambdaLR(opt, f)`` -> ``LambdaLR(optimizer=opt, lr_lambda=_torch_step_as_int(f))``."""
+    if "lr_lambda" not in args:
+        return args
+    wrapped = cst.Call(func=emitted(ctx, "_torch_step_as_int", STEP_AS_INT), args=[cst.Arg(args["lr_lambda"])])
+    return {**args, "lr_lambda": wrapped}

@@ -194,6 +194,10 @@ CASES = [
          "lr_lambda=lambda s: 0.9 if s % 3 == 0 else 1.0)", "keyword", SCHEDULER_STEPS),
     case(SCH + "MultiplicativeLR", SGD + "sched = lr_scheduler.MultiplicativeLR(opt, lambda s: 0.99, -1)", "mixed",
          SCHEDULER_STEPS),
+    case(SCH + "LambdaLR", SGD + "table = [1.0, 0.5, 0.25] * 20\nsched = lr_scheduler.LambdaLR(opt, lambda s: table[s])",
+         "int-step", SCHEDULER_STEPS),
+    case(SCH + "MultiplicativeLR", SGD + "sched = lr_scheduler.MultiplicativeLR(opt, lambda s: sum(0.01 for _ in range(s)) "
+         "+ 0.9)", "int-step", SCHEDULER_STEPS),
     case(SCH + "SequentialLR", ADAMW + "sched = lr_scheduler.SequentialLR(opt, [lr_scheduler.LinearLR(opt, 0.1, 1.0, 5), "
          "lr_scheduler.CosineAnnealingLR(opt, 15)], [5])", "positional", SCHEDULER_STEPS),
     case(SCH + "SequentialLR", SGD + "sched = lr_scheduler.SequentialLR(optimizer=opt, schedulers=[lr_scheduler.ConstantLR("
