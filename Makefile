@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/transpile convert samples -o out
 	$(BIN)/transpile parity --samples samples --converted out
+	$(BIN)/transpile parity --training --converted out
 
 # The HTML report's test (tests/test_report_browser.py) drives Debian's chromium headless
 # through Playwright (never `playwright install`: it would download a browser build).
