@@ -454,7 +454,7 @@ def test_add_param_group_is_marked():
     """A group added after the optimizer was built fails at MindSpore's first step: marked."""
     code = convert_code("import torch\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
                         "opt.add_param_group({'params': head.parameters(), 'lr': 0.01})\n").code
-    assert "# transpile: MS103 Module.add_param_group(): MindSpore's optimizers size their state" in code, code
+    assert "# transpile: MS103 Module.add_param_group(): MindSpore sizes an optimizer's state when built" in code, code
     assert "opt.add_param_group(" in code
 
 
