@@ -150,6 +150,23 @@ def optimizer(ctx, entry, args, receiver) -> dict:
 ADAMW = "mindspore.experimental.optim.AdamW"
 
 
+ADAM_AT_RUN_TIME = '''
+def {name}(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.0, amsgrad=False, maximize=False):
+    """torch's Adam, decided when it is built: MindSpore's AdamW without decay when no
+    group asks for an L2 weight_decay (torch's formula, amsgrad included), else
+    MindSpore's Adam (eps added inside the bias correction; it ignores amsgrad)."""
+    params = list(params)
+    groups = params if params and isinstance(params[0], dict) else []
+    if not weight_decay and not any(group.get("weight_decay") for group in groups):
+        return MS.experimental.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=0.0, amsgrad=amsgrad,
+                                           maximize=maximize)
+    if amsgrad:
+        raise ValueError("torch's Adam with amsgrad and an L2 weight_decay has no faithful MindSpore optimizer")
+    return MS.experimental.optim.Adam(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      maximize=maximize)
+'''
+
+
 @hook(consumes=("decoupled_weight_decay",))
 def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     """torch's Adam as MindSpore's AdamW wherever no L2 weight decay is asked for:
@@ -158,14 +175,17 @@ def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     and ignores amsgrad; its AdamW follows torch's formula, and without decay it is
     Adam. ``decoupled_weight_decay=True`` is AdamW by torch's definition (torch's Adam
     default of 0 kept). An L2 decay keeps MindSpore's Adam (noted); with amsgrad too
-    there is no faithful target."""
+    there is no faithful target. A decay (of the call or of its groups) the code does
+    not show is decided when the optimizer is built (``_torch_adam``)."""
     args = dict(optimizer(ctx, entry, args, receiver))
     decoupled = _flag(args.pop("decoupled_weight_decay", None), "decoupled_weight_decay")
     if decoupled:
         args.setdefault("weight_decay", literal(0))
         return keyword_call(ctx.reference(ADAMW), args)
-    decay = args.get("weight_decay")
-    if (decay is None or literal_value(decay) in (0, 0.0)) and not _groups_decay(args.get("params")):
+    l2 = _l2_decay(args.get("weight_decay"), args.get("params"))
+    if l2 is None:
+        return keyword_call(emitted_spelled(ctx, "_torch_adam", ADAM_AT_RUN_TIME), args)
+    if not l2:
         args["weight_decay"] = literal(0.0)
         return keyword_call(ctx.reference(ADAMW), args)
     amsgrad = args.get("amsgrad")
@@ -178,6 +198,18 @@ def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     return args
 
 
+def _l2_decay(decay, params) -> bool | None:
+    """Whether the call asks for an L2 weight decay (its own or a group's); None when
+    the code does not show it (a variable)."""
+    if decay is not None:
+        value = literal_value(decay)
+        if value is NOT_LITERAL:
+            return None
+        if value not in (0, 0.0):
+            return True
+    return _groups_decay(params)
+
+
 def _flag(value, name: str) -> bool:
     """A literal bool argument's value (absent: False); a variable cannot decide the class."""
     if value is None:
@@ -188,16 +220,28 @@ def _flag(value, name: str) -> bool:
     return flag
 
 
-def _groups_decay(params) -> bool:
-    """Param groups written out that set a weight_decay other than 0."""
+def _groups_decay(params) -> bool | None:
+    """Param groups that set a weight_decay other than 0: written out (a list of dicts),
+    or not shown (None: a variable, filtered by _torch_optimizer_params, or groups built
+    by a comprehension)."""
+    if isinstance(params, cst.Call) and isinstance(params.func, cst.Name) \
+            and params.func.value == "_torch_optimizer_params":
+        return None
+    if isinstance(params, (cst.ListComp, cst.GeneratorExp)) and isinstance(params.elt, cst.Dict):
+        return None
     if not isinstance(params, (cst.List, cst.Tuple)):
         return False
     for element in params.elements:
         if isinstance(element.value, cst.Dict):
             for item in element.value.elements:
-                if isinstance(item, cst.DictElement) and literal_value(item.key) == "weight_decay" \
-                        and literal_value(item.value) not in (0, 0.0):
-                    return True
+                if not isinstance(item, cst.DictElement):
+                    return None  # {**group}
+                if literal_value(item.key) == "weight_decay":
+                    value = literal_value(item.value)
+                    if value is NOT_LITERAL:
+                        return None
+                    if value not in (0, 0.0):
+                        return True
     return False
 
 

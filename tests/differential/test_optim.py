@@ -62,6 +62,20 @@ CASES = [
     case(OPT + "Adam", "opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.1, "
          "decoupled_weight_decay=True)", "decoupled"),
     case(OPT + "Adam", "opt = torch.optim.Adam(model.parameters(), lr=0.01)", "train", train=True),
+    # a decay the code does not show: decided when the optimizer is built (_torch_adam)
+    case(OPT + "Adam", "wd = 0.0\nopt = torch.optim.Adam(model.parameters(), lr=0.01, eps=1e-6, weight_decay=wd)",
+         "variable-no-decay"),
+    case(OPT + "Adam", "wd = 0.1\nopt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=wd)",
+         "variable-l2-decay", atol=1e-5),  # MindSpore's Adam, as for a literal decay
+    case(OPT + "Adam", """
+        groups = [{"params": model[0].parameters()}, {"params": model[2].parameters(), "lr": 0.02}]
+        opt = torch.optim.Adam(groups, lr=0.01, eps=1e-6, amsgrad=True)
+    """, "variable-groups-amsgrad", steps=30),
+    case(OPT + "Adam", """
+        groups = [{"params": [p for p in model.parameters() if p.ndim > 1], "weight_decay": 0.1},
+                  {"params": [p for p in model.parameters() if p.ndim == 1]}]
+        opt = torch.optim.Adam(groups, lr=0.01)
+    """, "variable-groups-l2-decay", atol=1e-5),
     case(OPT + "AdamW", "opt = torch.optim.AdamW(model.parameters(), 0.01, (0.9, 0.99), 1e-8, 0.5, True)", "positional"),
     case(OPT + "AdamW", "opt = torch.optim.AdamW(params=model.parameters(), lr=0.01, weight_decay=0.1, fused=None)",
          "keyword"),
