@@ -20,6 +20,12 @@ def cpu_answer(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 @hook()
+def no_accelerator(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.accelerator.current_accelerator()`` -> ``None``: torch's answer without one."""
+    return cst.Name("None")
+
+
+@hook()
 def device_name(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.device(kind)`` -> its name, a string: a literal or a choice of literals stays as
     written (``"cuda" if ... else "cpu"``), another value is ``str()``-ed (a device is one
