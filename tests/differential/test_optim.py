@@ -453,7 +453,7 @@ def test_get_last_lr_gives_floats_as_torch():
     with a spec and compared step by step."""
     ns_torch, ns_ms = _namespace(LAST_LR), _namespace(convert_code(LAST_LR, filename="<last lr>").code)
     net, cell = _models()
-    (opt, sched), (ms_opt, ms_sched) = ns_torch["build"](net), ns_ms["build"](cell)
+    (opt, sched), (_, ms_sched) = ns_torch["build"](net), ns_ms["build"](cell)
     for _ in range(6):
         text, lrs, kinds = ns_torch["shown"](sched)
         ms_text, ms_lrs, ms_kinds = ns_ms["shown"](ms_sched)
