@@ -7,6 +7,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpile.formatting import black_layout
+
 
 class Unconvertible(Exception):
     """A call that cannot be converted; the message says why."""
@@ -208,6 +210,9 @@ EMITTED_FIXED_NAMES = frozenset({
     "_int64_indices", "_istft", "_lu_factor", "_lu_solve", "_matrix_exp", "_matrix_norm", "_matrix_power",
     "_matrix_rank", "_ormqr", "_requires_grad_", "_signal_window", "_solve_triangular", "_svd", "_tensorinv",
     "_tensorsolve", "_vander",
+    # the data pipeline's (tables/data.toml: loaders, datasets, samplers)
+    "_column_value", "_sample_columns", "_generator_dataset", "_EpochShuffle", "_TensorRows", "_LoaderBatches",
+    "_Subset", "_random_split", "_ConcatDataset", "_default_collate", "_BatchSampler", "_WeightedSampler",
 })
 
 
@@ -218,9 +223,8 @@ def is_emitted_name(name: str) -> bool:
 def emitted(ctx, name: str, source: str) -> cst.Name:
     """``name``, defined once per file by ``source`` (its ``{name}``) beside the code
     (``ctx.definitions``; MS205 inserts them after the imports)."""
-    import black
-
-    ctx.definitions.setdefault(name, black.format_str(source.replace("{name}", name), mode=black.Mode()))
+    if name not in ctx.definitions:
+        ctx.definitions[name] = black_layout(source.replace("{name}", name))
     return cst.Name(name)
 
 
