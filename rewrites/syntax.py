@@ -7,6 +7,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpile.formatting import black_layout
+
 
 class Unconvertible(Exception):
     """A call that cannot be converted; the message says why."""
@@ -221,9 +223,8 @@ def is_emitted_name(name: str) -> bool:
 def emitted(ctx, name: str, source: str) -> cst.Name:
     """``name``, defined once per file by ``source`` (its ``{name}``) beside the code
     (``ctx.definitions``; MS205 inserts them after the imports)."""
-    import black
-
-    ctx.definitions.setdefault(name, black.format_str(source.replace("{name}", name), mode=black.Mode()))
+    if name not in ctx.definitions:
+        ctx.definitions[name] = black_layout(source.replace("{name}", name))
     return cst.Name(name)
 
 

@@ -14,6 +14,15 @@ def _black():
     return black
 
 
+@functools.lru_cache(maxsize=4096)
+def black_layout(code: str, line_length: int = 88) -> str:
+    """``code`` as black lays it out (black's default mode but for the line length).
+    Remembered: the same statements and emitted definitions recur in every file, and
+    black is the costliest step of a conversion. Raises what black raises."""
+    black = _black()
+    return black.format_str(code, mode=black.Mode(line_length=line_length))
+
+
 class InvalidStatement(ValueError):
     """A changed statement whose code is not valid Python."""
 
@@ -23,10 +32,8 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int) -> cst.Si
     Raises InvalidStatement when the statement's code does not parse."""
     bare = stmt.with_changes(leading_lines=())
     code = cst.Module(body=[bare]).code
-    black = _black()
-    mode = black.Mode(line_length=max(40, 88 - indent_width))
     try:
-        formatted = black.format_str(code, mode=mode)
+        formatted = black_layout(code, max(40, 88 - indent_width))
         if formatted == code:
             return stmt  # already black's layout: no need to parse it back
         module = cst.parse_module(formatted)
