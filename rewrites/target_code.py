@@ -77,6 +77,8 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
     """The top-level classes and functions of ``module`` written for the target framework
     (see the module docstring), in file order."""
     found: list[cst.CSTNode] = []
+    if not any(q.split(".")[0] in target_roots for q in bindings.values()):
+        return found  # nothing imported from the target: no definition can be written for it
     target_classes: set[str] = set()
     for stmt in module.body:
         if not isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
