@@ -31,6 +31,8 @@ class _NameUses(cst.CSTVisitor):
         self._scopes: list[cst.CSTNode] = []
 
     def _use(self, name: str) -> None:
+        if name in self.names:
+            return  # a use already found (the scope lookup is the costly part)
         if not self._scopes or not self.imports.hidden(name, self._scopes):
             self.names.add(name)
 
