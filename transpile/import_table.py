@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .walk import children
+
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of Names and Attributes, else None."""
@@ -36,8 +38,9 @@ _BLOCKS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.
 
 def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: bool) -> None:
     """Add the imports inside function bodies, going through statements only (the file's
-    expressions are most of its nodes, and never hold one)."""
-    for child in node.children:
+    expressions are most of its nodes, and never hold one). ``walk.children``: LibCST's
+    ``node.children`` visits the node to list them, which cost more than the rest."""
+    for child in children(node):
         if isinstance(child, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             if in_function:
                 for small in child.body:
@@ -82,7 +85,7 @@ def _statement_bindings(body, names: set[str], declared: set[str]) -> None:
             for item in stmt.items:
                 if item.asname is not None:
                     names.update(_bound_names(item.asname.name))
-        for child in stmt.children:  # the blocks of if/for/while/try/with/match
+        for child in children(stmt):  # the blocks of if/for/while/try/with/match
             _block_bindings(child, names, declared)
 
 
