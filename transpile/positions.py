@@ -18,6 +18,10 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING = nullcontext()
 
 
+class _AllFound(Exception):
+    """Every wanted node's position is known: code generation stops."""
+
+
 class _Mark:
     """Context of one wanted node's syntactic position."""
 
@@ -41,6 +45,7 @@ class _WantedPositions(CodegenState):
     def __init__(self, module: cst.Module, wanted: set[int]) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.wanted = wanted
+        self._asked = frozenset(wanted)  # (``wanted`` grows by the children syntactic starts name)
         self.found: dict[int, tuple[int, int]] = {}
         self._starts: list[tuple[int, int]] = []
         self._scanned = 0
@@ -67,6 +72,8 @@ class _WantedPositions(CodegenState):
         if id(node) in self.wanted:
             start = self._starts.pop()
             self.found.setdefault(id(node), start)
+            if not self._starts and self._asked <= self.found.keys():
+                raise _AllFound  # no wanted node is open: the rest of the code changes nothing
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         if id(node) not in self.wanted:
@@ -77,5 +84,8 @@ class _WantedPositions(CodegenState):
 def start_positions(module: cst.Module, nodes) -> dict[int, tuple[int, int]]:
     """``id(node)`` -> (1-based line, 0-based column) of each of ``nodes`` in ``module``."""
     state = _WantedPositions(module, {id(n) for n in nodes})
-    module._codegen(state)
+    try:
+        module._codegen(state)
+    except _AllFound:  # the code after the last wanted node is not generated
+        pass
     return state.found
