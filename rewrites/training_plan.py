@@ -47,6 +47,7 @@ class TrainingStatement:
     simple: bool = False  # step follows in the same block: the gradients are a local
     region: list = field(default_factory=list)  # forward statements moved into the function
     span: int = 0  # statements between the previous training statement and the backward
+    scope_code: str = ""  # the code of the function (or module) holding it: the names it uses
     params: tuple[str, ...] = ()  # names the function takes (read before it writes them)
     outputs: tuple[str, ...] = ()  # names it returns besides the loss
     problem: str = ""
@@ -70,12 +71,13 @@ def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
         _pair(found, optimizers)
         if not any(s.kind == "backward" for s in found):
             continue
-        scope_loads = _loads(ast.parse(code_of(scope))) if not isinstance(scope, cst.Module) else \
-            _loads(ast.parse(scope.code))
+        scope_code = scope.code if isinstance(scope, cst.Module) else code_of(scope)
+        scope_loads = _loads(ast.parse(scope_code))
         for s in found:
             if s.kind == "backward" and s.optimizer is not None:
                 _region(s, found, scope_loads)
         for s in found:
+            s.scope_code = scope_code
             statements[id(s.stmt)] = s
             blocks.add(id(s.block))
     return TrainingPlan(statements, blocks) if statements else None

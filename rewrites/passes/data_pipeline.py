@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from transpile.walk import iter_nodes
+
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
@@ -96,7 +98,9 @@ class DataPipeline(Pass):
                             loaders.setdefault(code(t.target), set()).add(kind)
                     return True
 
-            self.facts.module.visit(Finder())
+            finder = Finder()
+            for node in iter_nodes(self.facts.module):
+                finder.on_visit(node)
             # a name given loaders of different batches (in two functions) is left as it is
             kinds = {name: next(iter(found)) if len(found) == 1 else None for name, found in loaders.items()}
             self._facts = (kinds, written)

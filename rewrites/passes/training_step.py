@@ -117,9 +117,7 @@ class TrainingStep(Pass):
                 self.problems[key] = part.problem or "the optimizer of this backward() is unknown"
             else:
                 self.ctx.frozen.add(key)  # rewritten with its block, never on its own
-        self.grads = _free_name(self.ctx.source, "grads")
-        self.forward = _free_name(self.ctx.source, "forward_fn")
-        self.finite = _free_name(self.ctx.source, "grads_finite")
+        self._names: dict[str, tuple[str, str, str]] = {}
 
     def leave_SimpleStatementLine(self, original, updated):
         why = self.problems.get(id(original))
@@ -146,6 +144,11 @@ class TrainingStep(Pass):
         parts = [p for p in self.plan.in_block(original_body) if id(p.stmt) not in self.problems]
         if not parts:
             return body
+        # the names the pass binds: locals of the function, so only its own code can clash
+        scope = parts[0].scope_code
+        if scope not in self._names:
+            self._names[scope] = tuple(_free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
+        self.grads, self.forward, self.finite = self._names[scope]
         by_stmt = {id(p.stmt): p for p in parts}
         out: list = []
         pending: list = []  # statements since the last training statement (a backward's region candidates)
