@@ -76,6 +76,7 @@ def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
         for s in found:
             if s.kind == "backward" and s.optimizer is not None:
                 _region(s, found, scope_loads)
+        _leave_troubled(found)
         for s in found:
             s.scope_code = scope_code
             statements[id(s.stmt)] = s
@@ -319,6 +320,19 @@ def _computes(backward: TrainingStatement, statements: list) -> bool:
     for stmt in statements:
         reads.visit(ast.parse(code_of(stmt)))
     return backward.loss.value in reads.stored
+
+
+def _leave_troubled(found: list[TrainingStatement]) -> None:
+    """Where one backward of an optimizer cannot be converted, none of that optimizer's
+    statements is: a step converted without its gradients would name gradients nobody
+    computed. The backwards stay to be marked; the others are dropped from the plan."""
+    troubled = {s.optimizer for s in found if s.kind == "backward" and (s.problem or s.optimizer is None)}
+    if not troubled:
+        return
+    for s in found:
+        if s.kind == "backward" and s.optimizer in troubled and not s.problem:
+            s.problem = "another backward() of the same optimizer cannot be converted"
+    found[:] = [s for s in found if s.kind == "backward" or s.optimizer not in troubled]
 
 
 def _leaves(tree: ast.AST) -> bool:

@@ -73,6 +73,13 @@ TABLE_DIR = Path(__file__).resolve().parents[2] / "rewrites" / "tables"
 _RNG = np.random.default_rng(1234)
 
 
+def reseed(seed: int) -> None:
+    """Start the input draws afresh: a module whose inputs must not depend on how many
+    arrays the modules collected before it drew (a distribution's support is narrow)."""
+    global _RNG
+    _RNG = np.random.default_rng(seed)
+
+
 def arr(*shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
     """A random array (uniform in [low, high)); integer dtypes draw in [low, high)."""
     kind = np.dtype(dtype).kind
