@@ -179,6 +179,11 @@ def test_report_in_chromium(browser, rendered, tmp_path):
     page.evaluate("id => { location.hash = '#' + id }", line_id)
     page.wait_for_function("id => document.getElementById(id) !== null", arg=line_id)
     assert page.locator(f"#{line_id}").is_visible()
+    # the row's cells are filled after the row is inserted: wait for the text (a loaded machine
+    # read it empty in between), then check it
+    page.wait_for_function(
+        "id => { const c = document.querySelector('#' + id + ' td.code.right'); return c && c.innerText !== '' }",
+        arg=line_id)
     assert page.locator(f"#{line_id} td.code.right").inner_text() == "x19 = 19"
 
     shot = tmp_path / "report.png"

@@ -51,7 +51,10 @@ AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (M
 
 
 def _backward(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+    """``loss.backward()``: a tensor's backward takes at most its gradient by position, and
+    nothing starred (``function.backward(ctx, *dout)`` is an autograd Function's, MS104's bprop)."""
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
+            and sum(1 for a in call.args if a.keyword is None) <= 1 and not any(a.star for a in call.args))
 
 
 def calls_backward(facts, scope) -> bool:

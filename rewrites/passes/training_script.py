@@ -149,8 +149,6 @@ class TrainingScript(Pass):
         if isinstance(value.func, cst.Attribute) and self.ctx.imports.qualify(value.func) is None:
             return False  # a method returning the Module (m.train()), not a construction
         qual = self.ctx.imports.qualify(value.func)
-        if isinstance(value.func, cst.Name) and value.func.value in self.ctx.facts.target_cells:
-            return False  # a class written for MindSpore: its own code sets its mode (a second run finds it so)
         if qual is None:  # a class of the file or of the converted tree
             return True
         entry = tables().lookup(qual)  # a torch layer: one the tables convert, not a loss
