@@ -64,8 +64,10 @@ def calls_backward(facts, scope) -> bool:
 
 
 def file_calls_backward(facts) -> bool:
-    """Whether the file calls ``.backward()`` anywhere: a training script."""
-    return any(map(_backward, facts.nodes(facts.module, (cst.Call,))))
+    """Whether the file calls ``.backward()`` anywhere: a training script (MS103, MS213 and
+    MS214 ask; the answer is kept, and a file without the text is answered at once)."""
+    return facts._once("file_calls_backward", facts.module, lambda: ".backward(" in facts.ctx.source and any(
+        map(_backward, facts.nodes(facts.module, (cst.Call,)))))
 
 
 def _plain_number(value: cst.BaseExpression) -> bool:

@@ -40,6 +40,7 @@ from transpile.walk import iter_nodes
 
 from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, literal, literal_value
 from ..hooks.module_methods import EVAL_MODE, TRAIN_MODE
+from .grad_mode import file_calls_backward
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
@@ -90,7 +91,7 @@ class ModuleMethods(Pass):
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
         self.cells = CellNames(ctx)  # names known to hold Modules (train/eval need one)
-        self._trains = ".backward(" in ctx.source  # a training script (its model is passed around)
+        self._trains = file_calls_backward(ctx.facts)  # a training script (its model is passed around)
         self.methods = tables().module_methods
         # local class -> (the torch layer it derives from, it or a local base defines reset_parameters)
         self._classes: dict[str, tuple[str | None, bool]] = {}
