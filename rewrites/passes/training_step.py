@@ -25,7 +25,7 @@ import re
 
 import libcst as cst
 
-from transpile.diagnostics import Severity, Safety
+from transpile.diagnostics import Severity
 from transpile.formatting import format_statement
 from transpile.passes import Example, Pass
 
@@ -289,10 +289,6 @@ class TrainingStep(Pass):
             return self._line(f"{grads} = {value}[0]\n")
         helper = code(emitted_spelled(self.ctx, CLIP_VALUE_HELPER, CLIP_VALUE_SOURCE))
         return self._line(f"{grads} = {helper}({grads}, {args.get('clip_value', '1.0')})\n")
-
-
-def _index(body, stmt) -> int:
-    return next(i for i, s in enumerate(body) if s is stmt)
 
 
 def _free_name(source: str, name: str) -> str:
