@@ -217,7 +217,7 @@ def test_explain_bad_input(tmp_path: Path, model: Path, case: str, status: int, 
         "directory": [tmp_path],
         "past_end": [model, "--line", "99"],
         "syntax": [tmp_path / "bad.py"],
-        "notebook": [tmp_path / "nb.ipynb"],
+        "notebook": [tmp_path / "nb.ipynb", "--line", "3"],  # a line of which cell?
         "empty": [tmp_path / "empty.py"],
     }[case]
     (tmp_path / "bad.py").write_text("import torch\ndef f(:\n    pass\n")

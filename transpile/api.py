@@ -1,11 +1,14 @@
 """The library API: pure functions, typed results, no printing."""
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import re
 from dataclasses import dataclass
 
 from .diagnostics import Diagnostic, error as _error
+from .edits import Edit, EditKey
 from .pipeline import ConversionResult, Pipeline
 
 __all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport", "RefusedError"]
@@ -57,47 +60,114 @@ def convert_code(source: str, *, filename: str | None = None, debug: bool = Fals
 _CELL = "__transpile_cell__({})"
 _MAGIC = re.compile(r"^(\s*)([%!?].*)$")
 _MAGIC_MARK = "# __transpile_magic__ "
+# what reading a text that is not a notebook raises (JSON nested past the stack too)
+_NOT_A_NOTEBOOK = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
 
-def convert_notebook(text: str, *, filename: str | None = None, debug: bool = False) -> ConversionResult:
+def _park_magics(code: str) -> str:
+    """``code`` with each IPython magic line (``%time``, ``!ls``, ``?x``) made a comment."""
+    return "\n".join(_MAGIC.sub(lambda m: m.group(1) + _MAGIC_MARK + m.group(2), ln) for ln in code.split("\n"))
+
+
+def _restore_magics(code: str) -> str:
+    """The magic lines :func:`_park_magics` made comments, as they were."""
+    return code.replace(_MAGIC_MARK, "")
+
+
+def cell_filename(filename: str, cell: int) -> str:
+    """How a diagnostic names cell ``cell`` (1-based) of notebook ``filename``: ``nb.ipynb[cell 3]``."""
+    return f"{filename}[cell {cell}]"
+
+
+@dataclass(frozen=True)
+class _JoinedCells:
+    """A notebook's code cells as one module: its text, and where each cell starts in it."""
+
+    text: str
+    numbers: list[int]  # the 1-based place of each code cell among all the notebook's cells
+    starts: list[int]  # the line of the module where each code cell's first line is
+
+    def place(self, line: int) -> tuple[int, int]:
+        """(cell number, line in that cell) of a line of the module; (0, 0) for line 0 (no place)."""
+        if not line or not self.starts:
+            return 0, 0
+        index = max((i for i, start in enumerate(self.starts) if start <= line), default=0)
+        return self.numbers[index], max(line - self.starts[index] + 1, 0)
+
+
+def _join_cells(nb: dict) -> _JoinedCells:
+    """The code cells of ``nb`` joined with sentinel statements, magics parked in comments."""
+    parts, numbers, starts, line = [], [], [], 1
+    for number, cell in enumerate(nb["cells"], 1):
+        if cell.get("cell_type") != "code":
+            continue
+        block = f"{_CELL.format(number)}\n{_park_magics(''.join(cell.get('source', [])))}\n"
+        numbers.append(number)
+        starts.append(line + 1)
+        line += block.count("\n")
+        parts.append(block)
+    return _JoinedCells("".join(parts), numbers, starts)
+
+
+def notebook_cells(text: str) -> list[tuple[str, str]]:
+    """The type (``code``, ``markdown``...) and source of each cell of a notebook (JSON
+    text); ValueError when the text is not a notebook."""
+    try:
+        return [(str(cell.get("cell_type")), "".join(cell.get("source", []))) for cell in json.loads(text)["cells"]]
+    except _NOT_A_NOTEBOOK as exc:
+        raise ValueError(f"not a notebook: {exc}") from exc
+
+
+def _notebook_edit(edit: Edit, joined: _JoinedCells) -> Edit:
+    """``edit`` of the joined module, placed in its cell, its code shown as the cell has it."""
+    cell, line = joined.place(edit.line)
+    return dataclasses.replace(edit, line=line, cell=cell, code=_restore_magics(edit.code),
+                               before=_restore_magics(edit.before), after=_restore_magics(edit.after))
+
+
+def _module_key(key: EditKey) -> EditKey:
+    """A notebook edit's key as the joined module knows it (magic lines parked), for declining."""
+    return key._replace(code=_park_magics(key.code))
+
+
+def convert_notebook(text: str, *, filename: str | None = None, debug: bool = False, record_edits: bool = False,
+                     declined=frozenset()) -> ConversionResult:
     """Convert the code cells of a Jupyter notebook (JSON text) as one module.
 
     Cells are joined with sentinel statements, so imports in one cell resolve names
     in the others; IPython magics are parked in comments and restored.
-    """
-    import json
 
+    ``record_edits`` and ``declined`` work as in :func:`convert_code`; an edit's ``cell``
+    is the 1-based place of its cell among all the notebook's cells (markdown cells count)
+    and its ``line`` the line inside that cell, as are a diagnostic's (its filename is
+    ``nb.ipynb[cell 3]``). An edit's key does not name its cell: it is the file's, as for
+    a ``.py`` file.
+    """
     name = filename or "<notebook>"
     try:
         nb = json.loads(text)
-        cells = [c for c in nb["cells"] if c.get("cell_type") == "code"]
-        sources = ["".join(cell.get("source", [])) for cell in cells]
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # JSON nested past the stack too
+        joined = _join_cells(nb)
+    except _NOT_A_NOTEBOOK as exc:
         return ConversionResult(text, [_error(name, f"not a notebook: {exc}")], False, name, failed=True)
-    parts, starts, line = [], [], 1
-    for i, src in enumerate(sources):
-        src = "\n".join(_MAGIC.sub(lambda m: m.group(1) + _MAGIC_MARK + m.group(2), ln) for ln in src.split("\n"))
-        block = f"{_CELL.format(i)}\n{src}\n"
-        starts.append(line + 1)
-        line += block.count("\n")
-        parts.append(block)
-    result = convert_code("".join(parts), filename=name, debug=debug)
+    result = convert_code(joined.text, filename=name, debug=debug, record_edits=record_edits,
+                          declined=frozenset(map(_module_key, declined)))
     if result.failed:
         return ConversionResult(text, result.diagnostics, False, name, failed=True)
     chunks = re.split(r"^__transpile_cell__\((\d+)\)\n", result.code, flags=re.M)
     header, converted = chunks[0], dict(zip(map(int, chunks[1::2]), chunks[2::2]))
-    for i, cell in enumerate(cells):
-        body = (header if i == 0 else "") + converted.get(i, "")
-        body = body[:-1] if body.endswith("\n") else body
-        body = body.replace(_MAGIC_MARK, "")
+    for number, cell in enumerate(nb["cells"], 1):
+        if cell.get("cell_type") != "code":
+            continue
+        body = (header if number == joined.numbers[0] else "") + converted.get(number, "")
+        body = _restore_magics(body[:-1] if body.endswith("\n") else body)
         cell["source"] = body.splitlines(keepends=True)
     diagnostics = []
     for d in result.diagnostics:
-        cell = max((i for i, start in enumerate(starts) if start <= d.line), default=0)
-        diagnostics.append(Diagnostic(d.code, d.severity, d.message, f"{name}[cell {cell + 1}]",
-                                      d.line - starts[cell] + 1 if starts else d.line, d.col, d.safety))
+        cell, line = joined.place(d.line)
+        diagnostics.append(dataclasses.replace(d, filename=cell_filename(name, cell), line=line) if cell else d)
     code = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-    return ConversionResult(code, diagnostics, result.changed, name, result.stats)
+    return ConversionResult(code, diagnostics, result.changed, name, result.stats,
+                            edits=[_notebook_edit(e, joined) for e in result.edits])
 
 
 STATUSES = ("converted", "converted with a note", "unsupported")

@@ -2,7 +2,8 @@
 
 The file lives at the root of the project (the directory holding ``.transpile``); each
 decision names a file relative to that root and an edit by its key (pass, the code at
-that place, occurrence). Later ``convert`` and ``review`` runs find it by looking up from
+that place, occurrence; in a notebook, the notebook and the key of the edit in its code
+cells, with the cell as well as the line for people to read). Later ``convert`` and ``review`` runs find it by looking up from
 their inputs and honour it: a declined edit is not made. A decision stops matching once
 the code at that place changes, and is then asked again.
 """
@@ -36,6 +37,7 @@ class Decision:
     key: EditKey
     line: int  # where the edit was when decided (shown to people; the key is what matches)
     apply: bool
+    cell: int | None = None  # in a notebook: the cell ``line`` is in (shown to people too)
 
 
 def decisions_path(root: Path) -> Path:
@@ -73,7 +75,7 @@ class DecisionStore:
             data = tomllib.loads(store.path.read_text(encoding="utf-8"))
             entries = data.get("decision", [])
             decisions = [Decision(str(e["file"]), EditKey(str(e["pass"]), str(e["code"]), int(e["occurrence"])),
-                                  int(e.get("line", 0)), bool(e["apply"])) for e in entries]
+                                  int(e.get("line", 0)), bool(e["apply"]), _cell(e.get("cell"))) for e in entries]
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
             raise DecisionsError(f"{store.path}: cannot read the decisions ({type(exc).__name__}: {exc})") from exc
         return cls(store.root, decisions)
@@ -101,7 +103,7 @@ class DecisionStore:
 
     def record(self, path: str | os.PathLike, edit: Edit, apply: bool) -> None:
         name = self.relative(path)
-        self._by_key[(name, edit.key)] = Decision(name, edit.key, edit.line, apply)
+        self._by_key[(name, edit.key)] = Decision(name, edit.key, edit.line, apply, edit.cell)
 
     def forget_stale(self, path: str | os.PathLike, edits: Iterable[Edit]) -> int:
         """Drop the decisions of ``path`` that match none of its ``edits`` (its code changed
@@ -115,9 +117,11 @@ class DecisionStore:
 
     def to_toml(self) -> str:
         parts = [_HEADER]
-        for d in sorted(self._by_key.values(), key=lambda d: (d.file, d.line, d.key)):
+        for d in sorted(self._by_key.values(), key=lambda d: (d.file, d.cell or 0, d.line, d.key)):
             parts.append("\n[[decision]]\n")
             parts.append(f"file = {_string(d.file)}\n")
+            if d.cell is not None:
+                parts.append(f"cell = {d.cell}\n")
             parts.append(f"line = {d.line}\n")
             parts.append(f"pass = {_string(d.key.pass_id)}\n")
             parts.append(f"code = {_string(d.key.code)}\n")
@@ -132,6 +136,11 @@ class DecisionStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_file_atomic(self.path, self.to_toml())
         return self.path
+
+
+def _cell(value) -> int | None:
+    """A decision's ``cell`` as read (absent: not a notebook's)."""
+    return None if value is None else int(value)
 
 
 def _string(text: str) -> str:

@@ -44,6 +44,7 @@ class Edit:
     applied: bool = True
     why_not: str = ""  # when not applied: the decision or comment that declined it
     pass_name: str = ""
+    cell: int | None = None  # in a notebook: the 1-based cell holding the place (0: none), ``line`` inside it
 
     @property
     def key(self) -> EditKey:
@@ -55,17 +56,28 @@ class Edit:
 
     def diff(self, filename: str = "") -> str:
         """A unified diff of the place before and after this edit."""
-        where = f"{filename}:{self.line}" if filename else f"line {self.line}"
+        where = place(filename, self.line, self.cell)
         lines = difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
                                      f"{where} (before {self.pass_id})", f"{where} (after {self.pass_id})", n=0)
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
     def to_dict(self) -> dict:
+        """Plain JSON data (``col`` 1-based); ``cell`` only for an edit of a notebook."""
         return {
-            "pass": self.pass_id, "line": self.line, "col": self.col + 1, "code": self.code, "before": self.before,
+            "pass": self.pass_id, **({} if self.cell is None else {"cell": self.cell}), "line": self.line,
+            "col": self.col + 1, "code": self.code, "before": self.before,
             "after": self.after, "reason": self.reason, "safety": self.safety.value,
             "occurrence": self.occurrence, "applied": self.applied, "why_not": self.why_not, "pass_name": self.pass_name,
         }
+
+
+def place(filename: str, line: int, cell: int | None = None) -> str:
+    """Where a line is, for people: ``model.py:8``, ``nb.ipynb cell 3 line 2`` (``cell``: in a
+    notebook), ``line 8`` / ``cell 3 line 2`` without a filename."""
+    where = f"line {line}" if cell is None else f"cell {cell} line {line}"
+    if not filename:
+        return where
+    return f"{filename}:{line}" if cell is None else f"{filename} {where}"
 
 
 def ignored_passes(comment: str | None) -> frozenset[str] | None:

@@ -7,6 +7,8 @@ Pure functions back ``transpile passes`` and ``transpile explain``:
   defines it) and its before/after examples;
 * :func:`explain_file`: converts a source with its edits recorded and groups them (and the
   diagnostics) by pass, optionally only those at one line;
+* :func:`explain_notebook`: the same for a notebook's code cells, optionally only those of
+  one cell (a cell is its 1-based place among all the notebook's cells) or one line of it;
 * :func:`line_change`: what a line of the input became in the converted code, all passes
   together (the imports' changes, which are not recorded as edits, show there).
 """
@@ -21,7 +23,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from .diagnostics import Diagnostic
-from .edits import Edit, EditKey
+from .edits import Edit, EditKey, place
 from .passes import Example
 
 
@@ -94,6 +96,13 @@ class PassExplanation:
         lines = [e.line for e in self.edits if e.line] + [d.line for d in self.diagnostics if d.line]
         return min(lines, default=sys.maxsize)
 
+    def first_place(self, cell_of) -> tuple[int, int]:
+        """(cell, line) of its first placed edit or diagnostic; ``cell_of(diagnostic)`` gives a
+        diagnostic's cell (0 outside a notebook, where this orders as :attr:`first_line`)."""
+        places = ([(e.cell or 0, e.line) for e in self.edits if e.line]
+                  + [(cell_of(d), d.line) for d in self.diagnostics if d.line])
+        return min(places, default=(sys.maxsize, sys.maxsize))
+
     def to_dict(self, filename: str) -> dict:
         return {**self.doc.to_dict(examples=1),
                 "edits": [{**e.to_dict(), "end_line": e.end_line, "diff": e.diff(filename)} for e in self.edits],
@@ -113,6 +122,8 @@ class Explanation:
     unplaced_edits: int = 0  # with ``line``: edits in code an earlier pass wrote (they have no line)
     errors: int = 0  # error diagnostics in the whole file, at any line
     line_change: LineChange | None = None  # with ``line``: what the converted file has in its place
+    cell: int | None = None  # a notebook's cell asked about (``line`` is in it)
+    notebook: bool = False  # edits and diagnostics are placed by cell and line in the cell
 
     @property
     def has_errors(self) -> bool:
@@ -120,7 +131,8 @@ class Explanation:
         return self.failed or self.errors > 0
 
     def to_dict(self) -> dict:
-        return {"file": self.filename, "line": self.line, "failed": self.failed, "changed": self.changed,
+        return {"file": self.filename, **({"cell": self.cell} if self.notebook else {}), "line": self.line,
+                "failed": self.failed, "changed": self.changed,
                 "passes": [p.to_dict(self.filename) for p in self.passes],
                 "diagnostics": [d.to_dict() for d in self.diagnostics], "unplaced_edits": self.unplaced_edits,
                 "errors": self.errors,
@@ -136,10 +148,15 @@ class LineChange:
     before: tuple[str, ...]
     converted_first: int  # 1-based, in the converted code (where ``after`` is, or would be)
     after: tuple[str, ...]
+    cell: int | None = None  # in a notebook: the cell both lines are in
 
     def diff(self, filename: str) -> str:
         """The change as a diff without context: ``-`` the input's lines, ``+`` the converted ones."""
-        head = f"--- {filename}:{self.first}\n+++ {filename}:{self.converted_first} (converted)\n"
+        if self.cell is None:
+            head = f"--- {filename}:{self.first}\n+++ {filename}:{self.converted_first} (converted)\n"
+        else:
+            head = (f"--- {place(filename, self.first, self.cell)}\n"
+                    f"+++ {place(filename, self.converted_first, self.cell)} (converted)\n")
         return head + "".join(f"-{t}\n" for t in self.before) + "".join(f"+{t}\n" for t in self.after)
 
     def to_dict(self, filename: str) -> dict:
@@ -231,8 +248,13 @@ def _narrowed(old: list[str], new: list[str], block: tuple[int, int, int, int], 
 
 
 def _import_lines(source: str) -> set[int]:
-    """The lines of ``source`` (valid Python) that import statements span."""
-    return {n for node in ast.walk(ast.parse(source)) if isinstance(node, (ast.Import, ast.ImportFrom))
+    """The lines of ``source`` that import statements span (none when Python cannot parse it:
+    a notebook's cell may hold what only IPython runs, such as a top-level ``await``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
             for n in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
 
 
@@ -254,13 +276,27 @@ def explain_file(source: str, filename: str = "<string>", line: int | None = Non
     result = convert_code(source, filename=filename, record_edits=True, declined=declined)
     edits, diagnostics = result.edits, result.diagnostics
     unplaced = 0
+    change = None
     if line is not None and not result.failed:  # why a file failed is said whatever the line
         unplaced = sum(1 for e in edits if not e.line)
         edits = [e for e in edits if e.line and e.line <= line <= e.end_line]
         diagnostics = [d for d in diagnostics if d.line == line]
+        change = line_change(source, result.code, line)
+    at_import = change is not None and line in _import_lines(source)
+    return _explained(result, filename, edits, diagnostics, unplaced, change, at_import, line=line)
+
+
+def _explained(result, filename: str, edits: list[Edit], diagnostics: list[Diagnostic], unplaced: int,
+               change: LineChange | None, at_import: bool, *, line: int | None, cell: int | None = None,
+               notebook: bool = False, cell_of=lambda diagnostic: 0) -> Explanation:
+    """The explanation of ``result`` from the edits and diagnostics it shows, grouped by pass.
+
+    ``at_import``: ``change`` is at an import line, which brings in the passes whose edits are
+    derived (the imports'): they made it. ``cell_of`` gives a diagnostic's cell in a notebook,
+    to order the passes."""
     docs = {d.id: d for d in pass_docs()}
     by_pass: dict[str, PassExplanation] = {}
-    for edit in sorted(edits, key=lambda e: (not e.line, e.line, e.col)):
+    for edit in sorted(edits, key=lambda e: (not e.line, e.cell or 0, e.line, e.col)):
         by_pass.setdefault(edit.pass_id, PassExplanation(docs[edit.pass_id])).edits.append(edit)
     others = []
     for diag in diagnostics:
@@ -268,15 +304,61 @@ def explain_file(source: str, filename: str = "<string>", line: int | None = Non
             by_pass.setdefault(diag.code, PassExplanation(docs[diag.code])).diagnostics.append(diag)
         else:
             others.append(diag)
-    change = None
-    if line is not None and not result.failed:
-        change = line_change(source, result.code, line)
-        if change is not None and line in _import_lines(source):
-            # an import changed: the passes whose edits are derived (the imports') made it
-            for doc in docs.values():
-                if doc.derived_edits:
-                    by_pass.setdefault(doc.id, PassExplanation(doc))
+    if at_import:
+        # an import changed: the passes whose edits are derived (the imports') made it
+        for doc in docs.values():
+            if doc.derived_edits:
+                by_pass.setdefault(doc.id, PassExplanation(doc))
     order = list(docs)
-    passes = sorted(by_pass.values(), key=lambda p: (p.first_line, order.index(p.doc.id)))
+    passes = sorted(by_pass.values(), key=lambda p: (p.first_place(cell_of), order.index(p.doc.id)))
     return Explanation(filename, line, result.failed, result.changed, passes, others, unplaced, len(result.errors),
-                       change)
+                       change, cell, notebook)
+
+
+def explain_notebook(text: str, filename: str = "<notebook>", cell: int | None = None, line: int | None = None,
+                     declined: frozenset[EditKey] = frozenset()) -> Explanation:
+    """:func:`explain_file` for a notebook (JSON text): its code cells converted as
+    ``transpile convert`` does. With ``cell`` (its 1-based place among all the notebook's
+    cells), only the edits and diagnostics of that cell; with ``line`` too, only those at
+    that line of the cell. ValueError for a ``line`` without a ``cell``, a ``cell`` that is
+    not a code cell of the notebook, a ``line`` outside the cell."""
+    from .api import _park_magics, _restore_magics, cell_filename, convert_notebook, notebook_cells
+
+    if line is not None and cell is None:
+        raise ValueError(f"{filename} is a notebook: a line needs its cell (--cell)")
+    try:
+        cells = notebook_cells(text)
+    except ValueError:
+        cells = None  # not a notebook: the conversion says why
+    if cells is not None and cell is not None:
+        _check_cell(cells, filename, cell, line)
+    result = convert_notebook(text, filename=filename, record_edits=True, declined=declined)
+    edits, diagnostics = result.edits, result.diagnostics
+    names = {cell_filename(filename, n): n for n in range(1, len(cells or ()) + 1)}
+    unplaced, change, at_import = 0, None, False
+    if cell is not None and not result.failed:  # why a notebook failed is said whatever the cell
+        unplaced = sum(1 for e in edits if not e.line)
+        edits = [e for e in edits if e.cell == cell and (line is None or e.line <= line <= e.end_line)]
+        diagnostics = [d for d in diagnostics if names.get(d.filename) == cell and (line is None or d.line == line)]
+        if line is not None:
+            before = _park_magics(cells[cell - 1][1])
+            after = _park_magics(notebook_cells(result.code)[cell - 1][1])
+            change = line_change(before, after, line)
+            if change is not None:
+                change = LineChange(change.first, tuple(map(_restore_magics, change.before)), change.converted_first,
+                                    tuple(map(_restore_magics, change.after)), cell)
+                at_import = line in _import_lines(before)
+    return _explained(result, filename, edits, diagnostics, unplaced, change, at_import, line=line, cell=cell, notebook=True,
+                      cell_of=lambda d: names.get(d.filename, 0))
+
+
+def _check_cell(cells: list[tuple[str, str]], filename: str, cell: int, line: int | None) -> None:
+    """ValueError unless ``cell`` is a code cell of the notebook and ``line`` (if any) is in it."""
+    code_cells = ", ".join(str(n) for n, (kind, _) in enumerate(cells, 1) if kind == "code") or "none"
+    if not 1 <= cell <= len(cells):
+        raise ValueError(f"cell {cell} is outside {filename} (cells 1 to {len(cells)}; code cells: {code_cells})")
+    kind, source = cells[cell - 1]
+    if kind != "code":
+        raise ValueError(f"cell {cell} of {filename} is a {kind} cell (code cells: {code_cells})")
+    if line is not None and not 1 <= line <= source_lines(source):
+        raise ValueError(f"line {line} is outside cell {cell} of {filename} (lines 1 to {source_lines(source)})")

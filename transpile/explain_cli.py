@@ -10,13 +10,20 @@ import textwrap
 from pathlib import Path
 
 from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
-from .explain import Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, pass_doc, pass_docs
+from .edits import place
+from .explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
+                      pass_docs)
 
 _INDENT = "    "
 
 _EXPLAIN_EPILOG = """\
+a notebook (.ipynb): its code cells are converted together, as transpile convert does; a cell is
+named by its place among all the notebook's cells (markdown cells count, the first is 1), and
+--line then needs --cell: it is the line inside that cell.
+
 exit status: 0 done; 1 the file failed (it does not parse, cannot be read...) or has errors,
-as with transpile convert; 2 usage error (a directory, a notebook, a line outside the file)."""
+as with transpile convert; 2 usage error (a directory, a line outside the file, --line on a
+notebook without --cell, --cell on a .py file or naming no code cell)."""
 
 
 def add_explain_parsers(sub) -> None:
@@ -28,14 +35,19 @@ def add_explain_parsers(sub) -> None:
     passes.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     passes.set_defaults(func=cmd_passes)
 
-    explain = sub.add_parser("explain", help="say which pass changed what in a file, and why",
-                             description="Convert FILE (nothing is written) and show, pass by pass, each edit "
+    explain = sub.add_parser("explain", help="say which pass changed what in a file or notebook, and why",
+                             description="Convert FILE, a .py file or a notebook (nothing is written) and show, "
+                                         "pass by pass, each edit "
                                          "it made (a diff), why, whether it was applied, and the rule's "
                                          "documentation with an example.",
                              epilog=_EXPLAIN_EPILOG)
     explain.add_argument("file", metavar="FILE")
     explain.add_argument("--line", type=_positive, metavar="N",
-                         help="only the edits whose code spans line N, and the diagnostics at line N")
+                         help="only the edits whose code spans line N, and the diagnostics at line N "
+                              "(in a notebook: line N of the cell --cell names)")
+    explain.add_argument("--cell", type=_positive, metavar="C",
+                         help="a notebook only: only the edits and diagnostics of cell C (1: the first cell; "
+                              "markdown cells count)")
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                          help="colour the diffs (default auto: on a terminal, unless NO_COLOR is set)")
@@ -98,13 +110,12 @@ def _pass_text(doc: PassDoc, examples: int | None) -> str:
 
 
 def cmd_explain(args) -> int:
-    """``transpile explain FILE [--line N]``."""
+    """``transpile explain FILE [--line N] [--cell C]``."""
     path = Path(args.file)
-    if path.is_dir():
-        print(f"transpile explain: {path} is a directory; explain takes one .py file", file=sys.stderr)
-        return EXIT_USAGE
-    if path.suffix == ".ipynb":
-        print(f"transpile explain: {path} is a notebook; explain takes one .py file", file=sys.stderr)
+    notebook = path.suffix == ".ipynb"
+    usage = _usage_problem(path, notebook, args.line, args.cell)
+    if usage:
+        print(f"transpile explain: {usage}", file=sys.stderr)
         return EXIT_USAGE
     from .files import _read  # the reading convert does: BOM, UTF-8, empty files
 
@@ -114,8 +125,11 @@ def cmd_explain(args) -> int:
         print(why, file=sys.stderr)
         return EXIT_FINDINGS
     try:
-        explanation = explain_file(source, str(path), args.line, _declined(path))
-    except ValueError as exc:  # a line outside the file, a decisions file that cannot be read
+        if notebook:
+            explanation = explain_notebook(source, str(path), args.cell, args.line, _declined(path))
+        else:
+            explanation = explain_file(source, str(path), args.line, _declined(path))
+    except ValueError as exc:  # a line outside the file, no such cell, a decisions file that cannot be read
         print(f"transpile explain: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.format == "json":
@@ -123,6 +137,17 @@ def cmd_explain(args) -> int:
     else:
         sys.stdout.write(_explanation_text(explanation, _use_color(args.color, sys.stdout)))
     return EXIT_FINDINGS if explanation.has_errors else EXIT_OK
+
+
+def _usage_problem(path: Path, notebook: bool, line: int | None, cell: int | None) -> str | None:
+    """What is wrong with the arguments, before reading the file (None: nothing)."""
+    if path.is_dir():
+        return f"{path} is a directory; explain takes one .py file or notebook"
+    if notebook and line is not None and cell is None:
+        return f"{path} is a notebook: --line {line} needs --cell (the cell that line is in)"
+    if not notebook and cell is not None:
+        return f"--cell is for a notebook (.ipynb); {path} is not one"
+    return None
 
 
 def _declined(path: Path) -> frozenset:
@@ -145,15 +170,17 @@ def _explanation_text(explanation: Explanation, color: bool) -> str:
         parts.append("\nwhat the conversion made of it, all passes together:\n"
                      + textwrap.indent("".join(colorize_diff(lines) if color else lines), _INDENT))
     if explanation.unplaced_edits:
+        option = "--cell" if explanation.cell is not None else "--line"
         parts.append(f"(not shown: {_count(explanation.unplaced_edits, 'edit')} in code an earlier pass wrote, "
-                     "which has no line in the input; run without --line to see them)\n")
+                     f"which has no line in the input; run without {option} to see them)\n")
     parts += ["\n" + _pass_part(p, explanation.filename, color) for p in explanation.passes]
     return "".join(parts)
 
 
 def _summary_line(explanation: Explanation) -> str:
     """``model.py, line 8: 1 edit by 1 pass (1 declined); 2 diagnostics``, or why there is none."""
-    where = explanation.filename + (f", line {explanation.line}" if explanation.line is not None else "")
+    where = (explanation.filename + (f", cell {explanation.cell}" if explanation.cell is not None else "")
+             + (f", line {explanation.line}" if explanation.line is not None else ""))
     if explanation.failed:
         return f"{explanation.filename}: not converted, nothing to explain:\n"
     if not explanation.passes and explanation.line_change is None:
@@ -182,9 +209,10 @@ def _pass_part(part: PassExplanation, filename: str, color: bool) -> str:
     doc = part.doc
     text = ["=== " + _heading(doc)]
     for edit in part.edits:
-        place = f"line {edit.line}, col {edit.col + 1}" if edit.line else "in code an earlier pass wrote (no line in the input)"
+        where = (f"{place('', edit.line, edit.cell)}, col {edit.col + 1}" if edit.line
+                 else "in code an earlier pass wrote (no line in the input)")
         state = "applied" if edit.applied else f"NOT applied: declined by {edit.why_not}"
-        text.append(f"\n{place}: {state}; {edit.safety.value}\n{_INDENT}why: {edit.reason}\n")
+        text.append(f"\n{where}: {state}; {edit.safety.value}\n{_INDENT}why: {edit.reason}\n")
         diff = edit.diff(filename)
         if not diff:
             diff = f"(the text stays {edit.after!r}: what it names changes with the imports)\n"

@@ -643,7 +643,8 @@ def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | 
 
     try:
         if filename.endswith(".ipynb"):
-            return api.convert_notebook(text, filename=filename, debug=debug), False
+            return api.convert_notebook(text, filename=filename, debug=debug, record_edits=record_edits,
+                                        declined=declined), False
         return api.convert_code(text, filename=filename, debug=debug, package=package, record_edits=record_edits,
                                 declined=declined), False
     except Exception as exc:  # a bug in a pass: isolate it to this file

@@ -17,7 +17,7 @@ from pathlib import Path
 from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _summary, refused
 from .decisions import DecisionStore, DecisionsError, find_root
 from .diagnostics import Safety
-from .edits import Edit
+from .edits import Edit, place
 from .files import RefusedError, convert_paths
 
 HELP = """\
@@ -117,7 +117,8 @@ def _ask(keys: _Keys, out, default_yes: bool) -> _Answer:
 
 def _show(edit: Edit, path: str, index: int, total: int, out) -> None:
     state = "" if edit.applied else " (declined before)"
-    out.write(f"\n[{index}/{total}] {path}:{edit.line}:{edit.col + 1}  {edit.pass_id} {edit.pass_name}  "
+    where = f"{path}:{edit.line}:{edit.col + 1}" if edit.cell is None else f"{place(path, edit.line, edit.cell)} col {edit.col + 1}"
+    out.write(f"\n[{index}/{total}] {where}  {edit.pass_id} {edit.pass_name}  "
               f"{edit.safety.value}{state}\n")
     out.write(f"  {edit.reason}\n")
     diff = edit.diff(path)
@@ -151,7 +152,7 @@ def cmd_review(args) -> int:
         if store.forget_stale(outcome.source, result.edits):
             store.save()
         asked = sorted((e for e in result.edits if _asked(e, args.unsafe_only) and store.decided(outcome.source, e) is None),
-                       key=lambda e: e.line)  # in the order of the file (inner edits first on a line)
+                       key=lambda e: (e.cell or 0, e.line))  # in the order of the file (inner edits first on a line)
         if asked:
             pending.append((outcome.source, asked))
     total = sum(len(asked) for _, asked in pending)
