@@ -164,7 +164,8 @@ def test_review_a_notebook_then_convert_and_review_again(tmp_path: Path) -> None
     assert (edit["cell"], edit["line"], edit["applied"], edit["why_not"]) == (4, 4, False, "a decision")
 
     # the code at a decided place changes: asked again, the stale decision dropped
-    (tmp_path / "nb.ipynb").write_text(notebook(*CELLS[:3], ("code", MODEL.replace("nn.Linear(8, 4)", "nn.Linear(8, 6)"))))
+    changed = MODEL.replace("nn.Linear(8, 4)", "nn.Linear(8, 6)")
+    (tmp_path / "nb.ipynb").write_text(notebook(*CELLS[:3], ("code", changed)))
     asked = run("review", "nb.ipynb", cwd=tmp_path, answers="q\n")
     assert asked.returncode == 0, asked.stderr
     assert "[1/1] nb.ipynb cell 4 line 4 col 21  MS201" in asked.stdout and "-nn.Linear(8, 6)" in asked.stdout

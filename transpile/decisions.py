@@ -2,10 +2,11 @@
 
 The file lives at the root of the project (the directory holding ``.transpile``); each
 decision names a file relative to that root and an edit by its key (pass, the code at
-that place, occurrence; in a notebook, the notebook and the key of the edit in its code
-cells, with the cell as well as the line for people to read). Later ``convert`` and ``review`` runs find it by looking up from
-their inputs and honour it: a declined edit is not made. A decision stops matching once
-the code at that place changes, and is then asked again.
+that place, occurrence). A notebook's decisions name the notebook, and key its edits the
+same way over all its code cells; their ``cell`` and ``line`` are for people to read.
+Later ``convert`` and ``review`` runs find it by looking up from their inputs and honour
+it: a declined edit is not made. A decision stops matching once the code at that place
+changes, and is then asked again.
 """
 from __future__ import annotations
 

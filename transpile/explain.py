@@ -348,15 +348,16 @@ def explain_notebook(text: str, filename: str = "<notebook>", cell: int | None =
                 change = LineChange(change.first, tuple(map(_restore_magics, change.before)), change.converted_first,
                                     tuple(map(_restore_magics, change.after)), cell)
                 at_import = line in _import_lines(before)
-    return _explained(result, filename, edits, diagnostics, unplaced, change, at_import, line=line, cell=cell, notebook=True,
-                      cell_of=lambda d: names.get(d.filename, 0))
+    return _explained(result, filename, edits, diagnostics, unplaced, change, at_import, line=line, cell=cell,
+                      notebook=True, cell_of=lambda d: names.get(d.filename, 0))
 
 
 def _check_cell(cells: list[tuple[str, str]], filename: str, cell: int, line: int | None) -> None:
     """ValueError unless ``cell`` is a code cell of the notebook and ``line`` (if any) is in it."""
     code_cells = ", ".join(str(n) for n, (kind, _) in enumerate(cells, 1) if kind == "code") or "none"
     if not 1 <= cell <= len(cells):
-        raise ValueError(f"cell {cell} is outside {filename} (cells 1 to {len(cells)}; code cells: {code_cells})")
+        count = f"{len(cells)} cell" + ("" if len(cells) == 1 else "s")
+        raise ValueError(f"cell {cell} is outside {filename} ({count}; code cells: {code_cells})")
     kind, source = cells[cell - 1]
     if kind != "code":
         raise ValueError(f"cell {cell} of {filename} is a {kind} cell (code cells: {code_cells})")

@@ -35,9 +35,11 @@ def add_review_parser(sub) -> None:
         description="Show each proposed edit (one rewrite at one place) with its pass, reason and diff, and "
                     "ask whether to apply it. Decisions are saved in .transpile/decisions.toml (found above "
                     "the inputs, else created in the current directory) and honoured by later convert and "
-                    "review runs until the code at that place changes.",
+                    "review runs until the code at that place changes. In a notebook (.ipynb) an edit's place "
+                    "is 'cell N line L': N counts all the notebook's cells (markdown too) from 1, L is the "
+                    "line inside that cell.",
         epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    review.add_argument("paths", nargs="+", metavar="PATH")
+    review.add_argument("paths", nargs="+", metavar="PATH", help=".py files, notebooks (.ipynb) or directories")
     review.add_argument("--unsafe-only", action="store_true",
                         help="ask only about unsafe edits and those a person must finish (the others are applied)")
     where = review.add_mutually_exclusive_group()
@@ -117,7 +119,10 @@ def _ask(keys: _Keys, out, default_yes: bool) -> _Answer:
 
 def _show(edit: Edit, path: str, index: int, total: int, out) -> None:
     state = "" if edit.applied else " (declined before)"
-    where = f"{path}:{edit.line}:{edit.col + 1}" if edit.cell is None else f"{place(path, edit.line, edit.cell)} col {edit.col + 1}"
+    if edit.cell is None:
+        where = f"{path}:{edit.line}:{edit.col + 1}"
+    else:  # a notebook's: nb.ipynb cell 3 line 2 col 5
+        where = f"{place(path, edit.line, edit.cell)} col {edit.col + 1}"
     out.write(f"\n[{index}/{total}] {where}  {edit.pass_id} {edit.pass_name}  "
               f"{edit.safety.value}{state}\n")
     out.write(f"  {edit.reason}\n")
