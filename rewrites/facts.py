@@ -20,6 +20,7 @@ from .syntax import is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
 from .target_code import target_definitions
+from .training_plan import TrainingPlan, make_plan
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -72,6 +73,12 @@ class FileFacts:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def training_plan(self) -> TrainingPlan | None:
+        """Where the file trains (``rewrites/training_plan.py``); None where it calls no
+        ``.backward(`` (the text settles most files at once)."""
+        return self._once("training_plan", self.module, lambda: make_plan(self.module, self.ctx.imports.qualify)
+                          if ".backward(" in self.ctx.source else None)
 
     def nodes(self, scope, kinds, enter=None):
         return self.index.nodes(scope, kinds, enter)

@@ -51,12 +51,20 @@ class TrainingStatement:
     params: tuple[str, ...] = ()  # names the function takes (read before it writes them)
     outputs: tuple[str, ...] = ()  # names it returns besides the loss
     problem: str = ""
+    stored: tuple[str, ...] = ()  # names the region binds
+    reads_before: tuple[str, ...] = ()  # names the region reads before it binds them (or never binds)
+    # where the statement's block is the body of an ``if`` (no elif): that statement and the
+    # block holding it, for a loss computed before the ``if`` (``if phase == "train":``)
+    container: tuple | None = None
+    guard: "TrainingStatement | None" = None  # backward: the ``if`` it trains under (kind "guard")
+    ancestors: tuple = ()  # the compound statements holding it, in its function
 
 
 @dataclass
 class TrainingPlan:
     statements: dict[int, TrainingStatement]  # id(original statement) -> its part
     blocks: set[int]  # ids of the statement lists (original bodies) holding one
+    trains_inside: set[int] = field(default_factory=set)  # ids of compound statements holding a converted backward
 
     def in_block(self, body) -> list[TrainingStatement]:
         return [self.statements[id(s)] for s in body if id(s) in self.statements]
@@ -67,13 +75,14 @@ def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
     optimizers, schedulers = _constructed(module, qualify)
     statements: dict[int, TrainingStatement] = {}
     blocks: set[int] = set()
+    trains_inside: set[int] = set()
     for scope, found in _scopes(module, qualify, optimizers, schedulers):
         _pair(found, optimizers)
         if not any(s.kind == "backward" for s in found):
             continue
         scope_code = scope.code if isinstance(scope, cst.Module) else code_of(scope)
         scope_loads = _loads(ast.parse(scope_code))
-        for s in found:
+        for s in list(found):  # a guard found is appended
             if s.kind == "backward" and s.optimizer is not None:
                 _region(s, found, scope_loads)
         _leave_troubled(found)
@@ -81,7 +90,9 @@ def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
             s.scope_code = scope_code
             statements[id(s.stmt)] = s
             blocks.add(id(s.block))
-    return TrainingPlan(statements, blocks) if statements else None
+            if s.kind == "backward" and not s.problem:
+                trains_inside.update(id(a) for a in s.ancestors)
+    return TrainingPlan(statements, blocks, trains_inside) if statements else None
 
 
 # -- finding the statements --------------------------------------------------------------
@@ -138,7 +149,7 @@ def _scopes(module, qualify, optimizers, schedulers):
         pending.extend(nested)
 
 
-def _collect(body, qualify, optimizers, schedulers, found, nested) -> None:
+def _collect(body, qualify, optimizers, schedulers, found, nested, container=None, ancestors=()) -> None:
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
             if isinstance(stmt.body, cst.IndentedBlock):
@@ -153,10 +164,14 @@ def _collect(body, qualify, optimizers, schedulers, found, nested) -> None:
         if isinstance(stmt, cst.SimpleStatementLine):
             part = _training_statement(stmt, body, qualify, optimizers, schedulers)
             if part is not None:
+                part.container, part.ancestors = container, ancestors
                 found.append(part)
             continue
         for inner in _inner_bodies(stmt):
-            _collect(inner, qualify, optimizers, schedulers, found, nested)
+            guarded = (isinstance(stmt, cst.If) and inner is stmt.body.body
+                       and not isinstance(stmt.orelse, cst.If))
+            _collect(inner, qualify, optimizers, schedulers, found, nested, (stmt, body) if guarded else None,
+                     ancestors + (stmt,))
 
 
 def _training_statement(stmt, block, qualify, optimizers, schedulers) -> TrainingStatement | None:
@@ -255,8 +270,7 @@ def _followed_by_step(backward: TrainingStatement, found: list[TrainingStatement
     """Whether the backward's own step comes next in its block (clips and unscales between)."""
     ours = {id(s.stmt): s for s in found}
     block = backward.block
-    at = next(i for i, stmt in enumerate(block) if stmt is backward.stmt)
-    for stmt in block[at + 1:]:
+    for stmt in block[_position(block, backward.stmt) + 1:]:
         part = ours.get(id(stmt))
         if part is None or part.kind not in ("step", "clip", "unscale", "zero_grad"):
             return False
@@ -269,20 +283,62 @@ def _followed_by_step(backward: TrainingStatement, found: list[TrainingStatement
 _BARRIERS = ("zero_grad", "backward", "step", "clip", "unscale", "update")
 
 
+def _position(block: list, stmt) -> int:
+    return next(i for i, candidate in enumerate(block) if candidate is stmt)
+
+
 def _region(backward: TrainingStatement, found: list[TrainingStatement], scope_loads: dict[str, int]) -> None:
     """The statements before the backward (back to the block's start or the previous
-    training statement; zero_grad calls are stepped over) that compute the loss."""
-    block = backward.block
+    training statement; zero_grad calls are stepped over) that compute the loss. Where the
+    backward sits in an ``if`` body and the loss is computed (wholly or partly) before the
+    ``if`` (``if phase == "train": loss.backward()``), the statements before the ``if``,
+    provided the body holds only training statements before the backward: the ``if`` is then
+    a part of kind "guard", appended to ``found``."""
+    _forward_region(backward, backward.stmt, backward.block, found, scope_loads)
+    loss_reads = set(_loads(ast.parse(code_of(backward.loss), mode="eval")))
+    # names computed before the region that the loss depends on: gradients do not flow
+    # into a function through them
+    before = (loss_reads - set(backward.stored)) | set(backward.reads_before)
+    guard = _guard(backward) if backward.container is not None else None
+    if guard is not None:
+        _forward_region(guard, guard.stmt, guard.block, found, scope_loads)
+        if before & set(guard.stored):
+            if backward.region:
+                backward.problem = ("the loss is computed partly before the 'if' holding its backward(): "
+                                    "compute it in one place")
+                return
+            backward.guard, backward.span = guard, 0
+            backward.params, backward.outputs = guard.params, guard.outputs
+            found.append(guard)
+            return
+    if isinstance(backward.loss, cst.Name) and backward.loss.value not in backward.stored:
+        backward.problem = (f"the loss '{backward.loss.value}' is computed away from its backward() (not in the "
+                            f"statements just before it): move the computation next to backward()")
+
+
+def _guard(backward: TrainingStatement) -> TrainingStatement | None:
+    """The ``if`` whose body holds the backward, as a part of its own in the block holding
+    it: the forward code before the ``if`` moves into the function, differentiated in the
+    ``if`` and called in its ``else``."""
+    statement, block = backward.container
+    return TrainingStatement("guard", statement, block, optimizer=backward.optimizer, loss=backward.loss,
+                             scaler=backward.scaler, simple=backward.simple)
+
+
+def _forward_region(part: TrainingStatement, anchor, block: list, found: list[TrainingStatement],
+                    scope_loads: dict[str, int]) -> None:
+    """``part``'s region, span, params, outputs and stored names: the statements of ``block``
+    before ``anchor`` back to the previous training statement."""
     ours = {id(s.stmt): s for s in found}
-    at = next(i for i, stmt in enumerate(block) if stmt is backward.stmt)
+    at = _position(block, anchor)
     boundary = at
     while boundary > 0 and (ours.get(id(block[boundary - 1])) is None or ours[id(block[boundary - 1])].kind == "zero_grad"):
         boundary -= 1
-    backward.span = sum(1 for stmt in block[boundary:at] if id(stmt) not in ours)
+    part.span = sum(1 for stmt in block[boundary:at] if id(stmt) not in ours)
     # a zero_grad between the loss and its backward is stepped over; one before the loss ends it
     start = at
     while start > boundary:
-        if id(block[start - 1]) in ours and _computes(backward, [s for s in block[start:at] if id(s) not in ours]):
+        if id(block[start - 1]) in ours and _computes(part, [s for s in block[start:at] if id(s) not in ours]):
             break
         start -= 1
     region = [stmt for stmt in block[start:at] if id(stmt) not in ours]
@@ -292,21 +348,19 @@ def _region(backward: TrainingStatement, found: list[TrainingStatement], scope_l
         if _leaves(trees[i]):
             region, trees = region[i + 1:], trees[i + 1:]
             break
-    backward.region = region
+    part.region = region
     reads = _Names()
     for tree in trees:
         reads.visit(tree)
-    loss_names = _loads(ast.parse(code_of(backward.loss), mode="eval")) if backward.loss is not None else {}
-    if isinstance(backward.loss, cst.Name) and backward.loss.value not in reads.stored:
-        backward.problem = (f"the loss '{backward.loss.value}' is computed away from its backward() (not in the "
-                            f"statements just before it): move the computation next to backward()")
-        return
+    part.stored, part.reads_before = tuple(reads.stored), tuple(reads.read_first)
+    loss_names = _loads(ast.parse(code_of(part.loss), mode="eval")) if part.loss is not None else {}
     region_loads = _loads_of(trees)
-    backward.params = tuple(n for n in reads.read_first if n in reads.stored)
-    loss_name = backward.loss.value if isinstance(backward.loss, cst.Name) else None
-    backward.outputs = tuple(n for n in reads.stored
-                             if n != loss_name and (scope_loads.get(n, 0) > region_loads.get(n, 0) - loss_names.get(n, 0)
-                                                    or n in reads.read_first))
+    part.params = tuple(n for n in reads.read_first if n in reads.stored)
+    loss_name = part.loss.value if isinstance(part.loss, cst.Name) else None
+    # returned: what the code outside the region and the loss expression reads
+    part.outputs = tuple(n for n in reads.stored
+                         if n != loss_name and (scope_loads.get(n, 0) - loss_names.get(n, 0) > region_loads.get(n, 0)
+                                                or n in reads.read_first))
 
 
 def _computes(backward: TrainingStatement, statements: list) -> bool:

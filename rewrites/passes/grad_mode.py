@@ -242,6 +242,11 @@ class GradMode(Pass):
         enabled = item.item.args[0].value if kind == "set_grad_enabled" else cst.Name("False")
         if literal_value(enabled) is True or not self._differentiated(scope):
             return body
+        plan = self.facts.training_plan()
+        if kind == "set_grad_enabled" and plan is not None and id(original) in plan.trains_inside:
+            # the block's own backward runs only with gradients on; MS211 moved its forward
+            # code into a function that is differentiated only then
+            return body
         if literal_value(enabled) is False:
             stop = self.ctx.reference(STOP_GRADIENT)
             wrap = lambda value: cst.Call(func=stop, args=[cst.Arg(value)])  # noqa: E731

@@ -14,6 +14,9 @@ respect to ``optimizer.parameters`` are computed by ``value_and_grad``.
 - Elsewhere (accumulation: ``step()`` under an ``if``, or in another function) the
   optimizer holds the sum of the gradients since ``zero_grad()`` as torch's ``.grad`` does
   (``_torch_accumulate_grads``); ``step()`` applies them.
+- Where the backward opens an ``if`` body (``if phase == "train": loss.backward()``, the
+  loss computed before the ``if``), the code before the ``if`` becomes the function: the
+  ``if`` differentiates it and an ``else`` calls it, so both branches bind what it returns.
 - A GradScaler's loss is scaled inside the function, the gradients unscaled after it;
   ``scaler.step()`` skips a step whose gradients are not finite and ``update()`` adjusts the
   scale, as torch's does (``mindspore.amp.all_finite``; the constructor is MS213's).
@@ -30,7 +33,7 @@ from transpile.formatting import format_statement
 from transpile.passes import Example, Pass
 
 from ..syntax import code, emitted_spelled
-from ..training_plan import TrainingPlan, TrainingStatement, code_of, make_plan
+from ..training_plan import TrainingPlan, TrainingStatement, code_of
 
 CLIP_NORM_HELPER = "_torch_clip_grad_norm"
 CLIP_NORM_SOURCE = '''
@@ -107,17 +110,16 @@ class TrainingStep(Pass):
         self.depth += 1
 
     def visit_Module(self, node: cst.Module) -> None:
-        if ".backward(" not in self.ctx.source:
-            return
-        self.plan = make_plan(node, self.ctx.imports.qualify)
+        self.plan = self.ctx.facts.training_plan()
         if self.plan is None:
             return
         for key, part in self.plan.statements.items():
             if part.kind == "backward" and (part.problem or part.optimizer is None):
                 self.problems[key] = part.problem or "the optimizer of this backward() is unknown"
-            else:
+            elif part.kind != "guard":  # an if's body holds other code: converted as usual
                 self.ctx.frozen.add(key)  # rewritten with its block, never on its own
         self._names: dict[str, tuple[str, str, str]] = {}
+        self.guard_calls: dict[int, TrainingStatement] = {}  # id(the else's call) -> its guard
 
     def leave_SimpleStatementLine(self, original, updated):
         why = self.problems.get(id(original))
@@ -144,27 +146,30 @@ class TrainingStep(Pass):
         parts = [p for p in self.plan.in_block(original_body) if id(p.stmt) not in self.problems]
         if not parts:
             return body
-        # the names the pass binds: locals of the function, so only its own code can clash
-        scope = parts[0].scope_code
-        if scope not in self._names:
-            self._names[scope] = tuple(_free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
-        self.grads, self.forward, self.finite = self._names[scope]
+        self._choose_names(parts[0])
         by_stmt = {id(p.stmt): p for p in parts}
         out: list = []
         pending: list = []  # statements since the last training statement (a backward's region candidates)
         zeros: list = []  # zero_grad statements met among them
         for stmt in body:
-            part = by_stmt.get(id(stmt))
+            part = by_stmt.get(id(stmt)) or self._guard_of(stmt)
             if part is None:
                 pending.append(stmt)
                 continue
             if part.kind == "zero_grad":
                 zeros.append((len(pending), part))
                 continue
-            if part.kind == "backward":
+            if part.kind in ("backward", "guard"):
                 start = len(pending) - self._region_length(part, pending)
                 out.extend(self._flush(pending[:start], [z for z in zeros if z[0] <= start]))
-                out.extend(self._backward(part, pending[start:], [z for _, z in zeros if _ > start]))
+                later_zeros = [z for _, z in zeros if _ > start]
+                if part.kind == "guard":  # the function before the if
+                    out.append(self._forward_function(part, pending[start:]))
+                    for zero in later_zeros:
+                        out.extend(self._zero_grad(zero))
+                    out.append(stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False), *stmt.leading_lines]))
+                else:
+                    out.extend(self._backward(part, pending[start:], later_zeros))
             else:
                 out.extend(self._flush(pending, zeros))
                 out.extend(self._statement(part))
@@ -172,10 +177,17 @@ class TrainingStep(Pass):
         out.extend(self._flush(pending, zeros))
         return out
 
-    def _line(self, text: str) -> cst.BaseStatement:
-        """A statement the pass writes, laid out by black at the block's depth."""
+    def _choose_names(self, part: TrainingStatement) -> None:
+        """The names the pass binds: locals of the function, so only its own code can clash."""
+        scope = part.scope_code
+        if scope not in self._names:
+            self._names[scope] = tuple(_free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
+        self.grads, self.forward, self.finite = self._names[scope]
+
+    def _line(self, text: str, deeper: int = 0) -> cst.BaseStatement:
+        """A statement the pass writes, laid out by black at the block's depth (plus ``deeper``)."""
         stmt = cst.parse_statement(text)
-        return format_statement(stmt, 4 * self.depth) if isinstance(stmt, cst.SimpleStatementLine) else stmt
+        return format_statement(stmt, 4 * (self.depth + deeper)) if isinstance(stmt, cst.SimpleStatementLine) else stmt
 
     def _flush(self, statements: list, zeros: list) -> list:
         """``statements`` with the zero_grad calls met among them converted in place."""
@@ -197,9 +209,45 @@ class TrainingStep(Pass):
         return min(len(part.region), len(pending))
 
     def _backward(self, part: TrainingStatement, region: list, zeros) -> list:
-        ctx = self.ctx
-        ctx.stats.converted += 1
-        opt = part.optimizer
+        """The forward function (unless the backward trains under an ``if`` that defines it),
+        the zero_grads met in its region, and the gradients computed."""
+        lines = [] if part.guard is not None else [self._forward_function(part, region)]
+        for zero in zeros:
+            lines.extend(self._zero_grad(zero))
+        gradients = self._gradients(part)
+        if part.guard is None:  # a blank line after the function
+            gradients[0] = gradients[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return lines + gradients
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        """A guard (``if phase == "train": loss.backward() ...`` with the loss computed before
+        the ``if``) gets an ``else`` that calls the forward function, so both branches bind
+        what it returns; the function itself is written before the ``if`` by the block."""
+        part = self.plan.statements.get(id(original)) if self.plan is not None else None
+        if part is None or part.kind != "guard" or id(part.stmt) in self.problems:
+            return updated
+        self._choose_names(part)
+        target, _ = self._binding(part)
+        call = self._line(f"{target} = {self.forward}()\n", deeper=1)
+        if updated.orelse is None:
+            self.guard_calls[id(call)] = part  # how the block finds the if, whatever later passes make of it
+            return updated.with_changes(orelse=cst.Else(body=cst.IndentedBlock(body=[call])))
+        first, *rest = updated.orelse.body.body
+        # the comments above the else's first statement stay at the top of the else
+        call = call.with_changes(leading_lines=first.leading_lines)
+        self.guard_calls[id(call)] = part
+        return updated.with_changes(orelse=updated.orelse.with_changes(body=updated.orelse.body.with_changes(
+            body=[call, first.with_changes(leading_lines=[]), *rest])))
+
+    def _guard_of(self, stmt) -> TrainingStatement | None:
+        orelse = getattr(stmt, "orelse", None)
+        if not isinstance(stmt, cst.If) or not isinstance(orelse, cst.Else):
+            return None
+        # popped: a block flattened into its parent (a with MS213 drops) is met again there
+        return next((self.guard_calls.pop(id(s)) for s in orelse.body.body if id(s) in self.guard_calls), None)
+
+    def _binding(self, part: TrainingStatement) -> tuple[str, list[str]]:
+        """What the function's results are bound to, and what it returns."""
         loss_code = code(part.loss)
         loss_name = part.loss.value if isinstance(part.loss, cst.Name) else None
         returned = [f"{part.scaler}.scale({loss_code})" if part.scaler else loss_code]
@@ -209,8 +257,10 @@ class TrainingStep(Pass):
             bound.append(loss_name)
         returned += list(part.outputs)
         bound += list(part.outputs)
-        has_aux = len(returned) > 1
-        value_and_grad = code(ctx.reference("mindspore.value_and_grad"))
+        return (f"({', '.join(bound)})" if len(bound) > 1 else bound[0]), returned
+
+    def _forward_function(self, part: TrainingStatement, region: list) -> cst.FunctionDef:
+        _, returned = self._binding(part)
         defaults = ", ".join(f"{n}={n}" for n in part.params)
         body = list(region) + [self._line(f"return {', '.join(returned)}\n")]
         forward = cst.FunctionDef(
@@ -226,13 +276,17 @@ class TrainingStep(Pass):
             forward = forward.with_changes(
                 leading_lines=[line for line in lines if not any(line is m for m in markers)],
                 body=forward.body.with_changes(body=[region[0].with_changes(leading_lines=markers), *body[1:]]))
-        target = f"({', '.join(bound)})" if has_aux else bound[0]
-        aux = ", has_aux=True" if has_aux else ""
-        lines = [forward]
-        for zero in zeros:
-            lines.extend(self._zero_grad(zero))
-        call = f"{target}, {self.grads} = {value_and_grad}({self.forward}, None, {opt}.parameters{aux})()\n"
-        lines.append(self._line(call).with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        return forward
+
+    def _gradients(self, part: TrainingStatement) -> list:
+        """value_and_grad's call, the unscale and the accumulation, in the backward's place."""
+        ctx = self.ctx
+        ctx.stats.converted += 1
+        opt = part.optimizer
+        target, returned = self._binding(part)
+        value_and_grad = code(ctx.reference("mindspore.value_and_grad"))
+        aux = ", has_aux=True" if len(returned) > 1 else ""
+        lines = [self._line(f"{target}, {self.grads} = {value_and_grad}({self.forward}, None, {opt}.parameters{aux})()\n")]
         if part.scaler:
             lines.append(self._line(f"{self.grads} = {part.scaler}.unscale({self.grads})\n"))
         if not part.simple:

@@ -156,6 +156,61 @@ CASES = [
                 outs.append(out.sum().item())
             return outs
         """),
+    TrainingCase("phase-guard-under-set-grad-enabled", """
+        def train(model, optimizer, batches):
+            # the transfer-learning tutorial's loop: one loop for both phases
+            losses, correct = [], 0
+            for phase in ["train", "val"]:
+                if phase == "train":
+                    model.train()
+                else:
+                    model.eval()
+                for x, y in batches:
+                    optimizer.zero_grad()
+                    with torch.set_grad_enabled(phase == "train"):
+                        out = model(x)
+                        _, preds = torch.max(out, 1)
+                        loss = F.mse_loss(out, y)
+                        if phase == "train":
+                            loss.backward()
+                            optimizer.step()
+                    losses.append(loss.item())
+                    correct += int((preds == y.argmax(1)).sum())
+            return losses, correct
+        """),
+    TrainingCase("flag-guard-with-else", """
+        def run_epoch(model, optimizer, batches, training):
+            total, seen = 0.0, 0
+            for x, y in batches:
+                out = model(x)
+                loss = F.mse_loss(out, y)
+                if training:
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                else:
+                    seen += 1
+                total += loss.item()
+            return total, seen
+
+
+        def train(model, optimizer, batches):
+            return [run_epoch(model, optimizer, batches, True), run_epoch(model, optimizer, batches, False)]
+        """, build=BUILD_ADAMW),
+    TrainingCase("accumulation-under-a-guard", """
+        def train(model, optimizer, batches, accumulation=2):
+            losses = []
+            optimizer.zero_grad()
+            for i, (x, y) in enumerate(batches):
+                loss = F.mse_loss(model(x), y) / accumulation
+                if model.training:
+                    loss.backward()
+                    if (i + 1) % accumulation == 0:
+                        optimizer.step()
+                        optimizer.zero_grad()
+                losses.append(loss.item())
+            return losses
+        """),
 ]
 
 
