@@ -2,6 +2,7 @@
 declined edits left out of the converted notebook, decisions kept across runs."""
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -9,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from transpile import convert_notebook
+from transpile import convert_code, convert_notebook
 from transpile.decisions import DecisionStore
 from transpile.edits import EditKey
 from transpile.explain import explain_notebook
 
+ROOT = Path(__file__).resolve().parent.parent
 TRANSPILE = str(Path(sys.executable).parent / "transpile")
 
 # cells: 1 markdown, 2 the imports (with a magic), 3 markdown, 4 the model (a shell line in
@@ -97,6 +99,30 @@ def test_a_declined_edit_is_not_made_in_the_notebook_and_keys_are_stable() -> No
     assert "class Head(nn.Cell):" in model and "nn.Dense" not in model  # the other edits stand
     assert {(e.code, e.applied) for e in result.edits if not e.applied} == {(linear.code, False), (forward.code, False)}
     assert cell_sources(result.code)[2] == "nn.Linear in prose stays"
+
+
+def split_at_definitions(source: str) -> list[tuple[int, str]]:
+    """``source`` cut before each top-level def and class: (first line, text) of each part."""
+    tree = ast.parse(source)
+    starts = sorted({1} | {min([n.lineno] + [d.lineno for d in n.decorator_list]) for n in tree.body
+                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))})
+    lines = source.splitlines()
+    bounds = starts + [len(lines) + 1]
+    return [(first, "\n".join(lines[first - 1:end - 1])) for first, end in zip(bounds, bounds[1:])]
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in (ROOT / "samples").glob("*.py")))
+def test_a_sample_cut_into_cells_has_the_edits_of_the_file_at_the_same_places(sample: str) -> None:
+    """Each part of a sample in a code cell after a markdown cell: the notebook's edits are the
+    file's (same keys, so a decision carries over), each at the cell and line holding the file's line."""
+    source = (ROOT / "samples" / sample).read_text()
+    parts = split_at_definitions(source)
+    cells = [cell for _, text in parts for cell in (("markdown", "notes"), ("code", text))]
+    result = convert_notebook(notebook(*cells), record_edits=True)
+    first_line = {2 * i + 2: first for i, (first, _) in enumerate(parts)}  # cell number -> its line in the file
+    placed = sorted((e.key, first_line[e.cell] + e.line - 1 if e.line else 0, e.col, e.applied) for e in result.edits)
+    expected = sorted((e.key, e.line, e.col, e.applied) for e in convert_code(source, record_edits=True).edits)
+    assert placed == expected and expected
 
 
 def test_explain_a_notebook_by_cell_and_line() -> None:
