@@ -29,6 +29,7 @@ from .passes.layer_call_casts import LayerCallCasts
 from .passes.layer_params import LayerParams
 from .passes.layer_values import LayerValues
 from .passes.module_methods import ModuleMethods
+from .passes.param_group_lr import ParamGroupLr
 from .passes.scaffolding import Scaffolding
 from .passes.slice_bounds import SliceBounds
 from .passes.imports import Imports
@@ -74,6 +75,9 @@ from .outside_packages import builds_on_torch
 # them changes no output. DeviceQueries rewrites only `.device.type`/`.is_cuda`
 # reads, which no other pass claims; it sits with the rewrites, before GraphLint.
 # DataPipeline rewrites only `.dataset` reads of loaders, which no other pass claims; it sits beside it.
+# ParamGroupLr (MS215) rewrites only `G["lr"]` items of param groups and the assignments to them,
+# which no other pass claims, so its place is free; it sits beside them (SliceBounds, which reads
+# a write's statement as it leaves the line, leaves alone a write MS215 made a call of).
 # AnnotationTypes converts the types in annotations, which ApiCalls leaves to it (and
 # LayerValues too: a layer class there is no value); it sits beside ApiCalls.
 # GraphMaps (map() in construct -> a comprehension) comes after every pass that
@@ -96,7 +100,7 @@ from .outside_packages import builds_on_torch
 # Stage 2: Imports runs alone and last, because it must see which names the
 # converted code still uses, and the imports the other passes asked for.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

@@ -185,6 +185,8 @@ class SliceBounds(Pass):
             return updated
         target = targets[0]
         done = updated.body[0]
+        if not isinstance(done, (cst.Assign, cst.AugAssign)):
+            return updated  # another pass made a call of the write (MS215)
         written = done.targets[0].target if isinstance(done, cst.Assign) else done.target
         if not isinstance(written, cst.Subscript) or not self._array_receiver(target):
             return updated
