@@ -8,26 +8,31 @@ scheduler, is a 0-d Tensor; the other keys are plain values). So, in 2.10:
 - a read formatted as a number (``f"{g['lr']:.4f}"``) raises TypeError, and arithmetic on
   it gives a Tensor: a read of ``G["lr"]`` or ``G["initial_lr"]`` becomes ``float(G["lr"])``.
   A read that is already the whole argument of ``float(...)`` is left as it is (no double
-  wrap); a read inside another expression given to ``float`` is wrapped like any other.
+  wrap); a read inside another expression given to ``float`` is wrapped like any other. A
+  read whose attribute is taken (``g["lr"].item()``, ``.dtype``) is left: the code holds a
+  tensor lr there, and the Parameter answers as one.
 - ``G["lr"] = v`` would put a float in the Parameter's place: the optimizer uses it, but a
   scheduler built before keeps updating the Parameter (the real lr no longer changes) and
   one built after fails on ``group['lr'].value()``. It becomes
   ``_torch_set_group_lr(G, v)``, a function emitted in the file that assigns the value
   into the Parameter (a group whose lr is a plain float, a torch optimizer left
   unconverted, is written as before). ``G["lr"] op= v`` becomes
-  ``_torch_set_group_lr(G, float(G["lr"]) op v)`` when G may be evaluated twice; else,
-  and where the item is one of several targets (``a = G["lr"] = v``, ``G["lr"], b = ...``),
-  the statement is left and marked. Writes of ``initial_lr`` stay: MindSpore's schedulers
+  ``_torch_set_group_lr(G, float(G["lr"]) op v)`` when G may be evaluated twice (no call in
+  it); else, and where the item is one of several targets (``a = G["lr"] = v``,
+  ``G["lr"], b = ...``), the statement is left and marked. Writes of ``initial_lr`` stay: MindSpore's schedulers
   take a float there as torch's do.
 
-G is a param group: ``X.param_groups[i]`` (any X, any index), or a name bound in the same
-scope (function, class body or module) by ``for G in X.param_groups`` (a slice of it too),
-``for i, G in enumerate(X.param_groups)``, ``for G, v in zip(X.param_groups, ...)`` or
-``G = X.param_groups[i]``, and bound nowhere else in that scope (nor a parameter); a
-comprehension's ``for G in X.param_groups`` binds G in the comprehension. The file must
-mention ``param_groups``. The float read of a float32 Parameter shows float32's rounding
-where torch keeps the float it was given (``0.10000000149011612`` for 0.1) unless it is
-formatted. ``G.get("lr")`` and ``G.update(lr=...)`` are left as they are.
+G is a param group: ``X.param_groups[i]`` (any index; any X but ``self``, whose groups are
+a torch Optimizer subclass's own: its ``step`` reads what torch stored, and the class stays
+torch's), or a name bound in the same scope (function, class body or module) by
+``for G in X.param_groups`` (a slice of it too), ``for i, G in enumerate(X.param_groups)``,
+``for G, v in zip(X.param_groups, ...)`` or ``G = X.param_groups[i]``, and bound nowhere else
+in that scope (nor a parameter); a comprehension's ``for G in X.param_groups`` binds G in the
+comprehension. The file must mention ``param_groups``.
+
+Left as they are: keys that are not a literal (``g[field]``), ``G.get("lr")``,
+``G.update(lr=...)``. The float read of a float32 Parameter shows float32's rounding where
+torch keeps the float it was given (``0.10000000149011612`` for 0.1) unless it is formatted.
 """
 from __future__ import annotations
 
@@ -68,7 +73,10 @@ def _param_groups(expr: cst.BaseExpression) -> bool:
 
 
 def _param_groups_attribute(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "param_groups"
+    """``X.param_groups``, X not ``self``: a custom optimizer's own groups (a torch Optimizer
+    subclass, which stays torch's) hold what torch stored, a float or a tensor."""
+    return (isinstance(expr, cst.Attribute) and expr.attr.value == "param_groups"
+            and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"))
 
 
 def _indexed_group(expr: cst.BaseExpression) -> bool:
@@ -176,7 +184,9 @@ class ParamGroupLr(Pass):
         super().__init__(ctx)
         self.active = "param_groups" in ctx.source
         self._written: set[int] = set()  # items assigned or deleted: their statement converts them
-        self._given_to_float: set[int] = set()  # items that are float()'s whole argument already
+        # reads left as they are: float()'s whole argument already, or the receiver of an
+        # attribute (``g["lr"].item()``, ``.dtype``: the code holds a tensor lr there)
+        self._reads_left: set[int] = set()
         self._comprehensions: list[tuple[int, dict[str, bool]]] = []  # (comprehension, name -> is a group)
         self._scope_groups: dict[int, frozenset[str]] = {}
 
@@ -231,7 +241,11 @@ class ParamGroupLr(Pass):
     def visit_Call(self, node: cst.Call) -> None:
         if (self.active and isinstance(node.func, cst.Name) and node.func.value == "float" and len(node.args) == 1
                 and not node.args[0].star and node.args[0].keyword is None):
-            self._given_to_float.add(id(node.args[0].value))
+            self._reads_left.add(id(node.args[0].value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.active and isinstance(node.value, cst.Subscript):
+            self._reads_left.add(id(node.value))
 
     # -- comprehensions bind their own names --------------------------------------------
     def _enter_comprehension(self, node) -> None:
@@ -256,7 +270,7 @@ class ParamGroupLr(Pass):
 
     # -- the rewrites -------------------------------------------------------------------
     def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
-        if id(original) in self._written or id(original) in self._given_to_float:
+        if id(original) in self._written or id(original) in self._reads_left:
             return updated
         if not self._lr_item(original, READ_KEYS):
             return updated
