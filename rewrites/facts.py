@@ -16,7 +16,7 @@ import libcst as cst
 
 from transpile.walk import ScopeIndex
 
-from .syntax import is_emitted_name, literal_value
+from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
 from .target_code import target_definitions
@@ -77,8 +77,25 @@ class FileFacts:
     def training_plan(self) -> TrainingPlan | None:
         """Where the file trains (``rewrites/training_plan.py``); None where it calls no
         ``.backward(`` (the text settles most files at once)."""
-        return self._once("training_plan", self.module, lambda: make_plan(self.module, self.ctx.imports.qualify)
-                          if ".backward(" in self.ctx.source else None)
+        return self._once("training_plan", self.module, lambda: make_plan(
+            self.module, self.ctx.imports.qualify, *self.torch_optimizers()) if ".backward(" in self.ctx.source else None)
+
+    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)
+        and to a torch lr scheduler, anywhere in the file."""
+        def compute():
+            optimizers: set[str] = set()
+            schedulers: set[str] = set()
+            if "optim" not in self.ctx.source:
+                return frozenset(), frozenset()
+            for node in self.nodes(self.module, (cst.Assign,)):
+                qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
+                if not qual or not qual.startswith("torch.optim.") or not qual.rsplit(".", 1)[-1][:1].isupper():
+                    continue
+                bound = schedulers if qual.startswith("torch.optim.lr_scheduler.") else optimizers
+                bound.update(code(t.target) for t in node.targets)
+            return frozenset(optimizers), frozenset(schedulers)
+        return self._once("torch_optimizers", self.module, compute)
 
     def nodes(self, scope, kinds, enter=None):
         return self.index.nodes(scope, kinds, enter)

@@ -19,8 +19,6 @@ CLIP_NORM = "torch.nn.utils.clip_grad_norm_"
 CLIP_VALUE = "torch.nn.utils.clip_grad_value_"
 CLIPS = {CLIP_NORM: "norm", CLIP_VALUE: "value", "torch.nn.utils.clip_grad.clip_grad_norm_": "norm",
          "torch.nn.utils.clip_grad.clip_grad_value_": "value", "torch.nn.utils.clip_grad_norm": "norm"}
-OPTIMIZER_MODULE = "torch.optim."
-SCHEDULER_MODULE = "torch.optim.lr_scheduler."
 
 _EMPTY = cst.Module(body=[])
 
@@ -70,9 +68,9 @@ class TrainingPlan:
         return [self.statements[id(s)] for s in body if id(s) in self.statements]
 
 
-def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
-    """The file's training statements, or None where it has none."""
-    optimizers, schedulers = _constructed(module, qualify)
+def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], schedulers: frozenset[str]) -> TrainingPlan | None:
+    """The file's training statements, or None where it has none; ``optimizers`` and
+    ``schedulers``: the code of what the file binds to torch's (``FileFacts.torch_optimizers``)."""
     statements: dict[int, TrainingStatement] = {}
     blocks: set[int] = set()
     trains_inside: set[int] = set()
@@ -96,21 +94,6 @@ def make_plan(module: cst.Module, qualify) -> TrainingPlan | None:
 
 
 # -- finding the statements --------------------------------------------------------------
-def _constructed(module: cst.Module, qualify) -> tuple[set[str], set[str]]:
-    """Code of the names and attributes the file binds to a torch optimizer / scheduler."""
-    optimizers: set[str] = set()
-    schedulers: set[str] = set()
-    for stmt in _all_statements(module.body):
-        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
-            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Call):
-                continue
-            qual = qualify(small.value.func) or ""
-            kind = schedulers if qual.startswith(SCHEDULER_MODULE) else optimizers if qual.startswith(OPTIMIZER_MODULE) else None
-            if kind is not None:
-                kind.update(code_of(t.target) for t in small.targets)
-    return optimizers, schedulers
-
-
 def _all_statements(body) -> Iterator[cst.CSTNode]:
     for stmt in body:
         yield stmt

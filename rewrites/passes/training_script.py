@@ -18,6 +18,9 @@
 - ``optimizer.load_state_dict(sd)``: a MindSpore optimizer's own load_state_dict refuses
   the moment keys its state_dict gives; ``load_param_into_net`` loads them, and here
   (``_torch_load_state_dict``) a missing or unexpected key raises, as in torch.
+- ``scheduler.state_dict()`` / ``load_state_dict(state)``: MindSpore's schedulers have
+  neither; ``_torch_scheduler_state`` gives the attributes torch's would (the lr values are
+  the optimizer's, saved with its state) and ``_torch_load_scheduler_state`` sets them back.
 """
 from __future__ import annotations
 
@@ -46,6 +49,52 @@ def {name}(optimizer, state_dict):
         raise RuntimeError(f"Error(s) in loading state_dict for {type(optimizer).__name__}: "
                            f"missing keys {missing}, unexpected keys {unexpected}")
 '''
+
+
+SCHEDULER_STATE = '''
+def {name}(scheduler):
+    """torch's scheduler.state_dict() (MindSpore's schedulers have none): the scheduler's
+    attributes but its optimizer and functions (lr_lambda), as torch's; the learning rates
+    (_last_lr, the optimizer's own Parameters: MindSpore's optimizer state leaves them out)
+    as floats; a SequentialLR's schedulers each by their own state (transpile MS214)."""
+    state = {}
+    for key, value in vars(scheduler).items():
+        if key in ("optimizer", "increase_tensor") or callable(value):
+            continue
+        if isinstance(value, (list, tuple)) and any(callable(v) for v in value):
+            continue
+        if key == "_schedulers":
+            value = [{name}(inner) for inner in value]
+        elif key == "_last_lr":
+            value = [float(lr) for lr in value]
+        elif isinstance(value, MS.Parameter):
+            value = value.asnumpy().item()
+        state[key] = value
+    return state
+'''
+LOAD_SCHEDULER_STATE = '''
+def {name}(scheduler, state):
+    """torch's scheduler.load_state_dict(state): the attributes set back; a Parameter the
+    scheduler updates in place (last_epoch, the optimizer's learning rates) takes the value
+    (transpile MS214)."""
+    for key, value in state.items():
+        current = getattr(scheduler, key, None)
+        if key == "_schedulers":
+            for inner, inner_state in zip(scheduler._schedulers, value):
+                {name}(inner, inner_state)
+        elif key == "_last_lr" and isinstance(current, list):
+            for lr, saved in zip(current, value):
+                lr.set_data(MS.Tensor(float(saved), lr.dtype))
+        elif isinstance(current, MS.Parameter):
+            current.set_data(MS.Tensor(float(value), current.dtype))
+        else:
+            setattr(scheduler, key, value)
+'''
+
+
+def _only(arg: cst.Arg) -> cst.Arg:
+    """A call's one argument, passed by position."""
+    return arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)
 
 
 def _small(line: cst.SimpleStatementLine):
@@ -87,7 +136,6 @@ class TrainingScript(Pass):
         self.cells = CellNames(ctx)
         self._training = file_calls_backward(ctx.facts)
         self._classes = 0  # open classes: models built inside one are its children
-        self._optimizer_names: frozenset[str] | None = None
 
     # -- what is a Module where (fed to CellNames) -------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -110,32 +158,36 @@ class TrainingScript(Pass):
         self.cells.assign(node)
 
     # -- an optimizer's state loaded ---------------------------------------------------
-    def _optimizers(self) -> frozenset[str]:
-        """What the file binds to a torch optimizer (``optimizer``, ``self.opt``), as written."""
-        if self._optimizer_names is None:
-            names = set()
-            for node in self.facts.nodes(self.facts.module, (cst.Assign,)):
-                qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
-                if qual and qual.startswith("torch.optim.") and ".lr_scheduler." not in qual \
-                        and qual.rsplit(".", 1)[-1][:1].isupper():
-                    names.update(code(t.target) for t in node.targets)
-            self._optimizer_names = frozenset(names)
-        return self._optimizer_names
-
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "load_state_dict" and isinstance(updated, cst.Call)
-                and isinstance(updated.func, cst.Attribute) and code(func.value) in self._optimizers()):
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("state_dict", "load_state_dict")
+                and isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)):
             return updated
-        if len(updated.args) != 1 or updated.args[0].star:
+        optimizers, schedulers = self.facts.torch_optimizers()
+        receiver = code(func.value)
+        loads = func.attr.value == "load_state_dict"
+        if receiver in schedulers:
+            return self._scheduler_state(original, updated, loads)
+        if not loads or receiver not in optimizers or len(updated.args) != 1 or updated.args[0].star:
             return updated
         self.ctx.stats.converted += 1
-        self.ctx.report(original, self.id, f"{code(func.value)}.load_state_dict(): a MindSpore optimizer's state "
+        self.ctx.report(original, self.id, f"{receiver}.load_state_dict(): a MindSpore optimizer's state "
                         "is loaded by load_param_into_net (_torch_load_state_dict raises on missing or unexpected "
                         "keys, as torch)", Severity.INFO)
         helper = emitted_spelled(self.ctx, "_torch_load_state_dict", LOAD_STATE)
-        return cst.Call(func=helper, args=[cst.Arg(updated.func.value), updated.args[0].with_changes(
-            keyword=None, equal=cst.MaybeSentinel.DEFAULT, comma=cst.MaybeSentinel.DEFAULT)])
+        return cst.Call(func=helper, args=[cst.Arg(updated.func.value), _only(updated.args[0])])
+
+    def _scheduler_state(self, original: cst.Call, updated: cst.Call, loads: bool):
+        """``scheduler.state_dict()`` / ``scheduler.load_state_dict(state)``: MindSpore's
+        schedulers have neither."""
+        if len(updated.args) != (1 if loads else 0) or any(a.star for a in updated.args):
+            return updated
+        self.ctx.stats.converted += 1
+        if loads:
+            helper = emitted_spelled(self.ctx, "_torch_load_scheduler_state", LOAD_SCHEDULER_STATE)
+            return cst.Call(func=helper, args=[cst.Arg(updated.func.value), _only(updated.args[0])])
+        helper = emitted_spelled(self.ctx, "_torch_scheduler_state", SCHEDULER_STATE)
+        return cst.Call(func=helper, args=[cst.Arg(updated.func.value)])
 
     # -- train mode where a model is built --------------------------------------------
     def _built_model(self, value: cst.BaseExpression) -> bool:

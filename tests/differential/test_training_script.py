@@ -336,6 +336,78 @@ def test_checkpoint_dict_resume_equals_a_straight_run(tmp_path) -> None:
         assert np.abs(read(fresh) - read(straight)).max() > 1e-3
 
 
+SCHEDULER_RESUME = '''
+import torch
+import torch.nn as nn
+
+
+def make(kind, model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    if kind == "step":
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+    elif kind == "lambda":
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 1.0 / (epoch + 1))
+    elif kind == "cosine":
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4, eta_min=0.01)
+    else:
+        scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1, 3], gamma=0.3)
+    return optimizer, scheduler
+
+
+def run(kind, path, before, after, x, t, restore_scheduler=True):
+    torch.manual_seed(0)
+    model = nn.Linear(3, 2)
+    optimizer, scheduler = make(kind, model)
+    lrs = []
+    for _ in range(before):
+        optimizer.zero_grad()
+        loss = ((model(x) - t) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        lrs.append(scheduler.get_last_lr()[0])
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict()}, path)
+    model = nn.Linear(3, 2)
+    optimizer, scheduler = make(kind, model)
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if restore_scheduler:
+        scheduler.load_state_dict(checkpoint["scheduler"])
+    for _ in range(after):
+        optimizer.zero_grad()
+        loss = ((model(x) - t) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        lrs.append(scheduler.get_last_lr()[0])
+    return model.weight, lrs
+'''
+
+
+@pytest.mark.parametrize("kind", ["step", "lambda", "cosine", "multistep"])
+def test_scheduler_state_resumes_as_torchs(kind, tmp_path) -> None:
+    """scheduler.state_dict() saved beside the model and optimizer, loaded into fresh ones:
+    2 steps + 3 steps gives torch's learning rates, and the weights of 5 steps straight (the
+    two sides draw other initial weights); without the scheduler's state the learning rates
+    differ (the control)."""
+    import mindspore
+    import torch
+
+    x, t = arr(4, 3), arr(4, 2)
+    torch_run, ms_run = _torch(SCHEDULER_RESUME)["run"], _run(SCHEDULER_RESUME)["run"]
+    _, expected_lrs = torch_run(kind, str(tmp_path / "t.pt"), 2, 3, torch.tensor(x), torch.tensor(t))
+    weight, lrs = ms_run(kind, str(tmp_path / "m.pt"), 2, 3, mindspore.Tensor(x), mindspore.Tensor(t))
+    np.testing.assert_allclose(lrs, expected_lrs, rtol=1e-6)
+    straight_weight, straight_lrs = ms_run(kind, str(tmp_path / "s.pt"), 5, 0, mindspore.Tensor(x), mindspore.Tensor(t))
+    np.testing.assert_allclose(lrs, straight_lrs, rtol=1e-6)
+    np.testing.assert_allclose(weight.asnumpy(), straight_weight.asnumpy(), atol=1e-6)
+    _, fresh_lrs = ms_run(kind, str(tmp_path / "f.pt"), 2, 3, mindspore.Tensor(x), mindspore.Tensor(t),
+                          restore_scheduler=False)
+    assert not np.allclose(fresh_lrs, expected_lrs, rtol=1e-6)
+
+
 def test_optimizer_state_with_an_unknown_key_raises() -> None:
     source = '''
 import torch
