@@ -41,7 +41,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import emitted_spelled, operand, repeatable
+from ..syntax import emitted_spelled, literal_value, operand, repeatable
 from ..tensor_inference import named_params, target_names
 
 HELPER = "_torch_set_group_lr"
@@ -61,6 +61,7 @@ SCOPE_BINDINGS = (cst.For, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.WithIte
 
 
 def _nested_scopes_left_out(scope) -> bool:
+    """(``facts.nodes``' ``enter``: a nested function's names are its own.)"""
     return False
 
 
@@ -89,14 +90,11 @@ def _key(item: cst.BaseExpression) -> str | None:
     """``"lr"`` of ``G["lr"]``: the item's string key, if it is one."""
     if not (isinstance(item, cst.Subscript) and len(item.slice) == 1 and isinstance(item.slice[0].slice, cst.Index)):
         return None
-    key = item.slice[0].slice.value
-    if isinstance(key, cst.SimpleString):
-        value = key.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    key = literal_value(item.slice[0].slice.value)
+    return key if type(key) is str else None
 
 
-def loop_bindings(target: cst.BaseExpression, iterable: cst.BaseExpression) -> tuple[set[str], set[str]]:
+def _loop_bindings(target: cst.BaseExpression, iterable: cst.BaseExpression) -> tuple[set[str], set[str]]:
     """The names a ``for target in iterable`` binds to param groups, and the others."""
     names = set(target_names(target))
     if _param_groups(iterable) and isinstance(target, cst.Name):
@@ -120,7 +118,7 @@ def loop_bindings(target: cst.BaseExpression, iterable: cst.BaseExpression) -> t
 def _binding(node: cst.CSTNode) -> tuple[set[str], set[str]]:
     """The names ``node`` binds to param groups, and the others."""
     if isinstance(node, cst.For):
-        return loop_bindings(node.target, node.iter)
+        return _loop_bindings(node.target, node.iter)
     if isinstance(node, cst.Assign):
         names = {n for t in node.targets for n in target_names(t.target)}
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and _indexed_group(node.value):
@@ -254,7 +252,7 @@ class ParamGroupLr(Pass):
         names: dict[str, bool] = {}
         loop = node.for_in
         while loop is not None:
-            groups, others = loop_bindings(loop.target, loop.iter)
+            groups, others = _loop_bindings(loop.target, loop.iter)
             names.update({n: False for n in others} | {n: True for n in groups})
             loop = loop.inner_for_in
         self._comprehensions.append((id(node), names))
