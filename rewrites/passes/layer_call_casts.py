@@ -47,19 +47,26 @@ class LayerCallCasts(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._layers: list[dict[str, ApiEntry]] = []  # per class: attribute -> its layer's entry
-        # per function (the module first): local name -> the layer every assignment binds it to
-        self._named: list[dict[str, ApiEntry]] = [self._named_layers(ctx.facts.module)]
+        # the functions open (the module first); what each binds to layers is found the first
+        # time a call of a plain name in it asks (most functions call none)
+        self._scopes: list = [ctx.facts.module]
+        self._named_memo: dict[int, dict[str, ApiEntry]] = {}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._named.append(self._named_layers(node))
+        self._scopes.append(node)
 
     def leave_FunctionDef(self, original, updated):
-        self._named.pop()
+        self._scopes.pop()
         return updated
 
     def _named_layers(self, scope) -> dict[str, ApiEntry]:
         """``criterion = nn.CrossEntropyLoss()`` in the scope (a training function's loss):
         names every assignment of which builds the same layer with call rewrites."""
+        if id(scope) not in self._named_memo:
+            self._named_memo[id(scope)] = self._find_named_layers(scope)
+        return self._named_memo[id(scope)]
+
+    def _find_named_layers(self, scope) -> dict[str, ApiEntry]:
         found: dict[str, ApiEntry | None] = {}
         for assign in self.facts.nodes(scope, (cst.Assign,), lambda s: False):
             for target in assign.targets:
@@ -92,9 +99,10 @@ class LayerCallCasts(Pass):
         func = original.func
         entry = self._built_here(func)
         if entry is None and isinstance(func, cst.Name):
-            local = self._named[-1]
+            local = self._named_layers(self._scopes[-1])
             entry = local.get(func.value) if func.value in local else (
-                self._named[0].get(func.value) if len(self._named) > 1 and not self._assigned_here(func.value) else None)
+                self._named_layers(self._scopes[0]).get(func.value)
+                if len(self._scopes) > 1 and not self._assigned_here(func.value) else None)
             if entry is None:
                 return updated
         if entry is None:
