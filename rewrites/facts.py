@@ -10,6 +10,8 @@ and ``original`` in ``leave_*``).
 """
 from __future__ import annotations
 
+import ast
+import re
 from typing import Callable
 
 import libcst as cst
@@ -78,7 +80,18 @@ class FileFacts:
         """Where the file trains (``rewrites/training_plan.py``); None where it calls no
         ``.backward(`` (the text settles most files at once)."""
         return self._once("training_plan", self.module, lambda: make_plan(
-            self.module, self.ctx.imports.qualify, *self.torch_optimizers()) if ".backward(" in self.ctx.source else None)
+            self.module, self.ctx.imports.qualify, *self.torch_optimizers(), reads_grads=self._reads_grads())
+            if ".backward(" in self.ctx.source else None)
+
+    def _reads_grads(self) -> bool:
+        """Whether the file reads an attribute ``grad`` (``p.grad``, ``p.grad.norm()``)."""
+        if not re.search(r"\.grad\b", self.ctx.source):
+            return False
+        try:  # CPython's parser: attributes are not in the index, and training files only ask
+            tree = ast.parse(self.ctx.source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
+        return any(isinstance(node, ast.Attribute) and node.attr == "grad" for node in ast.walk(tree))
 
     def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)

@@ -63,19 +63,26 @@ class TrainingPlan:
     statements: dict[int, TrainingStatement]  # id(original statement) -> its part
     blocks: set[int]  # ids of the statement lists (original bodies) holding one
     trains_inside: set[int] = field(default_factory=set)  # ids of compound statements holding a converted backward
+    reads_grads: bool = False  # the file reads a parameter's .grad: the gradients are put there
 
     def in_block(self, body) -> list[TrainingStatement]:
         return [self.statements[id(s)] for s in body if id(s) in self.statements]
 
 
-def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], schedulers: frozenset[str]) -> TrainingPlan | None:
+def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], schedulers: frozenset[str],
+              reads_grads: bool = False) -> TrainingPlan | None:
     """The file's training statements, or None where it has none; ``optimizers`` and
-    ``schedulers``: the code of what the file binds to torch's (``FileFacts.torch_optimizers``)."""
+    ``schedulers``: the code of what the file binds to torch's (``FileFacts.torch_optimizers``).
+    Where the file reads a parameter's ``.grad`` (``reads_grads``), every optimizer keeps its
+    gradients (accumulation mode), which puts them on the parameters too."""
     statements: dict[int, TrainingStatement] = {}
     blocks: set[int] = set()
     trains_inside: set[int] = set()
     for scope, found in _scopes(module, qualify, optimizers, schedulers):
         _pair(found, optimizers)
+        if reads_grads:
+            for s in found:
+                s.simple = False
         if not any(s.kind == "backward" for s in found):
             continue
         scope_code = scope.code if isinstance(scope, cst.Module) else code_of(scope)
@@ -90,7 +97,7 @@ def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], scheduler
             blocks.add(id(s.block))
             if s.kind == "backward" and not s.problem:
                 trains_inside.update(id(a) for a in s.ancestors)
-    return TrainingPlan(statements, blocks, trains_inside) if statements else None
+    return TrainingPlan(statements, blocks, trains_inside, reads_grads) if statements else None
 
 
 # -- finding the statements --------------------------------------------------------------

@@ -393,6 +393,29 @@ def cell_list_items(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpre
     return cst.Call(func=ctx.reference(entry.target), args=[cst.Arg(items)])
 
 
+DATA_PARALLEL = '''
+class {name}(NN.Cell):
+    """torch's nn.DataParallel on one device: the model under .module (its parameters and
+    state_dict keys under "module.", as torch's), called through (transpile MS201)."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+
+    def construct(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+'''
+
+
+@hook(consumes=("module", "device_ids", "output_device", "dim"))
+def data_parallel(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """``nn.DataParallel(model, device_ids=[0, 1])`` -> ``_TorchDataParallel(model)``: the
+    devices are torch's choice among GPUs; on one device the wrapper only calls its module."""
+    if "module" not in args:
+        raise Unconvertible("DataParallel without its module")
+    return cst.Call(func=emitted_spelled(ctx, "_TorchDataParallel", DATA_PARALLEL), args=[cst.Arg(args["module"])])
+
+
 # -- code emitted beside the converted code -------------------------------------------
 def _function_cell(ctx, layer: str, function: str, args: dict[str, Any], name: str | None = None) -> cst.Call:
     """``layer`` computes ``function(input, **its arguments)``: a Cell emitted beside the

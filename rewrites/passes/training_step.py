@@ -17,6 +17,9 @@ respect to ``optimizer.parameters`` are computed by ``value_and_grad``.
 - Where the backward opens an ``if`` body (``if phase == "train": loss.backward()``, the
   loss computed before the ``if``), the code before the ``if`` becomes the function: the
   ``if`` differentiates it and an ``else`` calls it, so both branches bind what it returns.
+- Where the file reads a parameter's ``.grad`` (gradient norms logged, ``if p.grad is not
+  None``), every step keeps its gradients as in accumulation, and they are put on the
+  parameters as ``.grad`` too (``zero_grad()`` clears them).
 - A GradScaler's loss is scaled inside the function, the gradients unscaled after it;
   ``scaler.step()`` skips a step whose gradients are not finite and ``update()`` adjusts the
   scale, as torch's does (``mindspore.amp.all_finite``; the constructor is MS213's).
@@ -61,6 +64,25 @@ def {name}(optimizer, grads):
     zero_grad() (transpile MS211)."""
     held = getattr(optimizer, "accumulated_grads", None)
     optimizer.accumulated_grads = grads if held is None else tuple(h + g for h, g in zip(held, grads))
+'''
+# where the file reads a parameter's .grad, the sums are put there too (and zero_grad clears them)
+ACCUMULATE_ON_PARAMETERS_HELPER = "_torch_accumulate_param_grads"
+ACCUMULATE_ON_PARAMETERS_SOURCE = '''
+def {name}(optimizer, grads):
+    """Adds gradients to those the optimizer holds, as torch's backward() adds into .grad until
+    zero_grad(), and gives each parameter its sum as .grad, where torch keeps it (transpile MS211)."""
+    held = getattr(optimizer, "accumulated_grads", None)
+    optimizer.accumulated_grads = grads if held is None else tuple(h + g for h, g in zip(held, grads))
+    for parameter, grad in zip(optimizer.parameters, optimizer.accumulated_grads):
+        parameter.grad = grad
+'''
+ZERO_GRAD_HELPER = "_torch_zero_grad"
+ZERO_GRAD_SOURCE = '''
+def {name}(optimizer):
+    """torch's optimizer.zero_grad(): no gradient held, none on the parameters (transpile MS211)."""
+    optimizer.accumulated_grads = None
+    for parameter in optimizer.parameters:
+        parameter.grad = None
 '''
 STEP_HELPER = "_torch_optimizer_step"
 STEP_SOURCE = '''
@@ -290,7 +312,10 @@ class TrainingStep(Pass):
         if part.scaler:
             lines.append(self._line(f"{self.grads} = {part.scaler}.unscale({self.grads})\n"))
         if not part.simple:
-            helper = code(emitted_spelled(ctx, ACCUMULATE_HELPER, ACCUMULATE_SOURCE))
+            if self.plan.reads_grads:
+                helper = code(emitted_spelled(ctx, ACCUMULATE_ON_PARAMETERS_HELPER, ACCUMULATE_ON_PARAMETERS_SOURCE))
+            else:
+                helper = code(emitted_spelled(ctx, ACCUMULATE_HELPER, ACCUMULATE_SOURCE))
             lines.append(self._line(f"{helper}({opt}, {self.grads})\n"))
         ctx.report(part.stmt, self.id, f"loss.backward(): the forward code before it is the function "
                    f"{self.forward}, differentiated by value_and_grad with respect to {opt}.parameters",
@@ -304,6 +329,9 @@ class TrainingStep(Pass):
         self.ctx.stats.converted += 1
         if part.simple or part.optimizer is None:
             return []  # the gradients are computed afresh: nothing to zero
+        if self.plan.reads_grads:
+            helper = code(emitted_spelled(self.ctx, ZERO_GRAD_HELPER, ZERO_GRAD_SOURCE))
+            return [self._line(f"{helper}({part.optimizer})\n")]
         return [self._line(f"{part.optimizer}.{HELD} = None\n")]
 
     def _statement(self, part: TrainingStatement) -> list:

@@ -148,6 +148,11 @@ CASES: list[LayerCase] = [
     C("nn.Identity(54, unused_argument1=0.1)", (randn(2, 3),)),
     # -- linear ------------------------------------------------------------------
     *forms("nn.Linear", [("in_features", "5"), ("out_features", "3"), ("bias", "False")], 2, (randn(4, 5),)),
+    # on one device DataParallel calls its module (torch's too, without CUDA)
+    *forms("nn.DataParallel", [("module", "nn.Linear(5, 3)"), ("device_ids", "None"), ("output_device", "None"),
+                               ("dim", "0")], 1, (randn(4, 5),)),
+    *forms("nn.parallel.DataParallel", [("module", "nn.Conv2d(4, 6, 3)"), ("device_ids", "None"),
+                                        ("output_device", "None"), ("dim", "0")], 1, (X2,)),
     C("nn.Linear(5, 3, bias=True)", (randn(2, 7, 5),)),
     *forms("nn.Bilinear", [("in1_features", "4"), ("in2_features", "3"), ("out_features", "2"), ("bias", "False")], 3,
            (randn(5, 4), randn(5, 3))),

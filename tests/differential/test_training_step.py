@@ -156,6 +156,35 @@ CASES = [
                 outs.append(out.sum().item())
             return outs
         """),
+    TrainingCase("gradient-norms-read-from-parameters", """
+        def train(model, optimizer, batches):
+            losses, norms = [], []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = F.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+                total = 0.0
+                for name, p in model.named_parameters():
+                    if p.grad is not None:
+                        total += p.grad.norm().item() ** 2
+                norms.append(total ** 0.5)
+                losses.append(loss.item())
+            return losses, norms
+        """),
+    TrainingCase("gradients-clamped-in-place-on-parameters", """
+        def train(model, optimizer, batches):
+            losses = []
+            for x, y in batches:
+                optimizer.zero_grad()
+                loss = F.mse_loss(model(x), y) * 10
+                loss.backward()
+                for p in model.parameters():
+                    p.grad.data.clamp_(-0.5, 0.5)
+                optimizer.step()
+                losses.append(loss.item())
+            return losses
+        """),
     TrainingCase("phase-guard-under-set-grad-enabled", """
         def train(model, optimizer, batches):
             # the transfer-learning tutorial's loop: one loop for both phases
