@@ -31,6 +31,7 @@ INDEXED = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Call, cst.For, cst.With
            cst.SimpleString)
 
 _PARAMETER_CLASSES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+_PARAMETERS_OF = re.compile(r"([\w.]+)\.(?:named_)?parameters\(")  # the model an optimizer is given
 LIST_TYPES = frozenset({"list", "List", "MutableSequence"})
 
 
@@ -93,21 +94,27 @@ class FileFacts:
             return True
         return any(isinstance(node, ast.Attribute) and node.attr == "grad" for node in ast.walk(tree))
 
-    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str]]:
+    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)
-        and to a torch lr scheduler, anywhere in the file."""
+        and to a torch lr scheduler, anywhere in the file; and per optimizer, the models whose
+        ``parameters()`` its constructor is given (``netD`` for ``Adam(netD.parameters())``)."""
         def compute():
             optimizers: set[str] = set()
             schedulers: set[str] = set()
+            models: dict[str, frozenset[str]] = {}
             if "optim" not in self.ctx.source:
-                return frozenset(), frozenset()
+                return frozenset(), frozenset(), models
             for node in self.nodes(self.module, (cst.Assign,)):
                 qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
                 if not qual or not qual.startswith("torch.optim.") or not qual.rsplit(".", 1)[-1][:1].isupper():
                     continue
-                bound = schedulers if qual.startswith("torch.optim.lr_scheduler.") else optimizers
-                bound.update(code(t.target) for t in node.targets)
-            return frozenset(optimizers), frozenset(schedulers)
+                scheduler = qual.startswith("torch.optim.lr_scheduler.")
+                targets = [code(t.target) for t in node.targets]
+                (schedulers if scheduler else optimizers).update(targets)
+                if not scheduler:
+                    given = frozenset(_PARAMETERS_OF.findall(code(node.value)))
+                    models.update((target, given) for target in targets)
+            return frozenset(optimizers), frozenset(schedulers), models
         return self._once("torch_optimizers", self.module, compute)
 
     def nodes(self, scope, kinds, enter=None):

@@ -70,16 +70,16 @@ class TrainingPlan:
 
 
 def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], schedulers: frozenset[str],
-              reads_grads: bool = False) -> TrainingPlan | None:
-    """The file's training statements, or None where it has none; ``optimizers`` and
-    ``schedulers``: the code of what the file binds to torch's (``FileFacts.torch_optimizers``).
+              models: dict[str, frozenset[str]], reads_grads: bool = False) -> TrainingPlan | None:
+    """The file's training statements, or None where it has none; ``optimizers``,
+    ``schedulers`` and the ``models`` each optimizer is given: as ``FileFacts.torch_optimizers``.
     Where the file reads a parameter's ``.grad`` (``reads_grads``), every optimizer keeps its
     gradients (accumulation mode), which puts them on the parameters too."""
     statements: dict[int, TrainingStatement] = {}
     blocks: set[int] = set()
     trains_inside: set[int] = set()
     for scope, found in _scopes(module, qualify, optimizers, schedulers):
-        _pair(found, optimizers)
+        _pair(found, optimizers, models)
         if reads_grads:
             for s in found:
                 s.simple = False
@@ -214,7 +214,7 @@ def _looks_like_optimizer(code: str) -> bool:
 
 
 # -- pairing and modes -------------------------------------------------------------------
-def _pair(found: list[TrainingStatement], optimizers: set[str]) -> None:
+def _pair(found: list[TrainingStatement], optimizers: set[str], models: dict[str, frozenset[str]]) -> None:
     """Each backward's optimizer (the first step after it, else the scope's first step, else
     the file's only optimizer) and whether its gradients stay a local (its step follows in
     the same block, with only clips between)."""
@@ -248,9 +248,13 @@ def _pair(found: list[TrainingStatement], optimizers: set[str]) -> None:
             s.optimizer = later[0].optimizer if later else None
     modes = {s.optimizer: s.simple for s in found if s.kind == "backward" and s.optimizer}
     for s in found:
-        # model.zero_grad() zeroes what the scope's optimizer holds (the only one), else nothing
+        # model.zero_grad() zeroes what the optimizer given that model's parameters holds, else
+        # what the next backward's optimizer holds, else the scope's only optimizer, else nothing
         if s.kind == "zero_grad" and s.optimizer not in modes:
-            s.optimizer = next(iter(modes)) if len(modes) == 1 else None
+            owners = [o for o in modes if s.optimizer in models.get(o, ())]
+            if len(owners) != 1:  # optimizers handed in: the one the next backward feeds
+                owners = [t.optimizer for t in found[found.index(s) + 1:] if t.kind == "backward" and t.optimizer][:1]
+            s.optimizer = owners[0] if owners else next(iter(modes)) if len(modes) == 1 else None
     for s in found:
         if s.kind != "backward":
             s.simple = modes.get(s.optimizer, False)
@@ -331,6 +335,9 @@ def _forward_region(part: TrainingStatement, anchor, block: list, found: list[Tr
         if id(block[start - 1]) in ours and _computes(part, [s for s in block[start:at] if id(s) not in ours]):
             break
         start -= 1
+    if start > boundary and _reads_from(part, [s for s in block[start:at] if id(s) not in ours],
+                                        [s for s in block[boundary:start] if id(s) not in ours]):
+        start = boundary  # a value made before the zero_grad keeps its gradient path inside the function
     region = [stmt for stmt in block[start:at] if id(stmt) not in ours]
     # statements that leave the block (return, break, ...) cannot move into a function
     trees = [ast.parse(code_of(stmt)) for stmt in region]
@@ -338,6 +345,8 @@ def _forward_region(part: TrainingStatement, anchor, block: list, found: list[Tr
         if _leaves(trees[i]):
             region, trees = region[i + 1:], trees[i + 1:]
             break
+    loss_reads = set(_loads(ast.parse(code_of(part.loss), mode="eval"))) if part.loss is not None else set()
+    region, trees = _without_unused_prefix(region, trees, loss_reads)
     part.region = region
     reads = _Names()
     for tree in trees:
@@ -351,6 +360,69 @@ def _forward_region(part: TrainingStatement, anchor, block: list, found: list[Tr
     part.outputs = tuple(n for n in reads.stored
                          if n != loss_name and (scope_loads.get(n, 0) - loss_names.get(n, 0) > region_loads.get(n, 0)
                                                 or n in reads.read_first))
+
+
+def _without_unused_prefix(region: list, trees: list, loss_reads: set[str]) -> tuple[list, list]:
+    """``region`` without its first statements that compute only plain numbers nothing after
+    them in it (nor the loss) reads (``D_x = output.mean().item()`` logged after an earlier
+    backward): they stay before the function, where they ran anyway. A tensor computed inside
+    the function keeps its gradient path for a later backward (MindSpore differentiates
+    through a value an earlier differentiated function returned, not through one computed
+    outside), so statements binding other values stay in, and so do those that may change a
+    value in place (a method ending in ``_``, a subscript or attribute assigned)."""
+    first = 0
+    while first < len(region) - 1 and _plain_statement(trees[first]):
+        later = set(loss_reads).union(*(_loads(tree) for tree in trees[first + 1:]))
+        reads = _Names()
+        reads.visit(trees[first])
+        if set(reads.stored) & later:
+            break
+        first += 1
+    return region[first:], trees[first:]
+
+
+_PLAIN_CALLS = frozenset({"float", "int", "len", "bool", "str", "print"})
+_PLAIN_METHODS = frozenset({"item", "tolist"})
+
+
+def _plain_statement(tree: ast.Module) -> bool:
+    """A statement binding only plain numbers (``.item()``, ``float(...)``, literals) or
+    printing, and changing nothing in place."""
+    if len(tree.body) != 1:
+        return False
+    stmt = tree.body[0]
+    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    else:
+        return False
+    if isinstance(value, ast.Constant):
+        return True
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    plain = ((isinstance(func, ast.Attribute) and func.attr in _PLAIN_METHODS)
+             or (isinstance(func, ast.Name) and func.id in _PLAIN_CALLS))
+    return plain and not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                             and n.func.attr.endswith("_") and not n.func.attr.startswith("_")
+                             for n in ast.walk(value))
+
+
+def _reads_from(part: TrainingStatement, region: list, earlier: list) -> bool:
+    """Whether ``region`` (or the loss) reads a name one of the ``earlier`` statements binds
+    (``fake = netG(z)`` before ``optimizerD.zero_grad()``): MindSpore differentiates through
+    it only when it is computed inside the function."""
+    reads = _Names()
+    for stmt in region:
+        reads.visit(ast.parse(code_of(stmt)))
+    needed = set(reads.read_first)
+    if part.loss is not None:
+        needed |= set(_loads(ast.parse(code_of(part.loss), mode="eval"))) - set(reads.stored)
+    bound = _Names()
+    for stmt in earlier:
+        bound.visit(ast.parse(code_of(stmt)))
+    return bool(needed & set(bound.stored))
 
 
 def _computes(backward: TrainingStatement, statements: list) -> bool:

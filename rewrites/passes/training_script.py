@@ -163,7 +163,7 @@ class TrainingScript(Pass):
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("state_dict", "load_state_dict")
                 and isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)):
             return updated
-        optimizers, schedulers = self.facts.torch_optimizers()
+        optimizers, schedulers, _ = self.facts.torch_optimizers()
         receiver = code(func.value)
         loads = func.attr.value == "load_state_dict"
         if receiver in schedulers:

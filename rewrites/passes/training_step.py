@@ -154,20 +154,24 @@ class TrainingStep(Pass):
         try:
             if self.plan is None or id(original.body) not in self.plan.blocks:
                 return updated
-            return updated.with_changes(body=self._rewrite(original.body, list(updated.body)))
+            body, trailing = self._rewrite(original.body, list(updated.body))
+            return updated.with_changes(body=body, footer=[*trailing, *updated.footer])
         finally:
             self.depth -= 1
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
         if self.plan is None or id(original.body) not in self.plan.blocks:
             return updated
-        return updated.with_changes(body=self._rewrite(original.body, list(updated.body)))
+        body, trailing = self._rewrite(original.body, list(updated.body))
+        return updated.with_changes(body=body, footer=[*trailing, *updated.footer])
 
     # -- a block ---------------------------------------------------------------------
-    def _rewrite(self, original_body, body: list) -> list:
+    def _rewrite(self, original_body, body: list) -> tuple[list, list]:
+        """The block's statements rewritten, and the comments left after its last statement
+        (those of a training statement at its end that converts to nothing)."""
         parts = [p for p in self.plan.in_block(original_body) if id(p.stmt) not in self.problems]
         if not parts:
-            return body
+            return body, []
         self._choose_names(parts[0])
         by_stmt = {id(p.stmt): p for p in parts}
         out: list = []
@@ -188,16 +192,26 @@ class TrainingStep(Pass):
                 if part.kind == "guard":  # the function before the if
                     out.append(self._forward_function(part, pending[start:]))
                     for zero in later_zeros:
-                        out.extend(self._zero_grad(zero))
+                        out.extend(self._commented(zero, self._zero_grad(zero)))
                     out.append(stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False), *stmt.leading_lines]))
                 else:
                     out.extend(self._backward(part, pending[start:], later_zeros))
             else:
                 out.extend(self._flush(pending, zeros))
-                out.extend(self._statement(part))
+                out.extend(self._commented(part, self._statement(part)))
             pending, zeros = [], []
         out.extend(self._flush(pending, zeros))
-        return out
+        return _settle_comments(out)
+
+    def _commented(self, part: TrainingStatement, lines: list) -> list:
+        """``lines`` (what ``part`` converts to) with the comments above the training statement:
+        on the first line, or carried to the next statement where it converts to nothing."""
+        comments = list(part.stmt.leading_lines)
+        if not any(line.comment is not None for line in comments):
+            return lines
+        if not lines:
+            return [_Carried(comments)]
+        return [lines[0].with_changes(leading_lines=[*lines[0].leading_lines, *comments]), *lines[1:]]
 
     def _choose_names(self, part: TrainingStatement) -> None:
         """The names the pass binds: locals of the function, so only its own code can clash."""
@@ -216,7 +230,7 @@ class TrainingStep(Pass):
         out: list = []
         for i, stmt in enumerate(statements + [None]):
             for _, zero in [z for z in zeros if z[0] == i]:
-                out.extend(self._zero_grad(zero))
+                out.extend(self._commented(zero, self._zero_grad(zero)))
             if stmt is not None:
                 out.append(stmt)
         return out
@@ -235,10 +249,11 @@ class TrainingStep(Pass):
         the zero_grads met in its region, and the gradients computed."""
         lines = [] if part.guard is not None else [self._forward_function(part, region)]
         for zero in zeros:
-            lines.extend(self._zero_grad(zero))
-        gradients = self._gradients(part)
+            lines.extend(self._commented(zero, self._zero_grad(zero)))
+        gradients = self._commented(part, self._gradients(part))
         if part.guard is None:  # a blank line after the function
-            gradients[0] = gradients[0].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            gradients[0] = gradients[0].with_changes(
+                leading_lines=[cst.EmptyLine(indent=False), *gradients[0].leading_lines])
         return lines + gradients
 
     def leave_If(self, original: cst.If, updated: cst.If):
@@ -371,6 +386,31 @@ class TrainingStep(Pass):
             return self._line(f"{grads} = {value}[0]\n")
         helper = code(emitted_spelled(self.ctx, CLIP_VALUE_HELPER, CLIP_VALUE_SOURCE))
         return self._line(f"{grads} = {helper}({grads}, {args.get('clip_value', '1.0')})\n")
+
+
+class _Carried:
+    """Comments of a training statement that converts to nothing, for the next statement."""
+
+    def __init__(self, lines: list) -> None:
+        self.lines = lines
+
+
+def _settle_comments(out: list) -> tuple[list, list]:
+    """``out`` with each ``_Carried`` run of comments moved onto the statement after it; the
+    comments after the last statement, apart. A block left empty holds ``pass``."""
+    body: list = []
+    carried: list = []
+    for item in out:
+        if isinstance(item, _Carried):
+            carried.extend(item.lines)
+            continue
+        if carried:
+            item = item.with_changes(leading_lines=[*carried, *item.leading_lines])
+            carried = []
+        body.append(item)
+    if not body:
+        return [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)], []
+    return body, carried
 
 
 def _free_name(source: str, name: str) -> str:

@@ -270,6 +270,72 @@ GAN = TrainingCase("two-optimizers-gan", """
         return losses
     """, build="")
 CASES.append(GAN)
+# the DCGAN example's step: two backwards into D's optimizer before its step, each model's
+# own zero_grad(), a label tensor refilled in place
+# the generator's output made before D's step and used by G's: its gradient path is kept
+CASES.append(TrainingCase("gan-fake-made-first", """
+    def build():
+        generator = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 3))
+        discriminator = nn.Sequential(nn.Linear(3, 6), nn.Tanh(), nn.Linear(6, 1))
+        return nn.ModuleList([generator, discriminator]), (torch.optim.SGD(generator.parameters(), lr=0.05),
+                                                           torch.optim.SGD(discriminator.parameters(), lr=0.05))
+
+
+    def train(models, optimizers, batches):
+        netG, netD = models[0], models[1]
+        optimizerG, optimizerD = optimizers
+        losses = []
+        for noise, real in batches:
+            fake = netG(noise[:, :2])
+            optimizerD.zero_grad()
+            loss_d = ((netD(real) - 1) ** 2).mean() + (netD(fake.detach()) ** 2).mean()
+            loss_d.backward()
+            optimizerD.step()
+            optimizerG.zero_grad()
+            loss_g = ((netD(fake) - 1) ** 2).mean()
+            loss_g.backward()
+            optimizerG.step()
+            losses.append((loss_d.item(), loss_g.item()))
+        return losses
+    """, build=""))
+CASES.append(TrainingCase("dcgan-model-zero-grad-two-backwards", """
+    def build():
+        generator = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 3), nn.Tanh())
+        discriminator = nn.Sequential(nn.Linear(3, 6), nn.LeakyReLU(0.2), nn.Linear(6, 1), nn.Sigmoid())
+        models = nn.ModuleList([generator, discriminator])
+        return models, (torch.optim.Adam(generator.parameters(), lr=0.01, betas=(0.5, 0.999)),
+                        torch.optim.Adam(discriminator.parameters(), lr=0.01, betas=(0.5, 0.999)))
+
+
+    def train(models, optimizers, batches):
+        netG, netD = models[0], models[1]
+        optimizerG, optimizerD = optimizers
+        criterion = nn.BCELoss()
+        history = []
+        for noise, real in batches:
+            # (1) update D
+            netD.zero_grad()
+            label = torch.full((real.size(0),), 1.0)
+            output = netD(real).view(-1)
+            errD_real = criterion(output, label)
+            errD_real.backward()
+            D_x = output.mean().item()
+            fake = netG(noise[:, :2])
+            label.fill_(0.0)
+            output = netD(fake.detach()).view(-1)
+            errD_fake = criterion(output, label)
+            errD_fake.backward()
+            optimizerD.step()
+            # (2) update G
+            netG.zero_grad()
+            label.fill_(1.0)
+            output = netD(fake).view(-1)
+            errG = criterion(output, label)
+            errG.backward()
+            optimizerG.step()
+            history.append((errD_real.item() + errD_fake.item(), errG.item(), D_x))
+        return history
+    """, build=""))
 
 
 def _batches(steps: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
