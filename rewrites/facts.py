@@ -324,6 +324,18 @@ class FileFacts:
             return frozenset(names)
         return self._once("loss_layers", self.module, compute)
 
+    def apply_callbacks(self) -> frozenset[str]:
+        """Names of the functions the file hands to ``X.apply(f)`` (a DCGAN's ``weights_init``):
+        their first parameter is a layer of any class."""
+        def compute():
+            if ".apply(" not in self.ctx.source:
+                return frozenset()
+            return frozenset(node.args[0].value.value for node in self.nodes(self.module, (cst.Call,))
+                             if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply"
+                             and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name)
+                             and not node.args[0].keyword)
+        return self._once("apply_callbacks", self.module, compute)
+
     def device_names(self) -> frozenset[str]:
         """Names the file binds to ``torch.device(...)`` (``dev = torch.device("cuda")``): a
         device's name, a string, once converted."""

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 SPEC_FILES = sorted(SAMPLES.glob("*.training.toml"))
 NAMES = [p.name[: -len(".training.toml")] for p in SPEC_FILES]
-REQUIRED = {"train_mnist_cnn", "train_tiny_lm", "train_frozen_backbone", "train_two_phase"}
+REQUIRED = {"train_mnist_cnn", "train_tiny_lm", "train_frozen_backbone", "train_two_phase", "train_dcgan"}
 TIMEOUT = 600
 
 needs_frameworks = pytest.mark.skipif(

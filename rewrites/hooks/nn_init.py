@@ -5,8 +5,19 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
+from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value
 from .registry import hook
+
+# a tensor given by an attribute lookup written as a call (``getattr(m, name)``, and the
+# lookups MS204 emits: ``_torch_layer_parameter(m, "weight")`` in an init function
+# model.apply calls): evaluated once. Another call (``torch.as_tensor(w)``) may give a copy,
+# which a fill would leave the parameter out of: refused as before.
+ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_parameter", "_torch_attribute"})
+INIT_FILL = '''
+def {name}(tensor, init, shift=0.0):
+    """torch.nn.init's in-place fill of a tensor given by an expression (transpile MS201)."""
+    return tensor.assign_value(INITIALIZER(init, tensor.shape, tensor.dtype).init_data() + shift)
+'''
 
 
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -23,18 +34,32 @@ def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
             ):
                 raise Unconvertible("the tensor is written three times: index it with a literal or a plain name")
         probe = probe.value
-    if not isinstance(probe, cst.Name):
+    lookup = isinstance(probe, cst.Call) and isinstance(probe.func, cst.Name) and probe.func.value in ATTRIBUTE_LOOKUPS
+    if not isinstance(probe, cst.Name) and not lookup:
         raise Unconvertible("the tensor must be a name or attribute (it is written three times)")
     return node
 
 
-def _fill(ctx, tensor: cst.BaseExpression, init: cst.BaseExpression) -> cst.BaseExpression:
+def _written_in_place(tensor: cst.BaseExpression) -> bool:
+    """A name or an attribute chain on one: cheap to write three times."""
+    while isinstance(tensor, (cst.Attribute, cst.Subscript)):
+        tensor = tensor.value
+    return isinstance(tensor, cst.Name)
+
+
+def _fill(ctx, tensor: cst.BaseExpression, init: cst.BaseExpression, shift: str | None = None) -> cst.BaseExpression:
     """``t.assign_value(initializer(init, t.shape, t.dtype).init_data())``: fills t in
-    place and returns it, like torch's init functions."""
-    t = code(tensor)
+    place and returns it, like torch's init functions; another expression goes through
+    ``_torch_init_fill``, which evaluates it once."""
     init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
+    if not _written_in_place(tensor):
+        helper = emitted(ctx, "_torch_init_fill", INIT_FILL.replace("INITIALIZER", init_fn))
+        args = [cst.Arg(tensor), cst.Arg(init)] + ([cst.Arg(cst.parse_expression(shift))] if shift else [])
+        return cst.Call(func=helper, args=args)
+    t = code(tensor)
+    added = f" + {shift}" if shift else ""
     return cst.parse_expression(
-        f"{t}.assign_value({init_fn}({code(init)}, {t}.shape, {t}.dtype).init_data())"
+        f"{t}.assign_value({init_fn}({code(init)}, {t}.shape, {t}.dtype).init_data(){added})"
     )
 
 
@@ -74,11 +99,7 @@ def init_uniform(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     else:
         init = cst.parse_expression(f"{uniform}(scale=(({code(b)}) - ({code(a)})) / 2)")
         mid_src = f"(({code(a)}) + ({code(b)})) / 2"
-    t = code(tensor)
-    init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
-    return cst.parse_expression(
-        f"{t}.assign_value({init_fn}({code(init)}, {t}.shape, {t}.dtype).init_data() + {mid_src})"
-    )
+    return _fill(ctx, tensor, init, mid_src)
 
 
 def _gain(nonlinearity: str, param) -> float | int:

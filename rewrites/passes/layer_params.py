@@ -30,6 +30,33 @@ TORCH_ATTRIBUTE = """def {name}(obj, torch_name, ms_name):
 """
 
 
+# a parameter read on a layer of any class (the layer ``model.apply(init)`` hands to init):
+# MindSpore names some of them otherwise, by class
+TORCH_LAYER_PARAMETER = """def {name}(layer, torch_name):
+    \"\"\"layer.<torch_name> for a layer of any converted class: MindSpore names it otherwise in
+    some (BatchNorm's weight is gamma, Embedding's embedding_table) (transpile MS204).\"\"\"
+    for name in (torch_name, *{candidates}.get(torch_name, ())):
+        found = layer
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is not None:
+            return found
+    return getattr(layer, torch_name)
+"""
+
+
+def parameter_names(tables) -> dict[str, tuple[str, ...]]:
+    """torch layer parameters that converted layers name otherwise, with every MindSpore name
+    (``weight``: ``gamma``, ``embedding_table``, ...)."""
+    found: dict[str, set[str]] = {}
+    for qual, entry in tables.entries.items():
+        if entry.kind == "class" and qual.startswith("torch.nn.") and entry.target:
+            for torch_name, ms_name in entry.weights.items():
+                if ms_name and ms_name != torch_name:
+                    found.setdefault(torch_name, set()).add(ms_name)
+    return {k: tuple(sorted(v)) for k, v in found.items()}
+
+
 def distinctive_attributes(tables) -> dict[str, str]:
     """torch layer attributes with one MindSpore name whatever the layer, and names no
     other object is likely to have (compound: ``in_features``, ``num_embeddings``): read
@@ -65,6 +92,8 @@ class LayerParams(Pass):
         self.tables = tables()
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
         self._distinctive = distinctive_attributes(self.tables)
+        self._parameter_names = parameter_names(self.tables)
+        self._any_layer: list[str | None] = []  # per open function: its parameter that is a layer of any class
         self._targets: set[int] = set()  # ids of attributes assigned or deleted
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
@@ -82,6 +111,15 @@ class LayerParams(Pass):
 
     def leave_ClassDef(self, original, updated):
         self._renames.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params.params
+        callback = node.name.value in self.facts.apply_callbacks() and params
+        self._any_layer.append(params[0].name.value if callback else None)
+
+    def leave_FunctionDef(self, original, updated):
+        self._any_layer.pop()
         return updated
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -103,9 +141,18 @@ class LayerParams(Pass):
     def _unknown_receiver(self, original: cst.Attribute, updated: cst.Attribute):
         """``net.fc.in_features`` with ``net.fc`` of unknown type: torch's name when the
         object has it, else the converted layer's (``in_channels``), chosen at run time.
-        Not ``self.in_features`` (the class's own attribute), nor assignment targets."""
+        Not ``self.in_features`` (the class's own attribute), nor assignment targets.
+        ``m.weight`` where ``m`` is the layer ``model.apply(init)`` hands to ``init``: the
+        parameter under any of its MindSpore names."""
         ms_name = self._distinctive.get(original.attr.value)
         receiver = original.value
+        if (self._any_layer and self._any_layer[-1] and isinstance(receiver, cst.Name)
+                and receiver.value == self._any_layer[-1] and receiver.value not in self._guarded
+                and original.attr.value in self._parameter_names and id(original) not in self._targets):
+            source = TORCH_LAYER_PARAMETER.replace("{candidates}", repr(self._parameter_names))
+            helper = emitted(self.ctx, "_torch_layer_parameter", source)
+            self.ctx.stats.converted += 1
+            return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value)))])
         if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
                 receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
             return updated
@@ -254,6 +301,15 @@ class _Renamer(cst.CSTTransformer):
             return format_statement(updated, 4 * self._depth)
         except InvalidStatement:
             return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params.params
+        callback = node.name.value in self.facts.apply_callbacks() and params
+        self._any_layer.append(params[0].name.value if callback else None)
+
+    def leave_FunctionDef(self, original, updated):
+        self._any_layer.pop()
+        return updated
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))

@@ -153,3 +153,50 @@ def test_every_init_entry_has_cases():
 def test_entries_match_installed_signatures():
     problems = signature_problems(table_entries(["nn_init.toml"]))
     assert not problems, "\n".join(problems)
+
+
+APPLY_INIT = '''
+import torch
+import torch.nn as nn
+
+
+def init_weights(m):
+    # the DCGAN example's dispatch on the class name: the layer's type is unknown here
+    classname = m.__class__.__name__
+    if classname.find("Conv") != -1:
+        nn.init.constant_(m.weight.data, 0.25)
+    elif classname.find("BatchNorm") != -1:
+        nn.init.constant_(m.weight.data, 1.5)
+        nn.init.zeros_(m.bias)
+    elif classname.find("Embedding") != -1:
+        nn.init.uniform_(m.weight, 2.0, 2.0)
+
+
+def build():
+    model = nn.Sequential(nn.Embedding(5, 4), nn.Conv1d(5, 3, 1), nn.BatchNorm1d(3))
+    model.apply(init_weights)
+    return model
+'''
+
+
+def test_init_function_given_to_apply_reaches_every_layers_parameters():
+    """``model.apply(init)`` with ``m.weight``/``m.bias`` read on a layer of any class: each
+    converted layer's parameter under its MindSpore name is filled as torch fills the torch
+    one (BatchNorm's gamma/beta, Embedding's embedding_table)."""
+    import torch  # noqa: F401
+    from transpile import convert_code
+
+    result = convert_code(APPLY_INIT, filename="apply_init.py")
+    assert "# transpile:" not in result.code, result.code
+    torch_namespace: dict = {"__name__": "torch_apply_init"}
+    exec(compile(APPLY_INIT, "torch_apply_init", "exec"), torch_namespace)
+    expected = {k: v.detach().numpy() for k, v in torch_namespace["build"]().state_dict().items()}
+    namespace: dict = {"__name__": "converted_apply_init"}
+    exec(compile(result.code, "converted_apply_init", "exec"), namespace)
+    model = namespace["build"]()
+    actual = {p.name: p.asnumpy() for p in model.get_parameters()}
+    pairs = {"0.weight": "0.embedding_table", "1.weight": "1.weight", "2.weight": "2.gamma", "2.bias": "2.beta"}
+    for torch_name, ms_name in pairs.items():
+        ms_key = next(k for k in actual if k.endswith(ms_name))
+        np.testing.assert_allclose(actual[ms_key].reshape(expected[torch_name].shape), expected[torch_name],
+                                   err_msg=torch_name)
