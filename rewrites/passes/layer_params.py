@@ -302,15 +302,6 @@ class _Renamer(cst.CSTTransformer):
         except InvalidStatement:
             return updated
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        params = node.params.params
-        callback = node.name.value in self.facts.apply_callbacks() and params
-        self._any_layer.append(params[0].name.value if callback else None)
-
-    def leave_FunctionDef(self, original, updated):
-        self._any_layer.pop()
-        return updated
-
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
