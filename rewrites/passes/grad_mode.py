@@ -21,12 +21,14 @@ is removed.
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import NOT_LITERAL, code, emitted, literal_value
+from ..syntax import NOT_LITERAL, code, emitted, literal_value, name_chain
 from .scaffolding import scaffolding
 
 NO_GRAD = frozenset({
@@ -142,6 +144,7 @@ class GradMode(Pass):
         # autocast(enabled=False) blocks are MS206's (the same names, switched off)
         self._disabled = frozenset(scaffolding()["disabled_context"]["names"])
         self._scopes: list[cst.CSTNode] = []  # the enclosing function of each open with, or the module
+        self._flag_calls: set[int] = set()  # ids of set_grad_enabled calls of items about to go
 
     def _qual(self, node) -> str | None:
         return self.ctx.imports.qualify(node)
@@ -167,7 +170,19 @@ class GradMode(Pass):
         return item.asname is None and self._kind(item.item) is not None
 
     def visit_WithItem(self, node: cst.WithItem) -> bool:
-        return not self._ours(node)  # about to go: ApiCalls does not mark it
+        # about to go: ApiCalls does not mark it; set_grad_enabled's flag is kept, and converted
+        if self._ours(node) and self._kind(node.item) == "set_grad_enabled":
+            self._flag_calls.add(id(node.item))
+            self.ctx.frozen.add(id(node.item.func))  # the name of what goes: no pass marks it
+            return True
+        return not self._ours(node)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        """The set_grad_enabled call of an item about to go: its flag, converted, held in a
+        tuple (no call: the passes after this one leave it; leave_With drops the item)."""
+        if id(original) not in self._flag_calls:
+            return updated
+        return cst.Tuple([cst.Element(updated.args[0].value)])
 
     def visit_Decorator(self, node: cst.Decorator) -> bool:
         return self._kind(node.decorator) is None
@@ -223,23 +238,37 @@ class GradMode(Pass):
             return updated
         self.ctx.stats.converted += len(ours)
         body = updated.body
-        for item in ours:
-            body = self._resolve(item, body, scope, original)
-        if len(ours) < len(original.items):  # `with torch.no_grad(), open(p) as f:` keeps the rest
-            kept = [u for o, u in zip(original.items, updated.items) if not self._ours(o)]
+        for item, converted in zip(original.items, updated.items):
+            if self._ours(item):
+                body = self._resolve(item, body, scope, original, converted)
+        # an autocast(enabled=False) beside ours goes too (alone, MS206 drops it)
+        dropped = [o for o in original.items if self._ours(o) or self._switched_off_autocast(o)]
+        self.ctx.stats.converted += len(dropped) - len(ours)
+        if len(dropped) < len(original.items):  # `with torch.no_grad(), open(p) as f:` keeps the rest
+            kept = [u for o, u in zip(original.items, updated.items) if not any(o is d for d in dropped)]
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(items=kept, body=body)
         return cst.FlattenSentinel(_lines(updated, body))
 
-    def _resolve(self, item: cst.WithItem, body, scope, original: cst.With):
-        """The block's body once the context manager ``item`` is gone."""
+    def _switched_off_autocast(self, item: cst.WithItem) -> bool:
+        call = item.item
+        return (item.asname is None and isinstance(call, cst.Call) and self._qual(call.func) in self._disabled
+                and _switched_off(call))
+
+    def _resolve(self, item: cst.WithItem, body, scope, original: cst.With, converted: cst.WithItem):
+        """The block's body once the context manager ``item`` is gone (``converted``: the item
+        as the other passes left it)."""
         kind = self._kind(item.item)
         if kind == "autocast":
             self.ctx.report(original, self.id, AUTOCAST_WARNING, Severity.WARNING)
             return body
         if kind == "enable_grad":
             return body
-        enabled = item.item.args[0].value if kind == "set_grad_enabled" else cst.Name("False")
+        if kind == "set_grad_enabled":  # the flag as leave_Call kept it
+            held = converted.item
+            enabled = held.elements[0].value if isinstance(held, cst.Tuple) else held.args[0].value
+        else:
+            enabled = cst.Name("False")
         if literal_value(enabled) is True or not self._differentiated(scope):
             return body
         plan = self.facts.training_plan()
@@ -247,18 +276,33 @@ class GradMode(Pass):
             # the block's own backward runs only with gradients on; MS211 moved its forward
             # code into a function that is differentiated only then
             return body
+        flag = None
         if literal_value(enabled) is False:
             stop = self.ctx.reference(STOP_GRADIENT)
             wrap = lambda value: cst.Call(func=stop, args=[cst.Arg(value)])  # noqa: E731
         else:
             helper = self._helper()
-            wrap = lambda value: cst.Call(func=helper, args=[cst.Arg(enabled), cst.Arg(value)])  # noqa: E731
+            # torch evaluates the flag once: one binding, read by each value cut
+            flag = enabled if name_chain(enabled) else cst.Name(self._flag_name(scope))
+            wrap = lambda value: cst.Call(func=helper, args=[cst.Arg(flag), cst.Arg(value)])  # noqa: E731
         cut = _CutGradients(wrap)
         body = body.visit(cut)
+        if cut.wrapped and flag is not enabled and flag is not None and isinstance(body, cst.IndentedBlock):
+            binding = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(flag)], value=enabled)])
+            body = body.with_changes(body=[binding, *body.body])
         if cut.wrapped:
             self.ctx.report(original, self.id, f"{code(item.item)}: the block's values are cut from the gradient "
                             "(ops.stop_gradient): this code also calls .backward()", Severity.INFO)
         return body
+
+    def _flag_name(self, scope) -> str:
+        """A name for set_grad_enabled's flag that the function does not use."""
+        used = self.ctx.source if isinstance(scope, cst.Module) else code(scope)
+        name, n = "grad_enabled", 1
+        while re.search(rf"\b{name}\b", used):
+            n += 1
+            name = f"grad_enabled_{n}"
+        return name
 
     def _helper(self) -> cst.Name:
         stop = code(self.ctx.reference(STOP_GRADIENT))

@@ -138,10 +138,15 @@ class TrainingStep(Pass):
         for key, part in self.plan.statements.items():
             if part.kind == "backward" and (part.problem or part.optimizer is None):
                 self.problems[key] = part.problem or "the optimizer of this backward() is unknown"
-            elif part.kind != "guard":  # an if's body holds other code: converted as usual
-                self.ctx.frozen.add(key)  # rewritten with its block, never on its own
+            elif part.kind not in ("guard", "backward"):
+                # rewritten with its block, never on its own (an if's body holds other code,
+                # and a backward's loss expression is converted as usual: the function returns it)
+                self.ctx.frozen.add(key)
         self._names: dict[str, tuple[str, str, str]] = {}
         self.guard_calls: dict[int, TrainingStatement] = {}  # id(the else's call) -> its guard
+        # id(a backward's original loss) -> the loss as the other passes converted it, and the
+        # markers they left on the backward's line (they go on the function's return)
+        self._losses: dict[int, tuple[cst.BaseExpression, list]] = {}
 
     def leave_SimpleStatementLine(self, original, updated):
         why = self.problems.get(id(original))
@@ -174,6 +179,7 @@ class TrainingStep(Pass):
             return body, []
         self._choose_names(parts[0])
         by_stmt = {id(p.stmt): p for p in parts}
+        by_stmt.update(self._backwards_converted(original_body, body, by_stmt))
         out: list = []
         pending: list = []  # statements since the last training statement (a backward's region candidates)
         zeros: list = []  # zero_grad statements met among them
@@ -202,6 +208,23 @@ class TrainingStep(Pass):
             pending, zeros = [], []
         out.extend(self._flush(pending, zeros))
         return _settle_comments(out)
+
+    def _backwards_converted(self, original_body, body: list, by_stmt: dict) -> dict:
+        """The backward statements as the other passes left them (their loss converted),
+        paired in order with the original ones: id(updated) -> its part; each part's converted
+        loss and markers are kept for the function that returns it."""
+        originals = [stmt for stmt in original_body if _backward_loss(stmt) is not None]
+        updated = [stmt for stmt in body if _backward_loss(stmt) is not None]
+        found = {}
+        for before, after in zip(originals, updated):
+            part = by_stmt.get(id(before))
+            if part is None or part.kind != "backward":
+                continue
+            markers = [line for line in after.leading_lines
+                       if line.comment is not None and line.comment.value.startswith(MARKER)]
+            self._losses[id(part.loss)] = (_backward_loss(after), markers)
+            found[id(after)] = part
+        return found
 
     def _commented(self, part: TrainingStatement, lines: list) -> list:
         """``lines`` (what ``part`` converts to) with the comments above the training statement:
@@ -285,7 +308,7 @@ class TrainingStep(Pass):
 
     def _binding(self, part: TrainingStatement) -> tuple[str, list[str]]:
         """What the function's results are bound to, and what it returns."""
-        loss_code = code(part.loss)
+        loss_code = code(self._losses.get(id(part.loss), (part.loss,))[0])
         loss_name = part.loss.value if isinstance(part.loss, cst.Name) else None
         returned = [f"{part.scaler}.scale({loss_code})" if part.scaler else loss_code]
         bound = ["_" if part.scaler or loss_name is None else loss_name]
@@ -299,7 +322,8 @@ class TrainingStep(Pass):
     def _forward_function(self, part: TrainingStatement, region: list) -> cst.FunctionDef:
         _, returned = self._binding(part)
         defaults = ", ".join(f"{n}={n}" for n in part.params)
-        body = list(region) + [self._line(f"return {', '.join(returned)}\n")]
+        markers = self._losses.get(id(part.loss), (None, []))[1]  # on the loss's line, where a second run puts them
+        body = list(region) + [self._line(f"return {', '.join(returned)}\n").with_changes(leading_lines=markers)]
         forward = cst.FunctionDef(
             name=cst.Name(self.forward), params=cst.parse_expression(f"lambda {defaults}: 0").params,
             body=cst.IndentedBlock(body=body),
@@ -386,6 +410,20 @@ class TrainingStep(Pass):
             return self._line(f"{grads} = {value}[0]\n")
         helper = code(emitted_spelled(self.ctx, CLIP_VALUE_HELPER, CLIP_VALUE_SOURCE))
         return self._line(f"{grads} = {helper}({grads}, {args.get('clip_value', '1.0')})\n")
+
+
+def _backward_loss(stmt) -> cst.BaseExpression | None:
+    """``L`` of a line ``L.backward(...)`` (``scaler.scale(L).backward()``: ``L``)."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+        return None
+    call = stmt.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"):
+        return None
+    receiver = call.func.value
+    if (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute)
+            and receiver.func.attr.value == "scale" and len(receiver.args) == 1):
+        return receiver.args[0].value
+    return receiver
 
 
 class _Carried:
