@@ -45,6 +45,27 @@ TORCH_LAYER_PARAMETER = """def {name}(layer, torch_name):
 """
 
 
+# a layer's class name read where code compares it with torch's (``classname.find("Linear")``
+# in an init function): MindSpore names some classes otherwise (Dense)
+TORCH_CLASS_NAME = """def {name}(obj):
+    \"\"\"type(obj).__name__ as torch names the class: a MindSpore layer a torch layer was
+    converted to answers with the torch name (Dense: Linear) (transpile MS204).\"\"\"
+    name = type(obj).__name__
+    return {names}.get(name, name) if type(obj).__module__.startswith("mindspore") else name
+"""
+
+
+def torch_class_names(tables) -> dict[str, str]:
+    """MindSpore layer class name -> the torch class converted to it, where they differ and
+    only one torch class is (``Dense``: ``Linear``; not GroupNorm, which InstanceNorm is too)."""
+    found: dict[str, set[str]] = {}
+    for qual, entry in tables.entries.items():
+        if entry.kind == "class" and qual.startswith("torch.nn.") and (entry.target or "").startswith("mindspore."):
+            found.setdefault(entry.target.rsplit(".", 1)[-1], set()).add(qual.rsplit(".", 1)[-1])
+    return {ms: next(iter(torch)) for ms, torch in sorted(found.items())
+            if len(torch) == 1 and ms not in torch and ms[:1].isupper()}
+
+
 def parameter_names(tables) -> dict[str, tuple[str, ...]]:
     """torch layer parameters that converted layers name otherwise, with every MindSpore name
     (``weight``: ``gamma``, ``embedding_table``, ...)."""
@@ -93,6 +114,12 @@ class LayerParams(Pass):
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
         self._distinctive = distinctive_attributes(self.tables)
         self._parameter_names = parameter_names(self.tables)
+        self._class_names = torch_class_names(self.tables)
+        # only a file holding a string a renamed class answers otherwise ("Linear" is no part of
+        # "Dense") compares class names that need torch's
+        self._names_compared = any(
+            len(text) >= 3 and any(text in torch and text not in ms for ms, torch in self._class_names.items())
+            for text in self.facts.string_literals())
         self._any_layer: list[str | None] = []  # per open function: its parameter that is a layer of any class
         self._targets: set[int] = set()  # ids of attributes assigned or deleted
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
@@ -135,8 +162,28 @@ class LayerParams(Pass):
         self._targets.add(id(node.target))
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if original.attr.value == "__name__":
+            return self._class_name(original, updated)
         renamed = self._known_layer(original, updated)
         return self._unknown_receiver(original, renamed) if renamed is updated else renamed
+
+    def _class_name(self, original: cst.Attribute, updated: cst.Attribute):
+        """``m.__class__.__name__`` / ``type(m).__name__`` (not ``self``'s: a class of the
+        file keeps its name) -> ``_torch_class_name(m)``, in a file holding a string such a
+        name is compared with: code comparing it expects torch's class names, and a converted
+        layer's class is MindSpore's. Not a torch use: not counted."""
+        owner = original.value
+        if isinstance(owner, cst.Attribute) and owner.attr.value == "__class__":
+            obj, converted = owner.value, updated.value.value if isinstance(updated.value, cst.Attribute) else None
+        elif (isinstance(owner, cst.Call) and isinstance(owner.func, cst.Name) and owner.func.value == "type"
+              and len(owner.args) == 1 and not owner.args[0].keyword and not owner.args[0].star):
+            obj, converted = owner.args[0].value, updated.value.args[0].value if isinstance(updated.value, cst.Call) else None
+        else:
+            return updated
+        if not self._names_compared or converted is None or (isinstance(obj, cst.Name) and obj.value in ("self", "cls")):
+            return updated
+        source = TORCH_CLASS_NAME.replace("{names}", repr(self._class_names))
+        return cst.Call(emitted(self.ctx, "_torch_class_name", source), [cst.Arg(converted)])
 
     def _unknown_receiver(self, original: cst.Attribute, updated: cst.Attribute):
         """``net.fc.in_features`` with ``net.fc`` of unknown type: torch's name when the

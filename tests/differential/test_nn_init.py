@@ -170,10 +170,12 @@ def init_weights(m):
         nn.init.zeros_(m.bias)
     elif classname.find("Embedding") != -1:
         nn.init.uniform_(m.weight, 2.0, 2.0)
+    elif type(m).__name__ == "Linear":  # MindSpore's class is Dense
+        nn.init.constant_(m.weight, 0.75)
 
 
 def build():
-    model = nn.Sequential(nn.Embedding(5, 4), nn.Conv1d(5, 3, 1), nn.BatchNorm1d(3))
+    model = nn.Sequential(nn.Embedding(5, 4), nn.Conv1d(5, 3, 1), nn.BatchNorm1d(3), nn.Linear(4, 2))
     model.apply(init_weights)
     return model
 '''
@@ -182,7 +184,8 @@ def build():
 def test_init_function_given_to_apply_reaches_every_layers_parameters():
     """``model.apply(init)`` with ``m.weight``/``m.bias`` read on a layer of any class: each
     converted layer's parameter under its MindSpore name is filled as torch fills the torch
-    one (BatchNorm's gamma/beta, Embedding's embedding_table)."""
+    one (BatchNorm's gamma/beta, Embedding's embedding_table); the class names compared are
+    torch's (Linear, whose MindSpore class is Dense)."""
     import torch  # noqa: F401
     from transpile import convert_code
 
@@ -195,7 +198,8 @@ def test_init_function_given_to_apply_reaches_every_layers_parameters():
     exec(compile(result.code, "converted_apply_init", "exec"), namespace)
     model = namespace["build"]()
     actual = {p.name: p.asnumpy() for p in model.get_parameters()}
-    pairs = {"0.weight": "0.embedding_table", "1.weight": "1.weight", "2.weight": "2.gamma", "2.bias": "2.beta"}
+    pairs = {"0.weight": "0.embedding_table", "1.weight": "1.weight", "2.weight": "2.gamma", "2.bias": "2.beta",
+             "3.weight": "3.weight"}
     for torch_name, ms_name in pairs.items():
         ms_key = next(k for k in actual if k.endswith(ms_name))
         np.testing.assert_allclose(actual[ms_key].reshape(expected[torch_name].shape), expected[torch_name],
