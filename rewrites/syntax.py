@@ -3,6 +3,7 @@ source signature, literals, emitting calls, operands and expressions safe to rep
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 import libcst as cst
@@ -243,3 +244,12 @@ def emitted_spelled(ctx, name: str, source: str) -> cst.Name:
 def module_spellings(ctx) -> tuple[str, str, str]:
     """How the file spells mindspore, mindspore.ops and mindspore.nn (imports requested)."""
     return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))
+
+
+def free_name(source: str, name: str) -> str:
+    """``name``, or ``name`` with a number where ``source`` (a file or a function) already uses it."""
+    candidate, n = name, 1
+    while re.search(rf"\b{candidate}\b", source):
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate

@@ -247,13 +247,13 @@ def _pair(found: list[TrainingStatement], optimizers: set[str], models: dict[str
             later = [t for t in found[i + 1:] if t.kind == "step"] or [t for t in found[:i] if t.kind == "step"][-1:]
             s.optimizer = later[0].optimizer if later else None
     modes = {s.optimizer: s.simple for s in found if s.kind == "backward" and s.optimizer}
-    for s in found:
+    for i, s in enumerate(found):
         # model.zero_grad() zeroes what the optimizer given that model's parameters holds, else
         # what the next backward's optimizer holds, else the scope's only optimizer, else nothing
         if s.kind == "zero_grad" and s.optimizer not in modes:
             owners = [o for o in modes if s.optimizer in models.get(o, ())]
             if len(owners) != 1:  # optimizers handed in: the one the next backward feeds
-                owners = [t.optimizer for t in found[found.index(s) + 1:] if t.kind == "backward" and t.optimizer][:1]
+                owners = [t.optimizer for t in found[i + 1:] if t.kind == "backward" and t.optimizer][:1]
             s.optimizer = owners[0] if owners else next(iter(modes)) if len(modes) == 1 else None
     for s in found:
         if s.kind != "backward":

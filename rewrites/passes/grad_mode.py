@@ -21,14 +21,12 @@ is removed.
 """
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import NOT_LITERAL, code, emitted, literal_value, name_chain
+from ..syntax import NOT_LITERAL, code, emitted, free_name, literal_value, name_chain
 from .scaffolding import scaffolding
 
 NO_GRAD = frozenset({
@@ -297,12 +295,7 @@ class GradMode(Pass):
 
     def _flag_name(self, scope) -> str:
         """A name for set_grad_enabled's flag that the function does not use."""
-        used = self.ctx.source if isinstance(scope, cst.Module) else code(scope)
-        name, n = "grad_enabled", 1
-        while re.search(rf"\b{name}\b", used):
-            n += 1
-            name = f"grad_enabled_{n}"
-        return name
+        return free_name(self.ctx.source if isinstance(scope, cst.Module) else code(scope), "grad_enabled")
 
     def _helper(self) -> cst.Name:
         stop = code(self.ctx.reference(STOP_GRADIENT))

@@ -27,15 +27,13 @@ The statements are found once per file (``rewrites/training_plan.py``).
 """
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.formatting import format_statement
 from transpile.passes import Example, Pass
 
-from ..syntax import code, emitted_spelled
+from ..syntax import code, emitted_spelled, free_name
 from ..training_plan import TrainingPlan, TrainingStatement, code_of
 
 CLIP_NORM_HELPER = "_torch_clip_grad_norm"
@@ -240,7 +238,7 @@ class TrainingStep(Pass):
         """The names the pass binds: locals of the function, so only its own code can clash."""
         scope = part.scope_code
         if scope not in self._names:
-            self._names[scope] = tuple(_free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
+            self._names[scope] = tuple(free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
         self.grads, self.forward, self.finite = self._names[scope]
 
     def _line(self, text: str, deeper: int = 0) -> cst.BaseStatement:
@@ -450,11 +448,3 @@ def _settle_comments(out: list) -> tuple[list, list]:
         return [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)], []
     return body, carried
 
-
-def _free_name(source: str, name: str) -> str:
-    """``name``, or ``name`` with a number where the file already uses it."""
-    candidate, n = name, 1
-    while re.search(rf"\b{candidate}\b", source):
-        n += 1
-        candidate = f"{name}_{n}"
-    return candidate
