@@ -5,9 +5,10 @@ from typing import Any
 
 import libcst as cst
 
+from ..runtime.registry import runtime_helper
 from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
 from ..value_transforms import as_tuple
-from .nn_utils import PACKING_CALLS, RNN_CALL, emitted_spelled, emitted_helper
+from .nn_utils import PACKING_CALLS
 from .registry import hook
 
 
@@ -659,5 +660,5 @@ def rnn_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
     x, hx)``, which passes a packed input's lengths as seq_length; elsewhere unchanged."""
     if not ctx.facts.qualified_calls() & PACKING_CALLS:
         return call
-    helper = emitted_helper(ctx, "_torch_rnn_call", RNN_CALL)
+    helper = runtime_helper(ctx, "_torch_rnn_call")
     return call.with_changes(func=helper, args=[cst.Arg(call.func), *call.args])

@@ -1,244 +1,27 @@
-"""Hooks of tables/nn_utils.toml: torch.nn.utils functions that change a layer."""
+"""Hooks of tables/nn_utils.toml: torch.nn.utils functions that change a layer.
+
+Each call becomes a call of a run-time helper of rewrites/runtime/nn_utils.py (weight and
+spectral norms, parametrizations, packed sequences, batch norm folded into a layer),
+copied beside the code with the helpers it uses.
+"""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import libcst as cst
 
-from ..syntax import Unconvertible, emitted, emitted_spelled, keyword_call, module_spellings
+from ..runtime.registry import runtime_helper
+from ..syntax import Unconvertible, keyword_call
 from .registry import hook
 
-# A layer's tensor as torch shapes it: MindSpore's Conv1d and Conv1dTranspose hold
-# (out, in, 1, k) where torch holds (out, in, k).
-TORCH_SHAPED = """def {name}(module, name):
-    \"\"\"The layer's tensor `name` in torch's shape (transpile MS201): its MindSpore shape,
-    whether it was squeezed, the tensor.\"\"\"
-    weight = getattr(module, name)
-    shape = tuple(weight.shape)
-    squeeze = isinstance(module, (NN.Conv1d, NN.Conv1dTranspose)) and len(shape) == 4
-    value = weight.value()
-    return shape, squeeze, value.squeeze(2) if squeeze else value
-"""
+PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
 
-# MindSpore names a parameter by its path when its cell is attached; parameters added to
-# a layer already attached keep their local name (two layers' weight_v would clash in a
-# checkpoint). The helpers that change a layer rename its parameters by their paths,
-# after the prefix the layer's parameters had.
-NAME_PREFIX = """def {name}(module):
-    \"\"\"The prefix MindSpore gave the names of `module`'s parameters (transpile MS201):
-    its path and a dot once attached, else empty.\"\"\"
-    for path, parameter in module.parameters_and_names():
-        if parameter.name.endswith(path):
-            return parameter.name[: len(parameter.name) - len(path)]
-    return ""
-"""
-NAMED_BY_PATHS = """def {name}(module, prefix):
-    \"\"\"`module`'s parameters named by their paths after `prefix` (transpile MS201).\"\"\"
-    for path, parameter in module.parameters_and_names():
-        parameter.name = prefix + path
-    return module
-"""
 
-# torch's weight normalisation (torch.nn.utils.weight_norm and the parametrization
-# nn.utils.parametrizations.weight_norm): the layer's tensor `name` becomes
-# g * v / ||v||, recomputed from two Parameters each time it is read; the norm is over
-# every axis but `dim` (None or -1: the whole tensor, g a scalar). The Parameters keep
-# torch's names and shapes, so torch checkpoints map name for name: `<name>_g`,
-# `<name>_v` (torch.nn.utils.weight_norm) or `parametrizations.<name>.original0/1`
-# (the parametrization; torch then names the class Parametrized<Layer>). The layer's
-# class becomes a subclass reading `name` through a property: the layer's own
-# construct uses the recomputed tensor. MindSpore's Conv1d and Conv1dTranspose hold
-# (out, in, 1, k) where torch holds (out, in, k): g and v take torch's shape.
-WEIGHT_NORM = """def {name}(module, name="weight", dim=0, as_parametrization=False):
-    \"\"\"torch.nn.utils.weight_norm / parametrizations.weight_norm (transpile MS201): the
-    layer's `name` is g * v / ||v|| (the norm over every axis but `dim`; None or -1: the
-    whole tensor), recomputed from two Parameters with torch's names each time it is read.\"\"\"
-    path_prefix = NAME_PREFIX(module)
-    shape, squeeze, v = TORCH_SHAPED(module, name)
-    dim = -1 if dim is None else dim
-    axes = () if dim == -1 else tuple(a for a in range(v.ndim) if a != dim % v.ndim)
-
-    def norm(t):
-        if not axes:
-            return OPS.sqrt(OPS.sum(t * t))
-        return OPS.sqrt(OPS.sum(t * t, dim=axes, keepdim=True))
-
-    delattr(module, name)
-    if as_parametrization:
-        held = NN.Cell()
-        held.original0 = MS.Parameter(norm(v), name="original0")
-        held.original1 = MS.Parameter(v, name="original1")
-        group = NN.Cell()
-        setattr(group, name, held)
-        module.parametrizations = group
-
-        def parts(self):
-            held = getattr(self.parametrizations, name)
-            return held.original0, held.original1
-
-    else:
-        setattr(module, name + "_g", MS.Parameter(norm(v), name=name + "_g"))
-        setattr(module, name + "_v", MS.Parameter(v, name=name + "_v"))
-
-        def parts(self):
-            return getattr(self, name + "_g"), getattr(self, name + "_v")
-
-    def recomputed(self):
-        g, v = parts(self)
-        w = v * (g / norm(v))
-        return w.reshape(shape) if squeeze else w
-
-    base = type(module)
-    prefix = "Parametrized" if as_parametrization else ""
-    drop = ("parametrizations",) if as_parametrization else (name + "_g", name + "_v")
-    marker = (name, as_parametrization, "weight_norm", drop, recomputed, None)
-    normed = type(prefix + base.__name__, (base,), {name: property(recomputed), "_torch_parametrized": marker})
-    object.__setattr__(module, "__class__", normed)
-    return NAMED_BY_PATHS(module, path_prefix)
-"""
-
-# torch.nn.utils.spectral_norm and parametrizations.spectral_norm: the layer's tensor
-# `name` is W / sigma, sigma = u . (W v) with u, v held beside W (Parameters that take no
-# gradient: torch's buffers); W is seen as a matrix with axis `dim` first (None: 1 for
-# transposed convolutions, else 0). In training each computation first runs
-# n_power_iterations steps of the power method on u and v, without gradient, and keeps
-# them: v then u for torch.nn.utils.spectral_norm, u then v for the parametrization
-# (which also runs 15 steps when applied). torch.nn.utils.spectral_norm computes the
-# tensor once per call of the layer (a forward pre-hook; before any call it is W itself),
-# the parametrization at each read. Names: `<name>_orig`, `<name>_u`, `<name>_v`, or
-# `parametrizations.<name>.original` and `parametrizations.<name>.0._u/_v`.
-SPECTRAL_NORM = """def {name}(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None, as_parametrization=False):
-    \"\"\"torch.nn.utils.spectral_norm / parametrizations.spectral_norm (transpile MS201): the
-    layer's `name` is W / (u . W v), u and v held beside W with torch's names and updated
-    by the power method in training (n_power_iterations steps each time).\"\"\"
-    path_prefix = NAME_PREFIX(module)
-    shape, squeeze, w = TORCH_SHAPED(module, name)
-    if dim is None:
-        dim = 1 if isinstance(module, (NN.Conv1dTranspose, NN.Conv2dTranspose, NN.Conv3dTranspose)) else 0
-    dim = dim % w.ndim
-    order = (dim,) + tuple(a for a in range(w.ndim) if a != dim)
-
-    def matrix(t):
-        return t.permute(order).reshape(t.shape[dim], -1)
-
-    def normalize(t):
-        return t / OPS.clamp(OPS.sqrt(OPS.sum(t * t)), min=eps)
-
-    def power(mat, u, v, steps):
-        mat = OPS.stop_gradient(mat)
-        for _ in range(steps):
-            if as_parametrization:
-                u = normalize(OPS.matmul(mat, v))
-                v = normalize(OPS.matmul(mat.t(), u))
-            else:
-                v = normalize(OPS.matmul(mat.t(), u))
-                u = normalize(OPS.matmul(mat, v))
-        return u, v
-
-    h, rest = matrix(w).shape
-    u, v = normalize(OPS.standard_normal((h,))), normalize(OPS.standard_normal((rest,)))
-    delattr(module, name)
-    if as_parametrization:
-        held = NN.Cell()
-        held.original = MS.Parameter(w, name="original")
-        vectors = NN.Cell()
-        if w.ndim > 1:
-            u, v = power(matrix(w), u, v, 15)
-            vectors._u = MS.Parameter(u, name="_u", requires_grad=False)
-            vectors._v = MS.Parameter(v, name="_v", requires_grad=False)
-        setattr(held, "0", vectors)
-        group = NN.Cell()
-        setattr(group, name, held)
-        module.parametrizations = group
-
-        def parts(self):
-            held = getattr(self.parametrizations, name)
-            vectors = getattr(held, "0")
-            return held.original, getattr(vectors, "_u", None), getattr(vectors, "_v", None)
-
-        def original(self):
-            return parts(self)[0]
-
-        drop = ("parametrizations",)
-    else:
-        setattr(module, name + "_orig", MS.Parameter(w, name=name + "_orig"))
-        setattr(module, name + "_u", MS.Parameter(u, name=name + "_u", requires_grad=False))
-        setattr(module, name + "_v", MS.Parameter(v, name=name + "_v", requires_grad=False))
-
-        def parts(self):
-            return tuple(getattr(self, name + part) for part in ("_orig", "_u", "_v"))
-
-        def original(self):
-            return getattr(self, name + "_orig")
-
-        drop = (name + "_orig", name + "_u", name + "_v")
-
-    def computed(self, iterate):
-        w, u, v = parts(self)
-        if u is None:  # the parametrization of a vector
-            out = normalize(w)
-        else:
-            mat = matrix(w)
-            if iterate:
-                new_u, new_v = power(mat, u, v, n_power_iterations)
-                OPS.assign(u, new_u)
-                OPS.assign(v, new_v)
-            sigma = OPS.sum(OPS.stop_gradient(u) * OPS.matmul(mat, OPS.stop_gradient(v)))
-            out = w / sigma
-        return out.reshape(shape) if squeeze else out
-
-    base = type(module)
-    if as_parametrization:
-        members = {name: property(lambda self: computed(self, self.training))}
-    else:
-        cache = "_torch_spectral_norm_" + name
-
-        def construct(self, *args, **kwargs):
-            if self.training:  # the power step, once per call
-                object.__setattr__(self, cache, computed(self, True))
-            return base.construct(self, *args, **kwargs)
-
-        # in eval u and v stay: the tensor of each call is computed where it is read
-        # (which GRAPH mode compiles)
-        object.__setattr__(module, cache, w.reshape(shape) if squeeze else w)
-        members = {name: property(lambda self: getattr(self, cache) if self.training else computed(self, False)),
-                   "construct": construct}
-    members["_torch_parametrized"] = (name, as_parametrization, "spectral_norm", drop,
-                                      lambda self: computed(self, False), original)
-    normed = type(("Parametrized" if as_parametrization else "") + base.__name__, (base,), members)
-    object.__setattr__(module, "__class__", normed)
-    return NAMED_BY_PATHS(module, path_prefix)
-"""
-
-# torch.nn.utils.remove_weight_norm / remove_spectral_norm and
-# parametrize.remove_parametrizations (of a weight or spectral norm): the tensor becomes a
-# plain Parameter again (torch's removals: the parametrized value; the old spectral norm's
-# without a power step; leave_parametrized=False: the original), the held tensors go, the
-# layer gets its class back.
-REMOVE_PARAMETRIZATION = """def {name}(module, name="weight", leave_parametrized=True, as_parametrization=False, kind=None):
-    \"\"\"torch.nn.utils.remove_weight_norm / remove_spectral_norm / parametrize.remove_parametrizations
-    of a weight or spectral norm (transpile MS201): `name` is a Parameter again.\"\"\"
-    normed = type(module)
-    held = vars(normed).get("_torch_parametrized")
-    if held is None or held[0] != name or held[1] != as_parametrization or kind not in (None, held[2]):
-        raise ValueError((kind or "parametrization") + " of '" + name + "' not found in " + normed.__name__)
-    _, _, found, drop, computed, original = held
-    if leave_parametrized:
-        weight = getattr(module, name) if as_parametrization else computed(module)
-    elif found == "weight_norm":
-        raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
-                         "parametrized in terms of a sequence of tensors.")
-    else:
-        weight = original(module)
-    shape = tuple(getattr(module, name).shape)
-    path_prefix = NAME_PREFIX(module)
-    for attr in drop:
-        delattr(module, attr)
-    object.__setattr__(module, "__class__", normed.__bases__[0])
-    setattr(module, name, MS.Parameter(weight.reshape(shape), name=name))
-    return NAMED_BY_PATHS(module, path_prefix)
-"""
+def _helper_call(ctx, helper: str, args: dict[str, Any], required: tuple[str, ...]) -> cst.BaseExpression:
+    """``helper(**args)``, the run-time helper copied beside the code; ``required`` must be given."""
+    if missing := [a for a in required if a not in args]:
+        raise Unconvertible(f"{', '.join(missing)} missing")
+    return keyword_call(runtime_helper(ctx, helper), args)
 
 
 @hook()
@@ -247,7 +30,7 @@ def weight_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     (the parametrization: ``parametrizations=True``, set by the entry)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_helper(ctx, "_torch_weight_norm", WEIGHT_NORM), args)
+    return keyword_call(runtime_helper(ctx, "_torch_weight_norm"), args)
 
 
 @hook()
@@ -256,7 +39,7 @@ def spectral_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpress
     ``_torch_spectral_norm(layer, ...)`` (the parametrization: ``parametrizations=True``)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_helper(ctx, "_torch_spectral_norm", SPECTRAL_NORM), args)
+    return keyword_call(runtime_helper(ctx, "_torch_spectral_norm"), args)
 
 
 @hook()
@@ -266,251 +49,30 @@ def remove_parametrization(ctx, entry, args: dict[str, Any], receiver) -> cst.Ba
     (``kind`` set by the entry; any other parametrization raises when it runs)."""
     if "module" not in args:
         raise Unconvertible("module is missing")
-    return keyword_call(emitted_helper(ctx, "_torch_remove_parametrization", REMOVE_PARAMETRIZATION), args)
+    return keyword_call(runtime_helper(ctx, "_torch_remove_parametrization"), args)
 
 
-# torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded
-# batch and a `seq_length` tensor instead, and give torch's results for it (outputs zero
-# past each length, the last state at each length, lengths in any order). A packed value
-# is the padded batch as given, its lengths and its layout; an RNN layer called on one
-# runs with seq_length (rnn_call), and unpacking keeps max(lengths) steps (or
-# total_length) with padding_value past each length. enforce_sorted is not checked.
-PACKED = '''class {name}:
-    """torch's PackedSequence (transpile MS201): the padded batch as given, its lengths and
-    its layout; an RNN layer reads the lengths as seq_length."""
-
-    def __init__(self, padded, lengths, batch_first):
-        self.padded = padded
-        self.lengths = lengths
-        self.batch_first = batch_first
-'''
-PACK_PADDED = '''def {name}(input, lengths, batch_first=False, enforce_sorted=True):
-    """torch.nn.utils.rnn.pack_padded_sequence (transpile MS201): the padded batch kept
-    with its lengths (an int64 tensor)."""
-    if not isinstance(lengths, MS.Tensor):
-        lengths = MS.Tensor(lengths)
-    return PACKED(input, lengths.astype(MS.int64), batch_first)
-'''
-PAD_PACKED = '''def {name}(sequence, batch_first=False, padding_value=0.0, total_length=None):
-    """torch.nn.utils.rnn.pad_packed_sequence (transpile MS201): the padded batch, max(lengths)
-    steps long (or total_length), padding_value past each length; and the lengths."""
-    out, lengths = sequence.padded, sequence.lengths
-    if sequence.batch_first != batch_first:
-        out = OPS.swapaxes(out, 0, 1)
-    axis = 1 if batch_first else 0
-    steps = int(lengths.max()) if total_length is None else int(total_length)
-    if steps < out.shape[axis]:
-        out = out[:, :steps] if batch_first else out[:steps]
-    elif steps > out.shape[axis]:
-        shape = list(out.shape)
-        shape[axis] = steps - out.shape[axis]
-        out = OPS.cat([out, OPS.zeros(tuple(shape), out.dtype)], axis)
-    time = OPS.arange(steps).astype(lengths.dtype)
-    keep = time.reshape(1, -1) < lengths.reshape(-1, 1) if batch_first else time.reshape(-1, 1) < lengths.reshape(1, -1)
-    keep = keep.reshape(keep.shape + (1,) * (out.ndim - 2))
-    return OPS.where(keep, out, OPS.full_like(out, padding_value)), lengths
-'''
-RNN_CALL = '''def {name}(layer, input, hx=None):
-    """An RNN layer called on a packed sequence (transpile MS201): the padded batch with
-    seq_length, the output packed again; any other input passes as it is."""
-    if not isinstance(input, PACKED):
-        return layer(input, hx)
-    x = input.padded
-    swap = input.batch_first != layer.batch_first
-    if swap:
-        x = OPS.swapaxes(x, 0, 1)
-    out, h = layer(x, hx, seq_length=input.lengths.astype(MS.int32))
-    if swap:
-        out = OPS.swapaxes(out, 0, 1)
-    return PACKED(out, input.lengths, input.batch_first), h
-'''
-# pad_sequence stacks sequences of different lengths (padding_value after each, or
-# before: padding_side='left'); pack_sequence packs what it pads (time-major, lengths
-# in the order given); unpad_sequence and unpack_sequence cut each back to its length.
-PAD_SEQUENCE = '''def {name}(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """torch.nn.utils.rnn.pad_sequence (transpile MS201): the sequences (steps first) stacked,
-    each filled with padding_value to the longest (after it; before: padding_side='left')."""
-    steps = max(s.shape[0] for s in sequences)
-    rows = []
-    for s in sequences:
-        if s.shape[0] < steps:
-            fill = OPS.full((steps - s.shape[0],) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
-            s = OPS.cat([s, fill] if padding_side == "right" else [fill, s], 0)
-        rows.append(s)
-    return OPS.stack(rows, 0 if batch_first else 1)
-'''
-PACK_SEQUENCE = '''def {name}(sequences, enforce_sorted=True):
-    """torch.nn.utils.rnn.pack_sequence (transpile MS201): the sequences padded (time-major)
-    and kept with their lengths."""
-    lengths = MS.Tensor([s.shape[0] for s in sequences], MS.int64)
-    return PACKED(PAD_SEQUENCE(sequences), lengths, False)
-'''
-UNPAD_SEQUENCE = '''def {name}(padded_sequences, lengths, batch_first=False):
-    """torch.nn.utils.rnn.unpad_sequence (transpile MS201): each sequence of the batch cut
-    back to its length."""
-    if not batch_first:
-        padded_sequences = OPS.swapaxes(padded_sequences, 0, 1)
-    return [padded_sequences[i, : int(n)] for i, n in enumerate(lengths)]
-'''
-UNPACK_SEQUENCE = '''def {name}(packed_sequences):
-    """torch.nn.utils.rnn.unpack_sequence (transpile MS201): the sequences of a packed batch,
-    each its own length."""
-    padded, lengths = PAD_PACKED(packed_sequences, batch_first=True)
-    return UNPAD_SEQUENCE(padded, lengths, batch_first=True)
-'''
-PACKED_NAME = "_TorchPackedSequence"
-PACKING_CALLS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence"})
-
-
-# helpers the emitted sources call, by the placeholder naming them -> (name, source)
-CALLED = {
-    "PACKED": (PACKED_NAME, PACKED),
-    "PAD_SEQUENCE": ("_torch_pad_sequence", PAD_SEQUENCE),
-    "PAD_PACKED": ("_torch_pad_packed_sequence", PAD_PACKED),
-    "UNPAD_SEQUENCE": ("_torch_unpad_sequence", UNPAD_SEQUENCE),
-    "TORCH_SHAPED": ("_torch_shaped", TORCH_SHAPED),
-    "NAME_PREFIX": ("_torch_name_prefix", NAME_PREFIX),
-    "NAMED_BY_PATHS": ("_torch_named_by_paths", NAMED_BY_PATHS),
-}
-
-
-def emitted_helper(ctx, name: str, source: str) -> cst.Name:
-    """``source`` emitted as ``name``, with the helpers it names (``PACKED``, ``PAD_PACKED``
-    ...: see CALLED) emitted too and spelled as they are emitted."""
-    for placeholder, (called, called_source) in CALLED.items():
-        if re.search(rf"\b{placeholder}\b", source):
-            source = re.sub(rf"\b{placeholder}\b", emitted_helper(ctx, called, called_source).value, source)
-    return emitted_spelled(ctx, name, source)
-
-
-def _emitted_call_hook(name: str, source: str, required: tuple[str, ...]):
-    """A hook calling the emitted ``name`` (defined by ``source``) with the call's arguments."""
+def _emitted_call_hook(name: str, required: tuple[str, ...]):
+    """A hook calling the run-time helper ``_torch_<name>`` with the call's arguments."""
     def convert(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
-        if missing := [a for a in required if a not in args]:
-            raise Unconvertible(f"{', '.join(missing)} missing")
-        return keyword_call(emitted_helper(ctx, name, source), args)
-    convert.__doc__ = f"``f(...)`` -> ``{name}(...)``, emitted beside the code."
-    return convert
+        return _helper_call(ctx, f"_torch_{name}", args, required)
+    convert.__doc__ = f"``f(...)`` -> ``_torch_{name}(...)``, emitted beside the code."
+    return hook(name)(convert)
 
 
-pad_sequence = hook("pad_sequence")(_emitted_call_hook("_torch_pad_sequence", PAD_SEQUENCE, ("sequences",)))
-pack_sequence = hook("pack_sequence")(_emitted_call_hook("_torch_pack_sequence", PACK_SEQUENCE, ("sequences",)))
-unpad_sequence = hook("unpad_sequence")(
-    _emitted_call_hook("_torch_unpad_sequence", UNPAD_SEQUENCE, ("padded_sequences", "lengths")))
-unpack_sequence = hook("unpack_sequence")(_emitted_call_hook("_torch_unpack_sequence", UNPACK_SEQUENCE, ("packed_sequences",)))
-pack_padded_sequence = hook("pack_padded_sequence")(
-    _emitted_call_hook("_torch_pack_padded_sequence", PACK_PADDED, ("input", "lengths")))
-pad_packed_sequence = hook("pad_packed_sequence")(_emitted_call_hook("_torch_pad_packed_sequence", PAD_PACKED, ("sequence",)))
-
-
-# torch.nn.utils.parameters_to_vector / vector_to_parameters: the tensors flattened into
-# one vector, and a vector's slices written back into the parameters (in place).
-PARAMETERS_TO_VECTOR = '''def {name}(parameters):
-    """torch.nn.utils.parameters_to_vector (transpile MS201): the tensors flattened, one
-    after another."""
-    return OPS.cat([p.reshape(-1) for p in parameters])
-'''
-VECTOR_TO_PARAMETERS = '''def {name}(vec, parameters):
-    """torch.nn.utils.vector_to_parameters (transpile MS201): consecutive slices of vec
-    written into the parameters, each reshaped to its parameter."""
-    if not isinstance(vec, MS.Tensor):
-        raise TypeError(f"expected Tensor, but got: {type(vec).__name__}")
-    pointer = 0
-    for param in parameters:
-        size = param.size
-        param.set_data(vec[pointer : pointer + size].reshape(param.shape))
-        pointer += size
-'''
-# torch.nn.utils.fuse_conv_bn_* / fuse_linear_bn_*: a BatchNorm in eval folded into the
-# layer before it (torch's formulas); the fused layer is a copy holding the new weight
-# and bias (a bias it lacked is added: MindSpore's Dense makes its BiasAdd only with one).
-FUSE_CONV_BN_WEIGHTS = '''def {name}(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
-    """torch.nn.utils.fuse_conv_bn_weights (transpile MS201): the weight scaled per output
-    channel (axis 1 if transpose) by bn_w / sqrt(bn_rv + bn_eps), the bias moved alike."""
-    weight_dtype = conv_w.dtype
-    bias_dtype = weight_dtype if conv_b is None else conv_b.dtype
-    conv_b = OPS.zeros_like(bn_rm) if conv_b is None else conv_b
-    bn_w = OPS.ones_like(bn_rm) if bn_w is None else bn_w
-    bn_b = OPS.zeros_like(bn_rm) if bn_b is None else bn_b
-    rsqrt = OPS.rsqrt(bn_rv + bn_eps)
-    shape = ((1, -1) if transpose else (-1, 1)) + (1,) * (conv_w.ndim - 2)
-    w = (conv_w * (bn_w * rsqrt).reshape(shape)).astype(weight_dtype)
-    b = ((conv_b - bn_rm) * rsqrt * bn_w + bn_b).astype(bias_dtype)
-    return (MS.Parameter(w, requires_grad=isinstance(conv_w, MS.Parameter) and conv_w.requires_grad),
-            MS.Parameter(b, requires_grad=isinstance(conv_b, MS.Parameter) and conv_b.requires_grad))
-'''
-FUSE_LINEAR_BN_WEIGHTS = '''def {name}(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
-    """torch.nn.utils.fuse_linear_bn_weights (transpile MS201): the weight's rows scaled by
-    bn_w / sqrt(bn_rv + bn_eps), the bias moved alike."""
-    weight_dtype = linear_w.dtype
-    bias_dtype = weight_dtype if linear_b is None else linear_b.dtype
-    linear_b = OPS.zeros_like(bn_rm) if linear_b is None else linear_b
-    scale = bn_w * OPS.rsqrt(bn_rv + bn_eps)
-    w = linear_w * scale.unsqueeze(-1).astype(weight_dtype)
-    b = ((linear_b - bn_rm) * scale + bn_b).astype(bias_dtype)
-    return (MS.Parameter(w, requires_grad=isinstance(linear_w, MS.Parameter) and linear_w.requires_grad),
-            MS.Parameter(b, requires_grad=isinstance(linear_b, MS.Parameter) and linear_b.requires_grad))
-'''
-FUSED_LAYER = '''def {name}(layer, bn, fuse, **options):
-    """A copy of `layer` holding the weight and bias `fuse` folds the BatchNorm `bn` into
-    (transpile MS201: torch.nn.utils.fuse_conv_bn_eval / fuse_linear_bn_eval)."""
-    import copy
-
-    if layer.training or bn.training:
-        raise AssertionError("Fusion only for eval!")
-    fused = copy.deepcopy(layer)
-    bias = fused.bias if fused.has_bias else None
-    weight, bias = fuse(fused.weight, bias, bn.moving_mean, bn.moving_variance, bn.eps, bn.gamma, bn.beta, **options)
-    fused.weight = MS.Parameter(weight, name="weight", requires_grad=weight.requires_grad)
-    fused.bias = MS.Parameter(bias, name="bias", requires_grad=bias.requires_grad)
-    if not fused.has_bias:
-        fused.has_bias = True
-        fused.bias_add = OPS.BiasAdd()
-    return fused
-'''
-FUSE_CONV_BN_EVAL = '''def {name}(conv, bn, transpose=False):
-    """torch.nn.utils.fuse_conv_bn_eval (transpile MS201): a copy of conv with bn folded in."""
-    return FUSED_LAYER(conv, bn, FUSE_CONV_BN_WEIGHTS, transpose=transpose)
-'''
-FUSE_LINEAR_BN_EVAL = '''def {name}(linear, bn):
-    """torch.nn.utils.fuse_linear_bn_eval (transpile MS201): a copy of linear with bn folded in."""
-    if not (linear.out_channels == bn.num_features or bn.num_features == 1):
-        raise AssertionError("To fuse, linear.out_features must equal bn.num_features or bn.num_features must be 1")
-    return FUSED_LAYER(linear, bn, FUSE_LINEAR_BN_WEIGHTS)
-'''
-CALLED.update({
-    "FUSED_LAYER": ("_torch_fused_layer", FUSED_LAYER),
-    "FUSE_CONV_BN_WEIGHTS": ("_torch_fuse_conv_bn_weights", FUSE_CONV_BN_WEIGHTS),
-    "FUSE_LINEAR_BN_WEIGHTS": ("_torch_fuse_linear_bn_weights", FUSE_LINEAR_BN_WEIGHTS),
-})
-for _name, _source, _required in (
-        ("parameters_to_vector", PARAMETERS_TO_VECTOR, ("parameters",)),
-        ("vector_to_parameters", VECTOR_TO_PARAMETERS, ("vec", "parameters")),
-        ("fuse_conv_bn_weights", FUSE_CONV_BN_WEIGHTS, ("conv_w", "conv_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b")),
-        ("fuse_linear_bn_weights", FUSE_LINEAR_BN_WEIGHTS,
-         ("linear_w", "linear_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b")),
-        ("fuse_conv_bn_eval", FUSE_CONV_BN_EVAL, ("conv", "bn")),
-        ("fuse_linear_bn_eval", FUSE_LINEAR_BN_EVAL, ("linear", "bn"))):
-    globals()[_name] = hook(_name)(_emitted_call_hook("_torch_" + _name, _source, _required))
-
-# parametrize.is_parametrized: the layers weight_norm / spectral_norm changed as
-# parametrizations (torch.nn.utils.parametrizations) are; torch.nn.utils.weight_norm and
-# spectral_norm are hooks, not parametrizations.
-IS_PARAMETRIZED = '''def {name}(module, tensor_name=None):
-    """torch.nn.utils.parametrize.is_parametrized (transpile MS201): whether a
-    parametrizations.weight_norm / spectral_norm changed the layer (its tensor_name)."""
-    held = vars(type(module)).get("_torch_parametrized")
-    if held is None or not held[1]:
-        return False
-    return tensor_name is None or tensor_name == held[0]
-'''
-# rnn.invert_permutation: the inverse of a permutation is its argsort.
-INVERT_PERMUTATION = '''def {name}(permutation):
-    """torch.nn.utils.rnn.invert_permutation (transpile MS201): output[permutation[i]] = i."""
-    if permutation is None:
-        return None
-    return OPS.argsort(permutation).astype(permutation.dtype)
-'''
-is_parametrized = hook("is_parametrized")(_emitted_call_hook("_torch_is_parametrized", IS_PARAMETRIZED, ("module",)))
-invert_permutation = hook("invert_permutation")(
-    _emitted_call_hook("_torch_invert_permutation", INVERT_PERMUTATION, ("permutation",)))
+pad_sequence = _emitted_call_hook("pad_sequence", ("sequences",))
+pack_sequence = _emitted_call_hook("pack_sequence", ("sequences",))
+unpad_sequence = _emitted_call_hook("unpad_sequence", ("padded_sequences", "lengths"))
+unpack_sequence = _emitted_call_hook("unpack_sequence", ("packed_sequences",))
+pack_padded_sequence = _emitted_call_hook("pack_padded_sequence", ("input", "lengths"))
+pad_packed_sequence = _emitted_call_hook("pad_packed_sequence", ("sequence",))
+parameters_to_vector = _emitted_call_hook("parameters_to_vector", ("parameters",))
+vector_to_parameters = _emitted_call_hook("vector_to_parameters", ("vec", "parameters"))
+fuse_conv_bn_weights = _emitted_call_hook("fuse_conv_bn_weights",
+                                          ("conv_w", "conv_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b"))
+fuse_linear_bn_weights = _emitted_call_hook("fuse_linear_bn_weights",
+                                            ("linear_w", "linear_b", "bn_rm", "bn_rv", "bn_eps", "bn_w", "bn_b"))
+fuse_conv_bn_eval = _emitted_call_hook("fuse_conv_bn_eval", ("conv", "bn"))
+fuse_linear_bn_eval = _emitted_call_hook("fuse_linear_bn_eval", ("linear", "bn"))
+is_parametrized = _emitted_call_hook("is_parametrized", ("module",))
+invert_permutation = _emitted_call_hook("invert_permutation", ("permutation",))

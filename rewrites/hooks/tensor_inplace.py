@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
-from .nn_utils import emitted_spelled
+from ..syntax import Unconvertible, code, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
 from .registry import hook
 from .tensor_methods import _fresh, _inplace, arithmetic_  # noqa: F401
 

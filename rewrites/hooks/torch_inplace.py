@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, operand_code
-from .nn_utils import emitted_spelled
+from ..syntax import Unconvertible, code, emitted_spelled, entry_call, first_param, keyword_call, literal, literal_value, operand_code
 from .registry import hook
 from .tensor_methods import _inplace
 

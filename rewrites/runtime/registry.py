@@ -1,0 +1,191 @@
+"""The one registry of run-time helpers: every top-level function and class of
+``rewrites/runtime/<family>.py``.
+
+A helper is MindSpore code the converted file calls where no MindSpore op means what the
+torch call means (``torch.index_add`` -> ``_torch_index_add(...)``). The converter copies
+its source into the file, once, beside the converted code (``ctx.definitions``; the
+layer-values pass writes them after the imports, sorted by name). The source is read
+from the module file with ``ast`` (once per process): the converter never imports the
+helpers' modules, so it needs neither MindSpore nor torch.
+
+- A helper is a ``def`` or ``class`` at the top of its module; the assignments that
+  follow it (a named tuple type it returns) belong to it and are copied with it.
+- The other helpers it names (of any family) are its dependencies, copied with it.
+- The module's imports (``import mindspore as ms``, ``from mindspore import ops``) name
+  what the helper's names stand for: in the copy, each such name is spelled as the
+  converted file binds that module or object (``ops.where`` -> ``ops.where`` or
+  ``mindspore.ops.where``), the import requested from the file's import table.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+
+from transpile.formatting import black_layout
+
+RUNTIME = Path(__file__).resolve().parent
+_CODE = cst.Module(body=())
+NOT_FAMILIES = frozenset({"__init__", "registry"})
+
+
+@dataclass(frozen=True)
+class Helper:
+    name: str
+    family: str  # the module's name (rewrites/runtime/<family>.py)
+    source: str  # as written in its module: the definition and the statements that belong to it
+    defines: frozenset[str]  # its name and those of the statements that belong to it
+    needs: tuple[str, ...]  # the other helpers it names, by name
+    # where it names an import of its module: (line, first byte, end byte, what the name imports)
+    imported: tuple[tuple[int, int, int, str], ...]
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """What it names through its module's imports (``mindspore.ops``), sorted."""
+        return tuple(sorted({target for *_, target in self.imported}))
+
+
+def families() -> list[Path]:
+    return sorted(p for p in RUNTIME.glob("*.py") if p.stem not in NOT_FAMILIES)
+
+
+def module_imports(tree: ast.Module) -> dict[str, str]:
+    """Name bound by a top-level import -> what it imports: ``ms`` -> ``mindspore``,
+    ``ops`` -> ``mindspore.ops`` (``from mindspore import ops``)."""
+    bound = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    bound[alias.asname] = alias.name
+                else:
+                    root = alias.name.split(".")[0]
+                    bound[root] = root
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            for alias in stmt.names:
+                bound[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+    return bound
+
+
+def copied_with(tree: ast.Module) -> dict[str, str]:
+    """The module's ``COPIED_WITH``: a definition -> the one before it that it is copied
+    as part of (the two are one definition of the converted file)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["COPIED_WITH"]:
+            return ast.literal_eval(stmt.value)
+    return {}
+
+
+def _groups(tree: ast.Module) -> list[list[ast.stmt]]:
+    """Each top-level definition with the plain statements following it (not imports,
+    not the module docstring) and the definitions ``COPIED_WITH`` joins to it."""
+    joined = copied_with(tree)
+    groups: list[list[ast.stmt]] = []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name in joined:
+                if not groups or groups[-1][0].name != joined[stmt.name]:
+                    raise ValueError(f"{stmt.name} must follow {joined[stmt.name]}, the definition it is copied with")
+                groups[-1].append(stmt)
+            else:
+                groups.append([stmt])
+        elif groups and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            groups[-1].append(stmt)
+    return groups
+
+
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    return {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+@functools.cache
+def helpers() -> dict[str, Helper]:
+    """Every helper by each name it defines (read once per process)."""
+    parsed = []
+    for path in families():
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text, filename=str(path))
+        parsed.append((path.stem, text.splitlines(keepends=True), tree))
+    defined = {}
+    for family, _, tree in parsed:
+        for group in _groups(tree):
+            for name in set().union(*map(_bound_names, group)):
+                defined[name] = family
+    found: dict[str, Helper] = {}
+    for family, lines, tree in parsed:
+        imports = module_imports(tree)
+        for group in _groups(tree):
+            first = group[0]
+            start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+            source = "".join(lines[start - 1:group[-1].end_lineno])
+            defines = frozenset(set().union(*map(_bound_names, group)))
+            loads = [n for stmt in group for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+            needs = tuple(sorted({n.id for n in loads if n.id in defined and n.id not in defines}))
+            imported = tuple(sorted((n.lineno - start, n.col_offset, n.end_col_offset, imports[n.id])
+                                    for n in loads if n.id in imports and n.id not in defined))
+            helper = Helper(first.name, family, source, defines, needs, imported)
+            for name in defines:
+                found[name] = helper
+    return found
+
+
+@functools.cache
+def helper_names() -> frozenset[str]:
+    """Every name a helper defines (``helpers()``'s keys): a top-level definition of a
+    converted file with such a name is the tool's own output. Read without parsing the
+    modules (every file converted asks): the top-level ``def``/``class`` names and the
+    names assigned at the top after the first of them."""
+    names = set()
+    for path in families():
+        text = path.read_text(encoding="utf-8")
+        first = re.search(r"^(?:def|class) ", text, re.M)
+        names.update(re.findall(r"^(?:def|class) (\w+)", text, re.M))
+        names.update(re.findall(r"^(\w+)\s*(?::[^=\n]*)?=[^=]", text[first.start():] if first else "", re.M))
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=None)
+def spelled(name: str, spellings: tuple[tuple[str, str], ...]) -> str:
+    """The source of helper ``name`` with the names of its module's imports written as
+    ``spellings`` says (what the name imports -> how the file spells it)."""
+    helper = helpers()[name]
+    spelling = dict(spellings)
+    lines = helper.source.splitlines(keepends=True)
+    for line, first, end, target in reversed(helper.imported):  # right to left: the offsets stay true
+        raw = lines[line].encode("utf-8")
+        lines[line] = (raw[:first] + spelling[target].encode("utf-8") + raw[end:]).decode("utf-8")
+    return "".join(lines)
+
+
+def closure(name: str) -> list[str]:
+    """``name`` and every helper it needs, directly or not (each once)."""
+    order, todo = [], [helpers()[name].name]
+    while todo:
+        current = todo.pop()
+        if current not in order:
+            order.append(current)
+            todo.extend(helpers()[current].needs)
+    return order
+
+
+def define(ctx, name: str, source: str) -> None:
+    """``source`` (defining ``name``) written once per file beside the code, as black lays it out."""
+    if name not in ctx.definitions:
+        ctx.definitions[name] = black_layout(source)
+
+
+def runtime_helper(ctx, name: str) -> cst.Name:
+    """``name``, its source and those of the helpers it needs copied into the file (once;
+    ``ctx.definitions``), spelled as the file binds what they import."""
+    needed = closure(name)
+    targets = sorted({t for n in needed for t in helpers()[n].targets})
+    spellings = tuple((t, _CODE.code_for_node(ctx.reference(f"{t}.x"))[:-2]) for t in targets)
+    for helper in needed:
+        define(ctx, helper, spelled(helper, spellings))
+    return cst.Name(name)
