@@ -7,6 +7,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 import mindspore as ms
 from mindspore import ops
 
+from .indexing import _torch_broadcast_shapes, _torch_number
+
 
 def _torch_aminmax(input, dim=None, keepdim=False):
     """torch.aminmax: (min, max) over dim, or over all elements when dim is None."""

@@ -1,0 +1,155 @@
+"""The run-time helpers (rewrites/runtime/) on MindSpore, imported as the modules they are:
+every helper the registry knows is defined by its module, and a representative set
+computes torch's values on its own (expected values worked out by hand or with numpy).
+tests/test_runtime_registry.py checks, without MindSpore, that their names resolve."""
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from transpile.rewrites.runtime.registry import families, helpers
+
+pytestmark = pytest.mark.framework
+
+ms = pytest.importorskip("mindspore")
+
+MODULES = {path.stem: importlib.import_module(f"transpile.rewrites.runtime.{path.stem}") for path in families()}
+indexing, tensor_math, rnn_cells, special, nn_utils, distributions, nn_ops = (
+    MODULES[m] for m in ("indexing", "tensor_math", "rnn_cells", "special", "nn_utils", "distributions", "nn_ops"))
+
+
+def tensor(values, dtype=ms.float32):
+    return ms.Tensor(np.asarray(values), dtype)
+
+
+def close(actual, expected, tol=1e-5) -> bool:
+    return np.allclose(np.asarray(actual.asnumpy() if hasattr(actual, "asnumpy") else actual), expected,
+                       rtol=tol, atol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", sorted(helpers()))
+def test_every_registered_helper_is_defined_by_its_module(name: str) -> None:
+    assert hasattr(MODULES[helpers()[name].family], name)
+
+
+# -- indexing ------------------------------------------------------------------------------
+def test_index_add_with_alpha() -> None:
+    out = indexing._torch_index_add(ms.ops.zeros((3, 2)), 0, tensor([0, 2, 0], ms.int64), tensor([[1, 1], [2, 2], [3, 3]]),
+                                    alpha=2)
+    assert close(out, [[8, 8], [0, 0], [4, 4]])
+
+
+@pytest.mark.parametrize("reduce, include_self, expected", [
+    ("sum", True, [11, 6, 1]), ("amax", False, [6, 5, 1]), ("mean", True, [11 / 3, 3, 1]), ("mean", False, [5, 5, 1])])
+def test_scatter_reduce(reduce: str, include_self: bool, expected) -> None:
+    out = indexing._torch_scatter_reduce(tensor([1, 1, 1]), 0, tensor([0, 0, 1], ms.int64), tensor([4, 6, 5]), reduce,
+                                         include_self)
+    assert close(out, expected)
+
+
+def test_index_put_accumulates_repeated_indices() -> None:
+    out = indexing._torch_index_put(ms.ops.zeros(3), (tensor([0, 0, 2], ms.int64),), tensor([1, 2, 3]), accumulate=True)
+    assert close(out, [3, 0, 3])
+
+
+def test_unravel_index_and_broadcast_shapes() -> None:
+    rows, cols = indexing._torch_unravel_index(tensor([5, 1], ms.int64), (2, 3))
+    assert rows.asnumpy().tolist() == [1, 0] and cols.asnumpy().tolist() == [2, 1]
+    assert indexing._torch_broadcast_shapes((2, 1), (3,), 1) == (2, 3)
+    with pytest.raises(RuntimeError):
+        indexing._torch_broadcast_shapes((2,), (3,))
+
+
+# -- tensor_math ---------------------------------------------------------------------------
+def test_kthvalue_is_a_named_tuple() -> None:
+    result = tensor_math._torch_kthvalue(tensor([[3, 1, 2], [9, 7, 8]]), 2, dim=1)
+    assert close(result.values, [2, 8]) and result.indices.asnumpy().tolist() == [2, 2]
+
+
+def test_isin() -> None:
+    assert tensor_math._torch_isin(tensor([1, 2, 3]), tensor([2, 5])).asnumpy().tolist() == [False, True, False]
+
+
+def test_broadcast_tensors_uses_the_indexing_helper() -> None:
+    a, b = tensor_math._torch_broadcast_tensors(ms.ops.ones((2, 1)), ms.ops.ones(3))
+    assert a.shape == b.shape == (2, 3)
+
+
+# -- rnn_cells -----------------------------------------------------------------------------
+def test_rnn_relu_cell() -> None:
+    x, h = np.array([[1.0, -2.0]]), np.array([[0.5]])
+    w_ih, w_hh, b_ih = np.array([[1.0, 1.0]]), np.array([[2.0]]), np.array([3.0])
+    out = rnn_cells._torch_rnn_relu_cell(tensor(x), tensor(h), tensor(w_ih), tensor(w_hh), tensor(b_ih))
+    assert close(out, np.maximum(x @ w_ih.T + h @ w_hh.T + b_ih, 0))
+
+
+# -- special -------------------------------------------------------------------------------
+def test_xlogy_is_zero_where_x_is_zero_unless_y_is_nan() -> None:
+    out = special._special_xlogy(tensor([0, 0, 2]), tensor([0, math.nan, math.e]))
+    assert close(out, [0, math.nan, 2])
+
+
+def test_entr_at_the_edges() -> None:
+    assert close(special._special_entr(tensor([-1, 0, 0.5])), [-math.inf, 0, -0.5 * math.log(0.5)])
+
+
+def test_chebyshev_polynomial_by_its_recurrence() -> None:
+    x = np.array([0.3, -0.7])
+    assert close(special._special_chebyshev_polynomial_t(tensor(x), 3), 4 * x ** 3 - 3 * x)
+
+
+def test_an_integer_tensor_is_computed_in_float() -> None:
+    assert special._special_float(tensor([1, 2], ms.int32)).dtype == ms.float32
+
+
+# -- nn_utils ------------------------------------------------------------------------------
+def test_pad_then_pack_and_unpack_sequences() -> None:
+    sequences = [tensor([1, 2, 3]), tensor([4])]
+    padded = nn_utils._torch_pad_sequence(sequences, batch_first=True, padding_value=-1)
+    assert close(padded, [[1, 2, 3], [4, -1, -1]])
+    unpacked = nn_utils._torch_unpack_sequence(nn_utils._torch_pack_sequence(sequences))
+    assert [u.asnumpy().tolist() for u in unpacked] == [[1, 2, 3], [4]]
+
+
+def test_invert_permutation_and_parameters_to_vector() -> None:
+    assert nn_utils._torch_invert_permutation(tensor([2, 0, 1], ms.int64)).asnumpy().tolist() == [1, 2, 0]
+    vector = nn_utils._torch_parameters_to_vector([ms.Parameter(tensor([[1, 2]])), ms.Parameter(tensor([3]))])
+    assert close(vector, [1, 2, 3])
+
+
+# -- distributions -------------------------------------------------------------------------
+def test_normal_log_prob_and_kl() -> None:
+    p = distributions._TorchNormal(loc=tensor([0.0]), scale=tensor([2.0]))
+    assert close(p.log_prob(tensor([1.0])), [-math.log(2.0) - 0.5 * math.log(2 * math.pi) - 1 / 8])
+    q = distributions._TorchNormal(loc=tensor([1.0]), scale=tensor([1.0]))
+    assert close(distributions._torch_kl_divergence(p, q), [math.log(1 / 2) + (4 + 1) / 2 - 0.5])
+    assert p.batch_shape == (1,) and tuple(p.sample((5,)).shape) == (5, 1)
+
+
+def test_categorical_from_logits() -> None:
+    c = distributions._TorchCategorical(logits=tensor([0.0, math.log(3.0)]))
+    assert close(c.probs, [0.25, 0.75])
+    assert close(c.log_prob(tensor(1, ms.int64)), math.log(0.75))
+
+
+# -- nn_ops --------------------------------------------------------------------------------
+def test_rms_norm() -> None:
+    x = np.array([[1.0, 2.0, 3.0]])
+    out = nn_ops._torch_rms_norm(tensor(x), [3], eps=1e-6)
+    assert close(out, x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6))
+
+
+def test_dropout_outside_training_and_at_p_one() -> None:
+    x = ms.ops.ones((2, 3))
+    assert nn_ops._torch_dropout(x, 0.5, False) is x
+    assert close(nn_ops._torch_dropout(x, 1.0, True), np.zeros((2, 3)))
+
+
+def test_embedding_bag_sum_skips_the_padding_index() -> None:
+    weight = tensor([[1, 1], [2, 2], [4, 4]])
+    out = nn_ops._torch_embedding_bag(tensor([0, 1, 2, 1], ms.int64), weight, tensor([0, 2], ms.int64), mode="sum",
+                                      padding_idx=1)
+    assert close(out, [[1, 1], [4, 4]])
