@@ -11,7 +11,8 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, name_chain, operand_code, target_call)
+from ..runtime.registry import runtime_helper
+from ..syntax import (NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, name_chain, operand_code, target_call)
 from .registry import hook
 
 
@@ -148,21 +149,6 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     )
 
 
-# torch.cat skips operands of shape (0,) beside tensors of another rank (a legacy rule
-# torchaudio's Emformer relies on: its summary and memory start as torch.empty(0));
-# MindSpore's concat refuses them ("element rank must be same"). Shapes are constants
-# when GRAPH mode compiles, so the filter costs nothing there.
-SKIP_EMPTY_1D = '''
-def {name}(tensors):
-    """torch.cat's operands without the 1-D empty ones, which torch skips beside tensors
-    of another rank and MindSpore's concat refuses (transpile MS201)."""
-    kept = [t for t in tensors if t.shape != (0,)]
-    if not kept:
-        return tensors
-    return kept
-'''
-
-
 def _cat_at_run_time(entry) -> list[str]:
     return []  # a cat passed as a value (partial(torch.cat, dim=1)) is left unfiltered
 
@@ -186,7 +172,7 @@ def cat_operands(ctx, entry, args, receiver) -> dict:
         ctx.report(empty, "MS201", "a 1-D empty tensor: torch.cat skips such operands beside tensors of another "
                    f"rank, MindSpore's concat refuses them; this file's cats drop them when they run ({name})",
                    Severity.INFO)
-    args["tensors"] = cst.Call(func=emitted(ctx, name, SKIP_EMPTY_1D), args=[cst.Arg(tensors)])
+    args["tensors"] = cst.Call(func=runtime_helper(ctx, name), args=[cst.Arg(tensors)])
     return args
 
 
@@ -430,136 +416,6 @@ def normal(ctx, entry, args, receiver) -> dict:
     return args
 
 
-# An einsum the conversion cannot write out (its equation known only when it runs, an
-# ellipsis, more than two operands): this function, emitted beside the code, reads the
-# equation and the operands' shapes when it runs (in MindSpore's constexpr, so GRAPH mode
-# compiles the plan as constants) and computes it with sums, permutes, reshapes and one
-# matmul per operand after the first. Shared by torch.einsum and einops.einsum (named=True).
-EINSUM_AT_RUN_TIME = '''
-@MS.constexpr
-def {name}_plan(equation, named, shapes):
-    """The steps of ``{name}``, from the equation and the operands' shapes only (a constant
-    in GRAPH mode): each operand's broadcast shape, then per operand after the first
-    (sum, permute, reshape) of the product so far and of that operand and the product's
-    shape, then the result's (sum, permute)."""
-    lhs, arrow, rhs = equation.partition("->")
-    sides = lhs.split(",")
-    if len(sides) != len(shapes):
-        raise ValueError("einsum(): the equation " + repr(equation) + " names " + str(len(sides))
-                         + " operands, " + str(len(shapes)) + " were given")
-
-    def parse(side):
-        if named:
-            return side.split()
-        side = side.replace(" ", "").replace("...", ".")
-        return ["..." if c == "." else c for c in side]
-
-    inputs = []
-    sizes = {}
-    widest = 0
-    for side, shape in zip(sides, shapes):
-        names = parse(side)
-        if "..." in names:
-            k = names.index("...")
-            width = len(shape) - len(names) + 1
-            widest = max(widest, width)
-            names = names[:k] + ["..." + str(width - t) for t in range(width)] + names[k + 1:]
-        if len(names) != len(shape):
-            raise ValueError("einsum(): " + repr(side.strip()) + " does not match a tensor of "
-                             + str(len(shape)) + " dimensions")
-        if len(set(names)) != len(names):
-            raise ValueError("einsum(): a repeated index in one operand (a diagonal) is not supported")
-        for n, s in zip(names, shape):
-            if sizes.get(n, 1) != 1 and s != 1 and sizes[n] != s:
-                raise ValueError("einsum(): axis " + repr(n) + " has sizes " + str(sizes[n]) + " and " + str(s))
-            sizes[n] = max(sizes.get(n, 1), s)
-        inputs.append(names)
-    dots = ["..." + str(widest - t) for t in range(widest)]
-    out = []
-    if arrow:
-        for n in parse(rhs):
-            out.extend(dots if n == "..." else [n])
-    elif named:
-        raise ValueError("einops.einsum(): the pattern needs '->'")
-    else:
-        every = []
-        for names in inputs:
-            every.extend(names)
-        out = dots + sorted(n for n in set(every) if every.count(n) == 1 and not n.startswith("..."))
-    for n in out:
-        if n not in sizes:
-            raise ValueError("einsum(): the output names " + repr(n) + ", which no operand has")
-
-    def size(names):
-        total = 1
-        for n in names:
-            total *= sizes[n]
-        return total
-
-    def summed(have, keep):
-        return tuple(i for i, n in enumerate(have) if n not in keep), [n for n in have if n in keep]
-
-    def permutation(have, want):
-        return None if have == want else tuple(have.index(n) for n in want)
-
-    broadcast = []
-    for names, shape in zip(inputs, shapes):
-        full = tuple(sizes[n] for n in names)
-        broadcast.append(None if tuple(shape) == full else full)  # size-1 axes against the others'
-    steps = []
-    la = inputs[0]
-    for i in range(1, len(inputs)):
-        lb = inputs[i]
-        needed = set(out)
-        for names in inputs[i + 1:]:
-            needed.update(names)
-        sum_a, la = summed(la, needed | set(lb))
-        sum_b, lb = summed(lb, needed | set(la))
-        batch = [n for n in la if n in lb and n in needed]
-        inner = [n for n in la if n in lb and n not in needed]
-        left = [n for n in la if n not in lb]
-        right = [n for n in lb if n not in la]
-        steps.append((sum_a, permutation(la, batch + left + inner), (size(batch), size(left), size(inner)),
-                      sum_b, permutation(lb, batch + inner + right), (size(batch), size(inner), size(right)),
-                      tuple(sizes[n] for n in batch + left + right)))
-        la = batch + left + right
-    sum_out, la = summed(la, set(out))
-    return tuple(broadcast), tuple(steps), sum_out, permutation(la, out)
-
-
-def {name}_apply(x, axes, permutation, shape):
-    if axes:
-        x = OPS.sum(x, dim=axes)
-    if permutation is not None:
-        x = OPS.permute(x, permutation)
-    if shape is not None:
-        x = OPS.reshape(x, shape)
-    return x
-
-
-def {name}(equation, operands, named=False):
-    """einsum with an equation known only when it runs (or an ellipsis, or more than two
-    operands), as sums, permutes, reshapes and one matmul per operand after the first
-    (transpile MS201): MindSpore's ops.einsum has no CPU kernel. ``named``: einops'
-    spelling (axis names separated by spaces), else torch's (one letter per axis)."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    broadcast, steps, axes, permutation = {name}_plan(equation, named, tuple([x.shape for x in operands]))
-    x = operands[0]
-    if broadcast[0] is not None:
-        x = OPS.broadcast_to(x, broadcast[0])
-    for i in range(len(steps)):
-        b = operands[i + 1]
-        if broadcast[i + 1] is not None:
-            b = OPS.broadcast_to(b, broadcast[i + 1])
-        sum_a, perm_a, shape_a, sum_b, perm_b, shape_b, shape = steps[i]
-        a = {name}_apply(x, sum_a, perm_a, shape_a)
-        b = {name}_apply(b, sum_b, perm_b, shape_b)
-        x = OPS.reshape(OPS.matmul(a, b), shape)
-    return {name}_apply(x, axes, permutation, None)
-'''
-
-
 def _einsum_spec(equation: str, count: int) -> tuple[list[str], str]:
     """Operand subscripts and output subscript of a literal equation (implicit output:
     the letters used once, in alphabetical order, as torch does)."""
@@ -615,7 +471,7 @@ def _einsum_broadcast(ctx, a: tuple[str, str], b: tuple[str, str], free: str, su
 
 def einsum_at_run_time(ctx, equation: cst.BaseExpression, operands: list, named: bool) -> cst.Call:
     """``_einsum_at_run_time(equation, (a, b, ...), named)``, the function emitted beside the code."""
-    fn = emitted_spelled(ctx, "_einsum_at_run_time", EINSUM_AT_RUN_TIME)
+    fn = runtime_helper(ctx, "_einsum_at_run_time")
     elements = [o if isinstance(o, cst.StarredElement) else cst.Element(o) for o in operands]
     if len(elements) == 1 and not isinstance(elements[0], cst.StarredElement):
         elements[0] = elements[0].with_changes(comma=cst.Comma())
@@ -772,64 +628,6 @@ def constant(ctx, entry, args, receiver) -> cst.BaseExpression:
     return ctx.reference(entry.target)
 
 
-# -- serialisation: torch.save / torch.load of anything but a bare state_dict ------------------
-# save_checkpoint takes parameters (a Cell, {name: Parameter}) and, through append_dict,
-# numbers and strings; a checkpoint dict ({"model": sd, "optimizer": sd, "epoch": 3}) is
-# stored as its tensors under dotted paths plus a JSON layout of the rest, read back whole.
-TORCH_SAVE = '''
-def {name}(obj, path):
-    """torch.save of any nesting of dicts, lists and tuples of tensors, numbers and strings
-    (a checkpoint dict of state_dicts) as a MindSpore checkpoint: the tensors under their
-    dotted paths, the structure as JSON; _torch_load reads it back (transpile MS201)."""
-    import json
-
-    if isinstance(obj, MS.nn.Cell):
-        MS.save_checkpoint(obj, path)
-        return
-    tensors = {}
-
-    def layout(value, key):
-        if isinstance(value, MS.Tensor):
-            tensors[key] = value if isinstance(value, MS.Parameter) else MS.Parameter(value, name=key)
-            return {"tensor": key}
-        if isinstance(value, dict):
-            return {"dict": [[k, layout(v, f"{key}.{k}" if key else str(k))] for k, v in value.items()]}
-        if isinstance(value, (list, tuple)):
-            items = [layout(v, f"{key}.{i}" if key else str(i)) for i, v in enumerate(value)]
-            return {"tuple" if isinstance(value, tuple) else "list": items}
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return {"value": value}
-        raise TypeError(f"torch.save of a {type(value).__name__} has no MindSpore checkpoint form")
-
-    structure = json.dumps(layout(obj, ""))
-    MS.save_checkpoint(tensors, path, append_dict={"_torch_save_layout": structure})
-'''
-TORCH_LOAD = '''
-def {name}(path):
-    """torch.load of a MindSpore checkpoint: what _torch_save stored (a checkpoint dict), else
-    the checkpoint's dict of name -> Parameter (a state_dict) (transpile MS201)."""
-    import json
-
-    tensors = MS.load_checkpoint(path)
-    structure = tensors.pop("_torch_save_layout", None)
-    if structure is None:
-        return tensors
-
-    def rebuild(node):
-        (kind, value), = node.items()
-        if kind == "tensor":
-            return tensors[value]
-        if kind == "dict":
-            return {k: rebuild(v) for k, v in value}
-        if kind in ("list", "tuple"):
-            items = [rebuild(v) for v in value]
-            return tuple(items) if kind == "tuple" else items
-        return value
-
-    return rebuild(json.loads(structure))
-'''
-
-
 def _state_dict_call(value: cst.BaseExpression) -> bool:
     """``m.state_dict()``: what save_checkpoint takes as it is."""
     return (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
@@ -842,7 +640,7 @@ def torch_save(ctx, entry, args, receiver) -> cst.BaseExpression:
     dict with an optimizer's state and the epoch) -> ``_torch_save``, which keeps its structure."""
     if _state_dict_call(args["save_obj"]):
         return keyword_call(ctx.reference(entry.target), args)
-    return cst.Call(func=emitted_spelled(ctx, "_torch_save", TORCH_SAVE),
+    return cst.Call(func=runtime_helper(ctx, "_torch_save"),
                     args=[cst.Arg(args["save_obj"]), cst.Arg(args["ckpt_file_name"])])
 
 
@@ -853,7 +651,7 @@ def torch_load(ctx, entry, args, receiver) -> cst.BaseExpression:
     ``_torch_save`` stored."""
     if _loads_state_dicts_only(ctx):
         return keyword_call(ctx.reference(entry.target), args)
-    return cst.Call(func=emitted_spelled(ctx, "_torch_load", TORCH_LOAD), args=[cst.Arg(args["ckpt_file_name"])])
+    return cst.Call(func=runtime_helper(ctx, "_torch_load"), args=[cst.Arg(args["ckpt_file_name"])])
 
 
 def _loads_state_dicts_only(ctx) -> bool:

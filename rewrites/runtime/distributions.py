@@ -25,7 +25,7 @@ from mindspore import ops
 # 3.141592653589793 = pi
 # 0.5723649429247004 = lgamma(0.5)
 
-# _InverseTransform (t.inv) is copied as part of _BaseTransform: one definition in the file
+# _InverseTransform (t.inv) is part of _BaseTransform: one definition in the file
 COPIED_WITH = {"_InverseTransform": "_BaseTransform"}
 
 

@@ -72,29 +72,32 @@ def module_imports(tree: ast.Module) -> dict[str, str]:
 
 
 def copied_with(tree: ast.Module) -> dict[str, str]:
-    """The module's ``COPIED_WITH``: a definition -> the one before it that it is copied
-    as part of (the two are one definition of the converted file)."""
+    """The module's ``COPIED_WITH``: a definition -> the helper it is part of (written
+    next to it; the helper's definitions are one definition of the converted file)."""
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["COPIED_WITH"]:
             return ast.literal_eval(stmt.value)
     return {}
 
 
-def _groups(tree: ast.Module) -> list[list[ast.stmt]]:
-    """Each top-level definition with the plain statements following it (not imports,
-    not the module docstring) and the definitions ``COPIED_WITH`` joins to it."""
-    joined = copied_with(tree)
-    groups: list[list[ast.stmt]] = []
+def _groups(tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
+    """Each helper: its name and its top-level definitions (one, or those ``COPIED_WITH``
+    joins to it, consecutive) with the plain statements following them (not imports,
+    not the module docstring)."""
+    part_of = copied_with(tree)
+    groups: list[tuple[str, list[ast.stmt]]] = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if stmt.name in joined:
-                if not groups or groups[-1][0].name != joined[stmt.name]:
-                    raise ValueError(f"{stmt.name} must follow {joined[stmt.name]}, the definition it is copied with")
-                groups[-1].append(stmt)
+            key = part_of.get(stmt.name, stmt.name)
+            if groups and groups[-1][0] == key:
+                groups[-1][1].append(stmt)
             else:
-                groups.append([stmt])
+                groups.append((key, [stmt]))
         elif groups and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            groups[-1].append(stmt)
+            groups[-1][1].append(stmt)
+    for key, group in groups:
+        if key not in {getattr(stmt, "name", None) for stmt in group}:
+            raise ValueError(f"COPIED_WITH names {key}, which is not defined beside its parts")
     return groups
 
 
@@ -114,13 +117,13 @@ def helpers() -> dict[str, Helper]:
         parsed.append((path.stem, text.splitlines(keepends=True), tree))
     defined = {}
     for family, _, tree in parsed:
-        for group in _groups(tree):
+        for _, group in _groups(tree):
             for name in set().union(*map(_bound_names, group)):
                 defined[name] = family
     found: dict[str, Helper] = {}
     for family, lines, tree in parsed:
         imports = module_imports(tree)
-        for group in _groups(tree):
+        for key, group in _groups(tree):
             first = group[0]
             start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
             source = "".join(lines[start - 1:group[-1].end_lineno])
@@ -129,7 +132,7 @@ def helpers() -> dict[str, Helper]:
             needs = tuple(sorted({n.id for n in loads if n.id in defined and n.id not in defines}))
             imported = tuple(sorted((n.lineno - start, n.col_offset, n.end_col_offset, imports[n.id])
                                     for n in loads if n.id in imports and n.id not in defined))
-            helper = Helper(first.name, family, source, defines, needs, imported)
+            helper = Helper(key, family, source, defines, needs, imported)
             for name in defines:
                 found[name] = helper
     return found
