@@ -6,25 +6,10 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value
+from ..runtime.registry import runtime_helper
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
 from .registry import hook
 
-OPTIMIZER_PARAMS = '''
-def {name}(params):
-    """torch's optimizer params as MindSpore's: the Parameters that require a gradient
-    (torch skips a frozen one, which gets none; MindSpore's optimizer would still decay
-    it, and BatchNorm's moving statistics are Parameters there), in each param group
-    too; (name, parameter) pairs give their parameter."""
-
-    def trainable(items):
-        items = [items] if isinstance(items, MS.Parameter) else items
-        return [p for p in (i[1] if isinstance(i, tuple) else i for i in items) if p.requires_grad]
-
-    params = list(params)
-    if params and isinstance(params[0], dict):
-        return [dict(group, params=trainable(group["params"])) for group in params]
-    return trainable(params)
-'''
 
 # Module.parameters() / named_parameters() as MS103 writes them (get_parameters(),
 # parameters_and_names()), and as torch does (this pass alone sees them so)
@@ -40,7 +25,7 @@ def trainable_params(ctx, value: cst.BaseExpression) -> cst.BaseExpression:
     seen = _seen_through(ctx, value)
     if seen is not None:
         return seen
-    return keyword_call(emitted_spelled(ctx, "_torch_optimizer_params", OPTIMIZER_PARAMS), {"params": value})
+    return keyword_call(runtime_helper(ctx, "_torch_optimizer_params"), {"params": value})
 
 
 def _seen_through(ctx, node: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -150,23 +135,6 @@ def optimizer(ctx, entry, args, receiver) -> dict:
 ADAMW = "mindspore.experimental.optim.AdamW"
 
 
-ADAM_AT_RUN_TIME = '''
-def {name}(params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0.0, amsgrad=False, maximize=False):
-    """torch's Adam, decided when it is built: MindSpore's AdamW without decay when no
-    group asks for an L2 weight_decay (torch's formula, amsgrad included), else
-    MindSpore's Adam (eps added inside the bias correction; it ignores amsgrad)."""
-    params = list(params)
-    groups = params if params and isinstance(params[0], dict) else []
-    if not weight_decay and not any(group.get("weight_decay") for group in groups):
-        return MS.experimental.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=0.0, amsgrad=amsgrad,
-                                           maximize=maximize)
-    if amsgrad:
-        raise ValueError("torch's Adam with amsgrad and an L2 weight_decay has no faithful MindSpore optimizer")
-    return MS.experimental.optim.Adam(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize)
-'''
-
-
 @hook(consumes=("decoupled_weight_decay",))
 def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     """torch's Adam as MindSpore's AdamW wherever no L2 weight decay is asked for:
@@ -184,7 +152,7 @@ def adam(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
         return keyword_call(ctx.reference(ADAMW), args)
     l2 = _l2_decay(args.get("weight_decay"), args.get("params"))
     if l2 is None:
-        return keyword_call(emitted_spelled(ctx, "_torch_adam", ADAM_AT_RUN_TIME), args)
+        return keyword_call(runtime_helper(ctx, "_torch_adam"), args)
     if not l2:
         args["weight_decay"] = literal(0.0)
         return keyword_call(ctx.reference(ADAMW), args)
@@ -245,129 +213,10 @@ def _groups_decay(params) -> bool | None:
     return False
 
 
-SCHEDULERS = "mindspore.experimental.optim.lr_scheduler"
-
-SET_MOMENTUM = '''
-    def _set_momentum(self, group, momentum):
-        """torch's cycled momentum: SGD's momentum, or beta1 of Adam's family."""
-        if self.momentum_key == "betas":
-            group["betas"] = (momentum, group["betas"][1])
-        else:
-            group["momentum"] = momentum
-
-    @staticmethod
-    def _momentum_key(optimizer):
-        if "betas" in optimizer.defaults:
-            return "betas"
-        if "momentum" in optimizer.defaults:
-            return "momentum"
-        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-
-    @staticmethod
-    def _per_group(value, groups, what):
-        if isinstance(value, (list, tuple)):
-            if len(value) != len(groups):
-                raise ValueError(f"expected {len(groups)} values for {what}, got {len(value)}")
-            return [float(v) for v in value]
-        return [float(value)] * len(groups)
-'''
-
-ONE_CYCLE_LR = '''
-class {name}({base}):
-    """torch's OneCycleLR (MindSpore has none), its schedule written out: the lr rises
-    from max_lr / div_factor to max_lr over pct_start of the steps, then anneals to
-    max_lr / div_factor / final_div_factor (three_phase: back to the start first);
-    with cycle_momentum the momentum (Adam's beta1) moves the other way, between
-    max_momentum and base_momentum."""
-
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
-                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
-        groups = optimizer.param_groups
-        if total_steps is None:
-            if epochs is None or steps_per_epoch is None:
-                raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-            total_steps = epochs * steps_per_epoch
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self.cosine = anneal_strategy == "cos"
-        peaks = self._per_group(max_lr, groups, "max_lr")
-        lows = self._per_group(base_momentum, groups, "base_momentum")
-        highs = self._per_group(max_momentum, groups, "max_momentum")
-        self.points = [{"start": peak / div_factor, "peak": peak, "end": peak / div_factor / final_div_factor,
-                        "high": high, "low": low} for peak, low, high in zip(peaks, lows, highs)]
-        up = float(pct_start * total_steps) - 1
-        if three_phase:
-            self.phases = [(up, "start", "peak", "high", "low"), (2 * up, "peak", "start", "low", "high"),
-                           (total_steps - 1, "start", "end", "high", "high")]
-        else:
-            self.phases = [(up, "start", "peak", "high", "low"), (total_steps - 1, "peak", "end", "low", "high")]
-        self.momentum_key = self._momentum_key(optimizer) if cycle_momentum else None
-        if last_epoch == -1:
-            for group, point in zip(groups, self.points):
-                group["initial_lr"] = point["start"]
-        super().__init__(optimizer, last_epoch)
-
-    def _anneal(self, start, end, fraction):
-        import math
-
-        if self.cosine:
-            return end + (start - end) / 2.0 * (math.cos(math.pi * fraction) + 1)
-        return (end - start) * fraction + start
-
-    def get_lr(self):
-        step = int(self.last_epoch)
-        lrs = []
-        for group, point in zip(self.optimizer.param_groups, self.points):
-            begin = 0
-            for i, (last, lr_from, lr_to, momentum_from, momentum_to) in enumerate(self.phases):
-                if step <= last or i == len(self.phases) - 1:
-                    fraction = (step - begin) / (last - begin)
-                    lrs.append(MS.Tensor(self._anneal(point[lr_from], point[lr_to], fraction), MS.float32))
-                    if self.momentum_key:
-                        self._set_momentum(group, self._anneal(point[momentum_from], point[momentum_to], fraction))
-                    break
-                begin = last
-        return lrs
-''' + SET_MOMENTUM
-
-CYCLIC_LR = '''
-class {name}({base}):
-    """torch's CyclicLR with cycle_momentum (its default): MindSpore's cycles the lr
-    only; the momentum (Adam's beta1) goes from max_momentum at base_lr to
-    base_momentum at max_lr, in step with the lr, as torch's does."""
-
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
-                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
-                 max_momentum=0.9, last_epoch=-1):
-        groups = optimizer.param_groups
-        self.momentum_key = self._momentum_key(optimizer) if cycle_momentum else None
-        self.momenta = list(zip(self._per_group(base_momentum, groups, "base_momentum"),
-                                self._per_group(max_momentum, groups, "max_momentum")))
-        self.lr_bounds = list(zip(self._per_group(base_lr, groups, "base_lr"), self._per_group(max_lr, groups, "max_lr")))
-        super().__init__(optimizer, base_lr, max_lr, step_size_up, step_size_down, mode, gamma, scale_fn,
-                         scale_mode, last_epoch)
-
-    def step(self, epoch=None):
-        result = super().step(epoch)
-        if self.momentum_key:
-            for group, lr, (low_lr, high_lr), (low, high) in zip(
-                    self.optimizer.param_groups, self._last_lr, self.lr_bounds, self.momenta):
-                fraction = (float(lr) - low_lr) / (high_lr - low_lr)
-                self._set_momentum(group, high - (high - low) * fraction)
-        return result
-''' + SET_MOMENTUM
-
-
-def _scheduler_class(ctx, name: str, source: str, base: str) -> cst.Name:
-    """The emitted subclass ``name`` of MindSpore's scheduler ``base``."""
-    return emitted_spelled(ctx, name, source.replace("{base}", code(ctx.reference(f"{SCHEDULERS}.{base}"))))
-
-
 @hook()
 def one_cycle_lr(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``OneCycleLR(opt, max_lr=0.1, total_steps=100)`` -> ``_TorchOneCycleLR(optimizer=opt, max_lr=0.1, total_steps=100)``."""
-    return keyword_call(_scheduler_class(ctx, "_TorchOneCycleLR", ONE_CYCLE_LR, "LRScheduler"), args)
+    return keyword_call(runtime_helper(ctx, "_TorchOneCycleLR"), args)
 
 
 @hook(consumes=("cycle_momentum", "base_momentum", "max_momentum"))
@@ -376,18 +225,7 @@ def cyclic_lr(ctx, entry, args, receiver) -> cst.BaseExpression | dict:
     never: ``_TorchCyclicLR`` does; with ``cycle_momentum=False`` MindSpore's class."""
     if literal_value(args.get("cycle_momentum", literal(True))) is False:
         return {k: v for k, v in args.items() if k not in ("cycle_momentum", "base_momentum", "max_momentum")}
-    return keyword_call(_scheduler_class(ctx, "_TorchCyclicLR", CYCLIC_LR, "CyclicLR"), args)
-
-
-STEP_AS_INT = '''
-def {name}(lr_lambda):
-    """A torch lr_lambda (or one per group) called with the step as an int, as torch
-    calls it: MindSpore's scheduler passes a float32 0-d Tensor, which a list index or
-    range() refuses."""
-    if isinstance(lr_lambda, (list, tuple)):
-        return [{name}(function) for function in lr_lambda]
-    return lambda step: lr_lambda(int(step))
-'''
+    return keyword_call(runtime_helper(ctx, "_TorchCyclicLR"), args)
 
 
 @hook()
@@ -395,5 +233,5 @@ def step_as_int(ctx, entry, args, receiver) -> dict:
     """``LambdaLR(opt, f)`` -> ``LambdaLR(optimizer=opt, lr_lambda=_torch_step_as_int(f))``."""
     if "lr_lambda" not in args:
         return args
-    wrapped = cst.Call(func=emitted(ctx, "_torch_step_as_int", STEP_AS_INT), args=[cst.Arg(args["lr_lambda"])])
+    wrapped = cst.Call(func=runtime_helper(ctx, "_torch_step_as_int"), args=[cst.Arg(args["lr_lambda"])])
     return {**args, "lr_lambda": wrapped}
