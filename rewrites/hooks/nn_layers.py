@@ -6,7 +6,7 @@ from typing import Any
 import libcst as cst
 
 from ..runtime.registry import runtime_helper
-from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
+from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
 from ..value_transforms import as_tuple
 from .nn_utils import PACKING_CALLS
 from .registry import hook
@@ -77,63 +77,6 @@ def conv_padding_at_run_time(entry) -> list[str]:
     ]
 
 
-# torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
-# themselves (F.pad; padding='same': d * (k - 1) in all, the extra one after) and
-# convolve with no padding. MindSpore's Conv has no such mode: a subclass of the
-# MindSpore layer pads first and convolves with pad_mode='valid', so weight and bias
-# keep their names. The padding gathers each padded axis by a computed index (ops.pad's
-# reflect has no CPU kernel for 5-D input), in tensor ops only: GRAPH mode compiles it.
-CONV_PADDED_INPUT = """def {name}(x, sides, mode):
-    \"\"\"The input of a torch Conv layer padded as its padding_mode says (transpile MS201):
-    `sides` holds (before, after) per spatial axis.\"\"\"
-    dims = len(sides)
-    for k in range(dims):
-        before, after = sides[k]
-        if before > 0 or after > 0:
-            axis = x.ndim - dims + k
-            n = x.shape[axis]
-            position = OPS.arange(-before, n + after, dtype=MS.int32)
-            if mode == "reflect":
-                index = OPS.abs(position)
-                index = OPS.where(index >= n, 2 * (n - 1) - index, index)
-            elif mode == "circular":
-                index = (position + n) % n
-            else:  # replicate, zeros
-                index = OPS.clamp(position, 0, n - 1)
-            y = OPS.gather(x, index, axis)
-            if mode == "zeros":
-                inside = OPS.logical_and(position >= 0, position < n).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
-                y = OPS.where(inside, y, OPS.zeros_like(y))
-            x = y
-    return x
-"""
-PADDED_CONV = """def {name}(layer, padding_mode, padding=0, **kwargs):
-    \"\"\"A torch Conv layer with padding_mode (transpile MS201): the input padded as torch
-    pads it ('zeros', 'reflect', 'replicate' or 'circular'), then a pad_mode='valid'
-    convolution; weight and bias keep their names.\"\"\"
-    dims = 1 if issubclass(layer, NN.Conv1d) else 2 if issubclass(layer, NN.Conv2d) else 3
-
-    def per_axis(value):
-        return (value,) * dims if isinstance(value, int) else tuple(value)
-
-    if padding == "same":
-        kernel, dilation = per_axis(kwargs["kernel_size"]), per_axis(kwargs.get("dilation", 1))
-        sides = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
-    else:
-        sides = tuple((p, p) for p in per_axis(0 if padding == "valid" else padding))
-
-    class Padded(layer):
-        def construct(self, x):
-            return super().construct(PADDED_INPUT(x, self.torch_sides, self.torch_padding_mode))
-
-    Padded.__name__ = Padded.__qualname__ = layer.__name__
-    cell = Padded(pad_mode="valid", **kwargs)
-    cell.torch_sides = sides
-    cell.torch_padding_mode = padding_mode
-    return cell
-"""
-
-
 @hook(consumes=("padding_mode",), adds=("pad_mode",), at_run_time=conv_padding_at_run_time)
 def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """Conv layers: MindSpore defaults to pad_mode='same'; torch pads explicitly.
@@ -143,8 +86,7 @@ def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] |
     if mode is not None and literal_value(mode) != "zeros":
         if "Transpose" in entry.target:
             raise Unconvertible(f"padding_mode={code(mode)}: torch's transposed convolutions take 'zeros' only")
-        padded_input = emitted_spelled(ctx, "_torch_conv_padded_input", CONV_PADDED_INPUT)
-        helper = emitted_spelled(ctx, "_torch_padded_conv", PADDED_CONV.replace("PADDED_INPUT(", f"{padded_input.value}("))
+        helper = runtime_helper(ctx, "_torch_padded_conv")
         return cst.Call(helper, [cst.Arg(ctx.reference(entry.target)), *keyword_call(helper, {"padding_mode": mode, **args}).args])
     padding = args.pop("padding", None)
     out = dict(args)
@@ -208,33 +150,6 @@ def layer_norm_at_run_time(entry) -> list[str]:
     ]
 
 
-# nn.LayerNorm without its weight or bias, or over several trailing axes: MindSpore's
-# nn.LayerNorm always holds gamma and beta and counts its axes from the front.
-LAYER_NORM = """class {name}({nn}.Cell):
-    \"\"\"torch.nn.LayerNorm over the trailing axes of normalized_shape, with gamma only if
-    elementwise_affine and beta only if bias too, as torch (transpile MS201): MindSpore's
-    nn.LayerNorm always holds both.\"\"\"
-
-    def __init__(self, normalized_shape, epsilon=1e-5, elementwise_affine=True, bias=True):
-        super().__init__()
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-        self.axes = tuple(range(-len(shape), 0))
-        self.epsilon = epsilon
-        self.gamma = {ms}.Parameter({ops}.ones(shape), name="gamma") if elementwise_affine else None
-        self.beta = {ms}.Parameter({ops}.zeros(shape), name="beta") if elementwise_affine and bias else None
-
-    def construct(self, x):
-        mean = x.mean(self.axes, keep_dims=True)
-        centred = x - mean
-        y = centred / {ops}.sqrt((centred * centred).mean(self.axes, keep_dims=True) + self.epsilon)
-        if self.gamma is not None:
-            y = y * self.gamma
-        if self.beta is not None:
-            y = y + self.beta
-        return y
-"""
-
-
 @hook(at_run_time=layer_norm_at_run_time, consumes=("elementwise_affine", "bias"))
 def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """nn.LayerNorm: a tuple shape, normalised over the last axis.
@@ -254,9 +169,7 @@ def layer_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | c
     affine = {k: out.pop(k) for k in ("elementwise_affine", "bias") if k in out}
     several = isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) != 1  # (3, dim) too
     if several or any(literal_value(a) is not True for a in affine.values()):
-        ms_, ops_, nn_ = module_spellings(ctx)
-        source = LAYER_NORM.replace("{nn}", nn_).replace("{ms}", ms_).replace("{ops}", ops_)
-        cell = emitted(ctx, "_torch_LayerNorm_parts", source)
+        cell = runtime_helper(ctx, "_torch_LayerNorm_parts")
         return keyword_call(cell, {"normalized_shape": shape, **out, **affine})
     return {"normalized_shape": as_tuple(shape), "begin_norm_axis": literal(-1), "begin_params_axis": literal(-1), **out}
 
@@ -394,27 +307,13 @@ def cell_list_items(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpre
     return cst.Call(func=ctx.reference(entry.target), args=[cst.Arg(items)])
 
 
-DATA_PARALLEL = '''
-class {name}(NN.Cell):
-    """torch's nn.DataParallel on one device: the model under .module (its parameters and
-    state_dict keys under "module.", as torch's), called through (transpile MS201)."""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0):
-        super().__init__()
-        self.module = module
-
-    def construct(self, *args, **kwargs):
-        return self.module(*args, **kwargs)
-'''
-
-
 @hook(consumes=("module", "device_ids", "output_device", "dim"))
 def data_parallel(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """``nn.DataParallel(model, device_ids=[0, 1])`` -> ``_TorchDataParallel(model)``: the
     devices are torch's choice among GPUs; on one device the wrapper only calls its module."""
     if "module" not in args:
         raise Unconvertible("DataParallel without its module")
-    return cst.Call(func=emitted_spelled(ctx, "_TorchDataParallel", DATA_PARALLEL), args=[cst.Arg(args["module"])])
+    return cst.Call(func=runtime_helper(ctx, "_TorchDataParallel"), args=[cst.Arg(args["module"])])
 
 
 # -- code emitted beside the converted code -------------------------------------------
@@ -461,31 +360,10 @@ def fold_cell(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     return _function_cell(ctx, entry.source, code(ctx.reference(entry.target)), out)
 
 
-# F.interpolate / nn.Upsample with the mode in a variable (denoising-diffusion's
-# interpolate_1d(x, length, mode='bilinear')): what each literal mode converts to, chosen
-# when it runs. MindSpore's ops.interpolate takes torch's mode names.
-ANY_MODE = """def {name}(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
-    \"\"\"torch.nn.functional.interpolate with the mode known when it runs (transpile MS201):
-    'bicubic' is composed as torch computes it; otherwise a scale factor is made a float
-    and, but for 'trilinear' and 'area', the output size is computed from it (floor(in * scale)).\"\"\"
-    if mode == "bicubic":
-        return BICUBIC(input, size, scale_factor, align_corners, recompute_scale_factor)
-    if scale_factor is not None:
-        if isinstance(scale_factor, (tuple, list)):
-            scale_factor = tuple(float(s) for s in scale_factor)
-        else:
-            scale_factor = float(scale_factor)
-        if mode not in ("trilinear", "area"):
-            recompute_scale_factor = True
-    return OPS.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
-"""
-
-
 def _interpolate_any_mode(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     """F.interpolate / nn.Upsample whose mode is not a literal: a function emitted beside
     the code does what the literal mode would (for a layer, a Cell calling it)."""
-    bicubic = emitted_spelled(ctx, "_torch_interpolate_bicubic", BICUBIC)
-    function = emitted_spelled(ctx, "_torch_interpolate", ANY_MODE.replace("BICUBIC(", f"{bicubic.value}("))
+    function = runtime_helper(ctx, "_torch_interpolate")
     if entry.kind == "class":
         return _function_cell(ctx, entry.source, function.value, args, name="_torch_UpsampleAnyMode")
     if "input" not in args:
@@ -493,55 +371,10 @@ def _interpolate_any_mode(ctx, entry, args: dict[str, Any]) -> cst.BaseExpressio
     return keyword_call(function, args)
 
 
-# torch's bicubic resampling (aten upsample_bicubic2d): per axis, source position
-# (dst + 0.5) * ratio - 0.5 (dst * ratio with align_corners, not clamped), four taps
-# around it (indices past an edge repeat the edge) weighted by the cubic convolution
-# with A = -0.75. MindSpore's bicubic resize takes other coefficients (off by ~0.3).
-BICUBIC = """def {name}(input, size=None, scale_factor=None, align_corners=False, recompute_scale_factor=None):
-    \"\"\"torch's bicubic interpolation (cubic coefficient -0.75, edge taps repeated) of a
-    4-D input (transpile MS201): MindSpore's bicubic resize weighs otherwise.\"\"\"
-    sizes = size if isinstance(size, (tuple, list)) else (size, size)
-    scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
-    a = -0.75
-    out = input
-    for axis in (2, 3):
-        n_in = input.shape[axis]
-        if size is None:
-            n_out = int(n_in * scales[axis - 2])  # floor, as torch
-            ratio = n_in / n_out if recompute_scale_factor else 1.0 / scales[axis - 2]
-        else:
-            n_out = sizes[axis - 2]
-            ratio = n_in / n_out
-        if align_corners:
-            ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
-        dtype = MS.float64 if input.dtype == MS.float64 else MS.float32
-        # a Tensor: a Python float would be rounded to float32
-        ratio = MS.Tensor(ratio, dtype)
-        dst = OPS.arange(n_out).astype(dtype)
-        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
-        low = OPS.floor(src)
-        t = src - low
-        low = low.astype(MS.int32)
-        weights = (
-            ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-            ((a + 2) * t - (a + 3)) * t * t + 1,
-            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
-        )
-        total = None
-        for k in range(4):
-            taps = OPS.gather(out, OPS.clamp(low + (k - 1), 0, n_in - 1), axis)
-            term = taps * weights[k].reshape((-1, 1) if axis == 2 else (-1,)).astype(out.dtype)
-            total = term if total is None else total + term
-        out = total
-    return out
-"""
-
-
 def _bicubic(ctx, entry, args: dict[str, Any]) -> cst.BaseExpression:
     """F.interpolate / nn.Upsample with mode='bicubic': the composition above, emitted
     beside the code (a function; for a layer, a Cell calling it)."""
-    function = emitted_spelled(ctx, "_torch_interpolate_bicubic", BICUBIC)
+    function = runtime_helper(ctx, "_torch_interpolate_bicubic")
     kwargs = {k: v for k, v in args.items() if k not in ("input", "mode")}
     if entry.kind == "class":
         return _function_cell(ctx, entry.source, function.value, kwargs, name="_torch_UpsampleBicubic")

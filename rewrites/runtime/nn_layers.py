@@ -1,0 +1,167 @@
+"""Run-time helpers: torch.nn layers (tables/nn_layers.toml) MindSpore's own do not match: convolutions with
+another padding mode, a layer norm of several axes or without its parameters,
+DataParallel, interpolation whose mode is known when it runs, bicubic interpolation.
+
+Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+"""
+
+import mindspore as ms
+from mindspore import nn, ops
+
+
+# torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
+# themselves (F.pad; padding='same': d * (k - 1) in all, the extra one after) and
+# convolve with no padding. MindSpore's Conv has no such mode: a subclass of the
+# MindSpore layer pads first and convolves with pad_mode='valid', so weight and bias
+# keep their names. The padding gathers each padded axis by a computed index (ops.pad's
+# reflect has no CPU kernel for 5-D input), in tensor ops only: GRAPH mode compiles it.
+def _torch_conv_padded_input(x, sides, mode):
+    """The input of a torch Conv layer padded as its padding_mode says (transpile MS201):
+    `sides` holds (before, after) per spatial axis."""
+    dims = len(sides)
+    for k in range(dims):
+        before, after = sides[k]
+        if before > 0 or after > 0:
+            axis = x.ndim - dims + k
+            n = x.shape[axis]
+            position = ops.arange(-before, n + after, dtype=ms.int32)
+            if mode == "reflect":
+                index = ops.abs(position)
+                index = ops.where(index >= n, 2 * (n - 1) - index, index)
+            elif mode == "circular":
+                index = (position + n) % n
+            else:  # replicate, zeros
+                index = ops.clamp(position, 0, n - 1)
+            y = ops.gather(x, index, axis)
+            if mode == "zeros":
+                inside = ops.logical_and(position >= 0, position < n).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
+                y = ops.where(inside, y, ops.zeros_like(y))
+            x = y
+    return x
+
+
+def _torch_padded_conv(layer, padding_mode, padding=0, **kwargs):
+    """A torch Conv layer with padding_mode (transpile MS201): the input padded as torch
+    pads it ('zeros', 'reflect', 'replicate' or 'circular'), then a pad_mode='valid'
+    convolution; weight and bias keep their names."""
+    dims = 1 if issubclass(layer, nn.Conv1d) else 2 if issubclass(layer, nn.Conv2d) else 3
+
+    def per_axis(value):
+        return (value,) * dims if isinstance(value, int) else tuple(value)
+
+    if padding == "same":
+        kernel, dilation = per_axis(kwargs["kernel_size"]), per_axis(kwargs.get("dilation", 1))
+        sides = tuple((d * (k - 1) // 2, d * (k - 1) - d * (k - 1) // 2) for k, d in zip(kernel, dilation))
+    else:
+        sides = tuple((p, p) for p in per_axis(0 if padding == "valid" else padding))
+
+    class Padded(layer):
+        def construct(self, x):
+            return super().construct(_torch_conv_padded_input(x, self.torch_sides, self.torch_padding_mode))
+
+    Padded.__name__ = Padded.__qualname__ = layer.__name__
+    cell = Padded(pad_mode="valid", **kwargs)
+    cell.torch_sides = sides
+    cell.torch_padding_mode = padding_mode
+    return cell
+
+
+# nn.LayerNorm without its weight or bias, or over several trailing axes: MindSpore's
+# nn.LayerNorm always holds gamma and beta and counts its axes from the front.
+class _torch_LayerNorm_parts(nn.Cell):
+    """torch.nn.LayerNorm over the trailing axes of normalized_shape, with gamma only if
+    elementwise_affine and beta only if bias too, as torch (transpile MS201): MindSpore's
+    nn.LayerNorm always holds both."""
+
+    def __init__(self, normalized_shape, epsilon=1e-5, elementwise_affine=True, bias=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.axes = tuple(range(-len(shape), 0))
+        self.epsilon = epsilon
+        self.gamma = ms.Parameter(ops.ones(shape), name="gamma") if elementwise_affine else None
+        self.beta = ms.Parameter(ops.zeros(shape), name="beta") if elementwise_affine and bias else None
+
+    def construct(self, x):
+        mean = x.mean(self.axes, keep_dims=True)
+        centred = x - mean
+        y = centred / ops.sqrt((centred * centred).mean(self.axes, keep_dims=True) + self.epsilon)
+        if self.gamma is not None:
+            y = y * self.gamma
+        if self.beta is not None:
+            y = y + self.beta
+        return y
+
+
+class _TorchDataParallel(nn.Cell):
+    """torch's nn.DataParallel on one device: the model under .module (its parameters and
+    state_dict keys under "module.", as torch's), called through (transpile MS201)."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+
+    def construct(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+
+
+# torch's bicubic resampling (aten upsample_bicubic2d): per axis, source position
+# (dst + 0.5) * ratio - 0.5 (dst * ratio with align_corners, not clamped), four taps
+# around it (indices past an edge repeat the edge) weighted by the cubic convolution
+# with A = -0.75. MindSpore's bicubic resize takes other coefficients (off by ~0.3).
+def _torch_interpolate_bicubic(input, size=None, scale_factor=None, align_corners=False, recompute_scale_factor=None):
+    """torch's bicubic interpolation (cubic coefficient -0.75, edge taps repeated) of a
+    4-D input (transpile MS201): MindSpore's bicubic resize weighs otherwise."""
+    sizes = size if isinstance(size, (tuple, list)) else (size, size)
+    scales = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
+    a = -0.75
+    out = input
+    for axis in (2, 3):
+        n_in = input.shape[axis]
+        if size is None:
+            n_out = int(n_in * scales[axis - 2])  # floor, as torch
+            ratio = n_in / n_out if recompute_scale_factor else 1.0 / scales[axis - 2]
+        else:
+            n_out = sizes[axis - 2]
+            ratio = n_in / n_out
+        if align_corners:
+            ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        dtype = ms.float64 if input.dtype == ms.float64 else ms.float32
+        # a Tensor: a Python float would be rounded to float32
+        ratio = ms.Tensor(ratio, dtype)
+        dst = ops.arange(n_out).astype(dtype)
+        src = dst * ratio if align_corners else (dst + 0.5) * ratio - 0.5
+        low = ops.floor(src)
+        t = src - low
+        low = low.astype(ms.int32)
+        weights = (
+            ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+            ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a,
+        )
+        total = None
+        for k in range(4):
+            taps = ops.gather(out, ops.clamp(low + (k - 1), 0, n_in - 1), axis)
+            term = taps * weights[k].reshape((-1, 1) if axis == 2 else (-1,)).astype(out.dtype)
+            total = term if total is None else total + term
+        out = total
+    return out
+
+
+# F.interpolate / nn.Upsample with the mode in a variable (denoising-diffusion's
+# interpolate_1d(x, length, mode='bilinear')): what each literal mode converts to, chosen
+# when it runs. MindSpore's ops.interpolate takes torch's mode names.
+def _torch_interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None):
+    """torch.nn.functional.interpolate with the mode known when it runs (transpile MS201):
+    'bicubic' is composed as torch computes it; otherwise a scale factor is made a float
+    and, but for 'trilinear' and 'area', the output size is computed from it (floor(in * scale))."""
+    if mode == "bicubic":
+        return _torch_interpolate_bicubic(input, size, scale_factor, align_corners, recompute_scale_factor)
+    if scale_factor is not None:
+        if isinstance(scale_factor, (tuple, list)):
+            scale_factor = tuple(float(s) for s in scale_factor)
+        else:
+            scale_factor = float(scale_factor)
+        if mode not in ("trilinear", "area"):
+            recompute_scale_factor = True
+    return ops.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
