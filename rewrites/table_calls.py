@@ -89,14 +89,6 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
 LEGACY_REDUCTION_ARGS = ("size_average", "reduce")
 _LEGACY_REDUCTION = {(True, True): "mean", (False, True): "sum", (True, False): "none", (False, False): "none"}
 
-LEGACY_REDUCTION_AT_RUN_TIME = '''
-def {name}(size_average, reduce):
-    """torch's reduction for the deprecated size_average/reduce arguments."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return "mean" if size_average and reduce else "sum" if reduce else "none"
-'''
-
 
 def _legacy_reduction(ctx, bound: dict) -> dict:
     """``size_average=``/``reduce=`` (deprecated, still common) -> ``reduction=`` by torch's
@@ -113,9 +105,9 @@ def _legacy_reduction(ctx, bound: dict) -> dict:
         key = tuple(True if values[k] is None else values[k] for k in LEGACY_REDUCTION_ARGS)
         rest["reduction"] = literal(_LEGACY_REDUCTION[key])
     else:  # a variable: the rule at run time
-        from .syntax import emitted
+        from .runtime.registry import runtime_helper
 
-        fn = emitted(ctx, "_legacy_reduction", LEGACY_REDUCTION_AT_RUN_TIME)
+        fn = runtime_helper(ctx, "_legacy_reduction")
         rest["reduction"] = keyword_call(fn, {k: v if v is not None else literal(None) for k, v in given.items()})
     return rest
 

@@ -5,7 +5,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, operand, operand_code, target_call)
+from ..runtime.registry import runtime_helper
+from ..syntax import (NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
@@ -41,14 +42,6 @@ def f_pool_stride(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     return out
 
 
-# F.normalize with any p but a literal 2: x / max(||x||_p, eps), torch's own formula
-NORMALIZE_P = """def {name}(input, p, dim, eps):
-    \"\"\"torch.nn.functional.normalize for p other than 2 (transpile MS201):
-    ops.L2Normalize is the 2-norm only.\"\"\"
-    return input / OPS.clamp(OPS.norm(input, ord=p, dim=dim, keepdim=True), min=eps)
-"""
-
-
 @hook()
 def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """F.normalize(x, p=2, dim, eps) is x / max(||x||, eps); ops.L2Normalize divides by
@@ -59,7 +52,7 @@ def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     dim = args.get("dim", literal(1))
     eps = args.get("eps", literal(1e-12))
     if p is not None and literal_value(p) not in (2, 2.0):
-        fn = emitted_spelled(ctx, "_torch_normalize", NORMALIZE_P)
+        fn = runtime_helper(ctx, "_torch_normalize")
         return cst.Call(func=fn, args=[cst.Arg(args["input"]), cst.Arg(p), cst.Arg(dim), cst.Arg(eps)])
     e = literal_value(eps)
     if isinstance(e, (int, float)) and not isinstance(e, bool):
@@ -143,25 +136,6 @@ def f_instance_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpre
     return target_call(ctx, "mindspore.ops.group_norm", out, (x,))
 
 
-# F.batch_norm without running statistics (timm's ScaledStdConv2d standardises its weight
-# so): the batch's own statistics, over every axis but the channels (axis 1), biased
-# variance, as torch does; weight and bias broadcast along the channels.
-BATCH_STATS_NORM = """def {name}(input, weight=None, bias=None, eps=1e-5):
-    \"\"\"torch.nn.functional.batch_norm with no running statistics: normalised by the
-    batch's own mean and biased variance per channel (transpile MS201).\"\"\"
-    axes = (0,) + tuple(range(2, input.ndim))
-    mean = input.mean(axes, keep_dims=True)
-    centred = input - mean
-    out = centred / {ops}.sqrt((centred * centred).mean(axes, keep_dims=True) + eps)
-    shape = (1, -1) + (1,) * (input.ndim - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
-"""
-
-
 @hook()
 def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """F.batch_norm: ops.batch_norm needs weight and bias tensors (torch: None = 1 and 0).
@@ -173,8 +147,7 @@ def f_batch_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] |
         training = out.get("training")
         if training is not None and literal_value(training) is False:
             raise Unconvertible("running_mean/running_var are None with training=False (torch raises)")
-        _, ops_, _ = module_spellings(ctx)
-        fn = emitted(ctx, "_torch_batch_norm_batch_stats", BATCH_STATS_NORM.replace("{ops}", ops_))
+        fn = runtime_helper(ctx, "_torch_batch_norm_batch_stats")
         kept = {k: out[k] for k in ("weight", "bias", "eps") if k in out}
         return keyword_call(fn, {"input": out["input_x"], **kept})
     if mean is None or literal_value(mean) is None or literal_value(out.get("running_var", literal(None))) is None:
@@ -339,13 +312,6 @@ def f_grid_sample(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     return args
 
 
-INT64_INDICES = '''
-def {name}(pair):
-    """(values, indices) of a pool with torch's int64 indices (MindSpore's are int32)."""
-    return pair[0], pair[1].astype({mindspore}.int64)
-'''
-
-
 @hook()
 def int64_indices(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """``F.adaptive_max_pool3d(x, n, return_indices=True)``: ops.adaptive_max_pool3d's
@@ -356,21 +322,12 @@ def int64_indices(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpress
         return call
     if literal_value(ri) is not True:
         raise Unconvertible(f"return_indices={code(ri)} chosen at run time")
-    ms_, _, _ = module_spellings(ctx)
-    return cst.Call(func=emitted(ctx, "_int64_indices", INT64_INDICES.replace("{mindspore}", ms_)), args=[cst.Arg(call)])
-
-
-SQUEEZED_PAIR = '''
-def {name}(pair):
-    """(values, indices) of a 1-D pool done on a height-1 image, squeezed back to 1-D."""
-    return {ops}.squeeze(pair[0], 2), {ops}.squeeze(pair[1], 2)
-'''
+    return cst.Call(func=runtime_helper(ctx, "_int64_indices"), args=[cst.Arg(call)])
 
 
 def squeezed_pair(ctx, pooled: cst.BaseExpression) -> cst.Call:
     """``_squeezed_pair(pooled)``: both results of a 2-D pool with indices, height squeezed."""
-    _, ops_, _ = module_spellings(ctx)
-    return cst.Call(func=emitted(ctx, "_squeezed_pair", SQUEEZED_PAIR.replace("{ops}", ops_)), args=[cst.Arg(pooled)])
+    return cst.Call(func=runtime_helper(ctx, "_squeezed_pair"), args=[cst.Arg(pooled)])
 
 
 # torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style

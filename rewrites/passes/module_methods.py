@@ -38,8 +38,8 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, literal, literal_value
-from ..hooks.module_methods import EVAL_MODE, TRAIN_MODE
+from ..runtime.registry import runtime_helper
+from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
 from .grad_mode import file_calls_backward
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
@@ -416,7 +416,7 @@ class ModuleMethods(Pass):
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
                                 f"Module; {_MODE_HELPERS[method]} sets a Cell's mode (set_train) and calls "
                                 "any other object's own method", Severity.INFO)
-                helper = emitted(self.ctx, _MODE_HELPERS[method], TRAIN_MODE if method == "train" else EVAL_MODE)
+                helper = runtime_helper(self.ctx, _MODE_HELPERS[method])
                 return cst.Call(func=helper, args=[cst.Arg(updated.func.value), *updated.args])
             if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "

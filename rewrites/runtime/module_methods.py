@@ -1,0 +1,54 @@
+"""Run-time helpers: torch.nn.Module methods (tables/module_methods.toml) a MindSpore Cell lacks or means
+otherwise: requires_grad_, train()/eval() on a value that may not be a Cell,
+get_submodule, get_parameter.
+
+Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+"""
+
+
+def _requires_grad_(cell, requires_grad=True):
+    """torch's Module.requires_grad_: every parameter's flag set (not BatchNorm's moving
+    statistics); the Cell returned. A parameter passed instead has its own flag set (a
+    tensor has requires_grad_ too)."""
+    if not hasattr(cell, "get_parameters"):
+        cell.requires_grad = requires_grad
+        return cell
+    # BatchNorm's moving statistics are Parameters in MindSpore, buffers in torch: they
+    # never train (made trainable, an optimizer built from trainable_params would decay them)
+    statistics = {id(getattr(sub, name)) for _, sub in cell.cells_and_names()
+                  for name in ("moving_mean", "moving_variance") if getattr(sub, name, None) is not None}
+    for parameter in cell.get_parameters():
+        if id(parameter) not in statistics:
+            parameter.requires_grad = requires_grad
+    return cell
+
+
+# train()/eval() on a value not known to be a Module (a training function's parameter):
+# decided at run time, any other object's own method called as written
+def _torch_train_mode(obj, *args, **kwargs):
+    """torch's Module.train(mode) on a value that may be a Cell (set_train) or another
+    object with a train method of its own (called as written)."""
+    if hasattr(obj, "set_train"):
+        return obj.set_train(*args, **kwargs)
+    return obj.train(*args, **kwargs)
+
+
+def _torch_eval_mode(obj, *args, **kwargs):
+    """torch's Module.eval() on a value that may be a Cell (set_train(False)) or another
+    object with an eval method of its own (called as written)."""
+    if hasattr(obj, "set_train"):
+        return obj.set_train(False)
+    return obj.eval(*args, **kwargs)
+
+
+def _get_submodule(cell, target):
+    """torch's Module.get_submodule: the child reached by a dotted path ("" is the Cell)."""
+    for item in target.split(".") if target else ():
+        cell = getattr(cell, item)
+    return cell
+
+
+def _get_parameter(cell, target):
+    """torch's Module.get_parameter: the parameter at a dotted path ("fc.weight")."""
+    path, _, item = target.rpartition(".")
+    return getattr(_get_submodule(cell, path), item)
