@@ -10,6 +10,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.tables import ApiEntry, Tables, load_tables
 
+from .runtime.registry import runtime_helper
 from .syntax import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
 from .hooks import HOOKS
 from .value_transforms import TRANSFORMS
@@ -105,8 +106,6 @@ def _legacy_reduction(ctx, bound: dict) -> dict:
         key = tuple(True if values[k] is None else values[k] for k in LEGACY_REDUCTION_ARGS)
         rest["reduction"] = literal(_LEGACY_REDUCTION[key])
     else:  # a variable: the rule at run time
-        from .runtime.registry import runtime_helper
-
         fn = runtime_helper(ctx, "_legacy_reduction")
         rest["reduction"] = keyword_call(fn, {k: v if v is not None else literal(None) for k, v in given.items()})
     return rest
