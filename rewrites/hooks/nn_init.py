@@ -5,7 +5,8 @@ from typing import Any
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value
+from ..runtime.registry import runtime_helper
+from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
 from .registry import hook
 
 # a tensor given by an attribute lookup written as a call (``getattr(m, name)``, and the
@@ -13,11 +14,6 @@ from .registry import hook
 # model.apply calls): evaluated once. Another call (``torch.as_tensor(w)``) may give a copy,
 # which a fill would leave the parameter out of: refused as before.
 ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_parameter", "_torch_attribute"})
-INIT_FILL = '''
-def {name}(tensor, init, shift=0.0):
-    """torch.nn.init's in-place fill of a tensor given by an expression (transpile MS201)."""
-    return tensor.assign_value(INITIALIZER(init, tensor.shape, tensor.dtype).init_data() + shift)
-'''
 
 
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -53,7 +49,7 @@ def _fill(ctx, tensor: cst.BaseExpression, init: cst.BaseExpression, shift: str 
     ``_torch_init_fill``, which evaluates it once."""
     init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
     if not _written_in_place(tensor):
-        helper = emitted(ctx, "_torch_init_fill", INIT_FILL.replace("INITIALIZER", init_fn))
+        helper = runtime_helper(ctx, "_torch_init_fill")
         args = [cst.Arg(tensor), cst.Arg(init)] + ([cst.Arg(cst.parse_expression(shift))] if shift else [])
         return cst.Call(func=helper, args=args)
     t = code(tensor)

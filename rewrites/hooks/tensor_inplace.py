@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, emitted_spelled, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
+from ..runtime.registry import runtime_helper
+from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
 from .registry import hook
 from .tensor_methods import _fresh, _inplace, arithmetic_  # noqa: F401
 
@@ -38,58 +39,20 @@ def _assigned(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("assign_value")), {"value": value})
 
 
-RESIZED = '''
-def {name}(input, shape):
-    """torch's Tensor.resize_ out of place: the elements in order, cut or lengthened with
-    zeros (torch leaves new elements uninitialized) to the new shape."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    numel = 1
-    for size in shape:
-        numel *= size
-    flat = input.reshape(-1)
-    have = flat.shape[0]
-    if have >= numel:
-        flat = flat[:numel]
-    else:
-        flat = OPS.cat((flat, OPS.zeros(numel - have, input.dtype)))
-    return flat.reshape(shape)
-'''
-
-
 @hook()
 def resized_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.resize_(2, 3)`` -> ``x.assign_value(_torch_resized(x, (2, 3)))``, ``x.resize_as_(y)``
     with ``y.shape`` (the function emitted beside the code)."""
     shape = args["shape"] if "shape" in args else cst.Attribute(value=args["the_template"], attr=cst.Name("shape"))
-    resized = emitted_spelled(ctx, "_torch_resized", RESIZED)
+    resized = runtime_helper(ctx, "_torch_resized")
     return _assigned(receiver, keyword_call(resized, {"input": receiver, "shape": shape}))
-
-
-FILLED_DIAGONAL = '''
-def {name}(input, fill_value, wrap=False):
-    """torch's Tensor.fill_diagonal_ out of place: fill_value where all indices are equal;
-    a 2-D matrix taller than wide with wrap=True starts again every width + 1 rows (the
-    flat positions that are multiples of the sum of the contiguous strides)."""
-    shape = input.shape
-    if len(shape) < 2 or (len(shape) > 2 and len(set(shape)) > 1):
-        raise ValueError("fill_diagonal_: at least 2 dimensions, all of one length beyond 2")
-    step, numel = 0, 1
-    for size in reversed(shape):
-        step += numel
-        numel *= size
-    flat = OPS.arange(numel)
-    on = flat % step == 0
-    if not (wrap and len(shape) == 2):
-        on = OPS.logical_and(on, flat < min(shape[0], shape[1]) * step)
-    return OPS.where(on.reshape(shape), OPS.full_like(input, fill_value), input)
-'''
 
 
 @hook()
 def fill_diagonal_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_diagonal_(v, wrap)`` -> ``x.copy_(_torch_filled_diagonal(input=x, fill_value=v, wrap=wrap))``,
     the function emitted beside the code (MindSpore's fill_diagonal_ has no CPU kernel)."""
-    filled = emitted_spelled(ctx, "_torch_filled_diagonal", FILLED_DIAGONAL)
+    filled = runtime_helper(ctx, "_torch_filled_diagonal")
     return _inplace(receiver, keyword_call(filled, {"input": receiver, **args}))
 
 
@@ -136,22 +99,11 @@ def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
     return _inplace(receiver, draw)
 
 
-APPLIED = '''
-def {name}(input, callable, *others):
-    """torch's Tensor.apply_ / map_ / map2_ out of place: callable on each element as a
-    Python number, with the elements of others broadcast to input's shape, in input's dtype."""
-    columns = [input.reshape(-1).tolist()]
-    columns += [OPS.broadcast_to(other, input.shape).reshape(-1).tolist() for other in others]
-    values = [callable(*elements) for elements in zip(*columns)]
-    return MS.Tensor(values, dtype=input.dtype).reshape(input.shape)
-'''
-
-
 @hook()
 def applied_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.map2_(a, b, f)`` -> ``x.copy_(_torch_applied(x, f, a, b))`` (``apply_(f)``, ``map_(a, f)``
     likewise; the function emitted beside the code: Python calls per element, as torch's)."""
-    applied = emitted_spelled(ctx, "_torch_applied", APPLIED)
+    applied = runtime_helper(ctx, "_torch_applied")
     others = [args[name] for name in ("other", "x", "y") if name in args]
     call = cst.Call(func=applied, args=[cst.Arg(v) for v in (receiver, args["callable"], *others)])
     return _inplace(receiver, call)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import code, emitted, mindspore_ref, operand_code
+from ..runtime.registry import runtime_helper
+from ..syntax import code, mindspore_ref, operand_code
 from .registry import hook
 
 # dtypes torch calls unsigned (Tensor.is_signed is False); MindSpore's is_signed also says
@@ -30,19 +31,8 @@ def is_signed(ctx, entry, args, receiver) -> cst.BaseExpression:
     return cst.parse_expression(f"{operand_code(receiver)}.dtype not in ({unsigned})")
 
 
-DEVICE_INDEX = '''
-def {name}(device):
-    """torch's Tensor.get_device() from MindSpore's device name: -1 on the CPU, else the
-    index the name gives ("GPU:1"), 0 when it gives none (transpile)."""
-    kind, _, index = str(device).partition(":")
-    if kind.lower() == "cpu":
-        return -1
-    return int(index) if index else 0
-'''
-
-
 @hook()
 def get_device(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.get_device()`` -> ``_torch_device_index(x.device)``."""
-    return cst.Call(func=emitted(ctx, "_torch_device_index", DEVICE_INDEX),
+    return cst.Call(func=runtime_helper(ctx, "_torch_device_index"),
                     args=[cst.Arg(cst.Attribute(value=receiver, attr=cst.Name("device")))])

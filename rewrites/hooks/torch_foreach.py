@@ -3,23 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, emitted, literal_value, operand_code, spelled
+from ..runtime.registry import runtime_helper
+from ..syntax import Unconvertible, code, literal_value, operand_code, spelled
 from .registry import hook
 
-FOREACH = '''
-def {name}(function, tensors, *others, inplace=False):
-    """torch._foreach_<op>: function(tensor, item, ...) for each tensor of the list and the
-    matching item of each other argument (a list or tuple gives one item per tensor, a
-    number or a single tensor goes to every tensor); in place, each result is copied into
-    its tensor and the tensors are returned (as torch's Python binding does)."""
-    per_tensor = [o if isinstance(o, (list, tuple)) else [o] * len(tensors) for o in others]
-    results = [function(t, *items) for t, *items in zip(tensors, *per_tensor)]
-    if not inplace:
-        return results
-    for t, result in zip(tensors, results):
-        t.copy_(result)
-    return list(tensors)
-'''
 
 # the element function over the tensor t and the other arguments' items a, b, c
 # (OPS.: mindspore.ops as the file spells it; ALPHA, VALUE: the scalar keyword's value)
@@ -66,7 +53,7 @@ def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
     if base == "norm" and literal_value(args.get("ord", cst.Integer("2"))) in (float("inf"), 0):
         raise Unconvertible("_foreach_norm with ord inf or 0")
     params = ", ".join(["t", *"ab"[: len(others)]])
-    helper = emitted(ctx, "_foreach", FOREACH).value
+    helper = runtime_helper(ctx, "_foreach").value
     call = f"{helper}(lambda {params}: {body}, {code(args['self'])}"
     call += "".join(f", {code(args[n])}" for n in others)
     return cst.parse_expression(call + (", inplace=True)" if inplace or op in ("zero_", "copy_") else ")"))

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, emitted_spelled, entry_call, first_param, keyword_call, literal, literal_value, operand_code
+from ..runtime.registry import runtime_helper
+from ..syntax import Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, operand_code
 from .registry import hook
 from .tensor_methods import _inplace
 
@@ -73,21 +74,9 @@ def copied_each(ctx, entry, args, receiver) -> cst.BaseExpression:
     return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(each)])
 
 
-RENORMED = '''
-def {name}(input, indices, max_norm, norm_type):
-    """torch.embedding_renorm_ out of place: each row named in indices whose norm exceeds
-    max_norm, scaled by max_norm / (norm + 1e-7); the other rows as they are."""
-    norms = OPS.norm(input, norm_type, dim=1)
-    named = OPS.zeros(input.shape[0], MS.bool_)
-    named[indices.reshape(-1)] = True
-    scale = OPS.where(OPS.logical_and(named, norms > max_norm), max_norm / (norms + 1e-7), 1.0)
-    return input * scale.reshape(-1, 1).astype(input.dtype)
-'''
-
-
 @hook()
 def embedding_renorm_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.embedding_renorm_(w, idx, 1.0, 2.0)`` -> ``w.copy_(_torch_renormed(input=w, ...))``
     (the function emitted beside the code)."""
-    renormed = emitted_spelled(ctx, "_torch_renormed", RENORMED)
+    renormed = runtime_helper(ctx, "_torch_renormed")
     return _inplace(args["input"], keyword_call(renormed, args))

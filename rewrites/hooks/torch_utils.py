@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..syntax import emitted, keyword_call, operand
+from ..runtime.registry import runtime_helper
+from ..syntax import keyword_call, operand
 from .registry import hook
 
 
@@ -14,20 +15,8 @@ def call_directly(ctx, entry, args, receiver) -> cst.BaseExpression:
         cst.Arg(v.value, star="*") if isinstance(v, cst.StarredElement) else cst.Arg(v) for v in args.get("*", ())])
 
 
-CALL_IN_SEQUENCE = '''
-def {name}(functions, input):
-    """torch's checkpoint_sequential without the checkpoints: a list of blocks in turn,
-    a sequential container as itself."""
-    if isinstance(functions, (list, tuple)):
-        for function in functions:
-            input = function(input)
-        return input
-    return functions(input)
-'''
-
-
 @hook(consumes=("functions", "input"))
 def call_in_sequence(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``checkpoint_sequential(self.blocks, 2, x)`` -> ``_checkpoint_sequential(functions=self.blocks, input=x)``."""
-    return keyword_call(emitted(ctx, "_checkpoint_sequential", CALL_IN_SEQUENCE),
+    return keyword_call(runtime_helper(ctx, "_checkpoint_sequential"),
                         {"functions": args["functions"], "input": args["input"]})
