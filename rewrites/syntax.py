@@ -8,8 +8,6 @@ from typing import Any
 
 import libcst as cst
 
-from transpile.formatting import black_layout
-
 from .runtime.registry import define, helper_names
 
 

@@ -16,6 +16,9 @@ Facts these follow (MindSpore 2.10, run: /work/briefs/i17/data/findings.md):
   an index, and wants numpy columns: the source adapter makes an int of the index and
   arrays of the sample's tensors.
 - A collate_fn of MindSpore gets one list per column; torch's gets the list of samples.
+
+The classes and functions the pipeline calls are the run-time helpers of
+rewrites/runtime/data.py.
 """
 from __future__ import annotations
 
@@ -25,348 +28,9 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 
-from ..syntax import Unconvertible, code, emitted, keyword_call, literal, literal_value, spelled
+from ..runtime.registry import runtime_helper
+from ..syntax import Unconvertible, keyword_call, literal, literal_value
 from .registry import hook
-
-SAMPLE_COLUMNS = '''
-def {name}(sample):
-    """A torch sample as MindSpore dataset columns (transpile MS212): a tuple of numpy
-    arrays (a dict gives its values, a lone value one column)."""
-    if isinstance(sample, dict):
-        sample = tuple(sample.values())
-    elif not isinstance(sample, (tuple, list)):
-        sample = (sample,)
-    return tuple(_column_value(value) for value in sample)
-'''
-
-COLUMN_VALUE = '''
-def {name}(value):
-    """One value of a sample as a MindSpore dataset takes it (transpile MS212): a tensor
-    as a numpy array; integers (int64, torch's default) as int32, MindSpore's type for
-    labels and indices (nn.CrossEntropyLoss refuses int64 labels)."""
-    if isinstance(value, MS.Tensor):
-        value = value.asnumpy()
-    if isinstance(value, int) and not isinstance(value, bool):
-        return NP.int32(value)
-    if isinstance(value, (NP.ndarray, NP.integer)) and value.dtype == NP.int64:
-        return value.astype(NP.int32)
-    return value
-'''
-
-MAP_SOURCE = '''
-class {name}:
-    """A torch map-style dataset as a GeneratorDataset source (transpile MS212): the index
-    MindSpore gives (a numpy integer, which a MindSpore tensor refuses) as an int, the
-    sample as numpy columns."""
-
-    def __init__(self, dataset):
-        self.dataset = dataset
-
-    def __len__(self):
-        return len(self.dataset)
-
-    def __getitem__(self, index):
-        if hasattr(self.dataset, "numpy_sample"):  # a TensorDataset's rows, read from numpy
-            return self.dataset.numpy_sample(int(index))
-        return _sample_columns(self.dataset[int(index)])
-'''
-
-STREAM_SOURCE = '''
-class {name}:
-    """A torch iterable dataset as a GeneratorDataset source (transpile MS212): each
-    sample as numpy columns, a new pass over the dataset per epoch."""
-
-    def __init__(self, dataset):
-        self.dataset = dataset
-
-    def __iter__(self):
-        return (_sample_columns(sample) for sample in self.dataset)
-'''
-
-TORCH_SOURCE = '''
-def {name}(dataset):
-    """The GeneratorDataset source of a torch dataset (transpile MS212): random access
-    where it has __getitem__ and __len__, else its iteration."""
-    if hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__"):
-        return _TorchSamples(dataset)
-    return _TorchStream(dataset)
-'''
-
-GENERATOR_DATASET = '''
-def {name}(dataset, **options):
-    """A GeneratorDataset over a torch dataset whose samples the converter did not see
-    (transpile MS212): one column per value of its first sample (a dict's keys name them)."""
-    source = _torch_source(dataset)
-    first = next(iter(dataset)) if isinstance(source, _TorchStream) else dataset[0]
-    if isinstance(first, dict):
-        names = [str(key) for key in first]
-    else:
-        names = [f"column_{i}" for i in range(len(_sample_columns(first)))]
-    return MS.dataset.GeneratorDataset(source, column_names=names, **options)
-'''
-
-EPOCH_SHUFFLE = '''
-class {name}(MS.dataset.Sampler):
-    """torch's shuffling (transpile MS212): a new random order at each pass over the data,
-    drawn from numpy's generator, which mindspore.set_seed seeds. (A GeneratorDataset's own
-    shuffle restarts from the dataset seed at each new iterator: once seeded, every epoch
-    had the same order.) Over the dataset's indices, or over the ``indices`` given."""
-
-    def __init__(self, indices=None):
-        self.indices = indices
-        super().__init__()
-        if indices is None:
-            self.num_samples = None  # all of the dataset, whose size MindSpore tells later
-
-    def __iter__(self):
-        count = self.dataset_size if self.indices is None else len(self.indices)
-        order = NP.random.permutation(count).tolist()
-        if self.indices is None:
-            return iter(order)
-        return iter([self.indices[i] for i in order])
-
-    def __len__(self):
-        return self.dataset_size if self.indices is None else len(self.indices)
-'''
-
-TENSOR_ROWS = '''
-class {name}:
-    """torch's TensorDataset (transpile MS212): row i of each tensor. A pipeline reads the
-    rows from numpy copies (numpy_sample): indexing a MindSpore tensor row by row took
-    4 ms a row."""
-
-    def __init__(self, *tensors):
-        if any(len(t) != len(tensors[0]) for t in tensors):
-            raise ValueError("Size mismatch between tensors")
-        self.tensors = tensors
-        self.arrays = None
-
-    def __len__(self):
-        return len(self.tensors[0])
-
-    def __getitem__(self, index):
-        return tuple(t[int(index)] for t in self.tensors)
-
-    def numpy_sample(self, index):
-        if self.arrays is None:
-            self.arrays = [_column_value(t) for t in self.tensors]
-        return tuple(a[index] for a in self.arrays)
-'''
-
-TORCH_COLLATE = '''
-def {name}(collate_fn, keys=None):
-    """torch's collate_fn as a GeneratorDataset's (transpile MS212): MindSpore passes one
-    list per column; torch's takes the list of samples, as tensors: tuples (keys=True),
-    dicts of the ``keys`` given, or (keys=None and one column) the values themselves. Its
-    result becomes a tuple of columns, as a sample's do."""
-
-    def collate(*columns):
-        columns = [[MS.Tensor(v) if isinstance(v, NP.ndarray) and v.dtype.kind in "biuf" else v
-                    for v in column] for column in columns]
-        if isinstance(keys, (list, tuple)):
-            samples = [dict(zip(keys, row)) for row in zip(*columns)]
-        elif keys is None and len(columns) == 1:
-            samples = columns[0]
-        else:
-            samples = [tuple(row) for row in zip(*columns)]
-        batch = collate_fn(samples)
-        if isinstance(batch, dict):
-            batch = tuple(batch.values())
-        elif not isinstance(batch, (tuple, list)):
-            batch = (batch,)
-        return tuple(_column_value(column) for column in batch)
-
-    return collate
-'''
-
-LOADER_BATCHES = '''
-class {name}(MS.dataset.Sampler):
-    """A DataLoader's batches of indices as a GeneratorDataset batch_sampler (transpile
-    MS212), for a collate_fn: MindSpore runs a GeneratorDataset's collate_fn where it reads
-    the samples, while a per_batch_map of .batch() runs where MindSpore operators fail.
-    The order: the ``sampler``'s, else a new random one per pass (``shuffle``, from numpy's
-    generator, which mindspore.set_seed seeds), else the dataset's."""
-
-    def __init__(self, batch_size, drop_last=False, shuffle=False, sampler=None):
-        super().__init__()
-        self.num_samples = None  # every batch
-        self.batch_size, self.drop_last, self.shuffle, self.sampler = batch_size, drop_last, shuffle, sampler
-
-    def __iter__(self):
-        if self.sampler is not None:
-            order = [int(i) for i in self.sampler]
-        elif self.shuffle:
-            order = NP.random.permutation(self.dataset_size).tolist()
-        else:
-            order = list(range(self.dataset_size))
-        stop = len(order) - len(order) % self.batch_size if self.drop_last else len(order)
-        return iter([order[i:i + self.batch_size] for i in range(0, stop, self.batch_size)])
-'''
-
-SUBSET = '''
-class {name}:
-    """torch's Subset (transpile MS212): the dataset's samples at the given indices."""
-
-    def __init__(self, dataset, indices):
-        self.dataset = dataset
-        self.indices = indices
-
-    def __len__(self):
-        return len(self.indices)
-
-    def __getitem__(self, index):
-        if isinstance(index, list):
-            return [self.dataset[self.indices[i]] for i in index]
-        return self.dataset[self.indices[int(index)]]
-
-    def __getattr__(self, name):
-        # a TensorDataset's fast numpy_sample, through the subset's indices
-        if name == "numpy_sample" and hasattr(self.dataset, "numpy_sample"):
-            return lambda index: self.dataset.numpy_sample(int(self.indices[index]))
-        raise AttributeError(name)
-'''
-
-RANDOM_SPLIT = '''
-def {name}(dataset, lengths):
-    """torch's random_split (transpile MS212): non-overlapping random subsets of the given
-    lengths (fractions of the dataset, the remainder spread one by one from the first) in
-    a random order from numpy's generator (mindspore.set_seed seeds it; not torch's order)."""
-    total = len(dataset)
-    if all(0 <= n <= 1 for n in lengths) and abs(sum(lengths) - 1) < 1e-9 and sum(lengths) != total:
-        counts = [int(total * n) for n in lengths]
-        for i in range(total - sum(counts)):
-            counts[i % len(counts)] += 1
-        lengths = counts
-    if sum(lengths) != total:
-        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = NP.random.permutation(total).tolist()
-    parts, start = [], 0
-    for n in lengths:
-        parts.append(_Subset(dataset, order[start:start + n]))
-        start += n
-    return parts
-'''
-
-CONCAT = '''
-class {name}:
-    """torch's ConcatDataset (transpile MS212): the datasets one after another."""
-
-    def __init__(self, datasets):
-        self.datasets = list(datasets)
-        self.cumulative_sizes, total = [], 0
-        for dataset in self.datasets:
-            total += len(dataset)
-            self.cumulative_sizes.append(total)
-
-    def __len__(self):
-        return self.cumulative_sizes[-1] if self.cumulative_sizes else 0
-
-    def __getitem__(self, index):
-        index = int(index)
-        if index < 0:
-            index += len(self)
-        start = 0
-        for dataset, end in zip(self.datasets, self.cumulative_sizes):
-            if index < end:
-                return dataset[index - start]
-            start = end
-        raise IndexError("index out of range")
-'''
-
-DEFAULT_COLLATE = '''
-def {name}(batch):
-    """torch's default_collate (transpile MS212): samples stacked along a new first axis,
-    tuples and dicts collated field by field; numbers become a tensor (floats float64, as
-    torch makes them)."""
-    first = batch[0]
-    if isinstance(first, MS.Tensor):
-        return MS.ops.stack(list(batch))
-    if isinstance(first, NP.ndarray):
-        return MS.Tensor(NP.stack(batch))
-    if isinstance(first, dict):
-        return {key: {name}([sample[key] for sample in batch]) for key in first}
-    if isinstance(first, (tuple, list)) and not isinstance(first, str):
-        return [{name}(list(field)) for field in zip(*batch)]
-    if isinstance(first, (bool, int, float)):
-        return MS.Tensor(NP.asarray(batch))
-    return batch
-'''
-
-BATCH_SAMPLER = '''
-class {name}:
-    """torch's BatchSampler (transpile MS212): the sampler's indices in lists of
-    batch_size (the last one shorter unless drop_last), a GeneratorDataset batch_sampler."""
-
-    def __init__(self, sampler, batch_size, drop_last):
-        self.sampler = sampler
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-
-    def __iter__(self):
-        batch = []
-        for index in self.sampler:
-            batch.append(int(index))
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
-
-    def __len__(self):
-        if self.drop_last:
-            return len(self.sampler) // self.batch_size
-        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
-'''
-
-WEIGHTED_SAMPLER = '''
-class {name}:
-    """torch's WeightedRandomSampler (transpile MS212): num_samples indices drawn with the
-    given weights (with replacement unless told), new ones at each pass, from numpy's
-    generator (mindspore.set_seed seeds it; never torch's draws)."""
-
-    def __init__(self, weights, num_samples, replacement=True):
-        weights = NP.asarray([float(w) for w in weights], dtype=NP.float64)
-        self.p = weights / weights.sum()
-        self.num_samples = num_samples
-        self.replacement = replacement
-
-    def __iter__(self):
-        drawn = NP.random.choice(len(self.p), self.num_samples, replace=self.replacement, p=self.p)
-        return iter(drawn.tolist())
-
-    def __len__(self):
-        return self.num_samples
-'''
-
-# emitted name -> (source, the emitted names it uses)
-DEFINITIONS = {
-    "_column_value": (COLUMN_VALUE, ()),
-    "_sample_columns": (SAMPLE_COLUMNS, ("_column_value",)),
-    "_TorchSamples": (MAP_SOURCE, ("_sample_columns",)),
-    "_TorchStream": (STREAM_SOURCE, ("_sample_columns",)),
-    "_torch_source": (TORCH_SOURCE, ("_TorchSamples", "_TorchStream")),
-    "_generator_dataset": (GENERATOR_DATASET, ("_torch_source",)),
-    "_EpochShuffle": (EPOCH_SHUFFLE, ()),
-    "_TensorRows": (TENSOR_ROWS, ("_column_value",)),
-    "_torch_collate": (TORCH_COLLATE, ("_column_value",)),
-    "_LoaderBatches": (LOADER_BATCHES, ()),
-    "_Subset": (SUBSET, ()),
-    "_random_split": (RANDOM_SPLIT, ("_Subset",)),
-    "_ConcatDataset": (CONCAT, ()),
-    "_default_collate": (DEFAULT_COLLATE, ()),
-    "_BatchSampler": (BATCH_SAMPLER, ()),
-    "_WeightedSampler": (WEIGHTED_SAMPLER, ()),
-}
-
-
-def helper(ctx, name: str) -> cst.Name:
-    """The emitted definition ``name`` (and those it uses), spelled with the file's
-    mindspore and numpy bindings."""
-    source, uses = DEFINITIONS[name]
-    for used in uses:
-        helper(ctx, used)
-    numpy = code(ctx.reference("numpy.x")).rsplit(".", 1)[0]
-    return emitted(ctx, name, spelled(ctx, source).replace("NP.", f"{numpy}."))
 
 
 def dataset_ref(ctx, name: str) -> cst.BaseExpression:
@@ -541,21 +205,19 @@ def _order(ctx, args: dict) -> dict[str, cst.BaseExpression]:
     if shuffle is None or literal_value(shuffle) is False:
         return {"shuffle": literal(False)}
     if literal_value(shuffle) is True:
-        return {"sampler": cst.Call(func=helper(ctx, "_EpochShuffle"))}
-    return {"sampler": cst.IfExp(test=shuffle, body=cst.Call(func=helper(ctx, "_EpochShuffle")),
+        return {"sampler": cst.Call(func=runtime_helper(ctx, "_EpochShuffle"))}
+    return {"sampler": cst.IfExp(test=shuffle, body=cst.Call(func=runtime_helper(ctx, "_EpochShuffle")),
                                  orelse=cst.Call(func=dataset_ref(ctx, "SequentialSampler")))}
 
 
 def _numpy_slices(ctx, rows: cst.Call, order: dict) -> cst.Call:
     """``NumpySlicesDataset((_column_value(a), ...), column_names=[...], ...)`` over the
     tensors of an inline TensorDataset, as numpy arrays (NumpySlicesDataset slices them in C++)."""
-    arrays = cst.Tuple([cst.Element(cst.Call(func=helper(ctx, "_column_value"), args=[cst.Arg(a.value)]))
+    arrays = cst.Tuple([cst.Element(cst.Call(func=runtime_helper(ctx, "_column_value"), args=[cst.Arg(a.value)]))
                         for a in rows.args])
     names = [f"column_{i}" for i in range(len(rows.args))]
     return keyword_call(dataset_ref(ctx, "NumpySlicesDataset"),
                         {"data": arrays, "column_names": _names_list(names), **order})
-
-
 
 
 def _names_list(names: list[str]) -> cst.List:
@@ -604,7 +266,7 @@ def _collate_adapter(ctx, collate: cst.BaseExpression, samples: Samples | None) 
     args = {"collate_fn": collate}
     if samples is not None and samples.kind != "lone":
         args["keys"] = literal(True) if samples.kind == "tuple" else _names_list(list(samples.columns))
-    return keyword_call(helper(ctx, "_torch_collate"), args)
+    return keyword_call(runtime_helper(ctx, "_torch_collate"), args)
 
 
 def _loader_batches(ctx, args: dict, size: cst.BaseExpression) -> cst.Call:
@@ -617,7 +279,7 @@ def _loader_batches(ctx, args: dict, size: cst.BaseExpression) -> cst.Call:
         options["sampler"] = args["sampler"]
     elif _given(args, "shuffle") is not None and literal_value(args["shuffle"]) is not False:
         options["shuffle"] = args["shuffle"]
-    return keyword_call(helper(ctx, "_LoaderBatches"), options)
+    return keyword_call(runtime_helper(ctx, "_LoaderBatches"), options)
 
 
 LOADER_ARGS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "collate_fn", "drop_last", "generator")
@@ -652,13 +314,13 @@ def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
             ctx.definitions.pop("_TensorRows", None)  # emitted for this call alone, now unused
     elif columns is not None:
         pipeline = keyword_call(dataset_ref(ctx, "GeneratorDataset"), {
-            "source": cst.Call(func=helper(ctx, "_torch_source"), args=[cst.Arg(dataset)]),
+            "source": cst.Call(func=runtime_helper(ctx, "_torch_source"), args=[cst.Arg(dataset)]),
             "column_names": _names_list(columns), **order})
     else:
         ctx.report(dataset, "MS201", "DataLoader: the file does not show this dataset's samples: their "
                         "columns are counted from the first sample at run time, and a batch is a list of columns "
                         "(torch's batch of a lone tensor is the tensor, of dicts a dict)", Severity.WARNING)
-        pipeline = cst.Call(func=helper(ctx, "_generator_dataset"), args=[cst.Arg(dataset)] + [
+        pipeline = cst.Call(func=runtime_helper(ctx, "_generator_dataset"), args=[cst.Arg(dataset)] + [
             cst.Arg(value, keyword=cst.Name(key)) for key, value in order.items()])
     if samples is not None and samples.kind != "tuple" and collate is None:
         ctx.report(dataset, "MS201", f"DataLoader over {samples.kind} samples: a MindSpore batch is a "
@@ -678,13 +340,13 @@ def tensor_rows(ctx, entry, args, receiver) -> cst.BaseExpression:
     tensors = args.get("*", [])
     if not tensors:
         raise Unconvertible("TensorDataset of no tensors")
-    return cst.Call(func=helper(ctx, "_TensorRows"), args=[
+    return cst.Call(func=runtime_helper(ctx, "_TensorRows"), args=[
         cst.Arg(t.value, star="*") if isinstance(t, cst.StarredElement) else cst.Arg(t) for t in tensors])
 
 
 def _helper_call(ctx, name: str, args: dict, params: tuple[str, ...]) -> cst.Call:
     """``name(<the given params, in order>)``, ``name`` emitted."""
-    return cst.Call(func=helper(ctx, name), args=[cst.Arg(args[p]) for p in params if p in args])
+    return cst.Call(func=runtime_helper(ctx, name), args=[cst.Arg(args[p]) for p in params if p in args])
 
 
 @hook(consumes=("dataset", "indices"))
@@ -721,7 +383,7 @@ def batch_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
 def random_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``RandomSampler(ds)`` -> ``_EpochShuffle(range(len(ds)))``: a new order per pass."""
     length = cst.Call(func=cst.Name("len"), args=[cst.Arg(args["data_source"])])
-    return cst.Call(func=helper(ctx, "_EpochShuffle"), args=[
+    return cst.Call(func=runtime_helper(ctx, "_EpochShuffle"), args=[
         cst.Arg(cst.Call(func=cst.Name("range"), args=[cst.Arg(length)]))])
 
 
@@ -734,7 +396,7 @@ def weighted_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
 @hook(consumes=("indices",))
 def subset_random_sampler(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``SubsetRandomSampler(idx)`` -> ``_EpochShuffle(idx)``."""
-    return cst.Call(func=helper(ctx, "_EpochShuffle"), args=[cst.Arg(args["indices"])])
+    return cst.Call(func=runtime_helper(ctx, "_EpochShuffle"), args=[cst.Arg(args["indices"])])
 
 
 @hook(consumes=("data_source",))
