@@ -15,7 +15,8 @@ import libcst as cst
 import pytest
 
 from transpile import convert_code
-from transpile.rewrites.runtime.registry import closure, families, helper_names, helpers, module_imports, runtime_helper
+from transpile.rewrites.runtime.registry import (closure, families, family_helpers, helper_names, helpers, module_imports,
+                                                 runtime_helper)
 from transpile.rewrites.syntax import is_emitted_name
 
 HELPERS = sorted({h.name: h for h in helpers().values()}.values(), key=lambda h: h.name)
@@ -78,6 +79,11 @@ def test_every_helper_is_recognised_as_the_tools_own(helper) -> None:
 
 def test_the_name_scan_agrees_with_the_parse() -> None:
     assert helper_names() == set(helpers())
+
+
+def test_no_name_is_defined_by_two_families() -> None:
+    defined = [name for family in IMPORTS for name in family_helpers(family)]
+    assert len(defined) == len(set(defined))
 
 
 class _File:

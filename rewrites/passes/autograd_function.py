@@ -50,54 +50,13 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..cell_names import is_target_cell
-from ..syntax import emitted, module_spellings
+from ..runtime.registry import runtime_helper, spelled
 from .layer_values import _is_docstring
 
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function")
 FUNCTION_CTX = ("torch.autograd.function.FunctionCtx",)  # ctx's type, in annotations
 CTX_CLASS = "_FunctionCtx"
 BPROP_HELPER = "_function_bprop"
-
-CTX_SOURCE = '''
-class {name}:
-    """The ctx of an autograd Function converted by transpile (MS104): forward keeps on
-    it what backward reads."""
-
-    def __init__(self, *inputs):
-        self.needs_input_grad = tuple(
-            isinstance(x, MS.Tensor) and x.is_floating_point() for x in inputs
-        )
-        self.saved_tensors = ()
-
-    def save_for_backward(self, *tensors):
-        self.saved_tensors = tensors
-
-    # bprop returns a gradient for every input, and dout holds one per output
-    def mark_non_differentiable(self, *tensors):
-        pass
-
-    def mark_dirty(self, *tensors):
-        pass
-
-    def set_materialize_grads(self, value):
-        pass
-'''
-
-BPROP_SOURCE = '''
-def {name}(function, inputs, out, dout):
-    """bprop of an autograd Function converted by transpile (MS104): the ctx forward
-    fills (forward run again on the inputs, or setup_context given the output), then
-    backward with one gradient per output; one gradient per input comes back."""
-    ctx = CTX(*inputs)
-    if hasattr(function, "setup_context"):
-        function.setup_context(ctx, inputs, out)
-    else:
-        function.forward(ctx, *inputs)
-    dout = dout if isinstance(dout, tuple) else (dout,)
-    grads = function.backward(ctx, *dout)
-    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
-    return grads[: len(inputs)]
-'''
 
 
 class AutogradFunction(Pass):
@@ -108,9 +67,8 @@ class AutogradFunction(Pass):
         Example(
             "import torch\n\n\nclass Ste(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
             "        return x\n\n    @staticmethod\n    def backward(ctx, g):\n        return g\n\n\ny = Ste.apply(x)\n",
-            "import mindspore as ms\nfrom mindspore import nn\n\n"
-            + CTX_SOURCE.replace("{name}", CTX_CLASS).replace("MS.", "ms.") + "\n"
-            + BPROP_SOURCE.replace("{name}", BPROP_HELPER).replace("CTX", CTX_CLASS)
+            "import mindspore as ms\nfrom mindspore import nn\n\n\n"
+            + spelled(CTX_CLASS, (("mindspore", "ms"),)) + "\n\n" + spelled(BPROP_HELPER, ())
             + "\n\nclass Ste(nn.Cell):\n    def construct(self, x):\n"
             "        return self.forward(_FunctionCtx(x), x)\n\n    def bprop(self, x, out, dout):\n"
             "        return _function_bprop(self, (x,), out, dout)\n\n    @staticmethod\n    def forward(ctx, x):\n"
@@ -223,11 +181,10 @@ class AutogradFunction(Pass):
         return updated.with_changes(body=body.with_changes(body=statements))
 
     def _ctx_class(self) -> cst.Name:
-        ms_, _, _ = module_spellings(self.ctx)
-        return emitted(self.ctx, CTX_CLASS, CTX_SOURCE.replace("MS.", f"{ms_}."))
+        return runtime_helper(self.ctx, CTX_CLASS)
 
     def _bprop_helper(self) -> cst.Name:
-        return emitted(self.ctx, BPROP_HELPER, BPROP_SOURCE.replace("CTX", self._ctx_class().value))
+        return runtime_helper(self.ctx, BPROP_HELPER)
 
 
 def _unconvertible(node: cst.ClassDef) -> str | None:

@@ -28,43 +28,11 @@ from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, is_module_class, is_target_cell, tree_module_class
-from ..syntax import code, emitted
+from ..runtime.registry import runtime_helper
+from ..syntax import code
 from ..table_calls import tables
 
 CELL_LIST = "mindspore.nn.CellList"
-CELL_LIST_WITH_NONE = '''class {name}({cell_list}):
-    """torch's ModuleList holding None (an absent optional layer), which CellList refuses:
-    a cell without parameters stands for None and reads back as None (transpile MS102)."""
-
-    class Absent({cell}):
-        """A None entry."""
-
-    def __init__(self, cells=None):
-        super().__init__()
-        if cells is not None:
-            self.extend(cells)
-
-    def extend(self, cells):
-        return super().extend([self.Absent() if cell is None else cell for cell in cells])
-
-    def append(self, cell):
-        return super().append(self.Absent() if cell is None else cell)
-
-    def insert(self, index, cell):
-        return super().insert(index, self.Absent() if cell is None else cell)
-
-    def __setitem__(self, index, cell):
-        super().__setitem__(index, self.Absent() if cell is None else cell)
-
-    def __getitem__(self, index):
-        item = super().__getitem__(index)
-        if isinstance(index, slice):
-            return {name}(list(item))
-        return None if isinstance(item, self.Absent) else item
-
-    def __iter__(self):
-        return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
-'''
 # Roots whose classes are known: torch's layers are Modules, nothing else there or in
 # the standard library is.
 _CLASSLESS_ROOTS = frozenset({"torch", "mindspore", "builtins"}) | frozenset(sys.stdlib_module_names)
@@ -203,10 +171,8 @@ class CellContainers(Pass):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if self._holds_none(original) and isinstance(updated.value, cst.Call):
-            source = CELL_LIST_WITH_NONE.replace("{cell_list}", code(self.ctx.reference(CELL_LIST))).replace(
-                "{cell}", code(self.ctx.reference("mindspore.nn.Cell")))
             self.ctx.stats.converted += 1
-            return updated.with_changes(value=updated.value.with_changes(func=emitted(self.ctx, "_CellListWithNone", source)))
+            return updated.with_changes(value=updated.value.with_changes(func=runtime_helper(self.ctx, "_CellListWithNone")))
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
         value = original.value
@@ -253,7 +219,6 @@ def _dict_values(expr) -> list | None:
 
 def _is_self_attr(expr) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
-
 
 
 def _appends_to(stmt, attr: str) -> bool:

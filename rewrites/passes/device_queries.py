@@ -17,18 +17,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import emitted
+from ..runtime.registry import runtime_helper
 
 HELPER = "_torch_device_type"
-HELPER_SOURCE = '''
-def {name}(device):
-    """torch's device type ('cpu', 'cuda') of a MindSpore device name ('CPU', 'GPU') or a
-    device string (transpile MS209)."""
-    kind = str(device).split(":")[0].lower()
-    if kind == "gpu":
-        return "cuda"
-    return kind
-'''
 # x.is_cuda -> _torch_device_type(x.device) == "cuda"
 FLAGS = {"is_cuda": "cuda", "is_cpu": "cpu"}
 
@@ -79,4 +70,4 @@ class DeviceQueries(Pass):
         if HELPER not in self.ctx.definitions:
             self.ctx.report(original, self.id, f"MindSpore's Tensor.device is a name ('CPU'): torch's device "
                             f"type is read from it by {HELPER}", Severity.INFO)
-        return cst.Call(func=emitted(self.ctx, HELPER, HELPER_SOURCE), args=[cst.Arg(device)])
+        return cst.Call(func=runtime_helper(self.ctx, HELPER), args=[cst.Arg(device)])

@@ -26,7 +26,8 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import NOT_LITERAL, code, emitted, free_name, literal_value, name_chain
+from ..runtime.registry import runtime_helper
+from ..syntax import NOT_LITERAL, code, free_name, literal_value, name_chain
 from .scaffolding import scaffolding
 
 NO_GRAD = frozenset({
@@ -40,12 +41,6 @@ AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.au
                       "torch.amp.autocast_mode.autocast"})
 STOP_GRADIENT = "mindspore.ops.stop_gradient"
 HELPER = "_torch_grad_enabled_value"
-HELPER_SOURCE = '''
-def {name}(enabled, value):
-    """value, cut from the gradient unless enabled (torch.set_grad_enabled(enabled) around
-    its computation; transpile MS213)."""
-    return value if enabled else {stop_gradient}(value)
-'''
 AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (MindSpore's "
                     "auto_mixed_precision fails on CPU); expect differences of about 1e-3 from a torch AMP run")
 
@@ -298,8 +293,7 @@ class GradMode(Pass):
         return free_name(self.ctx.source if isinstance(scope, cst.Module) else code(scope), "grad_enabled")
 
     def _helper(self) -> cst.Name:
-        stop = code(self.ctx.reference(STOP_GRADIENT))
-        return emitted(self.ctx, HELPER, HELPER_SOURCE.replace("{stop_gradient}", stop))
+        return runtime_helper(self.ctx, HELPER)
 
     # -- torch.set_grad_enabled(False) as a statement -----------------------------------------
     def _switch(self, line: cst.SimpleStatementLine) -> bool:

@@ -23,16 +23,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import emitted
+from ..runtime.registry import runtime_helper
 
 HELPER = "_py_xor"
-HELPER_SOURCE = '''
-def {name}(a, b):
-    """a ^ b; GRAPH_MODE's ^ takes no Python bools (transpile MS305)."""
-    if isinstance(a, bool) and isinstance(b, bool):
-        return a != b
-    return a ^ b
-'''
 
 
 class GraphXor(Pass):
@@ -67,7 +60,7 @@ class GraphXor(Pass):
         if HELPER not in self.ctx.definitions:
             self.ctx.report(original, self.id, f"a ^ b is {HELPER}(a, b): GRAPH_MODE's ^ takes no Python bools",
                             Severity.INFO)
-        return cst.Call(func=emitted(self.ctx, HELPER, HELPER_SOURCE),
+        return cst.Call(func=runtime_helper(self.ctx, HELPER),
                         args=[cst.Arg(_bare(updated.left)), cst.Arg(_bare(updated.right))])
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
@@ -75,7 +68,7 @@ class GraphXor(Pass):
             return updated
         if not isinstance(original.target, cst.Name) or isinstance(original.value, cst.Integer):
             return updated
-        call = cst.Call(func=emitted(self.ctx, HELPER, HELPER_SOURCE),
+        call = cst.Call(func=runtime_helper(self.ctx, HELPER),
                         args=[cst.Arg(cst.Name(original.target.value)), cst.Arg(_bare(updated.value))])
         return cst.Assign(targets=[cst.AssignTarget(target=updated.target)], value=call, semicolon=updated.semicolon)
 

@@ -41,20 +41,11 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import emitted_spelled, literal_value, operand, repeatable
+from ..runtime.registry import runtime_helper
+from ..syntax import literal_value, operand, repeatable
 from ..tensor_inference import named_params, target_names
 
 HELPER = "_torch_set_group_lr"
-HELPER_SOURCE = '''
-def {name}(group, value):
-    """torch's ``group["lr"] = value``: MindSpore's optimizer and its schedulers read the lr
-    from a Parameter, so the value is assigned into it (transpile MS215)."""
-    lr = group["lr"]
-    if isinstance(lr, MS.Parameter):
-        OPS.assign(lr, MS.Tensor(float(value), lr.dtype))
-    else:
-        group["lr"] = value
-'''
 READ_KEYS = ("lr", "initial_lr")  # a Parameter and a 0-d Tensor in MindSpore
 WRITE_KEYS = ("lr",)
 SCOPE_BINDINGS = (cst.For, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.WithItem, cst.NamedExpr)
@@ -305,5 +296,5 @@ class ParamGroupLr(Pass):
             self.ctx.report(original, self.id, "MindSpore keeps a param group's lr in a Parameter that its "
                             f"optimizer and schedulers read: {HELPER} assigns the new value into it", Severity.INFO)
         self.ctx.stats.converted += 1
-        return cst.Call(func=emitted_spelled(self.ctx, HELPER, HELPER_SOURCE),
+        return cst.Call(func=runtime_helper(self.ctx, HELPER),
                         args=[cst.Arg(group), cst.Arg(value)])

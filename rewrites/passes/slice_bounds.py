@@ -32,25 +32,11 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import NOT_LITERAL, emitted, literal_value, repeatable
+from ..runtime.registry import runtime_helper
+from ..syntax import NOT_LITERAL, literal_value, repeatable
 from ..tensor_inference import plainly_not_tensor
 
 GUARD = "_torch_selects_nothing"
-GUARD_SOURCE = '''def {name}(shape, bounds):
-    """Whether x[...] of a tensor of this shape, slicing axis a from start to stop for each
-    (a, start, stop) of bounds (None: open), selects no element (transpile MS306):
-    torch writes nothing there, MindSpore 2.10 PYNATIVE fails (memcpy_s errorno 34)."""
-    for n in shape:
-        if n == 0:
-            return True
-    for axis, start, stop in bounds:
-        n = shape[axis]
-        start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
-        stop = n if stop is None else (max(stop + n, 0) if stop < 0 else min(stop, n))
-        if stop <= start:
-            return True
-    return False
-'''
 
 # receivers that are never arrays (pandas' indexers take tuples of slices but have no shape)
 NOT_ARRAYS = frozenset({"shape", "iloc", "loc", "iat", "at"})
@@ -206,7 +192,7 @@ class SliceBounds(Pass):
         index = cst.Tuple([cst.Element(cst.Tuple([cst.Element(cst.Integer(str(a))), cst.Element(lo or none),
                                                   cst.Element(hi or none)])) for a, lo, hi in bounds])
         shape = cst.Attribute(value=written.value, attr=cst.Name("shape"))
-        test = cst.UnaryOperation(cst.Not(), cst.Call(func=emitted(self.ctx, GUARD, GUARD_SOURCE),
+        test = cst.UnaryOperation(cst.Not(), cst.Call(func=runtime_helper(self.ctx, GUARD),
                                                       args=[cst.Arg(shape), cst.Arg(index)]))
         self.ctx.report(original, self.id, "a write to slices known only at run time runs where the region is not "
                         "empty: MindSpore fails writing an empty region of several sliced axes", Severity.INFO)

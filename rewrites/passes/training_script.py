@@ -30,66 +30,15 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..cell_names import CellNames
-from ..syntax import code, emitted, emitted_spelled
+from ..runtime.registry import runtime_helper
+from ..syntax import code
 from ..table_calls import tables
-from .device_queries import HELPER as DEVICE_TYPE, HELPER_SOURCE as DEVICE_TYPE_SOURCE
 from .grad_mode import file_calls_backward
 
 # torch settings assigned as attributes, with nothing to set in MindSpore on CPU
 SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")
 # methods moving a Module or tensor to a device: they return it (or a copy) unchanged here
 DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
-LOAD_STATE = '''
-def {name}(optimizer, state_dict):
-    """torch's optimizer.load_state_dict: a MindSpore optimizer's state (moments, step count)
-    loaded by load_param_into_net, which only warns about keys it misses or does not know;
-    torch refuses such a state (transpile MS214)."""
-    missing, unexpected = MS.load_param_into_net(optimizer, state_dict)
-    if missing or unexpected:
-        raise RuntimeError(f"Error(s) in loading state_dict for {type(optimizer).__name__}: "
-                           f"missing keys {missing}, unexpected keys {unexpected}")
-'''
-
-
-SCHEDULER_STATE = '''
-def {name}(scheduler):
-    """torch's scheduler.state_dict() (MindSpore's schedulers have none): the scheduler's
-    attributes but its optimizer and functions (lr_lambda), as torch's; the learning rates
-    (_last_lr, the optimizer's own Parameters: MindSpore's optimizer state leaves them out)
-    as floats; a SequentialLR's schedulers each by their own state (transpile MS214)."""
-    state = {}
-    for key, value in vars(scheduler).items():
-        if key in ("optimizer", "increase_tensor") or callable(value):
-            continue
-        if isinstance(value, (list, tuple)) and any(callable(v) for v in value):
-            continue
-        if key == "_schedulers":
-            value = [{name}(inner) for inner in value]
-        elif key == "_last_lr":
-            value = [float(lr) for lr in value]
-        elif isinstance(value, MS.Parameter):
-            value = value.asnumpy().item()
-        state[key] = value
-    return state
-'''
-LOAD_SCHEDULER_STATE = '''
-def {name}(scheduler, state):
-    """torch's scheduler.load_state_dict(state): the attributes set back; a Parameter the
-    scheduler updates in place (last_epoch, the optimizer's learning rates) takes the value
-    (transpile MS214)."""
-    for key, value in state.items():
-        current = getattr(scheduler, key, None)
-        if key == "_schedulers":
-            for inner, inner_state in zip(scheduler._schedulers, value):
-                {name}(inner, inner_state)
-        elif key == "_last_lr" and isinstance(current, list):
-            for lr, saved in zip(current, value):
-                lr.set_data(MS.Tensor(float(saved), lr.dtype))
-        elif isinstance(current, MS.Parameter):
-            current.set_data(MS.Tensor(float(value), current.dtype))
-        else:
-            setattr(scheduler, key, value)
-'''
 
 
 def _only(arg: cst.Arg) -> cst.Arg:
@@ -174,7 +123,7 @@ class TrainingScript(Pass):
         self.ctx.report(original, self.id, f"{receiver}.load_state_dict(): a MindSpore optimizer's state "
                         "is loaded by load_param_into_net (_torch_load_state_dict raises on missing or unexpected "
                         "keys, as torch)", Severity.INFO)
-        helper = emitted_spelled(self.ctx, "_torch_load_state_dict", LOAD_STATE)
+        helper = runtime_helper(self.ctx, "_torch_load_state_dict")
         return cst.Call(func=helper, args=[cst.Arg(updated.func.value), _only(updated.args[0])])
 
     def _scheduler_state(self, original: cst.Call, updated: cst.Call, loads: bool):
@@ -184,9 +133,9 @@ class TrainingScript(Pass):
             return updated
         self.ctx.stats.converted += 1
         if loads:
-            helper = emitted_spelled(self.ctx, "_torch_load_scheduler_state", LOAD_SCHEDULER_STATE)
+            helper = runtime_helper(self.ctx, "_torch_load_scheduler_state")
             return cst.Call(func=helper, args=[cst.Arg(updated.func.value), _only(updated.args[0])])
-        helper = emitted_spelled(self.ctx, "_torch_scheduler_state", SCHEDULER_STATE)
+        helper = runtime_helper(self.ctx, "_torch_scheduler_state")
         return cst.Call(func=helper, args=[cst.Arg(updated.func.value)])
 
     # -- train mode where a model is built --------------------------------------------
@@ -231,7 +180,7 @@ class TrainingScript(Pass):
                 and original.value.value in self.facts.device_names()):
             return updated
         self.ctx.stats.converted += 1
-        return cst.Call(func=emitted(self.ctx, DEVICE_TYPE, DEVICE_TYPE_SOURCE), args=[cst.Arg(updated.value)])
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_device_type"), args=[cst.Arg(updated.value)])
 
     # -- statements left without effect; cuDNN switches ----------------------------------
     def _switch(self, line: cst.SimpleStatementLine) -> bool:

@@ -33,64 +33,17 @@ from transpile.diagnostics import Severity
 from transpile.formatting import format_statement
 from transpile.passes import Example, Pass
 
-from ..syntax import code, emitted_spelled, free_name
+from ..runtime.registry import runtime_helper
+from ..syntax import code, free_name
 from ..training_plan import TrainingPlan, TrainingStatement, code_of
 
 CLIP_NORM_HELPER = "_torch_clip_grad_norm"
-CLIP_NORM_SOURCE = '''
-def {name}(grads, max_norm, norm_type=2.0):
-    """torch.nn.utils.clip_grad_norm_ on a tuple of gradients: the clipped gradients and their
-    total norm (transpile MS211)."""
-    norm_type = float(norm_type)
-    if norm_type == float("inf"):
-        total = OPS.stack([OPS.abs(g).max() for g in grads]).max()
-    else:
-        total = OPS.stack([(OPS.abs(g) ** norm_type).sum() for g in grads]).sum() ** (1.0 / norm_type)
-    scale = OPS.clamp(max_norm / (total + 1e-6), max=1.0)
-    return tuple(g * scale for g in grads), total
-'''
 CLIP_VALUE_HELPER = "_torch_clip_grad_value"
-CLIP_VALUE_SOURCE = '''
-def {name}(grads, clip_value):
-    """torch.nn.utils.clip_grad_value_ on a tuple of gradients (transpile MS211)."""
-    return tuple(OPS.clamp(g, -clip_value, clip_value) for g in grads)
-'''
 ACCUMULATE_HELPER = "_torch_accumulate_grads"
-ACCUMULATE_SOURCE = '''
-def {name}(optimizer, grads):
-    """Adds gradients to those the optimizer holds, as torch's backward() adds into .grad until
-    zero_grad() (transpile MS211)."""
-    held = getattr(optimizer, "accumulated_grads", None)
-    optimizer.accumulated_grads = grads if held is None else tuple(h + g for h, g in zip(held, grads))
-'''
 # where the file reads a parameter's .grad, the sums are put there too (and zero_grad clears them)
 ACCUMULATE_ON_PARAMETERS_HELPER = "_torch_accumulate_param_grads"
-ACCUMULATE_ON_PARAMETERS_SOURCE = '''
-def {name}(optimizer, grads):
-    """Adds gradients to those the optimizer holds, as torch's backward() adds into .grad until
-    zero_grad(), and gives each parameter its sum as .grad, where torch keeps it (transpile MS211)."""
-    held = getattr(optimizer, "accumulated_grads", None)
-    optimizer.accumulated_grads = grads if held is None else tuple(h + g for h, g in zip(held, grads))
-    for parameter, grad in zip(optimizer.parameters, optimizer.accumulated_grads):
-        parameter.grad = grad
-'''
 ZERO_GRAD_HELPER = "_torch_zero_grad"
-ZERO_GRAD_SOURCE = '''
-def {name}(optimizer):
-    """torch's optimizer.zero_grad(): no gradient held, none on the parameters (transpile MS211)."""
-    optimizer.accumulated_grads = None
-    for parameter in optimizer.parameters:
-        parameter.grad = None
-'''
 STEP_HELPER = "_torch_optimizer_step"
-STEP_SOURCE = '''
-def {name}(optimizer):
-    """What step() does in torch: applies the gradients held since zero_grad(), if any
-    (transpile MS211)."""
-    held = getattr(optimizer, "accumulated_grads", None)
-    if held is not None:
-        optimizer(held)
-'''
 HELD = "accumulated_grads"
 MARKER = "# transpile:"  # the comments passes leave on statements they could not convert
 
@@ -350,9 +303,9 @@ class TrainingStep(Pass):
             lines.append(self._line(f"{self.grads} = {part.scaler}.unscale({self.grads})\n"))
         if not part.simple:
             if self.plan.reads_grads:
-                helper = code(emitted_spelled(ctx, ACCUMULATE_ON_PARAMETERS_HELPER, ACCUMULATE_ON_PARAMETERS_SOURCE))
+                helper = code(runtime_helper(ctx, ACCUMULATE_ON_PARAMETERS_HELPER))
             else:
-                helper = code(emitted_spelled(ctx, ACCUMULATE_HELPER, ACCUMULATE_SOURCE))
+                helper = code(runtime_helper(ctx, ACCUMULATE_HELPER))
             lines.append(self._line(f"{helper}({opt}, {self.grads})\n"))
         ctx.report(part.stmt, self.id, f"loss.backward(): the forward code before it is the function "
                    f"{self.forward}, differentiated by value_and_grad with respect to {opt}.parameters",
@@ -367,7 +320,7 @@ class TrainingStep(Pass):
         if part.simple or part.optimizer is None:
             return []  # the gradients are computed afresh: nothing to zero
         if self.plan.reads_grads:
-            helper = code(emitted_spelled(self.ctx, ZERO_GRAD_HELPER, ZERO_GRAD_SOURCE))
+            helper = code(runtime_helper(self.ctx, ZERO_GRAD_HELPER))
             return [self._line(f"{helper}({part.optimizer})\n")]
         return [self._line(f"{part.optimizer}.{HELD} = None\n")]
 
@@ -379,7 +332,7 @@ class TrainingStep(Pass):
             if part.simple:
                 apply = f"{part.optimizer}({grads})"
             else:
-                apply = f"{code(emitted_spelled(ctx, STEP_HELPER, STEP_SOURCE))}({part.optimizer})"
+                apply = f"{code(runtime_helper(ctx, STEP_HELPER))}({part.optimizer})"
             if part.scaler:
                 all_finite = code(ctx.reference("mindspore.amp.all_finite"))
                 return [self._line(f"{self.finite} = {all_finite}({grads})\n"),
@@ -399,14 +352,14 @@ class TrainingStep(Pass):
             if key is not None:
                 args[key] = code(arg.value)
         if part.clip == "norm":
-            helper = code(emitted_spelled(self.ctx, CLIP_NORM_HELPER, CLIP_NORM_SOURCE))
+            helper = code(runtime_helper(self.ctx, CLIP_NORM_HELPER))
             extra = f", {args['norm_type']}" if "norm_type" in args else ""
             total = code_of(part.result) if part.result is not None else None
             value = f"{helper}({grads}, {args.get('max_norm', '1.0')}{extra})"
             if total:
                 return self._line(f"{grads}, {total} = {value}\n")
             return self._line(f"{grads} = {value}[0]\n")
-        helper = code(emitted_spelled(self.ctx, CLIP_VALUE_HELPER, CLIP_VALUE_SOURCE))
+        helper = code(runtime_helper(self.ctx, CLIP_VALUE_HELPER))
         return self._line(f"{grads} = {helper}({grads}, {args.get('clip_value', '1.0')})\n")
 
 

@@ -108,59 +108,70 @@ def _bound_names(stmt: ast.stmt) -> set[str]:
 
 
 @functools.cache
-def helpers() -> dict[str, Helper]:
-    """Every helper by each name it defines (read once per process)."""
-    parsed = []
-    for path in families():
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text, filename=str(path))
-        parsed.append((path.stem, text.splitlines(keepends=True), tree))
-    defined = {}
-    for family, _, tree in parsed:
-        for _, group in _groups(tree):
-            for name in set().union(*map(_bound_names, group)):
-                defined[name] = family
-    found: dict[str, Helper] = {}
-    for family, lines, tree in parsed:
-        imports = module_imports(tree)
-        for key, group in _groups(tree):
-            first = group[0]
-            start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-            source = "".join(lines[start - 1:group[-1].end_lineno])
-            defines = frozenset(set().union(*map(_bound_names, group)))
-            loads = [n for stmt in group for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-            needs = tuple(sorted({n.id for n in loads if n.id in defined and n.id not in defines}))
-            imported = tuple(sorted((n.lineno - start, n.col_offset, n.end_col_offset, imports[n.id])
-                                    for n in loads if n.id in imports and n.id not in defined))
-            helper = Helper(key, family, source, defines, needs, imported)
-            for name in defines:
-                found[name] = helper
-    return found
-
-
-@functools.cache
-def helper_names() -> frozenset[str]:
-    """Every name a helper defines (``helpers()``'s keys): a top-level definition of a
-    converted file with such a name is the tool's own output. Read without parsing the
-    modules (every file converted asks): the top-level ``def``/``class`` names and the
-    names assigned at the top after the first of them."""
-    names = set()
+def _names_by_family() -> dict[str, str]:
+    """Every name a helper defines -> its family, read without parsing the modules: the
+    top-level ``def``/``class`` names and the names assigned at the top after the first
+    of them (tests/test_runtime_registry.py checks that the parse finds the same)."""
+    names = {}
     for path in families():
         text = path.read_text(encoding="utf-8")
         first = re.search(r"^(?:def|class) ", text, re.M)
-        names.update(re.findall(r"^(?:def|class) (\w+)", text, re.M))
-        names.update(re.findall(r"^(\w+)\s*(?::[^=\n]*)?=[^=]", text[first.start():] if first else "", re.M))
-    return frozenset(names)
+        found = re.findall(r"^(?:def|class) (\w+)", text, re.M)
+        found += re.findall(r"^(\w+)\s*(?::[^=\n]*)?=[^=]", text[first.start():] if first else "", re.M)
+        names.update(dict.fromkeys(found, path.stem))
+    return names
+
+
+def helper_names() -> frozenset[str]:
+    """Every name a helper defines: a top-level definition of a converted file with such
+    a name is the tool's own output (every file converted asks: no module is parsed)."""
+    return frozenset(_names_by_family())
+
+
+@functools.cache
+def family_helpers(family: str) -> dict[str, Helper]:
+    """The helpers of ``rewrites/runtime/<family>.py`` by each name they define (the
+    module parsed once per process, when a file first needs one of its helpers)."""
+    path = RUNTIME / f"{family}.py"
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path))
+    lines = text.splitlines(keepends=True)
+    elsewhere = _names_by_family()
+    imports = module_imports(tree)
+    found: dict[str, Helper] = {}
+    for key, group in _groups(tree):
+        first = group[0]
+        start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        source = "".join(lines[start - 1:group[-1].end_lineno])
+        defines = frozenset(set().union(*map(_bound_names, group)))
+        loads = [n for stmt in group for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        needs = tuple(sorted({n.id for n in loads if n.id in elsewhere and n.id not in defines}))
+        imported = tuple(sorted((n.lineno - start, n.col_offset, n.end_col_offset, imports[n.id])
+                                for n in loads if n.id in imports and n.id not in elsewhere))
+        helper = Helper(key, family, source, defines, needs, imported)
+        for name in defines:
+            found[name] = helper
+    return found
+
+
+def helper(name: str) -> Helper:
+    """The helper defining ``name`` (KeyError: no helper does)."""
+    return family_helpers(_names_by_family()[name])[name]
+
+
+def helpers() -> dict[str, Helper]:
+    """Every helper by each name it defines (every module parsed)."""
+    return {name: h for family in sorted(set(_names_by_family().values())) for name, h in family_helpers(family).items()}
 
 
 @functools.lru_cache(maxsize=None)
 def spelled(name: str, spellings: tuple[tuple[str, str], ...]) -> str:
     """The source of helper ``name`` with the names of its module's imports written as
     ``spellings`` says (what the name imports -> how the file spells it)."""
-    helper = helpers()[name]
+    found = helper(name)
     spelling = dict(spellings)
-    lines = helper.source.splitlines(keepends=True)
-    for line, first, end, target in reversed(helper.imported):  # right to left: the offsets stay true
+    lines = found.source.splitlines(keepends=True)
+    for line, first, end, target in reversed(found.imported):  # right to left: the offsets stay true
         raw = lines[line].encode("utf-8")
         lines[line] = (raw[:first] + spelling[target].encode("utf-8") + raw[end:]).decode("utf-8")
     return "".join(lines)
@@ -168,12 +179,12 @@ def spelled(name: str, spellings: tuple[tuple[str, str], ...]) -> str:
 
 def closure(name: str) -> list[str]:
     """``name`` and every helper it needs, directly or not (each once)."""
-    order, todo = [], [helpers()[name].name]
+    order, todo = [], [helper(name).name]
     while todo:
         current = todo.pop()
         if current not in order:
             order.append(current)
-            todo.extend(helpers()[current].needs)
+            todo.extend(helper(current).needs)
     return order
 
 
@@ -187,8 +198,8 @@ def runtime_helper(ctx, name: str) -> cst.Name:
     """``name``, its source and those of the helpers it needs copied into the file (once;
     ``ctx.definitions``), spelled as the file binds what they import."""
     needed = closure(name)
-    targets = sorted({t for n in needed for t in helpers()[n].targets})
+    targets = sorted({t for n in needed for t in helper(n).targets})
     spellings = tuple((t, _CODE.code_for_node(ctx.reference(f"{t}.x"))[:-2]) for t in targets)
-    for helper in needed:
-        define(ctx, helper, spelled(helper, spellings))
+    for each in needed:
+        define(ctx, each, spelled(each, spellings))
     return cst.Name(name)

@@ -1,0 +1,81 @@
+"""Run-time helpers: torch's Module idioms a Cell needs help with (the cell-containers and
+autograd-function passes): a ModuleList holding None, an autograd Function's ctx and bprop.
+
+Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+"""
+
+from mindspore import nn
+import mindspore as ms
+
+
+class _CellListWithNone(nn.CellList):
+    """torch's ModuleList holding None (an absent optional layer), which CellList refuses:
+    a cell without parameters stands for None and reads back as None (transpile MS102)."""
+
+    class Absent(nn.Cell):
+        """A None entry."""
+
+    def __init__(self, cells=None):
+        super().__init__()
+        if cells is not None:
+            self.extend(cells)
+
+    def extend(self, cells):
+        return super().extend([self.Absent() if cell is None else cell for cell in cells])
+
+    def append(self, cell):
+        return super().append(self.Absent() if cell is None else cell)
+
+    def insert(self, index, cell):
+        return super().insert(index, self.Absent() if cell is None else cell)
+
+    def __setitem__(self, index, cell):
+        super().__setitem__(index, self.Absent() if cell is None else cell)
+
+    def __getitem__(self, index):
+        item = super().__getitem__(index)
+        if isinstance(index, slice):
+            return _CellListWithNone(list(item))
+        return None if isinstance(item, self.Absent) else item
+
+    def __iter__(self):
+        return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
+
+
+class _FunctionCtx:
+    """The ctx of an autograd Function converted by transpile (MS104): forward keeps on
+    it what backward reads."""
+
+    def __init__(self, *inputs):
+        self.needs_input_grad = tuple(
+            isinstance(x, ms.Tensor) and x.is_floating_point() for x in inputs
+        )
+        self.saved_tensors = ()
+
+    def save_for_backward(self, *tensors):
+        self.saved_tensors = tensors
+
+    # bprop returns a gradient for every input, and dout holds one per output
+    def mark_non_differentiable(self, *tensors):
+        pass
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        pass
+
+
+def _function_bprop(function, inputs, out, dout):
+    """bprop of an autograd Function converted by transpile (MS104): the ctx forward
+    fills (forward run again on the inputs, or setup_context given the output), then
+    backward with one gradient per output; one gradient per input comes back."""
+    ctx = _FunctionCtx(*inputs)
+    if hasattr(function, "setup_context"):
+        function.setup_context(ctx, inputs, out)
+    else:
+        function.forward(ctx, *inputs)
+    dout = dout if isinstance(dout, tuple) else (dout,)
+    grads = function.backward(ctx, *dout)
+    grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+    return grads[: len(inputs)]

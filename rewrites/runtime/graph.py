@@ -1,0 +1,28 @@
+"""Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the graph-xor and
+slice-bounds passes): ^ on Python bools, a slice that selects nothing.
+
+Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+"""
+
+
+def _py_xor(a, b):
+    """a ^ b; GRAPH_MODE's ^ takes no Python bools (transpile MS305)."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a != b
+    return a ^ b
+
+
+def _torch_selects_nothing(shape, bounds):
+    """Whether x[...] of a tensor of this shape, slicing axis a from start to stop for each
+    (a, start, stop) of bounds (None: open), selects no element (transpile MS306):
+    torch writes nothing there, MindSpore 2.10 PYNATIVE fails (memcpy_s errorno 34)."""
+    for n in shape:
+        if n == 0:
+            return True
+    for axis, start, stop in bounds:
+        n = shape[axis]
+        start = 0 if start is None else (max(start + n, 0) if start < 0 else min(start, n))
+        stop = n if stop is None else (max(stop + n, 0) if stop < 0 else min(stop, n))
+        if stop <= start:
+            return True
+    return False
