@@ -197,28 +197,16 @@ def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = 
 
 # -- code emitted beside the converted code -------------------------------------------
 # Names the emitted definitions take: those of the run-time helpers (rewrites/runtime/),
-# ``_torch_<what>``, ``_Torch<Class>``, the einops lowerings' and a few fixed ones of the
-# definitions still written as strings (tests/test_emitted_definitions.py checks every
+# and ``_torch_<what>``, ``_Torch<Class>`` and the einops lowerings' for the definitions
+# a pass writes from the file's own data (tests/test_emitted_definitions.py checks every
 # name the rewrites emit). A module-level definition with such a name is the tool's own
 # output from an earlier run: converting a converted file again leaves it (and its body)
 # as it is. (tests/test_fuzz.py also calls every API of the tables, which finds the hooks' names.)
 EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops", "_special_", "_linalg_")
-EMITTED_FIXED_NAMES = frozenset({
-    "_CellListWithNone", "_checkpoint_sequential", "_einsum_at_run_time", "_foreach", "_function_bprop",
-    "_get_submodule", "_legacy_reduction", "_py_xor", "_squeezed_pair", "_FunctionCtx", "_skip_empty_1d",
-    # the hooks' helpers (linalg, fft, signal windows, module methods)
-    "_broadcast_shapes", "_cholesky_inverse", "_cond", "_eigh", "_fftfreq", "_get_parameter",
-    "_int64_indices", "_istft", "_lu_factor", "_lu_solve", "_matrix_exp", "_matrix_norm", "_matrix_power",
-    "_matrix_rank", "_ormqr", "_requires_grad_", "_signal_window", "_solve_triangular", "_svd", "_tensorinv",
-    "_tensorsolve", "_vander",
-    # the data pipeline's (tables/data.toml: loaders, datasets, samplers)
-    "_column_value", "_sample_columns", "_generator_dataset", "_EpochShuffle", "_TensorRows", "_LoaderBatches",
-    "_Subset", "_random_split", "_ConcatDataset", "_default_collate", "_BatchSampler", "_WeightedSampler",
-})
 
 
 def is_emitted_name(name: str) -> bool:
-    return name.startswith(EMITTED_PREFIXES) or name in EMITTED_FIXED_NAMES or name in helper_names()
+    return name.startswith(EMITTED_PREFIXES) or name in helper_names()
 
 
 def emitted(ctx, name: str, source: str) -> cst.Name:

@@ -19,15 +19,9 @@ from transpile.formatting import InvalidStatement, format_statement
 from transpile.passes import Example, Pass
 from transpile.walk import rewrite
 
+from ..runtime.registry import runtime_helper
 from ..syntax import code, emitted
 from ..table_calls import tables
-
-# a torch layer attribute read where the receiver's type is not known (a layer of a model
-# built elsewhere: MONAI's net.fc.in_features on a torchvision ResNet)
-TORCH_ATTRIBUTE = """def {name}(obj, torch_name, ms_name):
-    \"\"\"obj.<torch_name>, which a converted layer holds as <ms_name> (transpile MS204).\"\"\"
-    return getattr(obj, torch_name) if hasattr(obj, torch_name) else getattr(obj, ms_name)
-"""
 
 
 # a parameter read on a layer of any class (the layer ``model.apply(init)`` hands to init):
@@ -203,7 +197,7 @@ class LayerParams(Pass):
         if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
                 receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
             return updated
-        helper = emitted(self.ctx, "_torch_attribute", TORCH_ATTRIBUTE)
+        helper = runtime_helper(self.ctx, "_torch_attribute")
         self.ctx.stats.converted += 1
         return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value))),
                                  cst.Arg(cst.SimpleString(repr(ms_name)))])

@@ -1,7 +1,9 @@
-"""Run-time helpers: torch's Module idioms a Cell needs help with (the cell-containers and
-autograd-function passes): a ModuleList holding None, an autograd Function's ctx and bprop.
+"""Run-time helpers: torch's Module idioms a Cell needs help with (the cell-containers,
+autograd-function and layer-params passes): a ModuleList holding None, an autograd
+Function's ctx and bprop, a layer attribute read on a receiver of unknown type.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 from mindspore import nn
@@ -79,3 +81,10 @@ def _function_bprop(function, inputs, out, dout):
     grads = function.backward(ctx, *dout)
     grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
     return grads[: len(inputs)]
+
+
+# a torch layer attribute read where the receiver's type is not known (a layer of a model
+# built elsewhere: MONAI's net.fc.in_features on a torchvision ResNet)
+def _torch_attribute(obj, torch_name, ms_name):
+    """obj.<torch_name>, which a converted layer holds as <ms_name> (transpile MS204)."""
+    return getattr(obj, torch_name) if hasattr(obj, torch_name) else getattr(obj, ms_name)

@@ -1,8 +1,9 @@
-"""Run-time helpers: torch.utils.data (tables/data.toml) on mindspore.dataset: a torch Dataset as the
-source of a GeneratorDataset, its samples as columns, the loader's batches, shuffling per
-epoch, subsets, splits, concatenation, collation and samplers.
+"""Run-time helpers: torch.utils.data (tables/data.toml) on mindspore.dataset: a torch Dataset
+as the source of a GeneratorDataset, its samples as columns, the loader's batches, shuffling
+per epoch, subsets, splits, concatenation, collation and samplers.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import numpy as np

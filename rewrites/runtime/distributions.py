@@ -1,11 +1,11 @@
-"""Run-time helpers: torch.distributions (tables/distributions.toml): classes keeping torch's interface
-(``d.log_prob(x)``, ``d.mean``, ``d.sample((n,))``, ``d.batch_shape``) written with MindSpore ops.
-The formulas are torch's (same order of operations), so values match to float rounding;
-sampling draws from MindSpore's generator. Constants are written as the values torch's code
-computes (math.log(math.sqrt(2 * math.pi)), ...). ``_Distribution`` sorts before the
-classes built on it: the converted file defines them in the order of their names.
+"""Run-time helpers: torch.distributions (tables/distributions.toml): classes keeping torch's
+interface (``d.log_prob(x)``, ``d.mean``, ``d.sample((n,))``, ``d.batch_shape``) written
+with MindSpore ops. The formulas are torch's (same order of operations), so values match to
+float rounding; sampling draws from MindSpore's generator. ``_Distribution`` sorts before
+the classes built on it: the converted file defines them in the order of their names.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

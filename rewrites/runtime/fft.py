@@ -1,7 +1,8 @@
-"""Run-time helpers: torch.fft, torch.istft and torch.signal.windows (tables/fft.toml) where MindSpore has no
-function or computes in float32.
+"""Run-time helpers: torch.fft, torch.istft and torch.signal.windows (tables/fft.toml) where
+MindSpore has no function or computes in float32.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

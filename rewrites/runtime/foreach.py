@@ -1,7 +1,8 @@
-"""Run-time helpers: torch._foreach_<op> (tables/torch_foreach.toml): the element function over each tensor
-of a list and the matching items of the other arguments.
+"""Run-time helpers: torch._foreach_<op> (tables/torch_foreach.toml): the element function over
+each tensor of a list and the matching items of the other arguments.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 

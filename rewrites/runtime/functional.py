@@ -1,8 +1,9 @@
-"""Run-time helpers: torch.nn.functional (tables/functional.toml) where MindSpore's ops differ: normalize
-with p known when it runs, batch norm by the batch's statistics, pools' int64 indices and
-1-D pools' results, losses' legacy size_average/reduce known when they run.
+"""Run-time helpers: torch.nn.functional (tables/functional.toml) where MindSpore's ops differ:
+normalize with p known when it runs, batch norm by the batch's statistics, pools' int64
+indices and 1-D pools' results, losses' legacy size_average/reduce known when they run.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

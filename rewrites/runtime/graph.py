@@ -1,7 +1,8 @@
-"""Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the graph-xor and
-slice-bounds passes): ^ on Python bools, a slice that selects nothing.
+"""Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the
+graph-xor and slice-bounds passes): ^ on Python bools, a slice that selects nothing.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 

@@ -1,8 +1,9 @@
-"""Run-time helpers: torch's indexing and scatter functions (tables/torch_indexing.toml, tensor_indexing.toml) where
-MindSpore has no kernel of the same meaning: composed of MindSpore ops, called with torch's
-arguments by torch's names.
+"""Run-time helpers: torch's indexing and scatter functions (tables/torch_indexing.toml,
+tensor_indexing.toml) where MindSpore has no kernel of the same meaning: composed of
+MindSpore ops, called with torch's arguments by torch's names.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,8 +1,9 @@
 """Run-time helpers: torch's in-place tensor methods and functions (tables/tensor_inplace.toml,
-torch_inplace.toml) MindSpore lacks or has no CPU kernel for, as functions returning the
-new value (the call site assigns it).
+torch_inplace.toml) MindSpore lacks or has no CPU kernel for, as functions returning the new
+value (the call site assigns it).
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

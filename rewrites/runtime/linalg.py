@@ -1,9 +1,10 @@
 """Run-time helpers: torch.linalg and torch's linear-algebra functions (tables/linalg.toml,
-tensor_linalg.toml) where MindSpore's kernel differs from torch's (no batch broadcasting,
-a vector right-hand side, results in another order, float64 computed in float32, no CPU
+tensor_linalg.toml) where MindSpore's kernel differs from torch's (no batch broadcasting, a
+vector right-hand side, results in another order, float64 computed in float32, no CPU
 kernel): exact compositions of kernels that run on CPU.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,8 +1,9 @@
-"""Run-time helpers: torch.nn.Module methods (tables/module_methods.toml) a MindSpore Cell lacks or means
-otherwise: requires_grad_, train()/eval() on a value that may not be a Cell,
+"""Run-time helpers: torch.nn.Module methods (tables/module_methods.toml) a MindSpore Cell
+lacks or means otherwise: requires_grad_, train()/eval() on a value that may not be a Cell,
 get_submodule, get_parameter.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 

@@ -1,7 +1,8 @@
-"""Run-time helpers: torch.nn.init (tables/nn_init.toml): a tensor filled in place by an initializer when
-it is not a name that can be written three times.
+"""Run-time helpers: torch.nn.init (tables/nn_init.toml): a tensor filled in place by an
+initializer when it is not a name that can be written three times.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 from mindspore.common.initializer import initializer

@@ -1,8 +1,10 @@
-"""Run-time helpers: torch.nn layers (tables/nn_layers.toml) MindSpore's own do not match: convolutions with
-another padding mode, a layer norm of several axes or without its parameters,
-DataParallel, interpolation whose mode is known when it runs, bicubic interpolation.
+"""Run-time helpers: torch.nn layers (tables/nn_layers.toml) MindSpore's own do not match:
+convolutions with another padding mode, a layer norm of several axes or without its
+parameters, DataParallel, interpolation whose mode is known when it runs, bicubic
+interpolation.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

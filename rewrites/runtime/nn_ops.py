@@ -1,7 +1,8 @@
-"""Run-time helpers: torch.X spellings of torch.nn.functional ops (tables/torch_nn_ops.toml) composed of
-MindSpore ops, called with torch's arguments.
+"""Run-time helpers: torch.X spellings of torch.nn.functional ops (tables/torch_nn_ops.toml)
+composed of MindSpore ops, called with torch's arguments.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,7 +1,8 @@
-"""Run-time helpers: torch.nn.utils functions (tables/nn_utils.toml): weight and spectral normalisation,
-parametrizations, packed sequences, fusing batch norm into a layer.
+"""Run-time helpers: torch.nn.utils functions (tables/nn_utils.toml): weight and spectral
+normalisation, parametrizations, packed sequences, batch norm folded into a layer.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,8 +1,9 @@
-"""Run-time helpers: torch.optim and its schedulers (tables/optim.toml, optim_methods.toml) where
-MindSpore's differ: parameter groups, Adam's options known when it runs, the schedulers
-MindSpore lacks or that leave the momentum alone, a last_lr read, an int step.
+"""Run-time helpers: torch.optim and its schedulers (tables/optim.toml, optim_methods.toml)
+where MindSpore's differ: parameter groups, Adam's options known when it runs, the
+schedulers MindSpore lacks or that leave the momentum alone, a last_lr read, an int step.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,11 +1,14 @@
-"""Run-time helpers: One step of a recurrent cell from explicit weights (tables/torch_rnn_cells.toml).
+"""Run-time helpers: one step of a recurrent cell from explicit weights
+(tables/torch_rnn_cells.toml).
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 from mindspore import ops
 
 
+# x @ w.T (+ b): the affine map every cell applies to its input and its state
 def _torch_rnn_affine(x, w, b):
     out = ops.matmul(x, w.swapaxes(0, 1))
     return out if b is None else out + b

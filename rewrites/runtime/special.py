@@ -1,9 +1,10 @@
-"""Run-time helpers: torch.special functions (tables/special.toml) MindSpore has no kernel for, or whose kernel
-differs from torch's outside the function's domain: exact compositions that follow torch's
-documented values at the edges (NaN outside the domain, the limits at 0 and infinity) and
-compute in float64 where float32 would lose digits.
+"""Run-time helpers: torch.special functions (tables/special.toml) MindSpore has no kernel for,
+or whose kernel differs from torch's outside the function's domain: exact compositions that
+follow torch's documented values at the edges (NaN outside the domain, the limits at 0 and
+infinity) and compute in float64 where float32 would lose digits.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms
@@ -20,6 +21,8 @@ def _special_float(x, like=None):
     return ms.Tensor(x, ms.float32)
 
 
+# Bessel functions of the second kind: torch gives NaN below 0 (MindSpore: -inf or inf)
+# and Y1(0) = -inf (MindSpore: NaN).
 def _special_bessel_y0(x):
     """torch.special.bessel_y0: NaN below 0."""
     x = _special_float(x)
@@ -122,6 +125,8 @@ def _special_gammaincc(input, other):
     return ops.where(a0, ops.where(other > 0, 0.0, float("nan")), ops.where(ainf, 1.0, ops.where(xinf, 0.0, value)))
 
 
+# The float64 compositions below write their inexact constants as float64 tensors:
+# MindSpore rounds a Python float to float32 before it meets a float64 tensor.
 def _special_log1p(y):
     """log(1 + y) to the last digit of y's dtype: MindSpore's Log1p is log(1 + y) to
     about float32 precision (0 at y = 1e-8 in float32), so log(u) * y / (u - 1) with
@@ -185,6 +190,9 @@ def _special_ndtri(input):
     return x.astype(input.dtype)
 
 
+# Orthogonal polynomials by their three-term recurrence over k = 1 .. max(n) - 1: p is
+# P_k, q is P_(k-1); n is truncated to an integer (torch casts it to int64) and may be a
+# tensor (one degree per element); 0 for n < 0.
 def _special_chebyshev_polynomial_t(x, n):
     """torch.special.chebyshev_polynomial_t: by its recurrence, one degree per element of n (0 for n < 0)."""
     x = _special_float(x)

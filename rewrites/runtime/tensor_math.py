@@ -1,7 +1,9 @@
-"""Run-time helpers: torch's math and reduction functions (tables/torch_math.toml, tensor_math.toml) composed of
-MindSpore ops; results torch gives as named tuples are named tuples of the same fields.
+"""Run-time helpers: torch's math and reduction functions (tables/torch_math.toml,
+tensor_math.toml) composed of MindSpore ops; results torch gives as named tuples are named
+tuples of the same fields.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

@@ -1,6 +1,7 @@
 """Run-time helpers: tensor queries (tables/tensor_queries.toml): a tensor's device index.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 

@@ -1,7 +1,9 @@
-"""Run-time helpers: torch functions (tables/torch_functions.toml) whose MindSpore counterpart differs:
-cat's empty operands, einsum's equation read when it runs, torch.save and torch.load.
+"""Run-time helpers: torch functions (tables/torch_functions.toml) whose MindSpore counterpart
+differs: cat's empty operands, einsum's equation read when it runs, torch.save and
+torch.load.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms

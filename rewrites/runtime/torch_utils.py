@@ -1,6 +1,8 @@
-"""Run-time helpers: torch.utils (tables/torch_utils.toml): checkpoint_sequential as the calls in sequence.
+"""Run-time helpers: torch.utils (tables/torch_utils.toml): checkpoint_sequential as the calls
+in sequence.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 

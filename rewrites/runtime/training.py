@@ -1,9 +1,10 @@
 """Run-time helpers: a training script's torch idioms (the training-script, training-step,
 param-group-lr, grad-mode and device-queries passes): state dicts of optimizers and
-schedulers, gradient clipping and accumulation, an optimizer step, a group's lr written
-into MindSpore's Parameter, set_grad_enabled on a value, a device's type.
+schedulers, gradient clipping and accumulation, an optimizer step, a group's lr written into
+MindSpore's Parameter, set_grad_enabled on a value, a device's type.
 
-Each is copied into the converted files that call it (rewrites/runtime/registry.py).
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
 """
 
 import mindspore as ms
