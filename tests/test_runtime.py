@@ -17,8 +17,10 @@ pytestmark = pytest.mark.framework
 ms = pytest.importorskip("mindspore")
 
 MODULES = {path.stem: importlib.import_module(f"transpile.rewrites.runtime.{path.stem}") for path in families()}
-indexing, tensor_math, rnn_cells, special, nn_utils, distributions, nn_ops = (
-    MODULES[m] for m in ("indexing", "tensor_math", "rnn_cells", "special", "nn_utils", "distributions", "nn_ops"))
+(indexing, tensor_math, rnn_cells, special, nn_utils, distributions, nn_ops, linalg, fft, data, graph, module_methods,
+ optim, inplace, training, foreach, functional) = (MODULES[m] for m in (
+    "indexing", "tensor_math", "rnn_cells", "special", "nn_utils", "distributions", "nn_ops", "linalg", "fft", "data",
+    "graph", "module_methods", "optim", "inplace", "training", "foreach", "functional"))
 
 
 def tensor(values, dtype=ms.float32):
@@ -153,3 +155,74 @@ def test_embedding_bag_sum_skips_the_padding_index() -> None:
     out = nn_ops._torch_embedding_bag(tensor([0, 1, 2, 1], ms.int64), weight, tensor([0, 2], ms.int64), mode="sum",
                                       padding_idx=1)
     assert close(out, [[1, 1], [4, 4]])
+
+
+# -- linalg, fft ---------------------------------------------------------------------------
+def test_solve_with_a_vector_and_broadcast_batches() -> None:
+    A = np.array([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 1.0], [0.0, 1.0]]])
+    b = np.array([2.0, 4.0])
+    assert close(linalg._linalg_solve(tensor(A), tensor(b)), np.linalg.solve(A, np.broadcast_to(b, (2, 2))))
+
+
+@pytest.mark.parametrize("n", [0, 3, -1])
+def test_matrix_power(n: int) -> None:
+    A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert close(linalg._matrix_power(tensor(A), n), np.linalg.matrix_power(A, n), tol=1e-4)
+
+
+def test_fftfreq_and_rfftfreq() -> None:
+    assert close(fft._fftfreq(5, 0.5), np.fft.fftfreq(5, 0.5))
+    assert close(fft._fftfreq(6, onesided=True), np.fft.rfftfreq(6))
+
+
+# -- data, optim, training ----------------------------------------------------------------
+def test_default_collate_stacks_fields() -> None:
+    batch = data._default_collate([{"x": np.array([1, 2]), "y": 0.5}, {"x": np.array([3, 4]), "y": 1.5}])
+    assert batch["x"].asnumpy().tolist() == [[1, 2], [3, 4]] and close(batch["y"], [0.5, 1.5])
+
+
+def test_step_as_int_and_last_lr() -> None:
+    calls = []
+    wrapped = optim._torch_step_as_int([lambda step: calls.append(step) or 0.5])
+    assert wrapped[0](tensor(3.0)) == 0.5 and calls == [3] and isinstance(calls[0], int)
+
+    class Scheduler:
+        def get_last_lr(self):
+            return [tensor(0.25)]
+
+    assert optim._torch_last_lr(Scheduler()) == [0.25]
+
+
+def test_clip_grad_value_and_device_type() -> None:
+    (clipped,) = training._torch_clip_grad_value((tensor([-3.0, 0.5, 2.0]),), 1.0)
+    assert close(clipped, [-1.0, 0.5, 1.0])
+    assert training._torch_device_type("GPU:0") == "cuda" and training._torch_device_type("CPU") == "cpu"
+
+
+# -- graph, module_methods, inplace, foreach, functional -----------------------------------
+def test_xor_of_bools_and_empty_slices() -> None:
+    assert graph._py_xor(True, False) is True and graph._py_xor(6, 3) == 5
+    assert graph._torch_selects_nothing((4, 3), [(0, 2, 2)]) and not graph._torch_selects_nothing((4, 3), [(1, -2, None)])
+
+
+def test_get_parameter_by_its_path() -> None:
+    net = ms.nn.SequentialCell([ms.nn.Dense(2, 3)])
+    assert module_methods._get_parameter(net, "0.weight") is net[0].weight
+
+
+def test_filled_diagonal_wraps_tall_matrices() -> None:
+    out = inplace._torch_filled_diagonal(ms.ops.zeros((5, 2)), 1.0, wrap=True)
+    expected = np.zeros((5, 2))
+    expected[0, 0] = expected[1, 1] = expected[3, 0] = expected[4, 1] = 1
+    assert close(out, expected)
+
+
+def test_foreach_in_place_copies_the_results() -> None:
+    tensors = [ms.Parameter(tensor([1.0, 2.0]), name="a"), ms.Parameter(tensor([3.0]), name="b")]
+    out = foreach._foreach(lambda t, a: t + a, tensors, 10.0, inplace=True)
+    assert out[0] is tensors[0] and close(tensors[0], [11.0, 12.0]) and close(tensors[1], [13.0])
+
+
+@pytest.mark.parametrize("size_average, reduce, expected", [(None, None, "mean"), (False, None, "sum"), (True, False, "none")])
+def test_legacy_reduction(size_average, reduce, expected: str) -> None:
+    assert functional._legacy_reduction(size_average, reduce) == expected

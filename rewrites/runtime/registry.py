@@ -5,11 +5,14 @@ A helper is MindSpore code the converted file calls where no MindSpore op means 
 torch call means (``torch.index_add`` -> ``_torch_index_add(...)``). The converter copies
 its source into the file, once, beside the converted code (``ctx.definitions``; the
 layer-values pass writes them after the imports, sorted by name). The source is read
-from the module file with ``ast`` (once per process): the converter never imports the
-helpers' modules, so it needs neither MindSpore nor torch.
+from the module file with ``ast`` when a file first needs one of the module's helpers
+(once per process): the converter never imports the helpers' modules, so it needs
+neither MindSpore nor torch.
 
 - A helper is a ``def`` or ``class`` at the top of its module; the assignments that
-  follow it (a named tuple type it returns) belong to it and are copied with it.
+  follow it (a named tuple type it returns) belong to it and are copied with it, and
+  so do the definitions the module's ``COPIED_WITH`` names as its parts (one
+  definition of the converted file: today's outputs have them together).
 - The other helpers it names (of any family) are its dependencies, copied with it.
 - The module's imports (``import mindspore as ms``, ``from mindspore import ops``) name
   what the helper's names stand for: in the copy, each such name is spelled as the
@@ -122,6 +125,7 @@ def _names_by_family() -> dict[str, str]:
     return names
 
 
+@functools.cache
 def helper_names() -> frozenset[str]:
     """Every name a helper defines: a top-level definition of a converted file with such
     a name is the tool's own output (every file converted asks: no module is parsed)."""
