@@ -225,7 +225,7 @@ def emitted(ctx, name: str, source: str) -> cst.Name:
     """``name``, defined once per file by ``source`` (its ``{name}``) beside the code
     (``ctx.definitions``; MS205 inserts them after the imports)."""
     if name not in ctx.definitions:
-        ctx.definitions[name] = black_layout(source.replace("{name}", name))
+        ctx.define(name, black_layout(source.replace("{name}", name)))
     return cst.Name(name)
 
 

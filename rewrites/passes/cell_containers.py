@@ -168,7 +168,7 @@ class CellContainers(Pass):
                 continue  # assigned again after the appends (the CellList an earlier run wrote)
             wrap = cst.parse_statement(f"self.{attr} = {code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
             body.insert(last + 1, wrap)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
@@ -192,7 +192,7 @@ class CellContainers(Pass):
         stem = "_" + code(target).rsplit(".", 1)[-1]
         holder, children = stem + "_cells", stem + "_children"
         cell = code(self.ctx.reference("mindspore.nn.Cell"))
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.FlattenSentinel([
             updated.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(children))],
                                                   value=new.value.args[0].value)]),
@@ -205,7 +205,7 @@ class CellContainers(Pass):
         if self._holds_none(original) and isinstance(updated.value, cst.Call):
             source = CELL_LIST_WITH_NONE.replace("{cell_list}", code(self.ctx.reference(CELL_LIST))).replace(
                 "{cell}", code(self.ctx.reference("mindspore.nn.Cell")))
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return updated.with_changes(value=updated.value.with_changes(func=emitted(self.ctx, "_CellListWithNone", source)))
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
@@ -214,7 +214,7 @@ class CellContainers(Pass):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
         else:
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(value=wrapped)
 
 
