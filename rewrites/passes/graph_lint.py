@@ -114,11 +114,13 @@ class GraphLint(Pass):
                 self._report(node, "MS504", f"{func.value} is a user-defined class built inside construct; pass plain values or make it a Cell")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        # MS501 once the other passes have left the call (einops lowers some of them)
+        # MS501: the user's third-party call, if the other passes left it one (einops lowers
+        # some of them)
         if self._in_forward:
-            qual = self.ctx.imports.qualify(updated.func)
+            qual = self.ctx.imports.qualify(original.func)
             root = qual.split(".")[0] if qual else None
-            if root and root not in FRAMEWORK_ROOTS | THREAD_ROOTS | GRAPH_SAFE_ROOTS:
+            if (root and root not in FRAMEWORK_ROOTS | THREAD_ROOTS | GRAPH_SAFE_ROOTS
+                    and self.ctx.imports.qualify(updated.func) == qual):
                 self._report(original, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, "
                              "or compute constants once in __init__")
         return updated
