@@ -64,11 +64,13 @@ class FileFacts:
         self._memo: dict[tuple[str, int], object] = {}
         self.emitted_definitions = {stmt.name.value for stmt in module.body
                                     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
-        ctx.frozen.update(id(stmt) for stmt in module.body
-                          if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions)
+        for stmt in module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions:
+                ctx.freeze(stmt)
         # definitions written for MindSpore (a file converted partly by hand) stay as written
         target_roots = tables().framework_roots - ctx.source_roots
-        ctx.frozen.update(id(d) for d in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots))
+        for definition in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots):
+            ctx.freeze(definition)
         self.target_cells = target_cell_classes(module, ctx)  # Cells of the file written for MindSpore
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):

@@ -85,6 +85,8 @@ class FileContext:
         # ids of original nodes no pass may touch or enter (the rewrites' analysis fills it:
         # code the tool itself emitted on an earlier run stays as it was written)
         self.frozen: set[int] = set()
+        # ids of original nodes a pass rewrites whole -> that pass's id (``claim``)
+        self.claimed: dict[int, str] = {}
         self.source_roots: set[str] = set()  # top-level modules of the source framework
         # Edits (``transpile.edits``): recorded when asked for, declined by key or by an
         # ignore comment in the file.
@@ -132,6 +134,45 @@ class FileContext:
             if type(node) is kind:
                 return node
         return None
+
+    # -- the write interface: the only way passes change the shared state ----
+    # (tests/test_write_interface.py fails on a pass that writes an attribute itself)
+    def count_converted(self, uses: int = 1) -> None:
+        """``uses`` framework uses rewritten."""
+        self.stats.converted += uses
+
+    def count_unconverted(self, uses: int = 1) -> None:
+        """``uses`` framework uses left in place (each also marked or reported)."""
+        self.stats.unconverted += uses
+
+    def count_annotation(self) -> None:
+        """A framework type left in an annotation (counted apart from the rate)."""
+        self.stats.annotations += 1
+
+    def define(self, name: str, source: str) -> None:
+        """Emit the run-time helper ``name`` (its ``source``) beside the code, once per file."""
+        self.definitions.setdefault(name, source)
+
+    def withdraw_definition(self, name: str) -> None:
+        """Take back a helper emitted for one call that no longer needs it."""
+        self.definitions.pop(name, None)
+
+    def freeze(self, node: cst.CSTNode) -> None:
+        """No pass touches or enters ``node`` (an original node) from now on."""
+        self.frozen.add(id(node))
+
+    def claim(self, node: cst.CSTNode, pass_id: str) -> None:
+        """The pass ``pass_id`` rewrites ``node`` (an original node) whole: the passes after it
+        skip their handlers of ``node`` itself but still visit and convert its children."""
+        self.claimed[id(node)] = pass_id
+
+    def bind_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        """An import statement met inside the code: its names are bound from here on."""
+        self.imports.add(node)
+
+    def request_import(self, binding: str, target_module: str) -> None:
+        """``binding`` must hold ``target_module`` at the module's level."""
+        self.new_imports.setdefault(binding, target_module)
 
     # -- diagnostics -------------------------------------------------------
     def report(

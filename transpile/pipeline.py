@@ -100,6 +100,7 @@ class StageTransformer(cst.CSTTransformer):
         self.ctx = ctx
         self.debug = debug
         self._visit, self._leave = _handler_tables(passes)
+        self._position = {p.id: i for i, p in enumerate(passes)}  # a claim skips the passes after its owner
         self._edits = 0
         self._edit_marks: list[int] = []
         self._depth = 0
@@ -124,7 +125,10 @@ class StageTransformer(cst.CSTTransformer):
         if kind in SCOPE_TYPES:
             self.ctx.open_scopes.append(node)
         descend = True
+        claimed = self.ctx.claimed
         for handler in self._visit.get(type(node).__name__, ()):
+            if claimed and id(node) in claimed and self._after_claim(handler, node):
+                continue
             if handler(node) is False:
                 descend = False
         return descend
@@ -136,7 +140,10 @@ class StageTransformer(cst.CSTTransformer):
             updated = _parenthesize_replaced(original, updated)
         result = last = updated
         late = type(original) in _LEFT_BY_ALL
+        claimed = self.ctx.claimed
         for handler in self._leave.get(type(original).__name__, ()):
+            if claimed and id(original) in claimed and self._after_claim(handler, original):
+                continue
             if not isinstance(result, type(original)):
                 if not late:
                     break  # an expression replaced by another kind: later passes see the new one
@@ -186,6 +193,10 @@ class StageTransformer(cst.CSTTransformer):
                 self._edits += 1  # the enclosing statement changed too
         return result
 
+
+    def _after_claim(self, handler, node: cst.CSTNode) -> bool:
+        """Whether ``handler`` belongs to a pass after the one that claimed ``node``."""
+        return self._position[handler.__self__.id] > self._position[self.ctx.claimed[id(node)]]
 
     def _ignored(self, pass_id: str) -> bool:
         """Whether an enclosing statement's ``# transpile: ignore`` comment names the pass."""

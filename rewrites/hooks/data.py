@@ -311,7 +311,7 @@ def data_loader(ctx, entry, args, receiver) -> cst.BaseExpression:
     if _is_tensor_rows(dataset) and batch_sampler is None:
         pipeline = _numpy_slices(ctx, dataset, order)
         if _tensor_datasets_all_in_loaders(ctx):
-            ctx.definitions.pop("_TensorRows", None)  # emitted for this call alone, now unused
+            ctx.withdraw_definition("_TensorRows")  # emitted for this call alone, now unused
     elif columns is not None:
         pipeline = keyword_call(dataset_ref(ctx, "GeneratorDataset"), {
             "source": cst.Call(func=runtime_helper(ctx, "_torch_source"), args=[cst.Arg(dataset)]),

@@ -156,11 +156,11 @@ class AnnotationTypes(Pass):
             entry = self.tables.lookup(qual)
             why = reference_refusal(entry)
             if why is not None:
-                self.ctx.stats.annotations += 1
+                self.ctx.count_annotation()
                 self.ctx.mark(mark_at or original, self.id, f"{qual} (in an annotation): {why}")
                 return self.ctx.keep_source(qual, original)
             target = entry.target
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return self.ctx.reference(target)
 
 

@@ -43,11 +43,11 @@ class ApiCalls(Pass):
 
     # imports are the import pass's business; also keep the table current for nested ones
     def visit_Import(self, node) -> bool:
-        self.ctx.imports.add(node)
+        self.ctx.bind_import(node)
         return False
 
     def visit_ImportFrom(self, node) -> bool:
-        self.ctx.imports.add(node)
+        self.ctx.bind_import(node)
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -70,10 +70,10 @@ class ApiCalls(Pass):
                 raise Unconvertible("no MindSpore mapping yet")
             result = convert_call(self.ctx, entry, updated, self.id, original=original)
         except Unconvertible as why:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return updated.with_changes(func=self.ctx.keep_source(qual, original.func))
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         if entry.note:
             self.ctx.report(original, self.id, f"{qual}: {entry.note}", Severity.INFO)
         return result
@@ -122,12 +122,12 @@ class ApiCalls(Pass):
             # bound to the module itself is the imports pass's
             if not isinstance(original, cst.Attribute):
                 return updated
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return self.ctx.reference(self.tables.modules[qual])
         entry = self.tables.lookup(qual)
         why = reference_refusal(entry)
         if why is not None:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual}: {why}")
             return self.ctx.keep_source(qual, original)
         if entry.kind in ("class", "function") and (entry.rename or entry.defaults or entry.set or entry.hook) \
@@ -137,5 +137,5 @@ class ApiCalls(Pass):
                 f"{qual} used as a value: renamed to {entry.target}, but its arguments are not converted where it is called",
                 Severity.WARNING,
             )
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return self.ctx.reference(entry.target)

@@ -95,7 +95,7 @@ class AutogradFunction(Pass):
         why = _unconvertible(node)
         if why:
             self.ctx.mark(node, self.id, f"torch.autograd.Function {node.name.value}: {why}")
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
         return why is None
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -135,7 +135,7 @@ class AutogradFunction(Pass):
         """``F.apply`` -> ``F()``: an instance of the Cell (``F.apply(x)`` -> ``F()(x)``)."""
         if (original.attr.value == "apply" and isinstance(original.value, cst.Name)
                 and original.value.value in self.functions):
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.Call(func=cst.Name(original.value.value))
         return self._base(original, updated)
 
@@ -177,7 +177,7 @@ class AutogradFunction(Pass):
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # methods one blank line apart
                       if i > 0 and isinstance(s, cst.FunctionDef) and not s.leading_lines else s
                       for i, s in enumerate(statements)]
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(body=body.with_changes(body=statements))
 
     def _ctx_class(self) -> cst.Name:

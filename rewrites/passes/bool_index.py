@@ -153,7 +153,7 @@ class BoolIndex(Pass):
             "max": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('-inf'))).max()",
             "min": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('inf'))).min()",
         }[reduction]
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
         return cst.parse_expression(text)
 
@@ -163,7 +163,7 @@ class BoolIndex(Pass):
         if self._mask_index(original) is None:
             return updated
         mask = updated.slice[0].slice.value  # with the other passes' rewrites
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(
             original, self.id,
             f"boolean indexing {code(original)} replaced by a mask multiply: the result keeps the full "
@@ -228,7 +228,7 @@ class BoolIndex(Pass):
         (Markers quote no code: the other passes may rewrite it, and converting the output
         again must give the same marker.)"""
         for _ in written:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"a boolean-indexed target of {where} needs a manual "
                           "where() (only `x[m] = v` and `x[m] op= v` are converted)")
         return updated
@@ -237,7 +237,7 @@ class BoolIndex(Pass):
         """(receiver, mask) of a masked write, with the other passes' rewrites; None, with
         a marker, when the receiver cannot be evaluated and written twice."""
         if not isinstance(updated, cst.Subscript) or not repeatable(original.value):
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(statement, self.id, "a masked write whose receiver cannot be written twice (a call, "
                           "or a view of another tensor) needs a manual where()")
             return None
@@ -248,7 +248,7 @@ class BoolIndex(Pass):
         return cst.parse_expression(f"{ops}.where({code(_broadcast(mask, target, cast=False))}, {code(value)}, {code(target)})")
 
     def _rebind(self, original, updated, target, value) -> cst.Assign:
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(
             original, self.id,
             f"masked assignment to {code(target)} rebinds it to a new tensor (other references keep the old values)",

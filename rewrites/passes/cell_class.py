@@ -101,7 +101,7 @@ class CellClass(Pass):
         if self.ctx.package is not None and root not in self.ctx.package.outside:
             return  # part of the converted tree
         self._outside_reported.add(root)
-        self.ctx.stats.unconverted += 1
+        self.ctx.count_unconverted()
         self.ctx.report(node, OUTSIDE_CODE, outside_message(root, why(root)))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -160,7 +160,7 @@ class CellClass(Pass):
         at = max(i for i, s in enumerate(body.body) if isinstance(s, cst.FunctionDef) and s.name.value == "forward")
         alias = cst.parse_statement("construct = forward  # a Cell's __call__ runs construct (transpile MS101)\n")
         alias = alias.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(body=body.with_changes(body=[*body.body[:at + 1], alias, *body.body[at + 1:]]))
 
     def visit_FunctionDef(self, node) -> None:
@@ -169,7 +169,7 @@ class CellClass(Pass):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         self._scopes.pop()
         if original.name.value == "forward" and self._scopes and self._scopes[-1] == "cell":
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return updated.with_changes(name=cst.Name("construct"))
         return updated
 

@@ -136,7 +136,7 @@ class CellContainers(Pass):
                 continue  # assigned again after the appends (the CellList an earlier run wrote)
             wrap = cst.parse_statement(f"self.{attr} = {code(self.ctx.reference(CELL_LIST))}(self.{attr})\n")
             body.insert(last + 1, wrap)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
         return updated.with_changes(body=updated.body.with_changes(body=body))
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
@@ -160,7 +160,7 @@ class CellContainers(Pass):
         stem = "_" + code(target).rsplit(".", 1)[-1]
         holder, children = stem + "_cells", stem + "_children"
         cell = code(self.ctx.reference("mindspore.nn.Cell"))
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.FlattenSentinel([
             updated.with_changes(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(children))],
                                                   value=new.value.args[0].value)]),
@@ -171,7 +171,7 @@ class CellContainers(Pass):
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         if self._holds_none(original) and isinstance(updated.value, cst.Call):
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return updated.with_changes(value=updated.value.with_changes(func=runtime_helper(self.ctx, "_CellListWithNone")))
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
@@ -180,7 +180,7 @@ class CellContainers(Pass):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
         else:
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(value=wrapped)
 
 

@@ -115,7 +115,7 @@ class DataPipeline(Pass):
 
     def _dict_batches(self, loader: cst.BaseExpression) -> cst.BaseExpression:
         """The iterable a loop over a dict-sample loader takes: its dict iterator."""
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return keyword_call(cst.Attribute(value=loader, attr=cst.Name("create_dict_iterator")),
                             {"num_epochs": cst.Integer("1")})
 
@@ -142,7 +142,7 @@ class DataPipeline(Pass):
             batch = updated.target.elements[1].value if counted else updated.target
             if not isinstance(batch, cst.Name):
                 return updated
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             one = cst.Tuple([cst.Element(batch)])  # MindSpore's one-column list, unpacked
             if counted:
                 return updated.with_changes(target=updated.target.with_changes(
@@ -170,7 +170,7 @@ class DataPipeline(Pass):
             loader = updated.args[0].value.args[0].value
             return updated.with_changes(args=[cst.Arg(self._dict_batches(loader))])
         if kind == "lone":
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.Subscript(value=updated, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
         return updated
 
@@ -190,5 +190,5 @@ class DataPipeline(Pass):
         if HELPER not in self.ctx.definitions:
             self.ctx.report(original, self.id, "a MindSpore pipeline has no .dataset: the torch dataset it wraps is "
                             f"found by {HELPER}", Severity.INFO)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Call(func=emitted_spelled(self.ctx, HELPER, HELPER_SOURCE), args=[cst.Arg(updated.value)])

@@ -45,7 +45,7 @@ class DeviceQueries(Pass):
             receiver = original.value.value
             if self._imported(receiver):
                 return updated
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return self._device_type(original, updated.value)
         if name in FLAGS and not self._imported(original.value):
             if name in self.facts.assigned_attributes():
@@ -53,7 +53,7 @@ class DeviceQueries(Pass):
                     self.ctx.report(original, self.id, f".{name}: left, the file assigns an attribute of that name",
                                     Severity.INFO)
                 return updated
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             device = cst.Attribute(value=updated.value, attr=cst.Name("device"))
             return cst.Comparison(left=self._device_type(original, device), comparisons=[
                 cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.SimpleString(f'"{FLAGS[name]}"'))])

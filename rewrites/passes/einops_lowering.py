@@ -432,17 +432,14 @@ class EinopsLowering(Pass):
                 environ = code(self.ctx.reference("os.environ"))
                 self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
                              .replace("{environ}", environ))
-                self.ctx.stats.converted += 1
+                self.ctx.count_converted()
                 self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
                                 "MindSpore backend emitted beside the code", Severity.INFO)
                 return updated
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einops has no MindSpore backend)")
             return updated
-        self.ctx.stats.converted += 1
-        # MS501 (visiting this call before any pass left it) called it a third-party call
-        # in construct: no longer true once it is lowered.
-        self.ctx.pending[:] = [p for p in self.ctx.pending if not (p.node is original and p.code == "MS501")]
+        self.ctx.count_converted()
         return result
 
     def _lower(self, qual: str, call: cst.Call) -> cst.BaseExpression:
@@ -602,7 +599,7 @@ class EinopsLowering(Pass):
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
         if qual is not None and qual != BACKEND_BASE:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual} used as a value is not lowered (only its calls with a literal pattern are)")
         return updated
 

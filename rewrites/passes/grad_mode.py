@@ -137,7 +137,6 @@ class GradMode(Pass):
         # autocast(enabled=False) blocks are MS206's (the same names, switched off)
         self._disabled = frozenset(scaffolding()["disabled_context"]["names"])
         self._scopes: list[cst.CSTNode] = []  # the enclosing function of each open with, or the module
-        self._flag_calls: set[int] = set()  # ids of set_grad_enabled calls of items about to go
 
     def _qual(self, node) -> str | None:
         return self.ctx.imports.qualify(node)
@@ -164,18 +163,12 @@ class GradMode(Pass):
 
     def visit_WithItem(self, node: cst.WithItem) -> bool:
         # about to go: ApiCalls does not mark it; set_grad_enabled's flag is kept, and converted
+        # (the passes after this one leave the call itself, leave_With drops the item)
         if self._ours(node) and self._kind(node.item) == "set_grad_enabled":
-            self._flag_calls.add(id(node.item))
-            self.ctx.frozen.add(id(node.item.func))  # the name of what goes: no pass marks it
+            self.ctx.claim(node.item, self.id)
+            self.ctx.freeze(node.item.func)  # the name of what goes: no pass marks it
             return True
         return not self._ours(node)
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call):
-        """The set_grad_enabled call of an item about to go: its flag, converted, held in a
-        tuple (no call: the passes after this one leave it; leave_With drops the item)."""
-        if id(original) not in self._flag_calls:
-            return updated
-        return cst.Tuple([cst.Element(updated.args[0].value)])
 
     def visit_Decorator(self, node: cst.Decorator) -> bool:
         return self._kind(node.decorator) is None
@@ -184,7 +177,7 @@ class GradMode(Pass):
         kind = self._kind(original.decorator)
         if kind is None:
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         if kind == "autocast":
             self.ctx.report(original, self.id, AUTOCAST_WARNING, Severity.WARNING)
         else:
@@ -229,14 +222,14 @@ class GradMode(Pass):
         ours = [item for item in original.items if self._ours(item)]
         if not ours or original.asynchronous or not isinstance(updated, cst.With):
             return updated
-        self.ctx.stats.converted += len(ours)
+        self.ctx.count_converted(len(ours))
         body = updated.body
         for item, converted in zip(original.items, updated.items):
             if self._ours(item):
                 body = self._resolve(item, body, scope, original, converted)
         # an autocast(enabled=False) beside ours goes too (alone, MS206 drops it)
         dropped = [o for o in original.items if self._ours(o) or self._switched_off_autocast(o)]
-        self.ctx.stats.converted += len(dropped) - len(ours)
+        self.ctx.count_converted(len(dropped) - len(ours))
         if len(dropped) < len(original.items):  # `with torch.no_grad(), open(p) as f:` keeps the rest
             kept = [u for o, u in zip(original.items, updated.items) if not any(o is d for d in dropped)]
             kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -257,9 +250,8 @@ class GradMode(Pass):
             return body
         if kind == "enable_grad":
             return body
-        if kind == "set_grad_enabled":  # the flag as leave_Call kept it
-            held = converted.item
-            enabled = held.elements[0].value if isinstance(held, cst.Tuple) else held.args[0].value
+        if kind == "set_grad_enabled":  # the flag as the other passes converted it
+            enabled = converted.item.args[0].value
         else:
             enabled = cst.Name("False")
         if literal_value(enabled) is True or not self._differentiated(scope):
@@ -307,7 +299,7 @@ class GradMode(Pass):
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
         if not self._switch(original):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{code(original.body[0].value)} removed: MindSpore computes gradients "
                         "only where value_and_grad asks", Severity.INFO)
         if any(line.comment for line in original.leading_lines):

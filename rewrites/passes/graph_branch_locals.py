@@ -107,7 +107,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
         if not inserts:
             return updated
         for names in inserts.values():
-            self.ctx.stats.converted += len(names)
+            self.ctx.count_converted(len(names))
         self.ctx.report(original, self.id, "locals bound in only some branches of an if set to None first: "
                         + ", ".join(sorted({n for v in inserts.values() for n in v})), Severity.INFO)
         return updated.with_changes(body=updated.body.visit(_InsertNones(inserts)))

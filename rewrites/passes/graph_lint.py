@@ -97,8 +97,6 @@ class GraphLint(Pass):
         root = qual.split(".")[0] if qual else None
         if root in THREAD_ROOTS:
             self._report(node, "MS505", f"{qual}: threads and processes cannot run inside a graph; do the work outside the network")
-        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS:
-            self._report(node, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, or compute constants once in __init__")
         elif root in FRAMEWORK_ROOTS and qual.rsplit(".", 1)[-1] in CONSTANT_BUILDERS and _all_literal(node):
             self._report(node, "MS507", f"{qual} with constant arguments builds the same tensor on every call; build it once in __init__")
         if isinstance(func, cst.Attribute):
@@ -114,6 +112,18 @@ class GraphLint(Pass):
                 self._report(node, "MS503", "print in construct runs at compile time or not at all; use ops.Print() or drop it")
             elif func.value in self._classes and not self._classes[func.value]:
                 self._report(node, "MS504", f"{func.value} is a user-defined class built inside construct; pass plain values or make it a Cell")
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        # MS501: the user's third-party call, if the other passes left it one (einops lowers
+        # some of them)
+        if self._in_forward:
+            qual = self.ctx.imports.qualify(original.func)
+            root = qual.split(".")[0] if qual else None
+            if (root and root not in FRAMEWORK_ROOTS | THREAD_ROOTS | GRAPH_SAFE_ROOTS
+                    and self.ctx.imports.qualify(updated.func) == qual):
+                self._report(original, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, "
+                             "or compute constants once in __init__")
+        return updated
 
     def _tensor_condition(self, test) -> bool:
         return test is not None and _mentions_tensor(test, self)

@@ -92,7 +92,7 @@ class GraphMemo(CompiledScopes, Pass):
                 continue
             self.ctx.report(body[i], self.id, "a dict cache on self is computed each call instead "
                             "(GRAPH_MODE compiles no write into a Cell's dict attribute)", Severity.INFO)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             out.append(cst.SimpleStatementLine(body=[cst.Return(value=value)], leading_lines=body[i].leading_lines))
             i += 2
             changed = True

@@ -97,7 +97,7 @@ class GraphScalars(Pass):
         inner = _strip_scalar(cast)
         if inner is None or not self._tensor_or_scalar_of_one(inner):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, "Python scalar from a tensor in construct: the 0-d tensor is kept", Severity.INFO)
         if isinstance(cast.func, cst.Attribute):  # x.item()
             return updated.func.value

@@ -145,7 +145,7 @@ class Imports(Pass):
         module's level: ImportTable reads lazy imports as bindings of the whole file, so a
         converted call in another function may use the name too."""
         if self._function_depth:
-            self.ctx.new_imports.setdefault(binding, module)
+            self.ctx.request_import(binding, module)
         return bool(self._function_depth)
 
     def visit_Try(self, node: cst.Try) -> None:

@@ -115,7 +115,7 @@ class LayerCallCasts(Pass):
         if entry.call_rename or entry.call_drop:
             hint = _unmasked_hint(original, entry)
             if hint is not None:
-                self.ctx.stats.unconverted += 1
+                self.ctx.count_unconverted()
                 self.ctx.mark(original, self.id, f"{hint}=True without a mask: torch may apply causal attention "
                               "itself; MindSpore's layer takes the mask only, so pass the causal mask")
                 return updated

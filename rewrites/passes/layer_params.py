@@ -192,13 +192,13 @@ class LayerParams(Pass):
                 and original.attr.value in self._parameter_names and id(original) not in self._targets):
             source = TORCH_LAYER_PARAMETER.replace("{candidates}", repr(self._parameter_names))
             helper = emitted(self.ctx, "_torch_layer_parameter", source)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value)))])
         if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
                 receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
             return updated
         helper = runtime_helper(self.ctx, "_torch_attribute")
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value))),
                                  cst.Arg(cst.SimpleString(repr(ms_name)))])
 
@@ -215,7 +215,7 @@ class LayerParams(Pass):
         if new == "":
             self.ctx.report(original, self.id, f"self.{layer.attr.value}.{original.attr.value} has no MindSpore counterpart", Severity.WARNING)
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(attr=cst.Name(new))
 
     def visit_If(self, node: cst.If) -> None:
@@ -242,7 +242,7 @@ class LayerParams(Pass):
         renamer = _Renamer(name, reads, depth=self._blocks)
         body = rewrite(updated.body, renamer)
         if renamer.count:
-            self.ctx.stats.converted += renamer.count
+            self.ctx.count_converted(renamer.count)
         return updated.with_changes(body=body)
 
 

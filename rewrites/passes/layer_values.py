@@ -313,7 +313,7 @@ class LayerValues(Pass):
                 new = None
         if not new or new == attr:
             return None
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.parse_expression(f"{code(updated.value)}.{new}")
 
     def leave_Name(self, original, updated):
@@ -327,7 +327,7 @@ class LayerValues(Pass):
             return self._function_value(original, updated)
         name = factory_name(entry)
         self.needed[name] = entry
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Name(name)
 
     def _function_value(self, original, updated):
@@ -342,7 +342,7 @@ class LayerValues(Pass):
         name = factory_name(entry)
         self.needed[name] = entry
         self.callers.add(name)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Name(name)
 
     # -- subclasses of torch layers ---------------------------------------------------
@@ -376,7 +376,7 @@ class LayerValues(Pass):
         )
         body = list(updated.body.body)
         start = 1 if body and _is_docstring(body[0]) else 0
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], init, *body[start:]]))
 
     def _with_aliases(self, original: cst.ClassDef, updated: cst.ClassDef, entry) -> cst.ClassDef:
@@ -434,11 +434,11 @@ class LayerValues(Pass):
                 raise Unconvertible("the entry builds an expression, not a call")
         except Unconvertible as why:
             if not factory_possible(entry):
-                self.ctx.stats.unconverted += 1
+                self.ctx.count_unconverted()
                 self.ctx.mark(original, self.id, f"super().__init__ of a {entry.source} subclass: {why}")
                 return updated
             return self._runtime_call(entry, updated, updated.func)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return result.with_changes(func=updated.func)
 
     def _torch_getattr(self, original: cst.Call, updated: cst.Call):
@@ -458,18 +458,18 @@ class LayerValues(Pass):
             value = self._converted_value(f"{module}.{name}")
             if value is None:
                 return self._unconverted_lookup(original, updated, f"{module}.{name} has no MindSpore counterpart here")
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return value
         values = {n: v for n in sorted(self.facts.string_literals()) if n.isidentifier()
                   and (v := self._converted_value(f"{module}.{n}")) is not None}
         if not values:
             return self._unconverted_lookup(original, updated, f"an attribute of {module} named at run time")
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         table = cst.Dict([cst.DictElement(cst.SimpleString(repr(n)), v) for n, v in values.items()])
         return cst.Subscript(table, [cst.SubscriptElement(cst.Index(updated.args[1].value))])
 
     def _unconverted_lookup(self, original: cst.Call, updated: cst.Call, why: str):
-        self.ctx.stats.unconverted += 1
+        self.ctx.count_unconverted()
         self.ctx.mark(original, self.id, f"getattr kept torch: {why}")
         return updated
 
@@ -498,7 +498,7 @@ class LayerValues(Pass):
         """``func(**_torch_X_args(<the call's arguments>))``: converted when it runs."""
         name = factory_name(entry)
         self.needed[name] = entry
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         if "*" in entry.rename.values():  # the generated caller spreads the sizes
             return call.with_changes(func=cst.Name(name))
         inner = cst.Call(func=cst.Name(f"{name}_args"), args=call.args)

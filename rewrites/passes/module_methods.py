@@ -128,7 +128,7 @@ class ModuleMethods(Pass):
         bases = [b.with_changes(value=self.ctx.reference("mindspore.nn.Cell"))
                  if self.ctx.imports.qualify(o.value) in MODULE_DICT else b
                  for b, o in zip(updated.bases, original.bases)]
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(bases=bases)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -148,7 +148,7 @@ class ModuleMethods(Pass):
         if not (isinstance(original.value, cst.Call) and self.ctx.imports.qualify(original.value.func) in MODULE_LIST
                 and not original.value.args):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(value=cst.Call(func=self.ctx.reference("mindspore.nn.Cell")))
 
     def _buffer_write(self, original: cst.Assign, updated: cst.Assign):
@@ -169,7 +169,7 @@ class ModuleMethods(Pass):
         if persistent is not None:
             args.append(cst.Arg(persistent, keyword=cst.Name("persistent"),
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"self.{name} is a registered buffer: assigned by register_buffer "
                         "(a MindSpore Cell refuses a plain tensor under a buffer's name)", Severity.INFO)
         return cst.Expr(cst.Call(func=cst.parse_expression("self.register_buffer"), args=args))
@@ -217,13 +217,13 @@ class ModuleMethods(Pass):
                 continue
             body = new_body
             inserted = True
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
         if refresh_self:
             body = _refresh_before_returns(body, "self")
             if not (body and _is_return(body[-1])):
                 body.append(_refresh("self"))
             inserted = True
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
         if not inserted:
             return updated
         return updated.with_changes(body=updated.body.with_changes(body=body))
@@ -236,7 +236,7 @@ class ModuleMethods(Pass):
         receiver = original.value
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(attr=cst.Name("_cells"))
 
     def _dict_init(self, fn: cst.FunctionDef) -> cst.FunctionDef:
@@ -252,7 +252,7 @@ class ModuleMethods(Pass):
             body.append(stmt.with_changes(body=[cst.Expr(call.with_changes(args=[]))]))
             body.append(cst.parse_statement(
                 f"for _name, _cell in dict({modules}).items():\n    self.insert_child_to_cell(_name, _cell)\n"))
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
         return fn.with_changes(body=fn.body.with_changes(body=body))
 
     def _layer_base(self, node: cst.ClassDef) -> tuple[str | None, bool, bool]:
@@ -303,11 +303,11 @@ class ModuleMethods(Pass):
                    if layer not in SAME_INIT else None if fn is not None and fn.name.value in _BUILDING
                    else "re-draws the initial values after construction; MindSpore's layer has no such method")
             if why:
-                self.ctx.stats.unconverted += 1
+                self.ctx.count_unconverted()
                 self.ctx.mark(original, self.id, f"{layer}.reset_parameters(): {why}")
                 return updated
             note = f"MindSpore's layer drew {layer}'s initial distributions when built: dropped"
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{code(receiver)}.{method}(): {note}", Severity.INFO)
         self._dropped.add(id(original))
         return HOOKS[entry.hook].function(self.ctx, entry, {}, updated.func.value)
@@ -345,7 +345,7 @@ class ModuleMethods(Pass):
                 and isinstance(receiver, cst.Name) and receiver.value == "self"):
             # the ModuleDict's own view of its children: torch's _modules is Cell's _cells
             # (GRAPH mode cannot iterate name_cells() in construct; _cells it can)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
@@ -361,7 +361,7 @@ class ModuleMethods(Pass):
         if method in _PAIR_METHODS:
             pair = _PAIR_METHODS[method]
             if len(updated.args) == 1 and updated.args[0].star == "*":  # add_module(*pair): same order
-                self.ctx.stats.converted += 1
+                self.ctx.count_converted()
                 return updated.with_changes(func=func.with_changes(attr=self._target(method)))
             if len(updated.args) != 2 or any(a.star for a in updated.args):
                 self.ctx.report(original, self.id, f".{method}(): expected {pair}", Severity.INFO)
@@ -374,13 +374,13 @@ class ModuleMethods(Pass):
                 args = [by_name[pair[0]].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
                         by_name[pair[1]].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
                 args[1] = args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
         if updated.args:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"Module.{method}() with arguments: Cell's counterpart takes other ones")
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         src = code(new_receiver)
         call = f"{src}.{self._target(method).value}()"
         if method == "modules":
@@ -412,7 +412,7 @@ class ModuleMethods(Pass):
         if method in ("train", "eval"):
             if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver) and self._trains:
                 # a training script passes its model around: the mode is set at run time
-                self.ctx.stats.converted += 1
+                self.ctx.count_converted()
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
                                 f"Module; {_MODE_HELPERS[method]} sets a Cell's mode (set_train) and calls "
                                 "any other object's own method", Severity.INFO)
@@ -430,19 +430,19 @@ class ModuleMethods(Pass):
                 args = list(updated.args)
                 if len(args) > 1 or any(a.star or (a.keyword is not None and a.keyword.value != "mode") for a in args):
                     return updated
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
         entry = self.methods[method]
         args = []
         for i, arg in enumerate(updated.args):
             name = arg.keyword.value if arg.keyword is not None else (entry.params[i] if i < len(entry.params) else None)
             if arg.star or name not in entry.params:
-                self.ctx.stats.unconverted += 1
+                self.ctx.count_unconverted()
                 self.ctx.mark(original, self.id, f"Module.{method}(): arguments not understood")
                 return updated
             if name in entry.unsupported_args:  # harmless only at the value the table allows
                 if literal_value(arg.value) != entry.allowed.get(name, NOT_LITERAL):
-                    self.ctx.stats.unconverted += 1
+                    self.ctx.count_unconverted()
                     self.ctx.mark(original, self.id, f"Module.{method}({name}={code(arg.value)}): "
                                   f"{entry.unsupported_args[name]}")
                     return updated
@@ -451,7 +451,7 @@ class ModuleMethods(Pass):
                 cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(func=func.with_changes(attr=self._target(method)), args=args)
 
 
@@ -474,10 +474,10 @@ class ModuleMethods(Pass):
         try:
             result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value, original=original)
         except Unconvertible as why:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"Module.{original.func.attr.value}(): {why}")
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return result
 
     def _same_method(self, original: cst.Call, updated: cst.Call, entry):
@@ -496,13 +496,13 @@ class ModuleMethods(Pass):
             name = arg.keyword.value if not positional else entry.params[i] if i < len(entry.params) else None
             if arg.star or (positional and name not in entry.unsupported_args):
                 if name is None and not arg.star:  # state_dict's deprecated positional ones
-                    self.ctx.stats.unconverted += 1
+                    self.ctx.count_unconverted()
                     self.ctx.mark(original, self.id, f"Module.{method}(): arguments by position not understood")
                     return updated
                 args.append(arg)
             elif name in entry.unsupported_args:
                 if literal_value(arg.value) != entry.allowed.get(name, NOT_LITERAL):
-                    self.ctx.stats.unconverted += 1
+                    self.ctx.count_unconverted()
                     self.ctx.mark(original, self.id, f"Module.{method}({name}={code(arg.value)}): "
                                   f"{entry.unsupported_args[name]}")
                     return updated
@@ -512,7 +512,7 @@ class ModuleMethods(Pass):
             return updated  # as written: the statement keeps its layout
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return updated.with_changes(args=args)
 
 

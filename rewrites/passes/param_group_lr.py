@@ -263,7 +263,7 @@ class ParamGroupLr(Pass):
             return updated
         if not self._lr_item(original, READ_KEYS):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Call(func=cst.Name("float"), args=[cst.Arg(updated)])
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
@@ -295,6 +295,6 @@ class ParamGroupLr(Pass):
         if HELPER not in self.ctx.definitions:
             self.ctx.report(original, self.id, "MindSpore keeps a param group's lr in a Parameter that its "
                             f"optimizer and schedulers read: {HELPER} assigns the new value into it", Severity.INFO)
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Call(func=runtime_helper(self.ctx, HELPER),
                         args=[cst.Arg(group), cst.Arg(value)])

@@ -91,7 +91,7 @@ class Scaffolding(Pass):
 
     def leave_Decorator(self, original: cst.Decorator, updated):
         if self._qual(_decorator_name(original)) in self.decorators:
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.RemovalSentinel.REMOVE
         return updated
 
@@ -101,7 +101,7 @@ class Scaffolding(Pass):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated):
         self._depth -= 1
         if any(self._qual(_decorator_name(d)) in self.stubs for d in original.decorators) and _only_pass(original):
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.RemovalSentinel.REMOVE
         return updated
 
@@ -127,7 +127,7 @@ class Scaffolding(Pass):
             return updated
         body = updated.body
         lines = list(body.body) if isinstance(body, cst.IndentedBlock) else [cst.SimpleStatementLine(body=body.body)]
-        self.ctx.stats.converted += len(original.items)
+        self.ctx.count_converted(len(original.items))
         first = lines[0]
         lines[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
         return cst.FlattenSentinel(lines)
@@ -136,13 +136,13 @@ class Scaffolding(Pass):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         qual = self._qual(original.func)
         if qual in self.constant:
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             return cst.Name(self.constant[qual])
         if qual in self.identity:
             index = self.identity[qual]
             args = [a for a in updated.args if not a.keyword and not a.star]
             if index < len(args) and len(args) == len(updated.args):
-                self.ctx.stats.converted += 1
+                self.ctx.count_converted()
                 return args[index].value
         return updated
 
@@ -154,7 +154,7 @@ class Scaffolding(Pass):
             return updated
         qual = self._qual(call.func)
         if qual in self.statements and self._depth == 0:
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             if any(line.comment for line in original.leading_lines):
                 return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
             return cst.RemovalSentinel.REMOVE
@@ -172,7 +172,7 @@ class Scaffolding(Pass):
                 message = None  # a named function: the check stays, without its message
             else:
                 message = message.body
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return line.with_changes(body=[cst.Assert(test=_one_line(call.args[0].value), msg=_one_line(message))])
 
 

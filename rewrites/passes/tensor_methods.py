@@ -149,7 +149,7 @@ class TensorMethods(Pass):
         op = NUMPY_LEFT_OPS.get(type(original.operator))
         if op is None or not self._is_numpy(original.left) or not is_tensor(original.right, self.scope, self.ctx, self.roots):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"numpy value {code(original.left)!r} on the left of a tensor: "
                         f"ops.{op.rsplit('.', 1)[-1]} keeps the result a tensor", Severity.INFO)
         args = [cst.Arg(updated.left.with_changes(lpar=[], rpar=[])), cst.Arg(updated.right.with_changes(lpar=[], rpar=[]))]
@@ -183,16 +183,16 @@ class TensorMethods(Pass):
         name = f".{original.attr.value}"
         if not is_tensor(original.value, self.scope, self.ctx, self.roots):
             # numpy arrays and Python numbers have .real too
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.report(original, self.id, f"{name}: receiver {code(original.value)!r} may not be a tensor; "
                             "left as it is", Severity.INFO)
             return updated
         if id(original) in self._written:
             # MindSpore's part is a new tensor: a write to it would not reach x
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"Tensor{name}: written through; MindSpore's {name} part is a copy")
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return entry_call(self.ctx, entry, {}, updated.value)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
@@ -226,7 +226,7 @@ class TensorMethods(Pass):
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             if not _tensor_only(entry, original):
                 # a torch-looking use left as it is: it counts against the conversion rate
-                self.ctx.stats.unconverted += 1
+                self.ctx.count_unconverted()
                 self.ctx.report(
                     original, self.id,
                     f".{func.attr.value}(): receiver {code(receiver)!r} may not be a tensor; left as it is",
@@ -242,10 +242,10 @@ class TensorMethods(Pass):
         try:
             result = convert_call(self.ctx, entry, updated, self.id, receiver=updated.func.value, original=original)
         except Unconvertible as why:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"Tensor.{func.attr.value}: {why}")
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self._converted.add(id(result))
         return result
 

@@ -98,13 +98,13 @@ class TopkMask(Pass):
         values, indices, args = found
         args = {**args, **self._converted_args(updated)}
         if indices is not None and not (isinstance(indices, cst.Name) and indices.value == "_"):
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, "torch.topk with a variable k: the indices have no static-shape equivalent")
             return updated
         dim = code(args["dim"]) if "dim" in args else "-1"
         largest = literal_value(args["largest"]) if "largest" in args else True
         if largest is NOT_LITERAL:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, "torch.topk with a variable k and a variable largest=")
             return updated
         ops = code(self.ctx.reference("mindspore.ops.sort").value)
@@ -117,7 +117,7 @@ class TopkMask(Pass):
             f"{values} = {x} * {mask}",
         ]
         self._masks[-1][values] = mask
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(
             original, self.id,
             f"torch.topk with variable k={k}: {values} keeps the full shape (the top k kept, the rest zeroed, "

@@ -119,7 +119,7 @@ class TrainingScript(Pass):
             return self._scheduler_state(original, updated, loads)
         if not loads or receiver not in optimizers or len(updated.args) != 1 or updated.args[0].star:
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{receiver}.load_state_dict(): a MindSpore optimizer's state "
                         "is loaded by load_param_into_net (_torch_load_state_dict raises on missing or unexpected "
                         "keys, as torch)", Severity.INFO)
@@ -131,7 +131,7 @@ class TrainingScript(Pass):
         schedulers have neither."""
         if len(updated.args) != (1 if loads else 0) or any(a.star for a in updated.args):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         if loads:
             helper = runtime_helper(self.ctx, "_torch_load_scheduler_state")
             return cst.Call(func=helper, args=[cst.Arg(updated.func.value), _only(updated.args[0])])
@@ -158,7 +158,7 @@ class TrainingScript(Pass):
     def _in_train_mode(self, original: cst.CSTNode, value: cst.BaseExpression, updated_value):
         if not self._training or self._classes or not self._built_model(value) or not isinstance(updated_value, cst.Call):
             return None
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         self.ctx.report(original, self.id, "a fresh Cell is in eval mode, a fresh Module in train mode: "
                         "set_train() where it is built", Severity.INFO)
         return cst.Call(func=cst.Attribute(value=updated_value, attr=cst.Name("set_train")))
@@ -179,7 +179,7 @@ class TrainingScript(Pass):
         if not (original.attr.value == "type" and isinstance(original.value, cst.Name)
                 and original.value.value in self.facts.device_names()):
             return updated
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         return cst.Call(func=runtime_helper(self.ctx, "_torch_device_type"), args=[cst.Arg(updated.value)])
 
     # -- statements left without effect; cuDNN switches ----------------------------------
@@ -195,7 +195,7 @@ class TrainingScript(Pass):
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
         if self._switch(original):
-            self.ctx.stats.converted += 1
+            self.ctx.count_converted()
             self.ctx.report(original, self.id, f"{code(original.body[0]).strip()}: a cuDNN/CUDA switch, removed "
                             "(MindSpore's CPU kernels have no such choice)", Severity.INFO)
             return self._removed(original, updated)

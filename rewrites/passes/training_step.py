@@ -92,7 +92,7 @@ class TrainingStep(Pass):
             elif part.kind not in ("guard", "backward"):
                 # rewritten with its block, never on its own (an if's body holds other code,
                 # and a backward's loss expression is converted as usual: the function returns it)
-                self.ctx.frozen.add(key)
+                self.ctx.freeze(part.stmt)
         self._names: dict[str, tuple[str, str, str]] = {}
         self.guard_calls: dict[int, TrainingStatement] = {}  # id(the else's call) -> its guard
         # id(a backward's original loss) -> the loss as the other passes converted it, and the
@@ -102,7 +102,7 @@ class TrainingStep(Pass):
     def leave_SimpleStatementLine(self, original, updated):
         why = self.problems.get(id(original))
         if why is not None:
-            self.ctx.stats.unconverted += 1
+            self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"backward(): {why}")
         return updated
 
@@ -293,7 +293,7 @@ class TrainingStep(Pass):
     def _gradients(self, part: TrainingStatement) -> list:
         """value_and_grad's call, the unscale and the accumulation, in the backward's place."""
         ctx = self.ctx
-        ctx.stats.converted += 1
+        ctx.count_converted()
         opt = part.optimizer
         target, returned = self._binding(part)
         value_and_grad = code(ctx.reference("mindspore.value_and_grad"))
@@ -316,7 +316,7 @@ class TrainingStep(Pass):
         return self.grads if part.simple else f"{part.optimizer}.{HELD}"
 
     def _zero_grad(self, part: TrainingStatement) -> list:
-        self.ctx.stats.converted += 1
+        self.ctx.count_converted()
         if part.simple or part.optimizer is None:
             return []  # the gradients are computed afresh: nothing to zero
         if self.plan.reads_grads:
@@ -326,7 +326,7 @@ class TrainingStep(Pass):
 
     def _statement(self, part: TrainingStatement) -> list:
         ctx = self.ctx
-        ctx.stats.converted += 1
+        ctx.count_converted()
         grads = self._grads_of(part)
         if part.kind == "step":
             if part.simple:

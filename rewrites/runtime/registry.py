@@ -195,7 +195,7 @@ def closure(name: str) -> list[str]:
 def define(ctx, name: str, source: str) -> None:
     """``source`` (defining ``name``) written once per file beside the code, as black lays it out."""
     if name not in ctx.definitions:
-        ctx.definitions[name] = black_layout(source)
+        ctx.define(name, black_layout(source))
 
 
 def runtime_helper(ctx, name: str) -> cst.Name:
