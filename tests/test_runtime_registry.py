@@ -97,6 +97,9 @@ class _File:
         self.requested.append(module)
         return cst.parse_expression(f"{self.spellings[module]}.{name}")
 
+    def define(self, name: str, source: str) -> None:
+        self.definitions.setdefault(name, source)
+
 
 def test_a_copy_spells_the_modules_as_the_file_binds_them() -> None:
     file = _File({"mindspore": "mindspore", "mindspore.ops": "mindspore.ops"})
