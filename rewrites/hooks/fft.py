@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
-from .linalg import _helper, _negated
+from .linalg import linalg_helper, negated
 from .registry import hook
 
 # MindSpore's window kernels that take the length as a tensor, not an int
@@ -110,7 +110,7 @@ def istft(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.istft(spec, 16, window=w)`` -> ``_istft(input=spec, n_fft=16, window=w)`` (emitted)."""
     if receiver is not None:
         args = {"input": receiver, **args}
-    return keyword_call(_helper(ctx, "_istft", ISTFT), args)
+    return keyword_call(linalg_helper(ctx, "_istft", ISTFT), args)
 
 
 # ops.fftfreq / rfftfreq compute in float32 (a float64 result is off by 1e-8): torch's
@@ -132,7 +132,7 @@ def fftfreq(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.fft.rfftfreq(8, 0.5)`` -> ``_fftfreq(n=8, d=0.5, onesided=True)`` (emitted)."""
     if entry.source.endswith("rfftfreq"):
         args["onesided"] = literal(True)
-    return keyword_call(_helper(ctx, "_fftfreq", FFTFREQ), args)
+    return keyword_call(linalg_helper(ctx, "_fftfreq", FFTFREQ), args)
 
 
 # torch.signal.windows: scipy's formulas, computed once in float64 by numpy (a window is a
@@ -175,7 +175,7 @@ def {name}(kind, M, sym=True, dtype=None, **params):
 @hook(consumes=("M", "sym", "dtype", "alpha", "a", "beta", "std", "center", "tau"), adds=("kind",))
 def signal_window(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.signal.windows.hann(8, sym=False)`` -> ``_signal_window("hann", M=8, sym=False)`` (emitted)."""
-    call = keyword_call(_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
+    call = keyword_call(linalg_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
     kind = cst.Arg(literal(entry.source.rsplit(".", 1)[-1]))
     return call.with_changes(args=[kind, *call.args])
 
@@ -185,7 +185,7 @@ def hamming_window(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.hamming_window(8, alpha=a, beta=b)`` -> ``_signal_window("general_cosine", M=8,
     sym=False, a=(a, b))`` (emitted): ops.hamming_window rounds alpha and beta to float32."""
     alpha, beta = args.pop("alpha", literal(0.54)), args.pop("beta", literal(0.46))
-    args = {"M": args.pop("window_length"), "sym": _negated(args.pop("periodic", literal(True))),
+    args = {"M": args.pop("window_length"), "sym": negated(args.pop("periodic", literal(True))),
             "a": cst.Tuple([cst.Element(alpha), cst.Element(beta)]), **args}
-    call = keyword_call(_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
+    call = keyword_call(linalg_helper(ctx, "_signal_window", SIGNAL_WINDOW), args)
     return call.with_changes(args=[cst.Arg(literal("general_cosine")), *call.args])

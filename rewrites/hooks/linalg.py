@@ -92,7 +92,7 @@ def {name}(input, other, dim=-1):
 '''
 
 
-def _helper(ctx, name: str, source: str) -> cst.Name:
+def linalg_helper(ctx, name: str, source: str) -> cst.Name:
     """``name`` emitted beside the code (with the shape-broadcasting helper it calls)."""
     if "BROADCAST" in source:
         source = source.replace("BROADCAST(", f"{emitted(ctx, '_broadcast_shapes', BROADCAST_SHAPES).value}(")
@@ -106,7 +106,7 @@ def _args_with_receiver(entry, args, receiver) -> dict:
 @hook(consumes=("A", "B", "left"))
 def linalg_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.solve(A, b)`` -> ``_linalg_solve(A=A, B=b)`` (emitted)."""
-    return keyword_call(_helper(ctx, "_linalg_solve", SOLVE), args)
+    return keyword_call(linalg_helper(ctx, "_linalg_solve", SOLVE), args)
 
 
 @hook(consumes=("A", "B", "upper", "left", "unitriangular"))
@@ -114,7 +114,7 @@ def solve_triangular(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.solve_triangular(A, B, upper=True)`` -> ``_solve_triangular(A=A, B=B, upper=True)``."""
     if "upper" not in args:
         raise Unconvertible("solve_triangular needs upper=")
-    return keyword_call(_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
+    return keyword_call(linalg_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
 
 
 @hook(consumes=("input", "A", "upper", "transpose", "unitriangular"))
@@ -126,14 +126,14 @@ def triangular_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
     if not name_chain(A):
         raise Unconvertible("the coefficient matrix is used twice: give it a name first")
     args = {"A": A, "B": b, "upper": args.pop("upper", literal(True)), **args}
-    solution = keyword_call(_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
+    solution = keyword_call(linalg_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR), args)
     return cst.parse_expression(f"({code(solution)}, {code(A)}.copy())")
 
 
 @hook(consumes=("A", "full_matrices", "driver"), adds=("vh",))
 def linalg_svd(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.svd(A)`` -> ``_svd(A=A, full_matrices=True, vh=True)``: (U, S, Vh)."""
-    return keyword_call(_helper(ctx, "_svd", SVD), {**args, "vh": literal(True)})
+    return keyword_call(linalg_helper(ctx, "_svd", SVD), {**args, "vh": literal(True)})
 
 
 @hook()
@@ -147,11 +147,11 @@ def svdvals(ctx, entry, args, receiver) -> cst.BaseExpression:
 def svd_some(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.svd(A, some=True)`` -> ``_svd(A=A, full_matrices=False, vh=False)``: (U, S, V)."""
     args = _args_with_receiver(entry, args, receiver)
-    full = _negated(args.pop("some", literal(True)))
-    return keyword_call(_helper(ctx, "_svd", SVD), {"A": args.pop("input"), "full_matrices": full, "vh": literal(False)})
+    full = negated(args.pop("some", literal(True)))
+    return keyword_call(linalg_helper(ctx, "_svd", SVD), {"A": args.pop("input"), "full_matrices": full, "vh": literal(False)})
 
 
-def _negated(flag: cst.BaseExpression) -> cst.BaseExpression:
+def negated(flag: cst.BaseExpression) -> cst.BaseExpression:
     value = literal_value(flag)
     return literal(not value) if isinstance(value, bool) else cst.parse_expression(f"not ({code(flag)})")
 
@@ -200,13 +200,13 @@ def cholesky_inverse(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.cholesky_inverse(L)`` -> ``_cholesky_inverse(L=L)`` (emitted)."""
     args = _args_with_receiver(entry, args, receiver)
     args["L"] = args.pop("input")
-    return keyword_call(_helper(ctx, "_cholesky_inverse", CHOLESKY_INVERSE), args)
+    return keyword_call(linalg_helper(ctx, "_cholesky_inverse", CHOLESKY_INVERSE), args)
 
 
 @hook(consumes=("input", "other", "dim"))
 def linalg_cross(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.cross(a, b)`` -> ``_linalg_cross(input=a, other=b)`` (broadcasting)."""
-    return keyword_call(_helper(ctx, "_linalg_cross", CROSS), args)
+    return keyword_call(linalg_helper(ctx, "_linalg_cross", CROSS), args)
 
 
 # ops.norm / ops.matrix_norm / ops.cond compute singular values in float32 whatever the
@@ -259,14 +259,14 @@ def norm_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
             return entry_call(ctx, entry, args, receiver)
         args = {"A": args["A"], "ord": args["ord"], "dim": args.get("axis", literal((-2, -1))),
                 **({"keepdim": args["keepdims"]} if "keepdims" in args else {})}
-    return keyword_call(_helper(ctx, "_matrix_norm", MATRIX_NORM), args)
+    return keyword_call(linalg_helper(ctx, "_matrix_norm", MATRIX_NORM), args)
 
 
 @hook(consumes=("A", "p"))
 def cond(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.cond(A, p)`` -> ``_cond(A=A, p=p)`` (emitted)."""
-    norm = _helper(ctx, "_matrix_norm", MATRIX_NORM).value
-    return keyword_call(_helper(ctx, "_cond", COND.replace("NORM(", f"{norm}(")), args)
+    norm = linalg_helper(ctx, "_matrix_norm", MATRIX_NORM).value
+    return keyword_call(linalg_helper(ctx, "_cond", COND.replace("NORM(", f"{norm}(")), args)
 
 
 # mindspore.scipy.linalg's eigh and lu_factor (imported where they run: no target module of
@@ -304,7 +304,7 @@ def eigh(ctx, entry, args, receiver) -> cst.BaseExpression:
     args = {"A": args.pop("input"), **args}
     if entry.source.endswith("eigvalsh"):
         args["eigenvectors"] = literal(False)
-    return keyword_call(_helper(ctx, "_eigh", EIGH), args)
+    return keyword_call(linalg_helper(ctx, "_eigh", EIGH), args)
 
 
 @hook(consumes=("input", "A", "pivot", "get_infos"))
@@ -312,7 +312,7 @@ def lu_factor(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.linalg.lu_factor(A)`` / ``torch.lu(A)`` -> ``_lu_factor(A=A)`` (emitted);
     ``torch.linalg.lu(A)`` -> ``ops.lu_unpack(*_lu_factor(A=A))``: (P, L, U)."""
     args = _args_with_receiver(entry, args, receiver)
-    factors = keyword_call(_helper(ctx, "_lu_factor", LU_FACTOR), {"A": args.get("A", args.get("input"))})
+    factors = keyword_call(linalg_helper(ctx, "_lu_factor", LU_FACTOR), {"A": args.get("A", args.get("input"))})
     if entry.source != "torch.linalg.lu":
         return factors
     return cst.Call(func=ctx.reference("mindspore.ops.lu_unpack"), args=[cst.Arg(factors, star="*")])
@@ -376,7 +376,7 @@ def _emitted_call(name: str, source: str, first: str | None = None):
             args = {first: receiver, **args}
         elif first is not None and first not in args and "input" in args:  # torch.f(input) -> helper(A)
             args = {first: args.pop("input"), **args}
-        return keyword_call(_helper(ctx, name, source), args)
+        return keyword_call(linalg_helper(ctx, name, source), args)
     convert.__doc__ = f"``{name.strip('_')}``: a call of ``{name}`` (emitted)."
     return convert
 
@@ -448,8 +448,8 @@ matrix_exp = hook("matrix_exp", consumes=("input", "A"))(_emitted_call("_matrix_
 @hook(consumes=("b", "LU_data", "LU_pivots"))
 def lu_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.lu_solve(b, LU, piv)`` -> ``_lu_solve(B=b, LU=LU, pivots=piv)`` (emitted)."""
-    solve = _helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR).value
-    fn = _helper(ctx, "_lu_solve", LU_SOLVE.replace("SOLVE_TRIANGULAR(", f"{solve}("))
+    solve = linalg_helper(ctx, "_solve_triangular", SOLVE_TRIANGULAR).value
+    fn = linalg_helper(ctx, "_lu_solve", LU_SOLVE.replace("SOLVE_TRIANGULAR(", f"{solve}("))
     args = _args_with_receiver(entry, args, receiver)
     return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"]})
 
