@@ -6,9 +6,9 @@ from transpile.pipeline import Pipeline
 from .passes.annotation_types import AnnotationTypes
 from .passes.api_calls import ApiCalls
 from .passes.autograd_function import AutogradFunction
-from .passes.einops_lowering import EinopsLowering, SOURCE_ROOTS as EINOPS_ROOTS
+from .passes.einops_lowering import EinopsLowering
 from .facts import FileFacts
-from .table_calls import tables
+from .table_calls import LOWERED_ROOTS, tables
 from .passes.bool_index import BoolIndex
 from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
@@ -119,6 +119,5 @@ def pipeline_of(*passes: type) -> Pipeline:
 
 def _pipeline(stages) -> Pipeline:
     t = tables()
-    # einops is a source package too: its calls are lowered by EinopsLowering
-    return Pipeline(stages, dict(t.modules), set(t.source_roots) | EINOPS_ROOTS,
+    return Pipeline(stages, dict(t.modules), set(t.source_roots) | LOWERED_ROOTS,
                     aliases=dict(t.aliases), analyse=FileFacts, builds_on_source=builds_on_torch)

@@ -8,9 +8,9 @@ from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code
-from .annotation_types import type_positions
-from .layer_values import converted_at_run_time, factory_possible
-from .scaffolding import scaffolding_names
+from ..analysis.annotations import type_positions
+from ..analysis.layer_factories import converted_at_run_time, factory_possible
+from ..analysis.scaffolding import scaffolding_names
 
 
 class ApiCalls(Pass):

@@ -17,18 +17,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
+from ..device_type import HELPER, HELPER_SOURCE
 from ..syntax import emitted
 
-HELPER = "_torch_device_type"
-HELPER_SOURCE = '''
-def {name}(device):
-    """torch's device type ('cpu', 'cuda') of a MindSpore device name ('CPU', 'GPU') or a
-    device string (transpile MS209)."""
-    kind = str(device).split(":")[0].lower()
-    if kind == "gpu":
-        return "cuda"
-    return kind
-'''
 # x.is_cuda -> _torch_device_type(x.device) == "cuda"
 FLAGS = {"is_cuda": "cuda", "is_cpu": "cpu"}
 

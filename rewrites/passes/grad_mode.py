@@ -27,7 +27,8 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..syntax import NOT_LITERAL, code, emitted, free_name, literal_value, name_chain
-from .scaffolding import scaffolding
+from ..analysis.backward import calls_backward
+from ..analysis.scaffolding import scaffolding_data
 
 NO_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -48,26 +49,6 @@ def {name}(enabled, value):
 '''
 AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (MindSpore's "
                     "auto_mixed_precision fails on CPU); expect differences of about 1e-3 from a torch AMP run")
-
-
-def _backward(call: cst.Call) -> bool:
-    """``loss.backward()``: a tensor's backward takes at most its gradient by position, and
-    nothing starred (``function.backward(ctx, *dout)`` is an autograd Function's, MS104's bprop)."""
-    return (isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
-            and sum(1 for a in call.args if a.keyword is None) <= 1 and not any(a.star for a in call.args))
-
-
-def calls_backward(facts, scope) -> bool:
-    """Whether ``scope`` (a function, or the module) calls ``.backward()`` in its own body
-    (lambdas included, nested functions and classes not): code a training step differentiates."""
-    return any(map(_backward, facts.nodes(scope, (cst.Call,), lambda inner: isinstance(inner, cst.Lambda))))
-
-
-def file_calls_backward(facts) -> bool:
-    """Whether the file calls ``.backward()`` anywhere: a training script (MS103, MS213 and
-    MS214 ask; the answer is kept, and a file without the text is answered at once)."""
-    return facts._once("file_calls_backward", facts.module, lambda: ".backward(" in facts.ctx.source and any(
-        map(_backward, facts.nodes(facts.module, (cst.Call,)))))
 
 
 def _plain_number(value: cst.BaseExpression) -> bool:
@@ -140,7 +121,7 @@ class GradMode(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         # autocast(enabled=False) blocks are MS206's (the same names, switched off)
-        self._disabled = frozenset(scaffolding()["disabled_context"]["names"])
+        self._disabled = frozenset(scaffolding_data()["disabled_context"]["names"])
         self._scopes: list[cst.CSTNode] = []  # the enclosing function of each open with, or the module
         self._flag_calls: set[int] = set()  # ids of set_grad_enabled calls of items about to go
 

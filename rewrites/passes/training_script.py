@@ -30,10 +30,10 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..cell_names import CellNames
+from ..device_type import HELPER as DEVICE_TYPE, HELPER_SOURCE as DEVICE_TYPE_SOURCE
 from ..syntax import code, emitted, emitted_spelled
 from ..table_calls import tables
-from .device_queries import HELPER as DEVICE_TYPE, HELPER_SOURCE as DEVICE_TYPE_SOURCE
-from .grad_mode import file_calls_backward
+from ..analysis.backward import file_calls_backward
 
 # torch settings assigned as attributes, with nothing to set in MindSpore on CPU
 SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")
