@@ -27,6 +27,9 @@ class AnnotationTypes(Pass):
     id = "MS210"
     name = "annotation-types"
     summary = "torch types in annotations become MindSpore types (typed tensors: Tensor; torch.device: str)."
+    runs_after = {
+        "MS104": "MS104 types an autograd Function's ctx parameter as the emitted _FunctionCtx, not torch's FunctionCtx",
+    }
     examples = (
         Example(
             "import torch\nfrom typing import Optional\n\n\n"

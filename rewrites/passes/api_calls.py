@@ -17,6 +17,11 @@ class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
+    runs_after = {
+        "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",
+        "MS205": "MS205 puts a factory in place of a torch layer class used as a value or called with **kwargs",
+        "MS213": "MS213 hides a with item's set_grad_enabled(flag) call (a tuple of its flag), which MS201 would mark",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nfc = nn.Linear(4, 2, bias=False)\n",

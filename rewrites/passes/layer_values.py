@@ -163,6 +163,9 @@ class LayerValues(Pass):
     id = "MS205"
     name = "layer-values"
     summary = "torch layer classes passed as values take torch's arguments; subclasses of torch layers are built with them."
+    runs_after = {
+        "MS211": "MS211 rewrites the module's statements (leave_Module) before MS205 inserts its definitions there",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nclass Block(nn.Module):\n    def __init__(self, act=nn.ReLU):\n"

@@ -39,6 +39,9 @@ class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
+    runs_after = {
+        "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x.view(x.size(0), -1)\n",
