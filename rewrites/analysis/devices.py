@@ -1,5 +1,5 @@
 """Device moves (``x.cpu()``, ``x.to(device)``): calls the conversion drops, on a tensor
-and a Module alike (MS201 converts them on any receiver; MS207 sees through them)."""
+and a Module alike (MS202 drops them on any receiver; MS301 sees a mask through them)."""
 from __future__ import annotations
 
 import libcst as cst
