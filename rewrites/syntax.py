@@ -8,6 +8,8 @@ from typing import Any
 
 import libcst as cst
 
+from transpile.walk import read
+
 from .runtime.registry import define, helper_names
 
 
@@ -240,3 +242,40 @@ def free_name(source: str, name: str) -> str:
         n += 1
         candidate = f"{name}_{n}"
     return candidate
+
+
+def is_docstring(stmt) -> bool:
+    """A statement that is only a string: a docstring when it comes first."""
+    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def after_imports(body) -> int:
+    """After the docstring and the last top-level import (also those in try/if blocks)
+    before the first function or class: where emitted definitions go (their bases must be
+    imported when they are defined, and files put ``__all__`` or constants between imports)."""
+    index = 0
+    for i, stmt in enumerate(body):
+        if i == 0 and is_docstring(stmt):
+            index = 1
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                index = i + 1
+            continue
+        if isinstance(stmt, (cst.Try, cst.If)) and _only_imports(stmt):
+            index = i + 1
+            continue
+        break
+    return index
+
+
+def _only_imports(stmt) -> bool:
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node) -> None:
+            found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass)) for s in node.body))
+
+    read(stmt, Finder())
+    return bool(found) and all(found)

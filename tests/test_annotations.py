@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_code, convert_paths
-from transpile.rewrites.passes.annotation_types import forward_reference_names, type_positions
+from transpile.rewrites.analysis.annotations import forward_reference_names, type_positions
 from transpile.rewrites.table_calls import tables
 
 import libcst as cst

@@ -141,7 +141,7 @@ def test_cached_rerun_is_the_same_and_converts_nothing(tree: Path, tmp_path: Pat
     def no_conversion():
         raise AssertionError("the cached re-run converted a file")
 
-    monkeypatch.setattr(api, "_pipeline", no_conversion)
+    monkeypatch.setattr(api, "shared_pipeline", no_conversion)
     again = api.convert_paths([tree], output=tmp_path / "out2", jobs=1, cache_dir=cache_dir)
     assert not any(f.internal_error for f in again.files)
     assert [o[2:] for o in outcomes(again)] == [o[2:] for o in outcomes(first)]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
+import pytest
 
 from transpile.diagnostics import Severity
 from transpile.passes import Pass
-from transpile.pipeline import Pipeline
+from transpile.pipeline import PassOrderError, Pipeline
 
 
 # ``1.real`` prints as code that does not parse (a float literal ``1.`` then ``real``)
@@ -119,3 +120,41 @@ def np_finfo_max() -> float:
     import numpy
 
     return float(numpy.finfo("float32").max)
+
+
+class AfterRename(Pass):
+    """Declares that it must see nodes after Rename (MS990) does."""
+    id = "MS993"
+    name = "after-rename"
+    runs_after = {"MS990": "it reads the renamed names"}
+
+
+def test_stages_that_break_a_declared_order_are_refused() -> None:
+    Pipeline(((Rename, AfterRename),), {}, set())
+    Pipeline(((Rename,), (AfterRename,)), {}, set())
+    Pipeline(((AfterRename, Double),), {}, set())  # Rename absent: nothing to keep
+    for stages in (((AfterRename, Double, Rename),), ((AfterRename,), (Rename,))):
+        with pytest.raises(PassOrderError, match=r"MS993 after-rename \(\d\.\d\) must run after MS990 rename "
+                                                 r"\(\d\.\d\): it reads the renamed names"):
+            Pipeline(stages, {}, set())
+
+
+def test_the_rewrites_stages_refuse_a_pass_moved_before_one_it_follows() -> None:
+    from transpile.rewrites import STAGES, _pipeline
+    from transpile.rewrites.passes.bool_index import BoolIndex
+    from transpile.rewrites.passes.tensor_methods import TensorMethods
+
+    first = [p for p in STAGES[0] if p is not TensorMethods]
+    first.insert(first.index(BoolIndex), TensorMethods)
+    with pytest.raises(PassOrderError, match="MS202 tensor-methods .* must run after MS301 bool-index"):
+        _pipeline((tuple(first),) + tuple(STAGES[1:]))
+
+
+def test_declared_orders_name_passes_of_the_same_stage() -> None:
+    from transpile.rewrites import STAGES
+
+    ids = {p.id for p in STAGES[0]}
+    for p in STAGES[0]:
+        assert set(p.runs_after) <= ids - {p.id}, p.id
+        assert all(why.strip() for why in p.runs_after.values()), p.id
+    assert not any(p.runs_after for stage in STAGES[1:] for p in stage)

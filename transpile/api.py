@@ -17,7 +17,7 @@ _PY2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"'])|^\s*except\s+[\w.]+
 
 
 @functools.lru_cache(maxsize=1)
-def _pipeline() -> Pipeline:
+def shared_pipeline() -> Pipeline:
     from .rewrites import default_pipeline  # shipped inside the package
 
     return default_pipeline()
@@ -46,7 +46,7 @@ def convert_code(source: str, *, filename: str | None = None, debug: bool = Fals
     converted comes back unchanged with ``failed=True`` and an error diagnostic.
     """
     name = filename or "<string>"
-    result = _pipeline().run(source, name, debug=debug, inherited=inherited_imports, package=package,
+    result = shared_pipeline().run(source, name, debug=debug, inherited=inherited_imports, package=package,
                              record_edits=record_edits, declined=declined)
     if result.failed and _PY2_HINTS.search(source):
         diag = result.diagnostics[0]
@@ -64,13 +64,13 @@ _MAGIC_MARK = "# __transpile_magic__ "
 _NOT_A_NOTEBOOK = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
 
-def _park_magics(code: str) -> str:
+def park_magics(code: str) -> str:
     """``code`` with each IPython magic line (``%time``, ``!ls``, ``?x``) made a comment."""
     return "\n".join(_MAGIC.sub(lambda m: m.group(1) + _MAGIC_MARK + m.group(2), ln) for ln in code.split("\n"))
 
 
-def _restore_magics(code: str) -> str:
-    """The magic lines :func:`_park_magics` made comments, as they were."""
+def restore_magics(code: str) -> str:
+    """The magic lines :func:`park_magics` made comments, as they were."""
     return code.replace(_MAGIC_MARK, "")
 
 
@@ -101,7 +101,7 @@ def _join_cells(nb: dict) -> _JoinedCells:
     for number, cell in enumerate(nb["cells"], 1):
         if cell.get("cell_type") != "code":
             continue
-        block = f"{_CELL.format(number)}\n{_park_magics(''.join(cell.get('source', [])))}\n"
+        block = f"{_CELL.format(number)}\n{park_magics(''.join(cell.get('source', [])))}\n"
         numbers.append(number)
         starts.append(line + 1)
         line += block.count("\n")
@@ -121,13 +121,13 @@ def notebook_cells(text: str) -> list[tuple[str, str]]:
 def _notebook_edit(edit: Edit, joined: _JoinedCells) -> Edit:
     """``edit`` of the joined module, placed in its cell, its code shown as the cell has it."""
     cell, line = joined.place(edit.line)
-    return dataclasses.replace(edit, line=line, cell=cell, code=_restore_magics(edit.code),
-                               before=_restore_magics(edit.before), after=_restore_magics(edit.after))
+    return dataclasses.replace(edit, line=line, cell=cell, code=restore_magics(edit.code),
+                               before=restore_magics(edit.before), after=restore_magics(edit.after))
 
 
 def _module_key(key: EditKey) -> EditKey:
     """A notebook edit's key as the joined module knows it (magic lines parked), for declining."""
-    return key._replace(code=_park_magics(key.code))
+    return key._replace(code=park_magics(key.code))
 
 
 def convert_notebook(text: str, *, filename: str | None = None, debug: bool = False, record_edits: bool = False,
@@ -159,7 +159,7 @@ def convert_notebook(text: str, *, filename: str | None = None, debug: bool = Fa
         if cell.get("cell_type") != "code":
             continue
         body = (header if number == joined.numbers[0] else "") + converted.get(number, "")
-        body = _restore_magics(body[:-1] if body.endswith("\n") else body)
+        body = restore_magics(body[:-1] if body.endswith("\n") else body)
         cell["source"] = body.splitlines(keepends=True)
     diagnostics = []
     for d in result.diagnostics:

@@ -105,9 +105,9 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
-        from .files import _write_atomic
+        from .files import write_atomic
 
         try:
-            _write_atomic(self._path(key), _to_json(result))
+            write_atomic(self._path(key), _to_json(result))
         except OSError:
             pass

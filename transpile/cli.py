@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="with --in-place: overwrite read-only files and files with uncommitted changes in git")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
-    conv.add_argument("-j", "--jobs", type=_positive, default=None, metavar="N",
+    conv.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
                       help="convert in N worker processes (default: one per core; 1: no workers); "
                            "outputs and report are the same whatever N")
     conv.add_argument("--no-cache", action="store_true",
@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -100,7 +100,7 @@ def _positive(text: str) -> int:
 _NAMED_FAILURES = 10  # failed files the summary names; the diagnostics name them all
 
 
-def _summary(report: PathReport) -> str:
+def summary_text(report: PathReport) -> str:
     """The last lines of a text report: counts, the rate (n/a when no torch use was measured),
     and the files that failed, by name."""
     n = summary(report)
@@ -235,7 +235,7 @@ def cmd_convert(args) -> int:
             progress.clear()
     out = sys.stdout
     if args.diff:
-        color = _use_color(args.color, out)
+        color = use_color(args.color, out)
         for f in report.files:
             r = f.result
             if r and r.changed:
@@ -269,7 +269,7 @@ def cmd_convert(args) -> int:
                 print(d.format(), file=sys.stderr)
         for package, found in report.outside_packages.items():
             print(outside_summary(package, found), file=sys.stderr)
-        print(_summary(report), file=sys.stderr)
+        print(summary_text(report), file=sys.stderr)
     if args.report is not None and not _write_report(args, report, sources.texts, parity):
         return EXIT_FINDINGS
     if any(f.internal_error for f in report.files):
@@ -331,7 +331,7 @@ def colorize_diff(lines):
         yield start + body + _RESET + line[len(body):]
 
 
-def _use_color(choice: str, stream) -> bool:
+def use_color(choice: str, stream) -> bool:
     """--color: always, never, or auto: on a terminal unless NO_COLOR is set (any value) or TERM is dumb."""
     if choice != "auto":
         return choice == "always"

@@ -56,7 +56,7 @@ class UnknownPassError(LookupError):
 
 
 def _pipeline():
-    from .api import _pipeline as default  # the one the library converts with (built once)
+    from .api import shared_pipeline as default  # the one the library converts with (built once)
 
     return default()
 
@@ -322,7 +322,7 @@ def explain_notebook(text: str, filename: str = "<notebook>", cell: int | None =
     cells), only the edits and diagnostics of that cell; with ``line`` too, only those at
     that line of the cell. ValueError for a ``line`` without a ``cell``, a ``cell`` that is
     not a code cell of the notebook, a ``line`` outside the cell."""
-    from .api import _park_magics, _restore_magics, cell_filename, convert_notebook, notebook_cells
+    from .api import park_magics, restore_magics, cell_filename, convert_notebook, notebook_cells
 
     if line is not None and cell is None:
         raise ValueError(f"{filename} is a notebook: a line needs its cell (--cell)")
@@ -341,12 +341,12 @@ def explain_notebook(text: str, filename: str = "<notebook>", cell: int | None =
         edits = [e for e in edits if e.cell == cell and (line is None or e.line <= line <= e.end_line)]
         diagnostics = [d for d in diagnostics if names.get(d.filename) == cell and (line is None or d.line == line)]
         if line is not None:
-            before = _park_magics(cells[cell - 1][1])
-            after = _park_magics(notebook_cells(result.code)[cell - 1][1])
+            before = park_magics(cells[cell - 1][1])
+            after = park_magics(notebook_cells(result.code)[cell - 1][1])
             change = line_change(before, after, line)
             if change is not None:
-                change = LineChange(change.first, tuple(map(_restore_magics, change.before)), change.converted_first,
-                                    tuple(map(_restore_magics, change.after)), cell)
+                change = LineChange(change.first, tuple(map(restore_magics, change.before)), change.converted_first,
+                                    tuple(map(restore_magics, change.after)), cell)
                 at_import = line in _import_lines(before)
     return _explained(result, filename, edits, diagnostics, unplaced, change, at_import, line=line, cell=cell,
                       notebook=True, cell_of=lambda d: names.get(d.filename, 0))

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
+from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, positive_int, use_color, colorize_diff
 from .edits import place
 from .explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
                       pass_docs)
@@ -42,10 +42,10 @@ def add_explain_parsers(sub) -> None:
                                          "documentation with an example.",
                              epilog=_EXPLAIN_EPILOG)
     explain.add_argument("file", metavar="FILE")
-    explain.add_argument("--line", type=_positive, metavar="N",
+    explain.add_argument("--line", type=positive_int, metavar="N",
                          help="only the edits whose code spans line N, and the diagnostics at line N "
                               "(in a notebook: line N of the cell --cell names)")
-    explain.add_argument("--cell", type=_positive, metavar="C",
+    explain.add_argument("--cell", type=positive_int, metavar="C",
                          help="a notebook only: only the edits and diagnostics of cell C (1: the first cell; "
                               "markdown cells count)")
     explain.add_argument("--format", choices=("text", "json"), default="text")
@@ -117,9 +117,9 @@ def cmd_explain(args) -> int:
     if usage:
         print(f"transpile explain: {usage}", file=sys.stderr)
         return EXIT_USAGE
-    from .files import _read  # the reading convert does: BOM, UTF-8, empty files
+    from .files import read_source  # the reading convert does: BOM, UTF-8, empty files
 
-    source, _bom, problem = _read(path, explicit=True) if path.exists() else (None, False, None)
+    source, _bom, problem = read_source(path, explicit=True) if path.exists() else (None, False, None)
     if source is None:
         why = problem.format() if problem else f"{path}:0:1: MS000 error: no such file or directory"
         print(why, file=sys.stderr)
@@ -135,7 +135,7 @@ def cmd_explain(args) -> int:
     if args.format == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
-        sys.stdout.write(_explanation_text(explanation, _use_color(args.color, sys.stdout)))
+        sys.stdout.write(_explanation_text(explanation, use_color(args.color, sys.stdout)))
     return EXIT_FINDINGS if explanation.has_errors else EXIT_OK
 
 

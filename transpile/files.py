@@ -128,7 +128,7 @@ class PathReport:
         return any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-def _read(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnostic | None]:
+def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnostic | None]:
     """The text of ``path`` without its UTF-8 BOM, whether it had one, or why it cannot be converted.
 
     The BOM is removed here and put back on writing: CPython's parser rejects it in a str
@@ -209,7 +209,7 @@ def _replace_atomic(path: Path, fill: Callable[[int, str], None], mode: int | No
         raise
 
 
-def _write_atomic(path: Path, data: str | bytes, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
     """Write ``data`` (text is UTF-8, its line endings as they are) to ``path`` atomically."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
 
@@ -230,7 +230,7 @@ def write_file_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    _write_atomic(path, data, mode)
+    write_atomic(path, data, mode)
 
 
 def _found_decisions(paths: list[Path]):
@@ -387,7 +387,7 @@ class _Job:
             elif self.generated is not None:  # a converted file: hand edits since the last run are kept
                 outcome = self._write_keeping_hand_edits(outcome, dest)
             elif self.converts and not self.failed and self.result.changed:
-                _write_atomic(dest, self._encoded(), stat.S_IMODE(self.src.stat().st_mode))
+                write_atomic(dest, self._encoded(), stat.S_IMODE(self.src.stat().st_mode))
             else:  # as it is, byte for byte: other files, unchanged ones, failures (the mirror stays complete)
                 _copy_atomic(self.src, dest)
         except OSError as exc:
@@ -405,17 +405,17 @@ class _Job:
         beside = dest.with_name(dest.name + CONFLICT_SUFFIX)
         plan: HandEdits = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
         if plan.write is not None and (converted or plan.write != new):
-            _write_atomic(dest, plan.write, mode)
+            write_atomic(dest, plan.write, mode)
         elif plan.write is not None:  # as it is, byte for byte
             _copy_atomic(self.src, dest)
         if plan.conflict:
-            _write_atomic(beside, new, mode)
+            write_atomic(beside, new, mode)
             outcome = replace(outcome, conflict=beside, result=_with_diagnostic(self.result, self.src, Diagnostic(
                 "MS002", Severity.WARNING, f"{dest} was edited by hand since the last run, in lines the new "
                 f"conversion changes too: kept as it is; the new conversion is {beside} (merge it by hand, "
                 "then delete it: until then every run says so)",
                 str(self.src), 0, 0, Safety.MANUAL)))
-        _write_atomic(self.generated, new)  # after the output: a run cut short reads as a hand edit, not lost
+        write_atomic(self.generated, new)  # after the output: a run cut short reads as a hand edit, not lost
         return replace(outcome, merged=plan.merged)
 
     def _encoded(self) -> bytes:
@@ -557,7 +557,7 @@ def _prepare(job: _Job, store: ResultCache | None) -> None:
     """Read a file to convert and look it up in the cache (files only copied are not read)."""
     if not job.converts:
         return
-    text, job.bom, problem = _read(job.src, job.explicit)
+    text, job.bom, problem = read_source(job.src, job.explicit)
     if problem is not None:
         job.result = ConversionResult("", [problem], False, str(job.src), failed=True)
         return
@@ -578,7 +578,7 @@ def _overwrite(src: Path, data: bytes, backup: bool) -> None:
     info = target.stat()
     if backup:
         _copy_atomic(target, backup_path(src))
-    _write_atomic(target, data, stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid))
+    write_atomic(target, data, stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid))
 
 
 def _overwrite_problems(jobs: list[_Job], force: bool, backup: bool) -> list[str]:
@@ -666,10 +666,10 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
             serial.append(_convert_one(*task))
             done(i)
         return serial
-    from .api import _pipeline
+    from .api import shared_pipeline
 
     try:
-        _pipeline()  # built once here: forked workers inherit it
+        shared_pipeline()  # built once here: forked workers inherit it
     except Exception:
         pass  # each file reports it as an internal error
     results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)

@@ -8,7 +8,7 @@ passes that declare a method for its type.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Mapping
 
 from .context import FileContext
 
@@ -29,6 +29,9 @@ class Pass:
     # Its replacements follow from the other passes' (the imports they need): not shown
     # as edits of their own and never declined one by one.
     derived_edits: ClassVar[bool] = False
+    # The passes (ids) this one must run after when both are in a pipeline, each with why:
+    # in the same stage, their handlers see a node before this one's. Pipeline checks it.
+    runs_after: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

@@ -493,6 +493,24 @@ def _syntax_error(source: str, filename: str, message: str, line: int, col: int)
     return ConversionResult(source, [diag], False, filename, failed=True)
 
 
+class PassOrderError(ValueError):
+    """The stages put a pass before one it declares it must run after (``Pass.runs_after``)."""
+
+
+def check_order(stages: Sequence[Stage]) -> None:
+    """Raise PassOrderError unless every pass comes after (in an earlier stage, or earlier
+    in its stage) each pass of the pipeline it names in ``runs_after``; a named pass the
+    pipeline does not hold constrains nothing (a pipeline of a few passes)."""
+    place = {p.id: (s, i) for s, stage in enumerate(stages) for i, p in enumerate(stage)}
+    names = {p.id: p.name for stage in stages for p in stage}
+    wrong = [f"{p.id} {p.name} ({s + 1}.{i + 1}) must run after {other} {names[other]} "
+             f"({place[other][0] + 1}.{place[other][1] + 1}): {why}"
+             for s, stage in enumerate(stages) for i, p in enumerate(stage)
+             for other, why in p.runs_after.items() if other in place and place[other] >= (s, i)]
+    if wrong:
+        raise PassOrderError("the passes are out of their declared order (stage.position):\n" + "\n".join(wrong))
+
+
 class Pipeline:
     """An explicit sequence of stages; each stage is one traversal."""
 
@@ -501,7 +519,9 @@ class Pipeline:
                  analyse: Callable[[cst.Module, FileContext], object] | None = None,
                  builds_on_source: Callable[[str], bool] | None = None):
         """``analyse(module, ctx)`` gathers, once per file, what the passes need to know
-        about it; the passes read the result as ``ctx.facts``."""
+        about it; the passes read the result as ``ctx.facts``. Raises PassOrderError when the
+        stages break a pass's ``runs_after``."""
+        check_order(stages)
         self.stages = tuple(stages)
         self.module_map = module_map
         self.source_roots = source_roots

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _summary, refused
+from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, summary_text, refused
 from .decisions import DecisionStore, DecisionsError, find_root
 from .diagnostics import Safety
 from .edits import Edit, place
@@ -201,5 +201,5 @@ def _write(args, store: DecisionStore) -> int:
     except ValueError as exc:
         print(f"transpile review: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(_summary(report), file=sys.stderr)
+    print(summary_text(report), file=sys.stderr)
     return EXIT_FINDINGS if report.has_errors or report.failed else EXIT_OK

@@ -5,7 +5,7 @@ import libcst as cst
 
 from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
-from .linalg import _negated
+from .linalg import negated
 from .registry import hook
 
 # MindSpore's window kernels that take the length as a tensor, not an int
@@ -96,7 +96,7 @@ def hamming_window(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.hamming_window(8, alpha=a, beta=b)`` -> ``_signal_window("general_cosine", M=8,
     sym=False, a=(a, b))`` (emitted): ops.hamming_window rounds alpha and beta to float32."""
     alpha, beta = args.pop("alpha", literal(0.54)), args.pop("beta", literal(0.46))
-    args = {"M": args.pop("window_length"), "sym": _negated(args.pop("periodic", literal(True))),
+    args = {"M": args.pop("window_length"), "sym": negated(args.pop("periodic", literal(True))),
             "a": cst.Tuple([cst.Element(alpha), cst.Element(beta)]), **args}
     call = keyword_call(runtime_helper(ctx, "_signal_window"), args)
     return call.with_changes(args=[cst.Arg(literal("general_cosine")), *call.args])

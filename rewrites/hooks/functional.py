@@ -332,7 +332,7 @@ def squeezed_pair(ctx, pooled: cst.BaseExpression) -> cst.Call:
 
 # torch's private reduction codes (torch.nn._reduction.get_enum), which MMDetection-style
 # losses branch on: "elementwise_mean" is torch's deprecated spelling of "mean".
-_REDUCTION_CODES = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
+REDUCTION_CODES = {"none": 0, "mean": 1, "elementwise_mean": 1, "sum": 2}
 
 
 @hook()
@@ -344,10 +344,10 @@ def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("reduction is missing")
     v = literal_value(value)
     if isinstance(v, str):
-        if v not in _REDUCTION_CODES:
+        if v not in REDUCTION_CODES:
             raise Unconvertible(f"{v!r} is not a valid value for reduction")
-        return literal(_REDUCTION_CODES[v])
+        return literal(REDUCTION_CODES[v])
     if v is not NOT_LITERAL:
         raise Unconvertible(f"reduction={code(value)} is not a string")
-    table = ", ".join(f"{k!r}: {n}" for k, n in _REDUCTION_CODES.items()).replace("'", '"')
+    table = ", ".join(f"{k!r}: {n}" for k, n in REDUCTION_CODES.items()).replace("'", '"')
     return cst.parse_expression(f"{{{table}}}[{code(value)}]")

@@ -63,11 +63,11 @@ def svdvals(ctx, entry, args, receiver) -> cst.BaseExpression:
 def svd_some(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.svd(A, some=True)`` -> ``_svd(A=A, full_matrices=False, vh=False)``: (U, S, V)."""
     args = _args_with_receiver(entry, args, receiver)
-    full = _negated(args.pop("some", literal(True)))
+    full = negated(args.pop("some", literal(True)))
     return keyword_call(runtime_helper(ctx, "_svd"), {"A": args.pop("input"), "full_matrices": full, "vh": literal(False)})
 
 
-def _negated(flag: cst.BaseExpression) -> cst.BaseExpression:
+def negated(flag: cst.BaseExpression) -> cst.BaseExpression:
     value = literal_value(flag)
     return literal(not value) if isinstance(value, bool) else cst.parse_expression(f"not ({code(flag)})")
 

@@ -11,7 +11,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
 from .registry import hook
-from .tensor_methods import _fresh, _inplace, arithmetic_  # noqa: F401
+from .tensor_methods import is_fresh_tensor, copy_into, arithmetic_  # noqa: F401
 
 
 @hook()
@@ -30,7 +30,7 @@ def reshaped_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 def _assigned(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.assign_value(value)``: ``x`` takes the value's shape too (``copy_`` keeps x's)."""
-    if receiver is not None and _fresh(receiver):
+    if receiver is not None and is_fresh_tensor(receiver):
         return value  # torch.zeros(3).unsqueeze_(0): nobody else holds the tensor
     if receiver is None or not name_chain(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")
@@ -53,7 +53,7 @@ def fill_diagonal_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_diagonal_(v, wrap)`` -> ``x.copy_(_torch_filled_diagonal(input=x, fill_value=v, wrap=wrap))``,
     the function emitted beside the code (MindSpore's fill_diagonal_ has no CPU kernel)."""
     filled = runtime_helper(ctx, "_torch_filled_diagonal")
-    return _inplace(receiver, keyword_call(filled, {"input": receiver, **args}))
+    return copy_into(receiver, keyword_call(filled, {"input": receiver, **args}))
 
 
 # x.<method>(...) draws x's new values from the inverse of the distribution's CDF at
@@ -80,7 +80,7 @@ def drawn_(ctx, entry, args, receiver) -> cst.BaseExpression:
         value = template.format(OPS=ops_, **names, **{k: operand_code(v) for k, v in args.items()})
     except KeyError as missing:
         raise Unconvertible(f"{missing.args[0]} is required") from None
-    return _inplace(receiver, cst.parse_expression(value))
+    return copy_into(receiver, cst.parse_expression(value))
 
 
 @hook()
@@ -96,7 +96,7 @@ def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("random_ without an end draws over the whole range of the dtype")
     draw = keyword_call(ctx.reference("mindspore.ops.randint_like"),
                         {"input": receiver, "low": low, "high": high, "dtype": ctx.reference("mindspore.int64")})
-    return _inplace(receiver, draw)
+    return copy_into(receiver, draw)
 
 
 @hook()
@@ -106,4 +106,4 @@ def applied_(ctx, entry, args, receiver) -> cst.BaseExpression:
     applied = runtime_helper(ctx, "_torch_applied")
     others = [args[name] for name in ("other", "x", "y") if name in args]
     call = cst.Call(func=applied, args=[cst.Arg(v) for v in (receiver, args["callable"], *others)])
-    return _inplace(receiver, call)
+    return copy_into(receiver, call)

@@ -153,7 +153,7 @@ def view_as(ctx, entry, args, receiver) -> cst.BaseExpression:
 _FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
 
 
-def _fresh(node: cst.BaseExpression) -> bool:
+def is_fresh_tensor(node: cst.BaseExpression) -> bool:
     """A call creating a new tensor (``ops.zeros(...)``): an in-place op on it may work on a
     copy, and writing the creation twice only costs its computation."""
     if not isinstance(node, cst.Call):
@@ -169,15 +169,15 @@ def _plain(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return _plain(node.expression)
     return (name_chain(node) or literal_value(node) is not NOT_LITERAL or isinstance(node, cst.Tuple)
-            or _fresh(node))
+            or is_fresh_tensor(node))
 
 
-def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
+def copy_into(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
 
     ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
     tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
-    if receiver is not None and _fresh(receiver):
+    if receiver is not None and is_fresh_tensor(receiver):
         return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
     if receiver is None or not name_chain(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")
@@ -189,7 +189,7 @@ def _inplace(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
 @hook()
 def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.masked_fill_(m, v)`` -> ``x.copy_(x.masked_fill(m, v))``."""
-    return _inplace(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
+    return copy_into(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
 
 
 @hook()
@@ -205,26 +205,26 @@ def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
     # the out-of-place method converted as the table says (x.add(y) -> ops.add(x, y)), so
     # that converting the output again leaves it as it is
     out_of_place = tables().methods[entry.source.rsplit(".", 1)[-1].rstrip("_")]
-    return _inplace(receiver, build_call(ctx, out_of_place, args, receiver))
+    return copy_into(receiver, build_call(ctx, out_of_place, args, receiver))
 
 
 @hook()
 def fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_(v)`` -> ``x.copy_(ops.full_like(x, v))``."""
     full = keyword_call(ctx.reference("mindspore.ops.full_like"), {"input": receiver, "fill_value": args["value"]})
-    return _inplace(receiver, full)
+    return copy_into(receiver, full)
 
 
 @hook()
 def zero_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.zero_()`` -> ``x.copy_(ops.zeros_like(x))``."""
-    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
+    return copy_into(receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
 
 
 @hook()
 def clamp_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.clamp_(lo, hi)`` -> ``x.copy_(ops.clamp(x, lo, hi))``."""
-    return _inplace(receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
+    return copy_into(receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
 
 
 @hook()
@@ -238,7 +238,7 @@ def uniform_(ctx, entry, args, receiver) -> cst.BaseExpression:
         span, start = literal(hv - lv), literal(lv)
     else:
         span, start = cst.parse_expression(f"{operand_code(high)} - {operand_code(low)}"), low
-    return _inplace(receiver, cst.parse_expression(f"{rand} * {operand_code(span)} + {operand_code(start)}"))
+    return copy_into(receiver, cst.parse_expression(f"{rand} * {operand_code(span)} + {operand_code(start)}"))
 
 
 @hook()
@@ -247,4 +247,4 @@ def normal_(ctx, entry, args, receiver) -> cst.BaseExpression:
     mean = args.get("mean", literal(0.0))
     std = args.get("std", literal(1.0))
     randn = code(keyword_call(ctx.reference("mindspore.ops.randn_like"), {"input": receiver}))
-    return _inplace(receiver, cst.parse_expression(f"{randn} * {operand_code(std)} + {operand_code(mean)}"))
+    return copy_into(receiver, cst.parse_expression(f"{randn} * {operand_code(std)} + {operand_code(mean)}"))

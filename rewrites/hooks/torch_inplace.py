@@ -6,7 +6,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, operand_code
 from .registry import hook
-from .tensor_methods import _inplace
+from .tensor_methods import copy_into
 
 
 def _tables():
@@ -25,7 +25,7 @@ def inplace_function(ctx, entry, args, receiver) -> cst.BaseExpression:
     if name in tables.methods:
         tensor = args.pop(first_param(entry))
         return build_call(ctx, tables.methods[name], args, tensor)
-    return _inplace(args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
+    return copy_into(args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
 
 
 def _view(ctx, entry, args) -> cst.BaseExpression:
@@ -79,4 +79,4 @@ def embedding_renorm_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.embedding_renorm_(w, idx, 1.0, 2.0)`` -> ``w.copy_(_torch_renormed(input=w, ...))``
     (the function emitted beside the code)."""
     renormed = runtime_helper(ctx, "_torch_renormed")
-    return _inplace(args["input"], keyword_call(renormed, args))
+    return copy_into(args["input"], keyword_call(renormed, args))

@@ -9,9 +9,9 @@ import libcst as cst
 
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, target_call
-from .functional import _REDUCTION_CODES, squeezed_pair
+from .functional import REDUCTION_CODES, squeezed_pair
 from .registry import hook
-from .tensor_methods import _inplace
+from .tensor_methods import copy_into
 
 # torch.X takes these arguments as torch's private codes (their index here); F.X by name
 _CODES = {
@@ -19,7 +19,7 @@ _CODES = {
     "mode": ("bilinear", "nearest", "bicubic"),  # grid_sampler's interpolation_mode
     "padding_mode": ("zeros", "border", "reflection"),
 }
-assert all(_REDUCTION_CODES[n] == i for i, n in enumerate(_CODES["reduction"]))
+assert all(REDUCTION_CODES[n] == i for i, n in enumerate(_CODES["reduction"]))
 
 _NOT_A_VALUE = "torch's own spelling of a functional op: its arguments are converted where it is called"
 # torch.X whose functional op has another name (the rest: the same name, "_with_indices"
@@ -74,7 +74,7 @@ def as_functional(ctx, entry, args, receiver) -> cst.BaseExpression:
 def as_functional_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.selu_(x)`` -> ``x.copy_(ops.selu(x))``: the out-of-place functional op
     copied into its input, which it returns (as torch does)."""
-    return _inplace(args["input"], _functional(ctx, _twin(entry), args))
+    return copy_into(args["input"], _functional(ctx, _twin(entry), args))
 
 
 @hook(not_a_value=_NOT_A_VALUE)
@@ -92,7 +92,7 @@ def rrelu_eval(ctx, entry, args, receiver) -> cst.BaseExpression:
     else:
         slope = cst.parse_expression(f"({code(lower)} + {code(upper)}) / 2")
     result = _functional(ctx, "leaky_relu", {"input": args["input"], "negative_slope": slope})
-    return _inplace(args["input"], result) if entry.source.endswith("_") else result
+    return copy_into(args["input"], result) if entry.source.endswith("_") else result
 
 
 @hook(not_a_value=_NOT_A_VALUE)
@@ -111,7 +111,7 @@ def dropout_family(ctx, entry, args, receiver) -> cst.BaseExpression:
     helper = runtime_helper(ctx, "_torch_dropout")
     flags = {k: literal(True) for k in ("alpha", "feature") if k in name}
     result = keyword_call(helper, {"input": args["input"], "p": args.get("p", literal(0.5)), "training": training, **flags})
-    return _inplace(args["input"], result) if name.endswith("_") or inplace else result
+    return copy_into(args["input"], result) if name.endswith("_") or inplace else result
 
 
 @hook(not_a_value=_NOT_A_VALUE)

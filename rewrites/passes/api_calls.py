@@ -8,15 +8,20 @@ from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code
-from .annotation_types import type_positions
-from .layer_values import converted_at_run_time, factory_possible
-from .scaffolding import scaffolding_names
+from ..analysis.annotations import type_positions
+from ..analysis.layer_factories import converted_at_run_time, factory_possible
+from ..analysis.scaffolding import scaffolding_names
 
 
 class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
+    runs_after = {
+        "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",
+        "MS205": "MS205 puts a factory in place of a torch layer class used as a value or called with **kwargs",
+        "MS213": "MS213 hides a with item's set_grad_enabled(flag) call (a tuple of its flag), which MS201 would mark",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nfc = nn.Linear(4, 2, bias=False)\n",

@@ -51,7 +51,7 @@ from transpile.passes import Example, Pass
 
 from ..cell_names import is_target_cell
 from ..runtime.registry import runtime_helper, spelled
-from .layer_values import _is_docstring
+from ..syntax import is_docstring
 
 FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function")
 FUNCTION_CTX = ("torch.autograd.function.FunctionCtx",)  # ctx's type, in annotations
@@ -172,7 +172,7 @@ class AutogradFunction(Pass):
             bprop = _method("bprop", [cst.Param(cst.Name(n)) for n in [*names, out, dout]],
                             _bprop_return(self._bprop_helper(), [inputs, cst.Name(out), cst.Name(dout)]))
         statements = list(body.body)
-        at = 1 if statements and _is_docstring(statements[0]) else 0
+        at = 1 if statements and is_docstring(statements[0]) else 0
         statements[at:at] = [construct, bprop]
         statements = [s.with_changes(leading_lines=[cst.EmptyLine(indent=False)])  # methods one blank line apart
                       if i > 0 and isinstance(s, cst.FunctionDef) and not s.leading_lines else s

@@ -18,8 +18,8 @@ from transpile.diagnostics import Safety, Severity
 from transpile.passes import Example, Pass
 from transpile.walk import iter_nodes
 
+from ..analysis.devices import is_device_move
 from ..syntax import code, literal_value, operand, repeatable
-from .tensor_methods import is_device_move
 
 COMPARISONS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 REDUCTIONS = frozenset({"sum", "mean", "max", "min"})

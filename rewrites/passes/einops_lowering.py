@@ -41,14 +41,8 @@ from transpile.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
 from ..hooks.torch_functions import einsum_at_run_time as torch_einsum_at_run_time
-from ..syntax import NOT_LITERAL, Unconvertible, code, literal_value, module_spellings, operand_code, repeatable
-from .layer_values import _after_imports
-
-# The packages this pass converts from (rewrites/__init__.py and the imports pass add them
-# to the tables' source roots). Not in tables/modules.toml: einops has no MindSpore module
-# to map to (its calls are lowered, not renamed), and a source module there would make
-# MS201 report every einops call as a torch API with no mapping.
-SOURCE_ROOTS = frozenset({"einops"})
+from ..table_calls import LOWERED_ROOTS
+from ..syntax import NOT_LITERAL, Unconvertible, after_imports, code, literal_value, module_spellings, operand_code, repeatable
 
 # qualified name -> (what it lowers like, its parameters before **axes_lengths)
 FUNCTIONS = {
@@ -413,7 +407,7 @@ class EinopsLowering(Pass):
 
     def _einops(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
-        return qual if qual is not None and qual.split(".")[0] in SOURCE_ROOTS else None
+        return qual if qual is not None and qual.split(".")[0] in LOWERED_ROOTS else None
 
     # -- calls ---------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -559,7 +553,7 @@ class EinopsLowering(Pass):
             first, *rest = cst.parse_module(black.format_str(source.replace("{name}", name), mode=mode)).body
             defs += [first.with_changes(leading_lines=two_blank), *rest]
         body = list(updated.body)
-        index = _after_imports(body)
+        index = after_imports(body)
         if index < len(body):
             body[index] = body[index].with_changes(leading_lines=[*two_blank, *_comments(body[index].leading_lines)])
         return updated.with_changes(body=[*body[:index], *defs, *body[index:]])

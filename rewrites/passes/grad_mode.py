@@ -28,7 +28,8 @@ from transpile.passes import Example, Pass
 
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, code, free_name, literal_value, name_chain
-from .scaffolding import scaffolding
+from ..analysis.backward import calls_backward
+from ..analysis.scaffolding import scaffolding_data
 
 NO_GRAD = frozenset({
     "torch.no_grad", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -43,26 +44,6 @@ STOP_GRADIENT = "mindspore.ops.stop_gradient"
 HELPER = "_torch_grad_enabled_value"
 AUTOCAST_WARNING = ("autocast dropped: the converted code computes in float32 (MindSpore's "
                     "auto_mixed_precision fails on CPU); expect differences of about 1e-3 from a torch AMP run")
-
-
-def _backward(call: cst.Call) -> bool:
-    """``loss.backward()``: a tensor's backward takes at most its gradient by position, and
-    nothing starred (``function.backward(ctx, *dout)`` is an autograd Function's, MS104's bprop)."""
-    return (isinstance(call.func, cst.Attribute) and call.func.attr.value == "backward"
-            and sum(1 for a in call.args if a.keyword is None) <= 1 and not any(a.star for a in call.args))
-
-
-def calls_backward(facts, scope) -> bool:
-    """Whether ``scope`` (a function, or the module) calls ``.backward()`` in its own body
-    (lambdas included, nested functions and classes not): code a training step differentiates."""
-    return any(map(_backward, facts.nodes(scope, (cst.Call,), lambda inner: isinstance(inner, cst.Lambda))))
-
-
-def file_calls_backward(facts) -> bool:
-    """Whether the file calls ``.backward()`` anywhere: a training script (MS103, MS213 and
-    MS214 ask; the answer is kept, and a file without the text is answered at once)."""
-    return facts._once("file_calls_backward", facts.module, lambda: ".backward(" in facts.ctx.source and any(
-        map(_backward, facts.nodes(facts.module, (cst.Call,)))))
 
 
 def _plain_number(value: cst.BaseExpression) -> bool:
@@ -135,7 +116,7 @@ class GradMode(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         # autocast(enabled=False) blocks are MS206's (the same names, switched off)
-        self._disabled = frozenset(scaffolding()["disabled_context"]["names"])
+        self._disabled = frozenset(scaffolding_data()["disabled_context"]["names"])
         self._scopes: list[cst.CSTNode] = []  # the enclosing function of each open with, or the module
 
     def _qual(self, node) -> str | None:

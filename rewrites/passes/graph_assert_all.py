@@ -23,7 +23,7 @@ import libcst.matchers as m
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .graph_maps import CompiledScopes
+from ..analysis.compiled import CompiledScopes
 
 
 class GraphAssertAll(CompiledScopes, Pass):

@@ -24,7 +24,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .graph_maps import CompiledScopes
+from ..analysis.compiled import CompiledScopes
 
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 

@@ -24,7 +24,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import read
 
-from .graph_maps import CompiledScopes
+from ..analysis.compiled import CompiledScopes
 
 CONDITIONAL = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 

@@ -23,7 +23,7 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
 from ..syntax import code
-from .graph_maps import CompiledScopes
+from ..analysis.compiled import CompiledScopes
 
 
 def _self_attr(node) -> str | None:

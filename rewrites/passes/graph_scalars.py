@@ -22,6 +22,9 @@ class GraphScalars(Pass):
     id = "MS303"
     name = "graph-scalars"
     summary = "Keep tensors instead of Python scalars (.item(), float(t), int(t)) in construct."
+    runs_after = {
+        "MS202": "MS303 rewrites int(t.item()) whole from the call MS202 made of it",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        s = x.sum().item()\n"

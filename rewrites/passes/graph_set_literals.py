@@ -16,7 +16,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from .graph_maps import CompiledScopes
+from ..analysis.compiled import CompiledScopes
 
 
 class GraphSetLiterals(CompiledScopes, Pass):

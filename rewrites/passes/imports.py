@@ -16,9 +16,8 @@ from transpile.passes import Example, Pass
 from transpile.walk import read
 
 from ..syntax import code
-from ..table_calls import tables
-from .annotation_types import forward_reference_names
-from .einops_lowering import SOURCE_ROOTS as LOWERED_ROOTS
+from ..table_calls import LOWERED_ROOTS, tables
+from ..analysis.annotations import forward_reference_names
 
 
 class _NameUses(cst.CSTVisitor):

@@ -33,49 +33,14 @@ import libcst as cst
 
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
-from transpile.walk import read
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, bind, code, literal, literal_value
+from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
-from ..value_transforms import TRANSFORMS
+from ..analysis.layer_factories import converted_at_run_time, factory_possible, transform_lines
 
 PREFIX = "_torch_"
-
-
-def factory_possible(entry, functions: bool = False) -> bool:
-    """Layers (with ``functions``, also functions) whose arguments need converting and
-    can be converted at run time."""
-    kinds = ("class", "function") if functions else ("class",)
-    if entry is None or entry.kind not in kinds or entry.unsupported or not entry.target:
-        return False
-    if not entry.source.startswith("torch.nn." if entry.kind == "class" else "torch.") or entry.target.startswith("."):
-        return False
-    if not (entry.params or entry.kwonly):
-        return False  # a pure rename: the class itself takes the same arguments
-    varargs = [p for p in entry.params if p.startswith("*")]
-    if varargs and (entry.kind == "class" or len(varargs) > 1) or ("*" in entry.rename.values() and entry.kind == "class"):
-        return False
-    if entry.hook and HOOKS[entry.hook].at_run_time is None:
-        return False
-    try:
-        _transforms(entry)
-    except Unconvertible:
-        return False
-    return True
-
-
-def converted_at_run_time(entry, call: cst.Call) -> bool:
-    """A torch function called with ``*args``/``**kwargs`` that cannot be matched to its
-    parameters here, whose arguments MS205 converts when the call runs."""
-    if entry is None or entry.kind != "function" or not factory_possible(entry, functions=True):
-        return False
-    try:
-        bind(call, entry.params, entry.kwonly)
-    except Unconvertible:
-        return True
-    return False  # converted where it stands (f(*sizes) fills a varargs parameter)
 
 
 def factory_name(entry) -> str:
@@ -84,21 +49,6 @@ def factory_name(entry) -> str:
     if entry.kind == "class":
         return PREFIX + entry.source.rsplit(".", 1)[-1]
     return PREFIX + entry.source.split(".", 1)[1].replace(".", "_")
-
-
-def _transforms(entry) -> list[str]:
-    lines = []
-    at_run_time: dict[str, list[str]] = {}  # transform -> the arguments it applies to
-    for name, transform in entry.transform.items():
-        if TRANSFORMS[transform].at_run_time is not None:
-            at_run_time.setdefault(transform, []).append(name)
-            continue
-        expr = TRANSFORMS[transform].function(cst.parse_expression(f"kwargs[{name!r}]"))
-        lines += [f"if {name!r} in kwargs:", f"    kwargs[{name!r}] = {code(expr)}"]
-    for transform, names in at_run_time.items():
-        lines += [f"for key in {tuple(names)!r}:", "    if key in kwargs:"]
-        lines += ["        " + line for line in TRANSFORMS[transform].at_run_time("kwargs[key]")]
-    return lines
 
 
 def converter_source(ctx, entry, name: str) -> str:
@@ -134,7 +84,7 @@ def converter_source(ctx, entry, name: str) -> str:
         body.append(f"kwargs.pop({arg!r}, None)")
     for arg, default in entry.defaults.items():
         body.append(f"kwargs.setdefault({arg!r}, {code(literal(default))})")
-    body += _transforms(entry)
+    body += transform_lines(entry)
     if entry.hook:
         body += HOOKS[entry.hook].at_run_time(entry)
     renames = {k: v for k, v in entry.rename.items() if k != v}
@@ -213,6 +163,9 @@ class LayerValues(Pass):
     id = "MS205"
     name = "layer-values"
     summary = "torch layer classes passed as values take torch's arguments; subclasses of torch layers are built with them."
+    runs_after = {
+        "MS211": "MS211 rewrites the module's statements (leave_Module) before MS205 inserts its definitions there",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nclass Block(nn.Module):\n    def __init__(self, act=nn.ReLU):\n"
@@ -375,7 +328,7 @@ class LayerValues(Pass):
             f"    super().__init__(**{name}_args(*args, **kwargs))  # {entry.source}'s arguments\n"
         )
         body = list(updated.body.body)
-        start = 1 if body and _is_docstring(body[0]) else 0
+        start = 1 if body and is_docstring(body[0]) else 0
         self.ctx.count_converted()
         return updated.with_changes(body=updated.body.with_changes(body=[*body[:start], init, *body[start:]]))
 
@@ -392,7 +345,7 @@ class LayerValues(Pass):
         if not lines:
             return updated
         body = list(updated.body.body)
-        start = 1 if body and _is_docstring(body[0]) else 0
+        start = 1 if body and is_docstring(body[0]) else 0
         stmts = [cst.parse_statement(ln + "\n") for ln in lines]
         rest = body[start:]
         if rest:  # a blank line between the aliases and what follows
@@ -520,46 +473,10 @@ class LayerValues(Pass):
             for i, stmt in enumerate(cst.parse_module(sources[name]).body):
                 defs.append(stmt.with_changes(leading_lines=two_blank) if i == 0 else stmt)
         body = list(updated.body)
-        index = _after_imports(body)
+        index = after_imports(body)
         if index < len(body):  # two blank lines before the code that follows
             nxt = body[index]
             blank = sum(1 for ln in nxt.leading_lines if ln.comment is None)
             if blank < 2:
                 body[index] = nxt.with_changes(leading_lines=[*[cst.EmptyLine()] * (2 - blank), *nxt.leading_lines])
         return updated.with_changes(body=[*body[:index], *defs, *body[index:]])
-
-
-def _is_docstring(stmt) -> bool:
-    return (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)
-            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
-
-
-def _after_imports(body) -> int:
-    """After the docstring and the last top-level import (also those in try/if blocks)
-    before the first function or class: the factories' bases must be imported when
-    they are defined, and files put ``__all__`` or constants between imports."""
-    index = 0
-    for i, stmt in enumerate(body):
-        if i == 0 and _is_docstring(stmt):
-            index = 1
-            continue
-        if isinstance(stmt, cst.SimpleStatementLine):
-            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
-                index = i + 1
-            continue
-        if isinstance(stmt, (cst.Try, cst.If)) and _only_imports(stmt):
-            index = i + 1
-            continue
-        break
-    return index
-
-
-def _only_imports(stmt) -> bool:
-    found = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_SimpleStatementLine(self, node) -> None:
-            found.append(all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Pass)) for s in node.body))
-
-    read(stmt, Finder())
-    return bool(found) and all(found)

@@ -40,7 +40,7 @@ from transpile.walk import iter_nodes
 
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
-from .grad_mode import file_calls_backward
+from ..analysis.backward import file_calls_backward
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init

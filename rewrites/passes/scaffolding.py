@@ -12,28 +12,12 @@ The names are data (``rewrites/passes/scaffolding.toml``, beside this file).
 """
 from __future__ import annotations
 
-import tomllib
-from functools import lru_cache
-from pathlib import Path
-
 import libcst as cst
 
 from transpile.passes import Example, Pass
 
+from ..analysis.scaffolding import scaffolding_data
 from ..syntax import code
-
-
-@lru_cache(maxsize=1)
-def scaffolding() -> dict:
-    with (Path(__file__).with_name("scaffolding.toml")).open("rb") as fh:
-        return tomllib.load(fh)
-
-
-def scaffolding_names() -> frozenset[str]:
-    """Every name this pass resolves (ApiCalls leaves them alone)."""
-    data = scaffolding()
-    return frozenset([*data["constant"], *data["identity"], *data["decorator"]["drop"],
-                      *data["decorator"]["overload_stub"], *data["statement"]["drop"], *data["check"]])
 
 
 def _decorator_name(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -71,7 +55,7 @@ class Scaffolding(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        data = scaffolding()
+        data = scaffolding_data()
         self.constant: dict[str, str] = data["constant"]
         self.identity: dict[str, int] = data["identity"]
         self.decorators = frozenset(data["decorator"]["drop"])

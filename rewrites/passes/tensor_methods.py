@@ -27,7 +27,8 @@ from transpile.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
-from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
+from ..analysis.devices import is_device_move
+from ..hooks.tensor_methods import looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
@@ -38,6 +39,9 @@ class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
+    runs_after = {
+        "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
+    }
     examples = (
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        return x.view(x.size(0), -1)\n",
@@ -321,13 +325,6 @@ def _left_as_is(new: cst.BaseExpression) -> bool:
     return isinstance(new, cst.Call) and code(new.func).split(".")[0] == "torch"
 
 
-# Methods only tensors have, whose conversion is right on any receiver that has them:
-# x.detach() -> ops.stop_gradient(x); x.contiguous(), x.cpu(), x.cuda() -> x (on a Module
-# too: MindSpore places cells by set_device).
-# device moves: the same nothing for a tensor and a Module
-MOVES_ONLY = frozenset({"cpu", "cuda"})
-
-
 # keywords only torch's tensor methods take (numpy, pandas and jax say axis=/keepdims=)
 TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
 
@@ -349,22 +346,6 @@ def _safe_anyway(method: str, call: cst.Call) -> bool:
     if method == "transpose":
         return _torch_only_transpose(call)
     return is_device_move(method, call)
-
-
-def is_device_move(method: str, call: cst.Call) -> bool:
-    """``x.cpu()``, ``x.cuda()``, ``x.to(device)``: the conversion drops the call."""
-    if method in MOVES_ONLY:
-        return True
-    if method != "to" or not call.args:
-        return False
-
-    for arg in call.args:
-        if arg.star or (arg.keyword is not None and arg.keyword.value not in ("device", "non_blocking")):
-            return False
-        if arg.keyword is None or arg.keyword.value == "device":
-            if not looks_like_device(arg.value):
-                return False
-    return True
 
 
 def _torch_only_transpose(call: cst.Call) -> bool:

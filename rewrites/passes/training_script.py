@@ -33,7 +33,7 @@ from ..cell_names import CellNames
 from ..runtime.registry import runtime_helper
 from ..syntax import code
 from ..table_calls import tables
-from .grad_mode import file_calls_backward
+from ..analysis.backward import file_calls_backward
 
 # torch settings assigned as attributes, with nothing to set in MindSpore on CPU
 SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")

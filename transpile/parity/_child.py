@@ -96,7 +96,7 @@ def _torch_numpy(value):
     return as_numpy(value)
 
 
-def _ms_numpy(value):
+def ms_numpy(value):
     import mindspore
 
     if value.dtype == mindspore.bfloat16:
@@ -130,7 +130,7 @@ def _ms_args(inputs):
     return [mindspore.Tensor(a) if isinstance(a, np.ndarray) else a for a in inputs]
 
 
-def _build_both(request: dict, step: Steps, mode: str | None):
+def build_both(request: dict, step: Steps, mode: str | None):
     """Import both files and build both objects; returns (torch_obj, ms_obj, modules)."""
     import torch
 
@@ -171,12 +171,12 @@ def run_parity(request: dict, step: Steps) -> dict:
     try:
         import torch
 
-        torch_obj, ms_obj = _build_both({**request, "kind": spec.kind, "entry": spec.entry, "seed": spec.seed,
+        torch_obj, ms_obj = build_both({**request, "kind": spec.kind, "entry": spec.entry, "seed": spec.seed,
                                          "name": spec.name}, step, mode)
         if spec.kind == "module":
             step("copy weights")
-            _refill_constants(torch_obj, spec.seed)
-            out["notes"], out["weights"] = _copy_all_weights(torch_obj, ms_obj)
+            refill_constants(torch_obj, spec.seed)
+            out["notes"], out["weights"] = copy_all_weights(torch_obj, ms_obj)
             torch_obj.eval()
             ms_obj.set_train(False)
             ms_call = ms_obj
@@ -191,7 +191,7 @@ def run_parity(request: dict, step: Steps) -> dict:
         step(f"{MS}: construct in {mode} mode")
         localise = request.get("localise") and spec.kind == "module"
         try:
-            ms_tree = to_tree(ms_call(*_ms_args(inputs)), _is_ms, _ms_numpy, "MindSpore")
+            ms_tree = to_tree(ms_call(*_ms_args(inputs)), _is_ms, ms_numpy, "MindSpore")
         except Exception:
             if localise:  # which submodule differed first, or raised?
                 try:
@@ -218,7 +218,7 @@ def run_parity(request: dict, step: Steps) -> dict:
     except (ParityFailure, ComparisonError) as exc:
         out["error"] = _located(step.current, str(exc), exc, files)
     except Exception as exc:  # user code, frameworks: one line for the table, the trace for the detail
-        out["error"] = _located(step.current, f"{type(exc).__name__}: {_first_line(exc)}", exc, files)
+        out["error"] = _located(step.current, f"{type(exc).__name__}: {first_line(exc)}", exc, files)
         out["detail"] = traceback.format_exc(limit=12)
     return out
 
@@ -249,7 +249,7 @@ def _compare_gradients(spec, torch_obj, ms_call, inputs: list, torch_tree) -> li
     t_grads = [np.zeros_like(inputs[i]) if t_args[i].grad is None else _torch_numpy(t_args[i].grad) for i in positions]
     m_grads = grad(_output_sum(ms_call, floating), grad_position=tuple(positions))(*_ms_args(inputs))
     m_grads = m_grads if isinstance(m_grads, tuple) else (m_grads,)
-    m_grads = [np.zeros_like(inputs[i]) if g is None else _ms_numpy(g) for i, g in zip(positions, m_grads)]
+    m_grads = [np.zeros_like(inputs[i]) if g is None else ms_numpy(g) for i, g in zip(positions, m_grads)]
     return [diff_leaves(t, m, index=len(leaves) + k, name=f"d(sum of outputs)/d(input {i})", atol=spec.tolerance,
                         rtol=spec.rtol) for k, (i, t, m) in enumerate(zip(positions, t_grads, m_grads))]
 
@@ -307,12 +307,12 @@ def _localise(spec, torch_obj, ms_obj, inputs, mode: str, files: list[Path], com
     if not compare_ms:
         return None, cell_info
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    rec_m = Recorder(_is_ms, _ms_numpy).attach({p: c for p, c in cells.items() if p in modules})
+    rec_m = Recorder(_is_ms, ms_numpy).attach({p: c for p, c in cells.items() if p in modules})
     raised = None
     try:
         ms_obj(*_ms_args(inputs))
     except Exception as exc:  # compare what was recorded before it
-        raised = (rec_m.open_path(), f"{type(exc).__name__}: {_first_line(exc)}")
+        raised = (rec_m.open_path(), f"{type(exc).__name__}: {first_line(exc)}")
     finally:
         rec_m.detach()
     div, compared, unmatched = find_divergence(rec_t.events, rec_m.events, set(cells), spec.tolerance, spec.rtol,
@@ -343,12 +343,12 @@ def _cell_inputs(events, cells: dict, t_cls: dict, m_cls: dict) -> list[dict]:
     return out
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[0] if lines else ""
 
 
-def _refill_constants(torch_obj, seed: int) -> None:
+def refill_constants(torch_obj, seed: int) -> None:
     """Refill the tensors torch initialises to a constant (BatchNorm's weight, bias and
     running statistics) with seeded values in [0.5, 1.5): MindSpore's initial values are
     the same constants, so a tensor copied to the wrong place would otherwise go unseen."""
@@ -363,7 +363,7 @@ def _refill_constants(torch_obj, seed: int) -> None:
                 tensor.copy_(torch.rand(tensor.shape, generator=generator, dtype=tensor.dtype) + 0.5)
 
 
-def _copy_all_weights(torch_obj, ms_obj) -> tuple[list[str], list]:
+def copy_all_weights(torch_obj, ms_obj) -> tuple[list[str], list]:
     """Copy torch -> MindSpore; every tensor on each side must find its counterpart.
     Returns notes on what copied but deserves a look, and the copies made."""
     from transpile.parity.weights import apply_transfer, plan_for_model, torch_state
@@ -390,7 +390,7 @@ def run_weights(request: dict, step: Steps) -> dict:
     files = [Path(request["torch_source"]), Path(request["converted"])]
     out: dict = {"error": None, "notes": [], "plan": None, "written": False}
     try:
-        torch_obj, ms_obj = _build_both({**request, "kind": "module"}, step, None)
+        torch_obj, ms_obj = build_both({**request, "kind": "module"}, step, None)
         step(f"read {Path(request['checkpoint']).name}")
         model_keys = torch_obj.state_dict().keys()
         state, out["notes"] = load_torch_checkpoint(request["checkpoint"], model_keys)
@@ -417,7 +417,7 @@ def run_weights(request: dict, step: Steps) -> dict:
     except (ParityFailure, CheckpointError) as exc:
         out["error"] = _located(step.current, str(exc), exc, files)
     except Exception as exc:
-        out["error"] = _located(step.current, f"{type(exc).__name__}: {_first_line(exc)}", exc, files)
+        out["error"] = _located(step.current, f"{type(exc).__name__}: {first_line(exc)}", exc, files)
         out["detail"] = traceback.format_exc(limit=12)
     return out
 

@@ -24,7 +24,7 @@ def json_safe(value):
     return value
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def table_lines(rows: list[tuple[str, ...]]) -> list[str]:
     """Columns padded to width, a rule under the header; the last column is not padded."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     lines = []
@@ -61,7 +61,7 @@ def format_table(results: list[SampleResult], modes=MODES) -> str:
             _diff_cell(r, "GRAPH") if "GRAPH" in modes else "-",
             r.verdict if len(r.verdict) <= VERDICT_WIDTH else r.verdict[: VERDICT_WIDTH - 3] + "...",
         ))
-    return "\n".join(_table(rows))
+    return "\n".join(table_lines(rows))
 
 
 def format_samples(results: list[SampleResult], modes=MODES, *, verbose: bool = False) -> str:
@@ -146,7 +146,7 @@ def format_result(result: SampleResult, *, verbose: bool = False) -> str:
         if not mr.outputs:
             errors[mode] = mr.verdict
     if len(rows) > 1:
-        lines += [""] + _table(rows)
+        lines += [""] + table_lines(rows)
     if len(set(errors.values())) > 1 or (errors and len(errors) < len(result.results)):
         lines += [""] + [f"{mode}: {verdict}" for mode, verdict in errors.items()]
     for mode, mr in result.results.items():

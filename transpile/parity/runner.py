@@ -134,7 +134,7 @@ def load_specs(samples: str | os.PathLike | Iterable[str | os.PathLike]) -> list
 
 # -- the converted source ------------------------------------------------------------
 
-def _converted_path(spec: ParitySpec, converted_dir: Path) -> Path:
+def converted_file(spec: ParitySpec, converted_dir: Path) -> Path:
     """Where ``transpile convert SAMPLES -o OUT`` put the sample: the tree is mirrored."""
     if spec.path is not None:
         try:
@@ -179,7 +179,7 @@ def _prepare(spec: ParitySpec, converted_dir: Path | None, workdir: Path) -> tup
     """The sample's result so far and the converted source's path (None: cannot run)."""
     explicit = spec.converted
     if explicit is None and converted_dir is not None:
-        explicit = _converted_path(spec, converted_dir)
+        explicit = converted_file(spec, converted_dir)
     src = converted_source(spec.source, workdir / spec.name, converted=explicit)
     result = SampleResult(spec.name, spec, src.path is not None, diagnostics=src.diagnostics, error=src.error,
                           converted_path=None if src.on_the_fly else src.path)
@@ -195,7 +195,7 @@ class ChildRun:
     detail: str = ""
 
 
-def _tail(text: str, lines: int = 15) -> str:
+def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
@@ -217,26 +217,26 @@ def run_child(request: dict, *, timeout: float, python: str | None = None) -> Ch
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
                 return ChildRun(None, f"timed out after {timeout:g} s in step '{step}' "
                                       "(does it hang? raise the limit with --timeout)")
             finally:
                 if proc.poll() is None:
-                    _kill_group(proc)
+                    kill_group(proc)
         stderr = (tmpdir / "stderr").read_text(encoding="utf-8", errors="replace")
         if proc.returncode != 0 or not result_path.is_file():
-            why = _tail(stderr) or f"exit status {proc.returncode}"
+            why = tail(stderr) or f"exit status {proc.returncode}"
             step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
             last = why.splitlines()[-1] if why else ""
             return ChildRun(None, f"child process died in step '{step}' ({last})", why)
         data = json.loads(result_path.read_text(encoding="utf-8"))
         if data.get("error") and not data.get("detail"):
-            data["detail"] = _tail(stderr)
+            data["detail"] = tail(stderr)
         return ChildRun(data)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

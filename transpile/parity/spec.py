@@ -159,7 +159,7 @@ def paths_in(data: dict) -> dict:
     return {**data, **{key: None if data.get(key) is None else Path(data[key]) for key in _PATHS}}
 
 
-def _float(value, where: str) -> float:
+def as_float(value, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SpecError(f"{where}: expected a number, got {value!r}")
     return float(value)
@@ -197,8 +197,8 @@ def _input(data, where: str) -> InputSpec:
     dtype = data.get("dtype", "float32")
     if not isinstance(dtype, str) or not _DTYPE.match(dtype):
         raise SpecError(f"{where}: dtype {dtype!r} is not a float, int or bool type name")
-    low = _float(data.get("low", -1.0 if dtype.startswith("float") else 0), where)
-    high = _float(data.get("high", 1.0 if dtype.startswith("float") else 10), where)
+    low = as_float(data.get("low", -1.0 if dtype.startswith("float") else 0), where)
+    high = as_float(data.get("high", 1.0 if dtype.startswith("float") else 10), where)
     if dtype != "bool" and not low < high:
         raise SpecError(f"{where}: low must be below high")
     if dtype.startswith(("int", "uint")) and (low != int(low) or high != int(high)):
@@ -262,8 +262,8 @@ def spec_from_dict(data: dict, *, where: str, base: Path, name: str | None = Non
     if not isinstance(raw_inputs, (list, tuple)) or not raw_inputs:
         raise SpecError(f"{where}: inputs must be a non-empty list ([[inputs]] tables, or --input SPEC)")
     inputs = tuple(_input(d, f"{where}: inputs[{i}]") for i, d in enumerate(raw_inputs))
-    tolerance = _float(data.get("tolerance", 1e-5), f"{where}: tolerance")
-    rtol = _float(data.get("rtol", 0.0), f"{where}: rtol")
+    tolerance = as_float(data.get("tolerance", 1e-5), f"{where}: tolerance")
+    rtol = as_float(data.get("rtol", 0.0), f"{where}: rtol")
     if tolerance < 0 or rtol < 0:
         raise SpecError(f"{where}: tolerance and rtol must not be negative")
     compare = data.get("compare", "allclose")
@@ -281,7 +281,7 @@ def spec_from_dict(data: dict, *, where: str, base: Path, name: str | None = Non
             raise SpecError(f"{where}: mask.input must index a random (not expr) input")
         if m["op"] not in MASK_OPS:
             raise SpecError(f"{where}: mask.op must be one of {MASK_OPS}")
-        mask = MaskRule(m["input"], m["op"], _float(m["value"], f"{where}: mask.value"))
+        mask = MaskRule(m["input"], m["op"], as_float(m["value"], f"{where}: mask.value"))
     elif data.get("mask") is not None:
         raise SpecError(f"{where}: [mask] is only used with compare = 'mask_rows'")
     graph = data.get("graph")

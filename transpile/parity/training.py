@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .compare import OutputDiff
-from .report import _table, json_safe
-from .runner import DEFAULT_TIMEOUT, _converted_path, _kill_group, _tail, converted_source, run_child
-from .spec import SpecError, _float, check_expr, paths_in, paths_out, read_spec_file
+from .report import table_lines, json_safe
+from .runner import DEFAULT_TIMEOUT, converted_file, kill_group, tail, converted_source, run_child
+from .spec import SpecError, as_float, check_expr, paths_in, paths_out, read_spec_file
 
 SUFFIX = ".training.toml"
 MARKER = "# transpile:"
@@ -88,7 +88,7 @@ def training_spec_from_dict(data: dict, *, where: str, base: Path, name: str, pa
     steps = data.get("steps", 20)
     if not isinstance(steps, int) or isinstance(steps, bool) or steps < 1:
         raise SpecError(f"{where}: steps must be a positive integer")
-    tolerances = {key: _float(data.get(key, 1e-4), f"{where}: {key}") for key in ("loss_rtol", "weight_atol", "weight_rtol")}
+    tolerances = {key: as_float(data.get(key, 1e-4), f"{where}: {key}") for key in ("loss_rtol", "weight_atol", "weight_rtol")}
     if any(v < 0 for v in tolerances.values()):
         raise SpecError(f"{where}: loss_rtol, weight_atol and weight_rtol must not be negative")
     seed = data.get("seed", 0)
@@ -270,20 +270,20 @@ def run_script(script: Path, *, timeout: float = DEFAULT_TIMEOUT, python: str | 
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(proc)
+                kill_group(proc)
             finally:
                 if proc.poll() is None:
-                    _kill_group(proc)
+                    kill_group(proc)
         seconds = time.perf_counter() - start
-        stdout = _tail((logs / "stdout").read_text(encoding="utf-8", errors="replace"), 5)
+        stdout = tail((logs / "stdout").read_text(encoding="utf-8", errors="replace"), 5)
         stderr = (logs / "stderr").read_text(encoding="utf-8", errors="replace")
         files = tuple(sorted(str(p.relative_to(work)) for p in work.rglob("*") if p.is_file()))
     if timed_out:
         return ScriptRun(False, seconds, f"timed out after {timeout:g} s (raise the limit with --timeout)",
-                         stdout, files, _tail(stderr))
+                         stdout, files, tail(stderr))
     if proc.returncode != 0:
         error = _script_error(stderr, script) if stderr.strip() else f"exit status {proc.returncode}"
-        return ScriptRun(False, seconds, error, stdout, files, _tail(stderr))
+        return ScriptRun(False, seconds, error, stdout, files, tail(stderr))
     return ScriptRun(True, seconds, None, stdout, files)
 
 
@@ -307,7 +307,7 @@ def _prepare(spec: TrainingSpec, converted_dir: Path | None, workdir: Path) -> t
     """The result so far and the converted script's path (None: it cannot run)."""
     explicit = spec.converted
     if explicit is None and converted_dir is not None:
-        explicit = _converted_path(spec, converted_dir)
+        explicit = converted_file(spec, converted_dir)
     src = converted_source(spec.source, workdir / spec.name, converted=explicit)
     result = TrainingResult(spec.name, spec, src.path is not None, error=src.error,
                             converted_path=None if src.on_the_fly else src.path)
@@ -371,19 +371,19 @@ def run_training_sample(spec: TrainingSpec | str | os.PathLike, **kwargs) -> Tra
 
 def run_training_child(request: dict, step) -> dict:
     """Build both models, copy the weights, train both, compare (runs in the child process)."""
-    from ._child import MS, TORCH, ParityFailure, _build_both, _copy_all_weights, _first_line, _refill_constants
+    from ._child import MS, TORCH, ParityFailure, build_both, copy_all_weights, first_line, refill_constants
 
     spec = TrainingSpec.from_dict(request["spec"])
     torch_file, ms_file = Path(request["torch_source"]), Path(request["converted"])
     out: dict = {"error": None, "notes": [], "torch_losses": None, "ms_losses": None, "weights": [], "frozen": []}
     try:
-        torch_model, ms_model = _build_both({**request, "kind": "module", "entry": spec.model, "seed": spec.seed,
+        torch_model, ms_model = build_both({**request, "kind": "module", "entry": spec.model, "seed": spec.seed,
                                              "name": spec.name}, step, None)
         torch_train = _train_function(f"_parity_torch_{spec.name}", spec.train, torch_file)
         ms_train = _train_function(f"_parity_ms_{spec.name}", spec.train, ms_file)
         step("copy weights")
-        _refill_constants(torch_model, spec.seed)
-        out["notes"], copies = _copy_all_weights(torch_model, ms_model)
+        refill_constants(torch_model, spec.seed)
+        out["notes"], copies = copy_all_weights(torch_model, ms_model)
         initial = _weights(torch_model, ms_model, copies)
         step(f"{TORCH}: train {spec.steps} steps")
         out["torch_losses"] = _losses(torch_train(torch_model, spec.steps), spec.steps, TORCH)
@@ -395,7 +395,7 @@ def run_training_child(request: dict, step) -> dict:
     except ParityFailure as exc:
         out["error"] = f"{step.current}: {exc}"
     except Exception as exc:  # the scripts, the frameworks: one line, and the trace for the detail
-        out["error"] = f"{step.current}: {type(exc).__name__}: {_first_line(exc)}{_where(exc, torch_file, ms_file)}"
+        out["error"] = f"{step.current}: {type(exc).__name__}: {first_line(exc)}{_where(exc, torch_file, ms_file)}"
         out["detail"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-12))
     return out
 
@@ -414,7 +414,7 @@ def _where(exc: BaseException, torch_file: Path, ms_file: Path) -> str:
 
 
 def _train_function(module_name: str, name: str, path: Path):
-    """The train function of a script ``_build_both`` imported."""
+    """The train function of a script ``build_both`` imported."""
     from ._child import ParityFailure
 
     fn = getattr(sys.modules[module_name], name, None)
@@ -439,10 +439,10 @@ def _losses(value, steps: int, side: str) -> list[float]:
 
 def _target_numpy(target):
     """The current value of a MindSpore parameter or buffer."""
-    from ._child import _ms_numpy
+    from ._child import ms_numpy
 
     value = target.ref if target.kind == "parameter" else target.ref[0]._buffers[target.ref[1]]
-    return _ms_numpy(value)
+    return ms_numpy(value)
 
 
 def _weights(torch_model, ms_model, copies) -> dict[str, tuple]:
@@ -514,7 +514,7 @@ def format_training_table(results: list[TrainingResult]) -> str:
             _num(r.weight_max_abs_diff), _frozen_cell(r), _script_cell(r),
             verdict if len(verdict) <= VERDICT_WIDTH else verdict[: VERDICT_WIDTH - 3] + "...",
         ))
-    return "\n".join(_table(rows))
+    return "\n".join(table_lines(rows))
 
 
 def format_training(results: list[TrainingResult], *, verbose: bool = False) -> str:
