@@ -82,6 +82,14 @@ def corpus_dir(corpus: Corpus) -> Path:
     return STORE / corpus.name.replace("/", "-")
 
 
+WORK: Path | None = None  # --work: where the outputs go (default: beside each corpus's src)
+
+
+def work_dir(corpus: Corpus) -> Path:
+    """Where a corpus's outputs go: ``--work DIR/<corpus>``, or beside its ``src``."""
+    return WORK / corpus.name.replace("/", "-") if WORK else corpus_dir(corpus)
+
+
 def fetch(corpus: Corpus) -> Path:
     """The corpus tree, downloaded and unpacked when missing (atomically: a complete tree or none)."""
     src = corpus_dir(corpus) / "src"
@@ -260,7 +268,7 @@ class Row:
 
 def measure(corpus: Corpus, determinism: bool) -> Row:
     src = fetch(corpus)
-    work = corpus_dir(corpus)
+    work = work_dir(corpus)
     out1, out2 = work / "out1", work / "out2"
     sources = py_files(src)
     row = Row(corpus.name, len(sources), sum(p.read_bytes().count(b"\n") for p in sources))
@@ -313,7 +321,7 @@ def print_table(rows: list[Row], determinism: bool) -> None:
 
 def print_paths(row: Row) -> None:
     """The first few files of each kind of problem, so a developer can look."""
-    out1 = corpus_dir(CORPORA[row.name]) / "out1"
+    out1 = work_dir(CORPORA[row.name]) / "out1"
     kinds = [
         ("internal errors", row.internal),
         ("internal errors on the second pass", row.second_internal),
@@ -341,9 +349,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), metavar="NAME",
                         help=f"run this corpus only (repeatable; one of {', '.join(CORPORA)})")
+    parser.add_argument("--work", metavar="DIR",
+                        help="write the outputs under DIR/<corpus> (default: beside each corpus's src); "
+                             "runs with their own --work can go side by side over one shared .corpora")
     parser.add_argument("--determinism", action="store_true",
                         help="also convert each corpus with another PYTHONHASHSEED and --jobs 1 and compare")
     args = parser.parse_args(argv)
+    global WORK
+    WORK = Path(args.work).resolve() if args.work else None
     names = args.corpus or list(CORPORA)
     rows = [measure(CORPORA[n], args.determinism) for n in names]
     print_table(rows, args.determinism)
