@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         return 2
     name, command = argv[0], argv[2:]
     commit = git("rev-parse", "--short", "HEAD")
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED)
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED, ":!*.md")
     start = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     proc = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     RESULTS.mkdir(exist_ok=True)
