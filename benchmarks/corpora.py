@@ -7,7 +7,9 @@ installed; skipped when already there): torch's ``torch/nn``, torchvision, timm 
     transpile convert <src> -o <out1> --format json --no-cache --jobs 2
     transpile convert <out1> -o <out2> ...          (the outputs, converted again)
 
-and prints one row: files, lines, internal errors (MS999 diagnostics, exit 123), outputs
+and prints one row: files, lines, internal errors (files with an MS999 diagnostic; a run
+that exits 123, is killed by a signal or writes no JSON report and names no such file
+counts as one), outputs
 that do not parse, files the second pass changes, the first pass's wall time and the
 honest conversion rate. ``--determinism`` converts the corpus once more with another
 ``PYTHONHASHSEED`` and ``--jobs 1`` and counts outputs that differ from the first pass.
@@ -78,6 +80,14 @@ CORPORA = {c.name: c for c in (
 # -- fetching -------------------------------------------------------------------------
 def corpus_dir(corpus: Corpus) -> Path:
     return STORE / corpus.name.replace("/", "-")
+
+
+WORK: Path | None = None  # --work: where the outputs go (default: beside each corpus's src)
+
+
+def work_dir(corpus: Corpus) -> Path:
+    """Where a corpus's outputs go: ``--work DIR/<corpus>``, or beside its ``src``."""
+    return WORK / corpus.name.replace("/", "-") if WORK else corpus_dir(corpus)
 
 
 def fetch(corpus: Corpus) -> Path:
@@ -151,6 +161,12 @@ class Run:
     def failed_files(self) -> list[str]:
         return [f["path"] for f in self.report.get("files", []) if f.get("status") == "failed"]
 
+    @property
+    def crashed(self) -> bool:
+        """An internal error of the run itself: exit 123, killed by a signal (a negative
+        exit code: out of memory, a segfault) or no JSON report on stdout."""
+        return self.exit_code == EXIT_INTERNAL or self.exit_code < 0 or not self.report
+
 
 def convert(tree: Path, out: Path, *, jobs: int = 2, seed: str = "0") -> Run:
     """``transpile convert tree -o out --format json --no-cache --jobs N`` with a fresh ``out``."""
@@ -222,7 +238,9 @@ class Row:
     lines: int = 0
     internal: list[str] = field(default_factory=list)
     exit_code: int = 0
+    crashed: bool = False  # the first run died (Run.crashed)
     second_internal: list[str] = field(default_factory=list)
+    second_crashed: bool = False
     unparsable: list[Path] = field(default_factory=list)
     changed: list[Path] = field(default_factory=list)
     seconds: float = 0.0
@@ -238,21 +256,25 @@ class Row:
         return 0.0 if total == 0 else self.converted_uses / total
 
     @property
+    def internal_errors(self) -> int:
+        """The first run's files with an internal error; a run that died naming none counts as one."""
+        return len(self.internal) + (self.crashed and not self.internal)
+
+    @property
     def problems(self) -> int:
-        return (len(self.internal) + (self.exit_code == EXIT_INTERNAL and not self.internal)
-                + len(self.second_internal) + len(self.unparsable) + len(self.changed)
-                + len(self.nondeterministic or []))
+        return (self.internal_errors + len(self.second_internal) + (self.second_crashed and not self.second_internal)
+                + len(self.unparsable) + len(self.changed) + len(self.nondeterministic or []))
 
 
 def measure(corpus: Corpus, determinism: bool) -> Row:
     src = fetch(corpus)
-    work = corpus_dir(corpus)
+    work = work_dir(corpus)
     out1, out2 = work / "out1", work / "out2"
     sources = py_files(src)
     row = Row(corpus.name, len(sources), sum(p.read_bytes().count(b"\n") for p in sources))
     print(f"{corpus.name}: converting {row.files} files ({row.lines:,} lines) ...", file=sys.stderr, flush=True)
     first = convert(src, out1)
-    row.seconds, row.exit_code = first.seconds, first.exit_code
+    row.seconds, row.exit_code, row.crashed = first.seconds, first.exit_code, first.crashed
     row.internal = first.internal_error_files()
     if not first.report:
         print(f"{corpus.name}: no JSON report (exit {first.exit_code}):\n{first.stderr[-2000:]}", file=sys.stderr)
@@ -265,6 +287,7 @@ def measure(corpus: Corpus, determinism: bool) -> Row:
     print(f"{corpus.name}: converting the outputs again ...", file=sys.stderr, flush=True)
     second = convert(out1, out2)
     row.second_internal = second.internal_error_files()
+    row.second_crashed = second.crashed
     row.changed = differing(out1, out2)
     if determinism:
         print(f"{corpus.name}: converting again with another hash seed and --jobs 1 ...", file=sys.stderr, flush=True)
@@ -283,7 +306,7 @@ def print_table(rows: list[Row], determinism: bool) -> None:
         head += f" {'seed/jobs differ':>16}"
     print(head)
     for r in rows:
-        internal = len(r.internal) + (r.exit_code == EXIT_INTERNAL and not r.internal)
+        internal = r.internal_errors
         total = r.converted_uses + r.unconverted_uses + r.failed_uses
         line = (f"{r.name:13} {r.files:6} {r.lines:9,} {internal:8} {len(r.unparsable):10} "
                 f"{len(r.changed):16} {r.seconds:9.1f} {f'{r.rate:.1%} ({r.converted_uses:,}/{total:,})':>24}")
@@ -298,7 +321,7 @@ def print_table(rows: list[Row], determinism: bool) -> None:
 
 def print_paths(row: Row) -> None:
     """The first few files of each kind of problem, so a developer can look."""
-    out1 = corpus_dir(CORPORA[row.name]) / "out1"
+    out1 = work_dir(CORPORA[row.name]) / "out1"
     kinds = [
         ("internal errors", row.internal),
         ("internal errors on the second pass", row.second_internal),
@@ -314,17 +337,26 @@ def print_paths(row: Row) -> None:
                 print(f"  {p}")
             if len(paths) > SHOWN:
                 print(f"  ... and {len(paths) - SHOWN} more")
-    if row.exit_code not in (0, 1):
+    if row.exit_code < 0:
+        print(f"\n{row.name}: the first pass was killed by signal {-row.exit_code}")
+    elif row.exit_code not in (0, 1):
         print(f"\n{row.name}: the first pass exited with {row.exit_code}")
+    if row.second_crashed:
+        print(f"\n{row.name}: the second pass died (killed by a signal, exit 123 or no JSON report)")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", action="append", choices=sorted(CORPORA), metavar="NAME",
                         help=f"run this corpus only (repeatable; one of {', '.join(CORPORA)})")
+    parser.add_argument("--work", metavar="DIR",
+                        help="write the outputs under DIR/<corpus> (default: beside each corpus's src); "
+                             "runs with their own --work can go side by side over one shared .corpora")
     parser.add_argument("--determinism", action="store_true",
                         help="also convert each corpus with another PYTHONHASHSEED and --jobs 1 and compare")
     args = parser.parse_args(argv)
+    global WORK
+    WORK = Path(args.work).resolve() if args.work else None
     names = args.corpus or list(CORPORA)
     rows = [measure(CORPORA[n], args.determinism) for n in names]
     print_table(rows, args.determinism)

@@ -21,19 +21,39 @@ def source(request) -> str:
     return request.param.read_text()
 
 
+def _converted(source: str, **options):
+    """The conversion of ``source``, which must not have failed: a failed conversion
+    returns its input, which parses, converts to itself and is the same every time."""
+    result = convert_code(source, **options)
+    assert not result.failed, [d.format() for d in result.diagnostics]
+    return result
+
+
 def test_output_parses(source: str) -> None:
-    cst.parse_module(convert_code(source, debug=True).code)
+    cst.parse_module(_converted(source, debug=True).code)
 
 
 def test_idempotent(source: str) -> None:
-    once = convert_code(source).code
-    twice = convert_code(once)
+    once = _converted(source).code
+    twice = _converted(once)
     assert twice.code == once
     assert not twice.changed
 
 
 def test_deterministic(source: str) -> None:
-    assert convert_code(source).code == convert_code(source).code
+    assert _converted(source).code == _converted(source).code
+
+
+# parses, but nests past the converter's limit: the conversion fails and returns its input
+_FAILING = "import torch\ny = " + " + ".join(["x"] * 700) + "\n"
+
+
+@pytest.mark.parametrize("invariant", [test_output_parses, test_idempotent, test_deterministic],
+                         ids=lambda f: f.__name__)
+def test_invariants_fail_on_a_failed_conversion(invariant) -> None:
+    assert convert_code(_FAILING).failed
+    with pytest.raises(AssertionError):
+        invariant(_FAILING)
 
 
 def _declared_edges(stage) -> set[tuple[str, str]]:

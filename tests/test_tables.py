@@ -1,6 +1,9 @@
 """The tables against the installed frameworks: symbols exist, defaults and keywords match."""
 from __future__ import annotations
 
+import functools
+import inspect
+from dataclasses import dataclass
 
 import pytest
 
@@ -12,6 +15,41 @@ from differential.symbols import resolve, signature
 
 ENTRIES = tables().all_entries()
 
+# The entries of test_recorded_params_and_defaults_match_torch that torch describes nowhere
+# (no Python signature, no override lambda, no ATen schema) or describes wrongly (its
+# tables disagree with what its Python binding takes, checked by calling torch 2.13),
+# each with the reason. Their params are exercised by the differential tests only.
+_LEGACY_TYPE = "a legacy tensor type (torch.FloatTensor(*data)): a C type with no signature in any torch table"
+_UNREDUCED = ("the ATen schema says reduction=Mean (1); the Python binding's default is 0, unreduced "
+              "(checked: torch.<loss>(a, b) keeps the batch shape)")
+_CORRECTION = ("the recorded params are the dim overload's; correction's default is None in torch's schema, "
+               "which torch documents as 1 (Bessel's correction), the value the table writes out")
+UNCHECKED_SIGNATURES: dict[str, str] = {
+    **{f"torch.{t}Tensor": _LEGACY_TYPE for t in ("BFloat16", "Bool", "Byte", "Char", "Double", "Float",
+                                                   "Half", "Int", "Long", "Short")},
+    "torch.finfo": "a C type taking one dtype: no signature in any torch table",
+    "torch.iinfo": "a C type taking one dtype: no signature in any torch table",
+    "torch.from_numpy": "C function, in neither torch's override tables nor the ATen schemas",
+    "Tensor.new_tensor": "C method, in neither torch's override tables nor the ATen schemas",
+    "Tensor.to": "overloads (dtype / device, dtype / other tensor) the table records as *args",
+    "Tensor.cuda": ("the override table gives (memory_format); the binding takes device, non_blocking, "
+                    "memory_format (checked: the keywords parse; this machine has no CUDA to run it)"),
+    "Tensor.map_": "the override table names (tensor, callable); the binding takes (other, callable) (checked)",
+    "torch.Generator": "the override table makes device keyword-only; the binding takes it by position (checked)",
+    "torch.linalg.vector_norm": "the override table and schema say input; the binding takes the documented x= too (checked)",
+    "Tensor.nan_to_num": "torch's schema default nan=None means 0.0, the value the table writes out",
+    **{f"torch.{loss}": _UNREDUCED for loss in ("binary_cross_entropy_with_logits", "cosine_embedding_loss",
+                                                "ctc_loss", "hinge_embedding_loss", "kl_div", "margin_ranking_loss")},
+    **{name: _CORRECTION for name in ("torch.std", "torch.var", "torch.std_mean", "torch.var_mean",
+                                      "Tensor.std", "Tensor.var")},
+    **{f"torch.nn.{rnn}": ("__init__(*args, **kwargs) dispatching on overloads; RNNBase.__init__ adds mode "
+                           "(and RNN's nonlinearity is its own)") for rnn in ("RNN", "GRU", "LSTM")},
+}
+# Entries torch's tables prove wrong: the test fails until rewrites/tables is mended (strict xfail).
+TABLE_ERRORS: dict[str, str] = {
+    "Tensor.to_sparse": "the table records sparseDims; torch 2.13 takes sparse_dim (to_sparse(sparseDims=1) raises)",
+}
+
 
 def source_object(entry):
     import torch
@@ -21,7 +59,130 @@ def source_object(entry):
     if entry.kind == "module_method":  # torch.nn.Module.parameters, torch.nn.RNNBase.flatten_parameters
         owner, name = entry.source.rsplit(".", 1)
         return getattr(resolve(owner), name)
-    return resolve(entry.source)
+    obj = resolve(entry.source)
+    if inspect.ismodule(obj):  # torch.nn.utils.weight_norm: the package binds the function over its module
+        owner, name = entry.source.rsplit(".", 1)
+        obj = getattr(resolve(owner), name)
+    return obj
+
+
+# -- torch's signatures, where the object itself has no Python one ------------------------
+# C-implemented torch functions and Tensor methods have no ``inspect.signature``. torch's
+# own tables give one: ``torch.overrides.get_testing_overrides()`` (a lambda with the
+# Python signature of most of them), then the ATen operator schemas (every overload of
+# ``aten::<name>``: in-place variants, factories, ``_foreach_*``). An entry must agree with
+# one of them (torch.max(input) / max(input, dim, keepdim) / max(input, other) are overloads).
+_ATEN_PREFIXES = {"torch.fft.": "fft_", "torch.linalg.": "linalg_", "torch.special.": "special_",
+                  "torch.nn.functional.": "", "torch.": "", "Tensor.": ""}
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a torch signature (``from`` is one: inspect.Parameter refuses it)."""
+
+    name: str
+    kind: inspect._ParameterKind
+    default: object = inspect.Parameter.empty
+
+
+def _params(sig: inspect.Signature) -> list[Param]:
+    return [Param(n, p.kind, p.default) for n, p in sig.parameters.items() if n != "self"]
+
+
+@functools.lru_cache(maxsize=None)
+def _testing_overrides() -> dict:
+    import torch
+
+    return torch.overrides.get_testing_overrides()
+
+
+def _aten_signatures(entry) -> list[list[Param]]:
+    """The overloads of ``entry``'s ATen operator as Python signatures, as torch's argument
+    parser reads them: a ``Tensor self`` is ``input`` for a torch function and dropped for a
+    method; an int list first may be given as separate arguments (``x.view(2, 3)``)."""
+    import torch
+
+    prefix = next(p for p in _ATEN_PREFIXES if entry.source.startswith(p))
+    op = "aten::" + _ATEN_PREFIXES[prefix] + entry.source.removeprefix(prefix)
+    out = []
+    for schema in torch._C._jit_get_schemas_for_operator(op):
+        params, types = [], []
+        for arg in schema.arguments:
+            tensor_self = arg.name == "self" and str(arg.type) == "Tensor"
+            if tensor_self and entry.kind == "method":
+                continue
+            kind = inspect.Parameter.KEYWORD_ONLY if arg.kwarg_only else inspect.Parameter.POSITIONAL_OR_KEYWORD
+            default = arg.default_value if arg.has_default_value() else inspect.Parameter.empty
+            params.append(Param("input" if tensor_self else arg.name, kind, default))
+            types.append(str(arg.type))
+        out.append(params)
+        if params and params[0].kind in _POSITIONAL and types[0] == "List[int]":
+            rest = [Param(p.name, inspect.Parameter.KEYWORD_ONLY, p.default) for p in params[1:]]
+            out.append([Param(params[0].name, inspect.Parameter.VAR_POSITIONAL)] + rest)
+    return out
+
+
+def _python_signature(entry, obj) -> inspect.Signature | None:
+    """The object's own signature, seen through torch's Python wrappers: a class built in
+    ``__new__`` (Parameter, Buffer), a ``boolean_dispatch`` (F.max_pool2d: its two functions
+    share the parameters), a deprecated ``torch.nn.init`` alias (``normal`` for ``normal_``)."""
+    sig = signature(obj)
+    if sig is not None and not _args_kwargs_only(sig):
+        return sig
+    if inspect.isclass(obj):
+        try:
+            return inspect.signature(obj)
+        except (TypeError, ValueError):
+            return None
+    closure = inspect.getclosurevars(obj).nonlocals if inspect.isfunction(obj) else {}
+    if "if_false" in closure:
+        return signature(closure["if_false"])
+    if entry.source.startswith("torch.nn.init.") and not entry.source.endswith("_"):
+        return signature(resolve(entry.source + "_"))
+    return None
+
+
+def torch_signatures(entry) -> tuple[str, list[list[Param]]]:
+    """Where the signatures come from and the candidates: the object's own (one), else
+    torch's testing overrides and the ATen schemas (every overload)."""
+    obj = source_object(entry)
+    sig = _python_signature(entry, obj)
+    if sig is not None and not _args_kwargs_only(sig):
+        return "python", [_params(sig)]
+    found = []
+    override = _testing_overrides().get(obj)
+    if override is not None:
+        found.append(_params(inspect.signature(override)))
+    if entry.kind in ("function", "method"):
+        found += _aten_signatures(entry)
+    return ("torch tables", found) if found else ("none", [])
+
+
+def _args_kwargs_only(sig: inspect.Signature) -> bool:
+    params = [p for n, p in sig.parameters.items() if n != "self"]
+    return any(p.kind is p.VAR_KEYWORD for p in params) and len(params) <= 2
+
+
+def _disagreement(entry, params: list[Param]) -> str | None:
+    """Why ``entry``'s recorded parameters and defaults disagree with ``params`` (None: they agree)."""
+    named = {p.name: p for p in params}
+    positional = [("*" + p.name) if p.kind is inspect.Parameter.VAR_POSITIONAL else p.name
+                  for p in params if p.kind in (*_POSITIONAL, inspect.Parameter.VAR_POSITIONAL)]
+    if list(entry.params) != positional[: len(entry.params)]:
+        return f"torch order is {positional}"
+    for name, value in entry.defaults.items():
+        if name not in named:
+            return f"{name} is not a parameter"
+        if named[name].default != value:
+            return f"torch default of {name} is {named[name].default!r}"
+    return None
+
+
+def _show(params: list[Param]) -> str:
+    return "(" + ", ".join(("*" if p.kind is inspect.Parameter.VAR_POSITIONAL else "") + p.name
+                           + ("" if p.default is inspect.Parameter.empty else f"={p.default!r}")
+                           for p in params) + ")"
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.source)
@@ -44,33 +205,73 @@ def test_target_symbol_exists(entry) -> None:
         resolve(entry.target)
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.params or e.defaults], ids=lambda e: e.source)
+def _params_cases():
+    for e in ENTRIES:
+        if not (e.params or e.defaults):
+            continue
+        marks = [pytest.mark.xfail(reason=TABLE_ERRORS[e.source], strict=True)] if e.source in TABLE_ERRORS else []
+        yield pytest.param(e, id=e.source, marks=marks)
+
+
+@pytest.mark.parametrize("entry", list(_params_cases()))
 def test_recorded_params_and_defaults_match_torch(entry) -> None:
-    sig = signature(source_object(entry))
-    if sig is None:
-        pytest.skip("no Python signature to compare with")
-    params = {n: p for n, p in sig.parameters.items() if n != "self"}
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()) and len(params) <= 2:
-        pytest.skip("signature is *args/**kwargs only")
-    positional = [
-        ("*" + n) if p.kind is p.VAR_POSITIONAL else n
-        for n, p in params.items()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
-    ]
-    assert list(entry.params) == positional[: len(entry.params)], f"torch order is {positional}"
-    for name, value in entry.defaults.items():
-        assert name in params, f"{name} is not a parameter of {entry.source}"
-        assert params[name].default == value, f"torch default of {name} is {params[name].default!r}"
+    """Against the object's Python signature, else torch's override tables and ATen schemas;
+    the entries none of them describes are listed in UNCHECKED_SIGNATURES with the reason."""
+    if entry.source in UNCHECKED_SIGNATURES:
+        pytest.skip(UNCHECKED_SIGNATURES[entry.source])
+    origin, candidates = torch_signatures(entry)
+    assert origin != "none", f"{entry.source}: no signature in torch's tables: list it in UNCHECKED_SIGNATURES"
+    why = [_disagreement(entry, params) for params in candidates]
+    assert None in why, f"{entry.source} ({origin}): " + "; ".join(f"{_show(p)}: {w}" for p, w in zip(candidates, why))
+
+
+def test_unchecked_signatures_are_still_unchecked() -> None:
+    """A listed entry that torch's tables now describe (or that left the tables) is listed no more."""
+    by_source = {e.source: e for e in ENTRIES}
+    stale = [s for s in UNCHECKED_SIGNATURES if s not in by_source
+             or (torch_signatures(by_source[s])[0] != "none"
+                 and None in [_disagreement(by_source[s], p) for p in torch_signatures(by_source[s])[1]])]
+    assert not stale, f"checkable now, remove from UNCHECKED_SIGNATURES: {stale}"
+
+
+def target_signature(target: str) -> inspect.Signature | None:
+    """The target's signature; for MindSpore's generated ``def less(*args, **kwargs)`` the one
+    its docstring opens with (``less(input, other) -> Tensor``)."""
+    obj = resolve(target)
+    sig = signature(obj)
+    if sig is not None and _args_kwargs_only(sig):
+        name = target.rsplit(".", 1)[1]
+        first = (inspect.getdoc(obj) or "").lstrip().split("\n", 1)[0]
+        if first.startswith(f"{name}(") and ") ->" in first:
+            namespace: dict = {}
+            exec(f"def {name}({first[len(name) + 1:first.index(') ->')]}): pass", namespace)
+            return inspect.signature(namespace[name])
+    return sig
+
+
+# Targets whose keywords no signature tells (a C constructor, a generic (*args, **kwargs)),
+# by target, with the reason; the differential tests call them with the emitted keywords.
+UNCHECKED_TARGETS: dict[str, str] = {
+    "mindspore.Tensor": "mindspore.Tensor's constructor is C: (self, /, *args, **kwargs)",
+    "numpy.finfo": "numpy.finfo is a C type: (self, /, *args, **kwargs)",
+    **{f"mindspore.nn.{c}": "its __init__ is (*args, **kwargs), behind an argument-checking decorator"
+       for c in ("GRU", "LSTM", "RNN", "CellList")},
+    **{f"mindspore.common.initializer.{c}": "an initializer taking only **kwargs: the hook writes no keyword"
+       for c in ("Identity", "One", "Zero")},
+}
 
 
 @pytest.mark.parametrize(
     "entry", [e for e in ENTRIES if e.target and not e.target.startswith(".") and e.params], ids=lambda e: e.source
 )
 def test_emitted_keywords_exist_in_the_target(entry) -> None:
-    sig = signature(resolve(entry.target))
-    if sig is None or any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
-        pytest.skip("target takes **kwargs or has no signature")
-    names = set(sig.parameters)
+    if entry.target in UNCHECKED_TARGETS:
+        pytest.skip(UNCHECKED_TARGETS[entry.target])
+    sig = target_signature(entry.target)
+    assert sig is not None, f"{entry.target} has no signature: list it in UNCHECKED_TARGETS"
+    # named parameters only: a **kwargs beside them takes any keyword and proves nothing
+    names = {n for n, p in sig.parameters.items() if p.kind is not p.VAR_KEYWORD}
+    assert names, f"{entry.target} takes only **kwargs: list it in UNCHECKED_TARGETS"
     emitted = {entry.rename.get(p.lstrip("*"), p.lstrip("*")) for p in entry.params}
     emitted |= {entry.rename.get(k, k) for k in entry.kwonly} | set(entry.set)
     emitted -= set(entry.drop) | set(entry.unsupported_args) | set(LEGACY_REDUCTION_ARGS) | {"*"}
@@ -79,6 +280,13 @@ def test_emitted_keywords_exist_in_the_target(entry) -> None:
     if entry.hook:
         emitted = (emitted - HOOKS[entry.hook].consumes) | HOOKS[entry.hook].adds
     assert emitted <= names, f"not parameters of {entry.target}: {sorted(emitted - names)}"
+
+
+def test_unchecked_targets_are_still_unchecked() -> None:
+    named = [t for t in UNCHECKED_TARGETS
+             if (sig := target_signature(t)) is not None
+             and any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for n, p in sig.parameters.items() if n != "self")]
+    assert not named, f"these have a signature now, remove from UNCHECKED_TARGETS: {named}"
 
 
 def test_no_duplicates_across_files(tmp_path) -> None:

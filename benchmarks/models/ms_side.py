@@ -6,7 +6,8 @@ REQUEST names the model spec, the converted source root (put first on sys.path),
 the torch side's .npz/.json, the mode and where to write the JSON result. Steps:
 import the converted module, build the model with the same expression, copy the
 torch weights by the weight map (a tensor whose element count matches is reshaped:
-Conv1d's ``(out, in, k)`` is ``(out, in, 1, k)``), run in eval mode, compare.
+Conv1d's ``(out, in, k)`` is ``(out, in, 1, k)``), run in eval mode, compare
+(``verdict.judge``: the rule is documented there).
 Every torch tensor must find its parameter (or buffer) and every MindSpore
 parameter must receive a tensor, or the run is an error.
 """
@@ -20,6 +21,8 @@ import time
 import traceback
 import warnings
 from pathlib import Path
+
+from verdict import judge  # this file's folder (benchmarks/models), first on sys.path when run
 
 os.environ.setdefault("GLOG_v", "3")
 
@@ -90,14 +93,6 @@ def copy_weights(cell, mapping: dict, arrays, ms_only: dict | None = None) -> No
                       + ", ".join(unset[:6]) + (" ..." if len(unset) > 6 else ""))
 
 
-def tolerance(info: dict, request: dict) -> float:
-    """``rel * max(1, max|torch output|)``, or ``factor`` times torch's own float32 error
-    (its distance from a float64 run of the same model) when that is larger."""
-    scale = max(1.0, float(info.get("max_abs") or 0.0))
-    err = info.get("float32_error") or 0.0
-    return max(request["rel"] * scale, request["factor"] * err)
-
-
 def run(request: dict) -> dict:
     import numpy as np
 
@@ -130,25 +125,9 @@ def run(request: dict) -> dict:
         result = _flatten(cell(*[mindspore.Tensor(a) for a in inputs]))  # int64 token ids stay int64
         stage = "compare"
         expected = [arrays[f"output_{i}"] for i in range(len(meta["outputs"]))]
-        if len(result) != len(expected):
-            raise Failure(f"{len(result)} outputs, torch gave {len(expected)}")
-        if any(w.size > 1 for w in expected) and all(w.size <= 1 or np.ptp(w.astype(np.float64)) == 0
-                                                    for w in expected):
-            # a constant output (a gain initialised to 0) matches whatever the conversion does;
-            # a one-value output (a loss, a score) is a value to compare, not a constant
-            raise Failure("every torch output is constant: matching it would prove nothing")
-        diffs, tols, close = [], [], []
-        for got, want, info in zip(result, expected, meta["outputs"]):
-            if tuple(got.shape) != tuple(want.shape):
-                raise Failure(f"output shape {tuple(got.shape)}, torch gave {tuple(want.shape)}")
-            got = got.astype(np.float64)
-            want = want.astype(np.float64)
-            diff = float(np.abs(got - want).max()) if want.size else 0.0
-            tol = tolerance(info, request)
-            diffs.append(diff)
-            tols.append(tol)
-            close.append(bool(diff <= tol))  # NaN never passes
-        out.update(diffs=diffs, tolerances=tols, match=all(close), max_abs_diff=max(diffs) if diffs else 0.0)
+        verdict = judge(result, expected, [o.get("float32_error") for o in meta["outputs"]],
+                        request["rel"], request["factor"])
+        out.update(verdict)
     except Exception as exc:
         out.update(error=f"{stage}: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
                    detail=traceback.format_exc(limit=-12))

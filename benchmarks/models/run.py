@@ -21,7 +21,9 @@
 
 Match, per output: ``max|mindspore - torch| <= max(1e-4 * max(1, max|torch|), 10 * e32)``
 where ``e32 = max|torch float32 - torch float64|`` is the rounding error of torch's own
-float32 run (the torch side runs every model once more in float64).
+float32 run (the torch side runs every model once more in float64); non-finite values
+must be reproduced exactly, and a model whose outputs are all constant within the
+tolerance is refused. The rule lives in ``verdict.py`` (one place, unit-tested).
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from verdict import tolerance  # this file's folder (benchmarks/models), first on sys.path when run
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
@@ -189,10 +193,14 @@ def run_ms(name: str, mode: str, timeout: float, deps: str) -> dict:
 
 
 # -- 4. the table ------------------------------------------------------------------------
-def tolerance(output: dict) -> float:
-    """The match tolerance of one output (ms_side.tolerance, with this run's settings)."""
-    scale = max(1.0, float(output.get("max_abs") or 0.0))
-    return max(REL * scale, FACTOR * (output.get("float32_error") or 0.0))
+def model_tolerance(meta: dict, results: dict) -> float | None:
+    """The smallest tolerance of a model's outputs: as ms_side judged them (from the arrays),
+    else from the torch side's summary (verdict.tolerance, with this run's settings)."""
+    judged = [t for r in results.values() for t in r.get("tolerances", [])]
+    if judged:
+        return min(judged)
+    return min((tolerance(o.get("max_abs"), o.get("float32_error"), REL, FACTOR)
+                for o in meta.get("outputs", [])), default=None)
 
 
 def _fmt(v: float | None) -> str:
@@ -226,7 +234,7 @@ def build_rows(models, torch_meta, conv, results) -> list[dict]:
             "converted": ok_conv, "unconverted": c.get("unconverted", 0),
             "builds": built, "results": res,
             "parameters": meta.get("parameters"),
-            "tolerance": min((tolerance(o) for o in meta.get("outputs", [])), default=None),
+            "tolerance": model_tolerance(meta, res),
         })
     return rows
 
@@ -308,7 +316,9 @@ def summary(rows) -> str:
         matched("PYNATIVE"),
         matched("GRAPH"),
         f"- match, per output: max abs diff <= max({REL:g} * max(1, max|torch output|), {FACTOR:g} * e32), "
-        "e32 = max|torch float32 - torch float64| (torch's own rounding error)",
+        "e32 = max|torch float32 - torch float64| (torch's own rounding error); non-finite values "
+        "must be the same at the same positions; outputs constant within the tolerance prove nothing "
+        "(benchmarks/models/verdict.py)",
     ])
 
 
@@ -336,8 +346,10 @@ def failures(rows, conv) -> str:
             if res and res.get("error"):
                 items.append(f"{mode}: {res['error']}" + _where(res.get("detail", "")))
             elif res and not res.get("match"):
+                odd = sum(res.get("nonfinite_mismatches", []))
                 items.append(f"{mode}: mismatch, max abs diff {_fmt(res.get('max_abs_diff'))} "
-                             f"(per output: {', '.join(_fmt(d) for d in res.get('diffs', []))})")
+                             f"(per output: {', '.join(_fmt(d) for d in res.get('diffs', []))})"
+                             + (f"; {odd} non-finite torch values not reproduced" if odd else ""))
         c = conv.get(r["file"], {})
         for e in c.get("errors", []):
             items.append(f"conversion: {e}")

@@ -40,7 +40,8 @@ What happens:
   mindspore.float32) and value (``np.allclose(atol, rtol, equal_nan=True)`` for floats,
   exact otherwise); numpy arrays likewise; tuples/lists elementwise; dtypes by name;
   Python scalars by value. ``random=True`` compares shape and dtype only.
-  ``check_dtype=False`` skips the dtype comparison; say why in ``why``.
+  ``check_dtype=False`` skips the dtype comparison; say why in ``why``. A case with
+  ``atol`` or ``rtol`` above 1e-5 without a ``why`` is refused when it is built.
 
 Case fields: ``api`` (the table key it covers: "torch.cat", "Tensor.view",
 "torch.float16"), ``code``, ``inputs``, ``form`` (label in the test id), ``random``,
@@ -71,6 +72,7 @@ PARAM_NAMES = "abcdefghijklmnopqrstuvwxyz"
 TABLE_DIR = Path(__file__).resolve().parents[2] / "rewrites" / "tables"
 
 _RNG = np.random.default_rng(1234)
+DEFAULT_TOL = 1e-5  # atol and rtol of a case that gives no reason to loosen them
 
 
 def reseed(seed: int) -> None:
@@ -110,11 +112,16 @@ class Case:
     inputs: tuple = ()
     form: str = ""  # label in the test id: "positional", "keyword", "defaults", ...
     random: bool = False  # compare shapes and dtypes only
-    atol: float = 1e-5
-    rtol: float = 1e-5
+    atol: float = DEFAULT_TOL
+    rtol: float = DEFAULT_TOL
     check_dtype: bool = True
-    why: str = ""  # why a comparison is loosened
+    why: str = ""  # why a comparison is loosened (required when atol or rtol is above 1e-5)
     method: str = "forward"  # the method holding the code; forward's parameters count as tensors
+
+    def __post_init__(self) -> None:
+        if (self.atol > DEFAULT_TOL or self.rtol > DEFAULT_TOL) and not self.why.strip():
+            raise ValueError(f"{self.api} {self.form or self.code!r}: atol={self.atol:g}, rtol={self.rtol:g} "
+                             f"loosen the default {DEFAULT_TOL:g}: say why (why=...)")
 
     def body(self) -> str:
         """The forward body. Statements: the first line unindented, later lines indented

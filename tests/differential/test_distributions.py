@@ -83,8 +83,8 @@ PROBE = "d.log_prob(c), d.cdf(c), d.icdf(torch.sigmoid(c)), d.entropy(), d.mean,
 
 # -- Normal ---------------------------------------------------------------------------
 for api in ("torch.distributions.Normal", "torch.distributions.normal.Normal"):
-    dist_forms(api, "loc=a, scale=b, validate_args=None", (LOC, SCALE, X), PROBE, req=2, atol=1e-4, rtol=1e-4)
-    dist_forms(api, "loc=a, scale=1.5", (LOC, SCALE, X), PROBE, only=("mixed",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "loc=a, scale=b, validate_args=None", (LOC, SCALE, X), PROBE, req=2)
+    dist_forms(api, "loc=a, scale=1.5", (LOC, SCALE, X), PROBE, only=("mixed",))
 case("torch.distributions.Normal", "d = Normal(0.0, 1.0)\nreturn d.log_prob(c), d.entropy(), d.batch_shape, d.mode", (LOC, SCALE, X), "numbers")
 case("torch.distributions.Normal", "d = Normal(a, b)\nreturn d.log_prob(c).sum(-1), d.entropy().mean(), d.perplexity()", (LOC, SCALE, X), "methods on results")
 case("torch.distributions.Normal", "d = Normal(a, b)\nreturn d.rsample(), d.sample((5,)), d.sample([2, 3]), d.rsample((7,)).shape", (LOC, SCALE), "samples", random=True)
@@ -110,8 +110,8 @@ case("torch.distributions.Uniform", "d = Uniform(a[0], a[0] + b[0])\ns = d.sampl
 PROBS, LOGITS, BX = arr(3, 4, low=0.05, high=0.95), arr(3, 4), ints(3, 4, high=2).astype("float32")
 BPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.probs, d.logits, d.batch_shape"
 for api in ("torch.distributions.Bernoulli", "torch.distributions.bernoulli.Bernoulli"):
-    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, BX), BPROBE, req=1, atol=1e-5, rtol=1e-4)
-    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, BX), BPROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, BX), BPROBE, req=1)
+    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, BX), BPROBE, only=("keyword",))
 case("torch.distributions.Bernoulli", "d = Bernoulli(0.3)\nreturn d.log_prob(c), d.entropy(), d.batch_shape", (PROBS, LOGITS, BX), "number")
 case("torch.distributions.Bernoulli", "d = Bernoulli(logits=b)\nreturn d.sample(), d.sample((4,))", (PROBS, LOGITS), "samples", random=True)
 case("torch.distributions.Bernoulli", "d = Bernoulli(probs=a[0])\nreturn d.sample((20000,)).mean(0)", (PROBS,), "moments",
@@ -121,8 +121,8 @@ case("torch.distributions.Bernoulli", "d = Bernoulli(probs=a[0])\nreturn d.sampl
 CPROBS, CLOGITS, CX = pos(3, 5), arr(3, 5), ints(3, high=5)
 CPROBE = "d.log_prob(c), d.log_prob(c[:2, None]), d.entropy(), d.probs, d.logits, d.mean, d.variance, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.Categorical", "torch.distributions.categorical.Categorical"):
-    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, CX), CPROBE, req=1, atol=1e-5, rtol=1e-4)
-    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, CX), CPROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, CX), CPROBE, req=1)
+    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, CX), CPROBE, only=("keyword",))
 case("torch.distributions.Categorical", "d = Categorical(logits=b)\nreturn d.sample(), d.sample((6,)), d.mode", (CPROBS, CLOGITS), "samples", random=True)
 case("torch.distributions.Categorical", "d = Categorical(probs=a[0])\ns = d.sample((20000,))\nreturn (s[:, None] == torch.arange(5)).float().mean(0)",
      (CPROBS,), "moments", atol=0.03, rtol=0.0, why="20000 draws: each frequency is within 0.03 of its probability")
@@ -131,9 +131,9 @@ case("torch.distributions.Categorical", "d = Categorical(probs=a[0])\ns = d.samp
 IPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.Independent", "torch.distributions.independent.Independent"):
     dist_forms(api, "base_distribution=Normal(a, b), reinterpreted_batch_ndims=1, validate_args=None", (LOC, SCALE, X), IPROBE,
-               req=2, atol=1e-4, rtol=1e-4)
+               req=2)
 case("torch.distributions.Independent", "d = Independent(Bernoulli(logits=a), 2)\nreturn d.log_prob(c), d.entropy(), d.batch_shape, d.event_shape",
-     (LOGITS, LOGITS, BX), "two axes", atol=1e-4, rtol=1e-4)
+     (LOGITS, LOGITS, BX), "two axes")
 case("torch.distributions.Independent", "d = Independent(Normal(a, b), 1)\nreturn d.rsample(), d.sample((3,))", (LOC, SCALE), "samples", random=True)
 
 # -- MultivariateNormal ---------------------------------------------------------------
@@ -143,14 +143,14 @@ TRIL = np.linalg.cholesky(COV).astype("float32")
 MLOC, MX = arr(2, 3), arr(4, 2, 3)
 MPROBE = "d.log_prob(c), d.entropy(), d.mean, d.variance, d.stddev, d.covariance_matrix, d.scale_tril, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.MultivariateNormal", "torch.distributions.multivariate_normal.MultivariateNormal"):
-    dist_forms(api, "loc=a, covariance_matrix=b", (MLOC, COV, MX), MPROBE, atol=1e-4, rtol=1e-4)
-    dist_forms(api, "loc=a, scale_tril=b", (MLOC, TRIL, MX), MPROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "loc=a, covariance_matrix=b", (MLOC, COV, MX), MPROBE)
+    dist_forms(api, "loc=a, scale_tril=b", (MLOC, TRIL, MX), MPROBE, only=("keyword",))
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, b, None, None, None)\nreturn d.log_prob(c), d.precision_matrix",
-     (MLOC, COV, MX), "all positional", atol=1e-4, rtol=1e-4)
+     (MLOC, COV, MX), "all positional")
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a[0], precision_matrix=b[0])\nreturn d.log_prob(c), d.scale_tril, d.covariance_matrix",
-     (MLOC, np.linalg.inv(COV).astype("float32"), MX), "precision", atol=1e-4, rtol=1e-4)
+     (MLOC, np.linalg.inv(COV).astype("float32"), MX), "precision")
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(torch.zeros(3), scale_tril=b[1])\nreturn d.log_prob(c), d.entropy(), d.batch_shape",
-     (MLOC, TRIL, MX), "one loc", atol=1e-4, rtol=1e-4)
+     (MLOC, TRIL, MX), "one loc")
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_tril=b)\nreturn d.rsample(), d.sample((5,))", (MLOC, TRIL), "samples", random=True)
 case("torch.distributions.MultivariateNormal", "d = MultivariateNormal(a, scale_tril=b * 0.0, validate_args=False)\nreturn d.rsample((2,))",
      (MLOC, TRIL), "reparameterised")
@@ -171,13 +171,13 @@ LOC_SCALE = {  # name -> (arguments, inputs, probe)
 }
 for name, (args, inputs, probe) in LOC_SCALE.items():
     for api in (f"torch.distributions.{name}", f"torch.distributions.{MODULES[name]}.{name}"):
-        dist_forms(api, args, inputs, probe, req=args.count("=") - 1, atol=1e-4, rtol=1e-4)
+        dist_forms(api, args, inputs, probe, req=args.count("=") - 1)
     case(f"torch.distributions.{name}", f"d = {name}({args.split(', validate')[0]})\nreturn d.rsample(), d.sample((5,)), d.sample([2])",
          inputs, "samples", random=True)
 for name, numbers in (("Laplace", "0.0, 2.0"), ("Cauchy", "0.5, 1.5"), ("Gumbel", "1.0, 2.0"), ("LogNormal", "0.0, 0.5"),
                       ("Exponential", "1.5"), ("HalfNormal", "2.0")):
     case(f"torch.distributions.{name}", f"d = {name}({numbers})\nreturn d.log_prob(c), d.entropy(), d.mean, d.batch_shape",
-         (LOC, SCALE, pos(3, 4)), "numbers", atol=1e-4, rtol=1e-4)
+         (LOC, SCALE, pos(3, 4)), "numbers")
 MOMENTS = {  # name -> (distribution, what of the draws, expected within why)
     "Laplace": ("Laplace(1.0, 0.5)", "s.mean(), s.std()"),
     "Exponential": ("Exponential(2.0)", "s.mean(), s.std()"),
@@ -193,8 +193,8 @@ for name, (dist, stats) in MOMENTS.items():
 OH_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.batch_shape, d.event_shape"
 ONE_HOT = np.eye(5, dtype="float32")[[0, 3, 4]]
 for api in ("torch.distributions.OneHotCategorical", "torch.distributions.one_hot_categorical.OneHotCategorical"):
-    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, req=1, atol=1e-5, rtol=1e-4)
-    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, only=("keyword",), atol=1e-5, rtol=1e-4)
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, req=1)
+    dist_forms(api, "probs=None, logits=b", (CPROBS, CLOGITS, ONE_HOT), OH_PROBE, only=("keyword",))
 case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(logits=b)\nreturn d.sample(), d.sample((4,))", (CPROBS, CLOGITS), "samples", random=True)
 case("torch.distributions.OneHotCategorical", "d = OneHotCategorical(probs=a[0])\nreturn d.sample((20000,)).mean(0)", (CPROBS,), "moments",
      atol=0.03, rtol=0.0, why="20000 draws: each frequency is within 0.03 of its probability")
@@ -204,11 +204,11 @@ MIX_LOGITS, MIX_LOC, MIX_SCALE, MIX_X = arr(6, 3), arr(6, 3, 2), pos(6, 3, 2), a
 MIX_PROBE = "d.log_prob(e), d.mean, d.variance, d.stddev, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.MixtureSameFamily", "torch.distributions.mixture_same_family.MixtureSameFamily"):
     dist_forms(api, "mixture_distribution=Categorical(logits=a), component_distribution=Independent(Normal(b, c), 1), "
-               "validate_args=None", (MIX_LOGITS, MIX_LOC, MIX_SCALE, MIX_LOC, MIX_X), MIX_PROBE, req=2, atol=1e-4, rtol=1e-4)
+               "validate_args=None", (MIX_LOGITS, MIX_LOC, MIX_SCALE, MIX_LOC, MIX_X), MIX_PROBE, req=2)
 case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Normal(b, c))\nreturn d.log_prob(e), d.cdf(e), d.mean, d.variance",
-     (arr(4, 3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "univariate", atol=1e-4, rtol=1e-4)
+     (arr(4, 3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "univariate")
 case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Normal(b, c))\nreturn d.log_prob(e)",
-     (arr(3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "shared mixture", atol=1e-4, rtol=1e-4)
+     (arr(3), arr(4, 3), pos(4, 3), arr(4, 3), arr(5, 4)), "shared mixture")
 case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(logits=a), Independent(Normal(b, c), 1))\nreturn d.sample(), d.sample((4,))",
      (MIX_LOGITS, MIX_LOC, MIX_SCALE), "samples", random=True)
 case("torch.distributions.MixtureSameFamily", "d = MixtureSameFamily(Categorical(probs=a), Normal(b, c * 0.0, validate_args=False))\nreturn d.sample((3,))",
@@ -220,23 +220,22 @@ T_INPUTS = (LOC, SCALE, X, arr(3, 4, low=0.05, high=0.95))
 for name, args in (("ExpTransform", "cache_size=0"), ("TanhTransform", "cache_size=0"), ("SigmoidTransform", "cache_size=0"),
                    ("AffineTransform", "loc=a, scale=b, event_dim=0, cache_size=0")):
     for api in (f"torch.distributions.{name}", f"torch.distributions.transforms.{name}"):
-        dist_forms(api, args, T_INPUTS, T_PROBE, req=2 if name == "AffineTransform" else 0, name="t", atol=1e-4, rtol=1e-4)
+        dist_forms(api, args, T_INPUTS, T_PROBE, req=2 if name == "AffineTransform" else 0, name="t")
     case(f"torch.distributions.{name}", f"t = {name}({args.replace('cache_size=0', 'cache_size=1')})\ny = t(c)\nreturn y, t.inv(y), t.inv(y) is c",
-         T_INPUTS, "cached", atol=1e-4, rtol=1e-4)
+         T_INPUTS, "cached")
 for name, args in (("PowerTransform", "exponent=b, cache_size=0"), ("SoftplusTransform", "cache_size=0"),
                    ("ComposeTransform", "parts=[AffineTransform(a, b), ExpTransform()], cache_size=0")):
     for api in (f"torch.distributions.{name}", f"torch.distributions.transforms.{name}"):
-        dist_forms(api, args, (LOC, SCALE, pos(3, 4), UNIT), T_PROBE, req=1 if name != "SoftplusTransform" else 0, name="t",
-                   atol=1e-4, rtol=1e-4)
+        dist_forms(api, args, (LOC, SCALE, pos(3, 4), UNIT), T_PROBE, req=1 if name != "SoftplusTransform" else 0, name="t")
 case("torch.distributions.PowerTransform", "t = PowerTransform(2.0, cache_size=1)\ny = t(c)\nreturn y, t.inv(y), t.inv(y) is c, t.sign", T_INPUTS, "cached")
 case("torch.distributions.ComposeTransform", "t = ComposeTransform([])\nreturn t(c), t.log_abs_det_jacobian(c, c), t.sign", T_INPUTS, "empty")
 case("torch.distributions.TransformedDistribution", "d = TransformedDistribution(Gamma(a, b), ComposeTransform([PowerTransform(0.5), SoftplusTransform()]))\n"
-     "return d.log_prob(c), d.cdf(c)", (arr(3, 4, low=0.3, high=4.0), pos(3, 4), pos(3, 4)), "composed", atol=1e-4, rtol=1e-4)
+     "return d.log_prob(c), d.cdf(c)", (arr(3, 4, low=0.3, high=4.0), pos(3, 4), pos(3, 4)), "composed")
 for name, arg, values in (("logits_to_probs", "logits", arr(3, 5)), ("probs_to_logits", "probs", arr(3, 5, low=0.0, high=1.0))):
     api = f"torch.distributions.utils.{name}"
     for form, call in (("positional", f"{name}(a, False)"), ("keyword", f"utils.{name}({arg}=a, is_binary=True)"),
                        ("defaults", f"{api}(a)")):
-        case(api, f"return {call}", (values,), form, atol=1e-5, rtol=1e-5)
+        case(api, f"return {call}", (values,), form)
 for form, call in (("positional", "clamp_probs(a)"), ("keyword", "utils.clamp_probs(probs=a)"), ("float64", "torch.distributions.utils.clamp_probs(a.double())")):
     case("torch.distributions.utils.clamp_probs", f"return {call}", (np.array([0.0, 0.5, 1.0], dtype="float32"),), form)
 case("torch.distributions.AffineTransform", "t = AffineTransform(-1.5, 2.0)\nreturn t(c), t.inv(c), t.log_abs_det_jacobian(c, t(c)), t.sign",
@@ -246,13 +245,13 @@ TD_PROBE = "d.log_prob(e), d.cdf(e), d.icdf(f), d.batch_shape, d.event_shape"
 TD_INPUTS = (LOC, SCALE, X, X, pos(3, 4), UNIT)
 for api in ("torch.distributions.TransformedDistribution", "torch.distributions.transformed_distribution.TransformedDistribution"):
     dist_forms(api, "base_distribution=Normal(a, b), transforms=[ExpTransform()], validate_args=None", TD_INPUTS, TD_PROBE,
-               req=2, atol=1e-4, rtol=1e-4)
+               req=2)
 case("torch.distributions.TransformedDistribution",
      "d = TransformedDistribution(Normal(a, b), [AffineTransform(1.0, -2.0), ExpTransform()])\nreturn d.log_prob(e), d.cdf(e), d.icdf(f)",
-     TD_INPUTS, "decreasing", atol=1e-4, rtol=1e-4)
+     TD_INPUTS, "decreasing")
 case("torch.distributions.TransformedDistribution",
      "d = TransformedDistribution(Independent(Normal(a, b), 1), SigmoidTransform())\nreturn d.log_prob(f), d.batch_shape, d.event_shape",
-     TD_INPUTS, "one transform, events", atol=1e-4, rtol=1e-4)
+     TD_INPUTS, "one transform, events")
 case("torch.distributions.TransformedDistribution",  # a SAC policy: tanh-squashed Gaussian, log_prob of its own sample
      "d = TransformedDistribution(Normal(a, b * 0.0 + 1e-3, validate_args=False), [TanhTransform(cache_size=1)])\nx = d.rsample()\n"
      "return x, torch.isfinite(d.log_prob(x))", (LOC * 6, SCALE), "squashed sample", atol=1e-2, rtol=1e-3,
@@ -264,20 +263,18 @@ case("torch.distributions.TransformedDistribution", "d = TransformedDistribution
 CONC, RATE = arr(3, 4, low=0.3, high=4.0), pos(3, 4)
 GPROBE = "d.log_prob(c), d.cdf(c), d.entropy(), d.mean, d.mode, d.stddev, d.variance, d.batch_shape"
 for api in ("torch.distributions.Gamma", "torch.distributions.gamma.Gamma"):
-    dist_forms(api, "concentration=a, rate=b, validate_args=None", (CONC, RATE, pos(3, 4)), GPROBE, req=2, atol=1e-4, rtol=1e-4)
+    dist_forms(api, "concentration=a, rate=b, validate_args=None", (CONC, RATE, pos(3, 4)), GPROBE, req=2)
 DCONC, SIMPLEX = arr(3, 4, low=0.3, high=4.0), pos(3, 4)
 SIMPLEX = SIMPLEX / SIMPLEX.sum(-1, keepdims=True)
 DPROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.Dirichlet", "torch.distributions.dirichlet.Dirichlet"):
-    dist_forms(api, "concentration=a, validate_args=None", (DCONC, RATE, SIMPLEX), DPROBE, req=1, atol=1e-4, rtol=1e-4)
-    dist_forms(api, "concentration=a * 0.5", (DCONC, RATE, SIMPLEX), DPROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "concentration=a, validate_args=None", (DCONC, RATE, SIMPLEX), DPROBE, req=1)
+    dist_forms(api, "concentration=a * 0.5", (DCONC, RATE, SIMPLEX), DPROBE, only=("keyword",))
 BPROB = arr(3, 4, low=0.05, high=0.95)
 BETA_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.concentration1, d.concentration0, d.batch_shape"
 for api in ("torch.distributions.Beta", "torch.distributions.beta.Beta"):
-    dist_forms(api, "concentration1=a, concentration0=b + 1, validate_args=None", (CONC, RATE, BPROB), BETA_PROBE, req=2,
-               atol=1e-4, rtol=1e-4)
-case("torch.distributions.Beta", "d = Beta(2.0, 3.0)\nreturn d.log_prob(c), d.entropy(), d.mean, d.batch_shape", (CONC, RATE, BPROB), "numbers",
-     atol=1e-4, rtol=1e-4)
+    dist_forms(api, "concentration1=a, concentration0=b + 1, validate_args=None", (CONC, RATE, BPROB), BETA_PROBE, req=2)
+case("torch.distributions.Beta", "d = Beta(2.0, 3.0)\nreturn d.log_prob(c), d.entropy(), d.mean, d.batch_shape", (CONC, RATE, BPROB), "numbers")
 for name, build in (("Gamma", "Gamma(a, b)"), ("Dirichlet", "Dirichlet(a)"), ("Beta", "Beta(a, b)")):
     case(f"torch.distributions.{name}", f"d = {build}\nreturn d.rsample(), d.sample((5,)), d.sample([2, 3])", (CONC, RATE), "samples", random=True)
 G_MOMENTS = {  # concentrations below and above 1 (the boosted and the plain draws)
@@ -293,32 +290,31 @@ for name, (dist, stats) in G_MOMENTS.items():
 DF = arr(3, 4, low=0.5, high=6.0)
 for api in ("torch.distributions.Chi2", "torch.distributions.chi2.Chi2"):
     dist_forms(api, "df=a, validate_args=None", (DF, RATE, pos(3, 4)), "d.log_prob(c), d.cdf(c), d.entropy(), d.mean, d.variance, d.df, d.batch_shape",
-               req=1, atol=1e-4, rtol=1e-4)
+               req=1)
 for api in ("torch.distributions.StudentT", "torch.distributions.studentT.StudentT"):
     dist_forms(api, "df=a, loc=b, scale=c, validate_args=None", (DF, LOC, SCALE, X),
-               "t.log_prob(d), t.entropy(), t.mean, t.mode, t.variance, t.batch_shape", req=1, name="t", atol=1e-4, rtol=1e-4)
+               "t.log_prob(d), t.entropy(), t.mean, t.mode, t.variance, t.batch_shape", req=1, name="t")
 case("torch.distributions.StudentT", "t = StudentT(torch.tensor([0.5, 1.5, 3.0]))\nreturn t.mean, t.variance, t.log_prob(a[0, :3])", (X,), "df edges")
 GPROBE2 = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.batch_shape"
 GEO_X = ints(3, 4, high=6).astype("float32")
 for api in ("torch.distributions.Geometric", "torch.distributions.geometric.Geometric"):
-    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, GEO_X), GPROBE2, req=1, atol=1e-4, rtol=1e-4)
-    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, GEO_X), GPROBE2, only=("keyword",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "probs=a, logits=None, validate_args=None", (PROBS, LOGITS, GEO_X), GPROBE2, req=1)
+    dist_forms(api, "probs=None, logits=b", (PROBS, LOGITS, GEO_X), GPROBE2, only=("keyword",))
 TEMP = np.array(0.7, dtype="float32")
 RB_PROBE = "d.log_prob(c), d.temperature, d.probs, d.logits, d.batch_shape, d.event_shape"
 for api in ("torch.distributions.RelaxedBernoulli", "torch.distributions.relaxed_bernoulli.RelaxedBernoulli",
             "torch.distributions.relaxed_bernoulli.LogitRelaxedBernoulli"):
     value = BPROB if "Logit" not in api else X
-    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, req=2, atol=1e-4, rtol=1e-4)
-    dist_forms(api, "temperature=e, probs=None, logits=b", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, req=2)
+    dist_forms(api, "temperature=e, probs=None, logits=b", (PROBS, LOGITS, value, X, TEMP), RB_PROBE, only=("keyword",))
     case(api, f"d = {spellings(api)[1]}(e, logits=b)\nreturn d.rsample(), d.sample((4,))", (PROBS, LOGITS, value, X, TEMP), "samples", random=True)
 RC_SIMPLEX = pos(3, 5)
 RC_SIMPLEX = RC_SIMPLEX / RC_SIMPLEX.sum(-1, keepdims=True)
 for api in ("torch.distributions.RelaxedOneHotCategorical", "torch.distributions.relaxed_categorical.RelaxedOneHotCategorical",
             "torch.distributions.relaxed_categorical.ExpRelaxedCategorical"):
     value = RC_SIMPLEX if "Exp" not in api else np.log(RC_SIMPLEX)
-    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, req=2,
-               atol=1e-4, rtol=1e-4)
-    dist_forms(api, "temperature=e, probs=None, logits=b", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, only=("keyword",), atol=1e-4, rtol=1e-4)
+    dist_forms(api, "temperature=e, probs=a, logits=None, validate_args=None", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, req=2)
+    dist_forms(api, "temperature=e, probs=None, logits=b", (CPROBS, CLOGITS, value, X, TEMP), RB_PROBE, only=("keyword",))
     case(api, f"d = {spellings(api)[1]}(e, logits=b)\nreturn d.rsample(), d.sample((4,))", (CPROBS, CLOGITS, value, X, TEMP), "samples", random=True)
 case("torch.distributions.RelaxedOneHotCategorical", "s = RelaxedOneHotCategorical(torch.tensor(0.05), probs=a[0]).sample((20000,))\n"
      "return (s.argmax(-1)[:, None] == torch.arange(5)).float().mean(0), s.sum(-1).mean()", (CPROBS,), "moments", atol=0.03, rtol=0.0,
@@ -335,14 +331,12 @@ for name, build in (("Chi2", "Chi2(a)"), ("StudentT", "StudentT(a, 1.0, 2.0)"), 
 COUNTS = ints(3, 4, high=6).astype("float32")
 BIN_PROBE = "d.log_prob(c), d.entropy(), d.mean, d.mode, d.variance, d.probs, d.logits, d.total_count, d.batch_shape"
 for api in ("torch.distributions.Binomial", "torch.distributions.binomial.Binomial"):
-    dist_forms(api, "total_count=6, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, COUNTS), BIN_PROBE, req=2,
-               atol=1e-4, rtol=1e-4)
-    dist_forms(api, "total_count=torch.full((3, 4), 6.0), probs=None, logits=b", (PROBS, LOGITS, COUNTS), BIN_PROBE, only=("keyword",),
-               atol=1e-4, rtol=1e-4)
+    dist_forms(api, "total_count=6, probs=a, logits=None, validate_args=None", (PROBS, LOGITS, COUNTS), BIN_PROBE, req=2)
+    dist_forms(api, "total_count=torch.full((3, 4), 6.0), probs=None, logits=b", (PROBS, LOGITS, COUNTS), BIN_PROBE, only=("keyword",))
 case("torch.distributions.Binomial", "d = Binomial(probs=a)\nreturn d.log_prob(c.clamp(max=1)), d.entropy(), d.enumerate_support()",
-     (PROBS, LOGITS, COUNTS), "one trial", atol=1e-4, rtol=1e-4)
+     (PROBS, LOGITS, COUNTS), "one trial")
 case("torch.distributions.Binomial", "d = Binomial(torch.tensor([3.0, 10.0]), probs=torch.tensor([0.2, 0.6]))\nreturn d.log_prob(c[0, :2].clamp(max=3)), d.mean",
-     (PROBS, LOGITS, COUNTS), "counts apart", atol=1e-4, rtol=1e-4)
+     (PROBS, LOGITS, COUNTS), "counts apart")
 case("torch.distributions.Binomial", "d = Binomial(6, logits=b)\nreturn d.sample(), d.sample((5,))", (PROBS, LOGITS), "samples", random=True)
 case("torch.distributions.Binomial", "s = Binomial(torch.tensor([3.0, 10.0]), probs=torch.tensor([0.2, 0.6])).sample((40000,))\n"
      "return s.mean(0), s.std(0), (s <= torch.tensor([3.0, 10.0])).all()", (), "moments", atol=0.05, rtol=0.03,
@@ -352,7 +346,7 @@ case("torch.distributions.Binomial", "s = Binomial(torch.tensor([3.0, 10.0]), pr
 for api in ("torch.distributions.kl_divergence", "torch.distributions.kl.kl_divergence"):
     spell = spellings(api)
     for form, call in zip(("positional", "keyword", "other import"), (f"{spell[0]}(p, q)", f"{spell[1]}(p=p, q=q)", f"{spell[2]}(p, q)")):
-        case(api, f"p = Normal(a, b)\nq = Normal(c, b * 2)\nreturn {call}", (LOC, SCALE, X), form, atol=1e-5, rtol=1e-4)
+        case(api, f"p = Normal(a, b)\nq = Normal(c, b * 2)\nreturn {call}", (LOC, SCALE, X), form)
 KL_PAIRS = {
     "Uniform": ("Uniform(a, a + 2.0)", "Uniform(a - b, a + 3.0)", (LOW, WIDTH)),
     "Uniform outside": ("Uniform(a - b, a + 3.0)", "Uniform(a, a + 2.0)", (LOW, WIDTH)),
@@ -378,8 +372,14 @@ KL_PAIRS = {
     "TransformedDistribution": ("TransformedDistribution(Normal(a, b), [AffineTransform(a, 2.0), ExpTransform()])",
                                 "TransformedDistribution(Normal(b, a.exp()), [AffineTransform(a, 2.0), ExpTransform()])", (LOC, SCALE)),
 }
+# Binomial's and Geometric's divergences sum float32 log-probability terms (8 trials; log(1 - p))
+# that MindSpore's kernels round differently from torch's: measured 1.0e-5 and 5.4e-6 beyond
+# rtol 1e-5 (every other pair is within 1e-6 of the default)
+KL_SUMS = {"atol": 1e-4, "rtol": 1e-5, "why": "float32 sums of log-probability terms round differently "
+           "(measured up to 1.0e-5 beyond rtol 1e-5)"}
 for form, (p, q, inputs) in KL_PAIRS.items():
-    case("torch.distributions.kl_divergence", f"return kl_divergence({p}, {q})", inputs, form, atol=1e-4, rtol=1e-4)
+    case("torch.distributions.kl_divergence", f"return kl_divergence({p}, {q})", inputs, form,
+         **(KL_SUMS if form in ("Binomial", "Geometric") else {}))
 
 SUITE = Suite(CASES, header=HEADER)
 

@@ -15,15 +15,14 @@ from .harness import Case, Suite, arr, call_forms, ints, table_tests
 
 CASES: list[Case] = []
 TABLES = ["linalg.toml", "tensor_linalg.toml"]
-TOL = {"atol": 1e-4, "rtol": 1e-4}  # LAPACK (torch) and Eigen (MindSpore) round differently
 
 
 def forms(api: str, args: str, inputs=(), **kwargs) -> None:
-    call_forms(CASES, api, args, inputs, **{**TOL, **kwargs})
+    call_forms(CASES, api, args, inputs, **kwargs)
 
 
 def case(api: str, code: str, inputs=(), form: str = "", **opts) -> None:
-    CASES.append(Case(api, code, tuple(inputs), form, **{**TOL, **opts}))
+    CASES.append(Case(api, code, tuple(inputs), form, **opts))
 
 
 def dominant(*shape: int) -> np.ndarray:
@@ -194,7 +193,7 @@ forms("torch.linalg.lu_solve", "LU=a, pivots=b, B=c", (LU, PIV, B), kw="left=Tru
 case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LUB, PIVB, BB), "batched")
 forms("Tensor.stft", "n_fft=16, hop_length=4, win_length=12, window=b, center=False, pad_mode='constant', normalized=True, onesided=True, return_complex=True",
       (arr(64), np.hanning(12).astype("float32")), only=("positional", "keyword"))
-case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults", atol=1e-4)
+case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults")
 case("Tensor.stft", "a.stft(16, window=b, win_length=12, return_complex=True)", (arr(64), np.hanning(12).astype("float32")), "window")
 # -- rank, Vandermonde, tensor inverse and solve -------------------------------------------
 LOW_RANK = (arr(4, 2) @ arr(2, 5)).astype("float32")
@@ -242,8 +241,8 @@ case("Tensor.matrix_exp", "a.matrix_exp()", (EXPM,), "call", why=EXP_WHY)
 case("Tensor.matrix_exp", "(a * 3).matrix_exp()", (EXPM[0],), "scaled", why=EXP_WHY)
 SPECTROGRAM = torch.stft(torch.from_numpy(arr(2, 120)), 16, return_complex=True).numpy()
 forms("Tensor.istft", "n_fft=16, hop_length=4, win_length=16, window=None, center=True, normalized=False, onesided=True, length=110, return_complex=False",
-      (SPECTROGRAM,), req=1, atol=1e-5, rtol=1e-4)
-case("Tensor.istft", "a.istft(16, window=torch.ones(16))", (SPECTROGRAM,), "window", atol=1e-5, rtol=1e-4)
+      (SPECTROGRAM,), req=1)
+case("Tensor.istft", "a.istft(16, window=torch.ones(16))", (SPECTROGRAM,), "window")
 
 SUITE = Suite(CASES)
 

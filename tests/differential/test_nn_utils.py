@@ -141,8 +141,27 @@ def _compare_call(torch_net, ms_net, x) -> None:
     with torch.no_grad():
         expected = torch_net(torch.from_numpy(x))
     actual = ms_net(mindspore.Tensor(x))
+    assert isinstance(actual, tuple) and len(actual) == len(expected), (type(actual), len(expected))
     for e, a in zip(expected, actual):
+        # MindSpore's 1-D convolution weight holds an extra unit axis: (out, in, 1, k)
+        assert _without_unit_axes(a.shape) == _without_unit_axes(e.shape), (tuple(a.shape), tuple(e.shape))
         np.testing.assert_allclose(a.asnumpy().reshape(e.shape), e.detach().numpy(), atol=1e-5, rtol=1e-5)
+
+
+def _without_unit_axes(shape) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
+
+
+@pytest.mark.parametrize("ms_net", [
+    lambda x: (x,),  # an output missing
+    lambda x: (x, x * 2, x),  # one too many
+    lambda x: (x.reshape(4, 6), x * 2),  # the same values under another shape
+], ids=["fewer", "more", "reshaped"])
+def test_compare_call_checks_the_number_and_shapes_of_outputs(ms_net) -> None:
+    x = np.arange(24, dtype="float32").reshape(2, 12)
+    _compare_call(lambda t: (t, t * 2), lambda m: (m, m * 2), x)  # the same: passes
+    with pytest.raises(AssertionError):
+        _compare_call(lambda t: (t, t * 2), ms_net, x)
 
 
 def test_weight_norm_keeps_torchs_class_name_and_gradients(tmp_path, monkeypatch) -> None:

@@ -369,20 +369,16 @@ def _assert_close(expected, actual, where: str) -> None:
     assert abs(e - a) <= 1e-4 * max(abs(e), 1e-3), f"{where}: torch {e!r}, converted {a!r}"
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_training_step_matches_torch(case):
+def _check(case: TrainingCase, converted_code: str) -> None:
+    """Run ``case`` in torch and ``converted_code`` in MindSpore from the same weights on the
+    same batches: the returned values and the final weights must match."""
     source = case.source()
-    result = convert_code(source, filename=f"{case.name}.py")
-    assert not result.errors, [d.format() for d in result.errors]
-    assert "# transpile:" not in result.code, result.code
-    assert ".backward(" not in result.code and ".step()" not in result.code, result.code
-    assert "torch" not in {n.id for n in ast.walk(ast.parse(result.code)) if isinstance(n, ast.Name)}, result.code
     batches = _batches(case.steps)
 
     torch.manual_seed(0)
     ours = _exec(source, "torch_case")
     t_model, t_opt = ours["build"]()
-    converted = _exec(result.code, "converted_case")
+    converted = _exec(converted_code, "converted_case")
     m_model, m_opt = converted["build"]()
     _copy_weights(t_model, m_model)
 
@@ -393,12 +389,32 @@ def test_training_step_matches_torch(case):
         np.testing.assert_allclose(p.asnumpy(), t.detach().numpy(), atol=1e-5, rtol=1e-4, err_msg=p.name)
 
 
-def test_a_wrong_conversion_is_caught():
-    """The comparison fails when the converted loop differs (here: one step fewer)."""
-    case = CASES[0]
-    with pytest.raises(AssertionError):
-        _assert_close([1.0, 2.0], [1.0, 2.001], "returned")
-    with pytest.raises(AssertionError):
-        _assert_close([1.0, 2.0], [1.0], "returned")
-    assert case.steps > 1
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_training_step_matches_torch(case):
+    result = convert_code(case.source(), filename=f"{case.name}.py")
+    assert not result.errors, [d.format() for d in result.errors]
+    assert "# transpile:" not in result.code, result.code
+    assert ".backward(" not in result.code and ".step()" not in result.code, result.code
+    assert "torch" not in {n.id for n in ast.walk(ast.parse(result.code)) if isinstance(n, ast.Name)}, result.code
+    _check(case, result.code)
 
+
+# Wrong conversions a training-step rewrite could make, applied to the tool's real output of
+# the first case: the gradients computed but never applied, the momentum dropped (only the
+# steps after the first differ), the update applied twice.
+WRONG = {
+    "update-not-applied": ("        optimizer(grads)\n", ""),
+    "momentum-dropped": (", momentum=0.9", ""),
+    "update-applied-twice": ("        optimizer(grads)\n", "        optimizer(grads)\n        optimizer(grads)\n"),
+}
+
+
+@pytest.mark.parametrize("wrong", WRONG, ids=list(WRONG))
+def test_a_wrong_conversion_is_caught(wrong):
+    """The real check (``_check``) fails on a converted loop that differs from torch's."""
+    case = CASES[0]
+    code = convert_code(case.source(), filename=f"{case.name}.py").code
+    old, new = WRONG[wrong]
+    assert code.count(old) == 1, code  # the tool's output still has the spot to break
+    with pytest.raises(AssertionError):
+        _check(case, code.replace(old, new))
