@@ -14,17 +14,17 @@ from .passes.cell_class import CellClass
 from .passes.cell_containers import CellContainers
 from .passes.data_pipeline import DataPipeline
 from .passes.device_queries import DeviceQueries
-from .passes.graph_lint import GraphLint
+from .passes.graph.graph_lint import GraphLint
 from .passes.grad_mode import GradMode
 from .passes.training_script import TrainingScript
-from .passes.graph_list_pop import GraphListPop
-from .passes.graph_memo import GraphMemo
-from .passes.graph_branch_locals import GraphBranchLocals
-from .passes.graph_maps import GraphMaps
-from .passes.graph_set_literals import GraphSetLiterals
-from .passes.graph_xor import GraphXor
-from .passes.graph_assert_all import GraphAssertAll
-from .passes.graph_scalars import GraphScalars
+from .passes.graph.graph_list_pop import GraphListPop
+from .passes.graph.graph_memo import GraphMemo
+from .passes.graph.graph_branch_locals import GraphBranchLocals
+from .passes.graph.graph_maps import GraphMaps
+from .passes.graph.graph_set_literals import GraphSetLiterals
+from .passes.graph.graph_xor import GraphXor
+from .passes.graph.graph_assert_all import GraphAssertAll
+from .passes.graph.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
 from .passes.layer_params import LayerParams
 from .passes.layer_values import LayerValues
@@ -38,6 +38,7 @@ from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
 from .passes.training_step import TrainingStep
 from .outside_packages import builds_on_torch
+from .analysis.compiled import compiled_method
 
 # The order. Stage 1 runs in ONE traversal: at each node the passes' handlers run in the
 # order below, each given the previous one's result (once a handler replaces an expression
@@ -72,4 +73,5 @@ def pipeline_of(*passes: type) -> Pipeline:
 def _pipeline(stages) -> Pipeline:
     t = tables()
     return Pipeline(stages, dict(t.modules), set(t.source_roots) | LOWERED_ROOTS,
-                    aliases=dict(t.aliases), analyse=FileFacts, builds_on_source=builds_on_torch)
+                    aliases=dict(t.aliases), analyse=FileFacts, builds_on_source=builds_on_torch,
+                    compiled_method=compiled_method)

@@ -85,6 +85,13 @@ class FileContext:
         # ids of original nodes no pass may touch or enter (the rewrites' analysis fills it:
         # code the tool itself emitted on an earlier run stays as it was written)
         self.frozen: set[int] = set()
+        # Where the traversal is, kept by the engine as it enters and leaves nodes (passes
+        # read ``compiled``, ``current_class``, ``in_annotation``, ... instead of keeping stacks):
+        # per open class or function, whether its code is compiled (``Pipeline``'s
+        # ``compiled_method`` says it for a class's methods; nested functions inherit it)
+        self.compiled_scopes: list[bool] = []
+        self.annotation_depth = 0
+        self.import_depth = 0
         # ids of original nodes a pass rewrites whole -> that pass's id (``claim``)
         self.claimed: dict[int, str] = {}
         self.source_roots: set[str] = set()  # top-level modules of the source framework
@@ -127,6 +134,28 @@ class FileContext:
         spelled so that it still names it once the imports are converted (code left as it
         was must still run). Names other edits wrote inside it name the target already."""
         return node.visit(_SourceRespeller(self, original))
+
+    # -- where the traversal is ------------------------------------------------
+    @property
+    def compiled(self) -> bool:
+        """Whether the code being visited is compiled (in GRAPH mode, by the rewrites' rule)."""
+        return bool(self.compiled_scopes) and self.compiled_scopes[-1]
+
+    @property
+    def current_class(self) -> cst.ClassDef | None:
+        return self.innermost(cst.ClassDef)
+
+    @property
+    def current_function(self) -> cst.FunctionDef | None:
+        return self.innermost(cst.FunctionDef)
+
+    @property
+    def in_annotation(self) -> bool:
+        return self.annotation_depth > 0
+
+    @property
+    def in_import(self) -> bool:
+        return self.import_depth > 0
 
     def innermost(self, kind: type) -> cst.CSTNode | None:
         """The innermost open scope of type ``kind`` (``cst.FunctionDef``), if any."""

@@ -95,9 +95,11 @@ class StageTransformer(cst.CSTTransformer):
     markers for the enclosing statement and formats statements that changed.
     """
 
-    def __init__(self, passes: Sequence[Pass], ctx: FileContext, debug: bool = False):
+    def __init__(self, passes: Sequence[Pass], ctx: FileContext, debug: bool = False,
+                 compiled_method: Callable[[FileContext, cst.FunctionDef, cst.ClassDef], bool] | None = None):
         super().__init__()
         self.ctx = ctx
+        self._compiled_method = compiled_method or (lambda ctx, function, cls: False)
         self.debug = debug
         self._visit, self._leave = _handler_tables(passes)
         self._position = {p.id: i for i, p in enumerate(passes)}  # a claim skips the passes after its owner
@@ -123,7 +125,11 @@ class StageTransformer(cst.CSTTransformer):
         elif kind is cst.IndentedBlock:
             self._depth += 1
         if kind in SCOPE_TYPES:
-            self.ctx.open_scopes.append(node)
+            self._enter_scope(node, kind)
+        elif kind is cst.Annotation:
+            self.ctx.annotation_depth += 1
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self.ctx.import_depth += 1
         descend = True
         claimed = self.ctx.claimed
         for handler in self._visit.get(type(node).__name__, ()):
@@ -169,6 +175,12 @@ class StageTransformer(cst.CSTTransformer):
         kind = type(original)
         if kind in SCOPE_TYPES:
             self.ctx.open_scopes.pop()
+            if kind is not cst.Lambda:
+                self.ctx.compiled_scopes.pop()
+        elif kind is cst.Annotation:
+            self.ctx.annotation_depth -= 1
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self.ctx.import_depth -= 1
         if kind is cst.IndentedBlock:
             self._depth -= 1
         elif kind in STATEMENT_TYPES:
@@ -193,6 +205,20 @@ class StageTransformer(cst.CSTTransformer):
                 self._edits += 1  # the enclosing statement changed too
         return result
 
+
+    def _enter_scope(self, node: cst.CSTNode, kind: type) -> None:
+        """Open a scope: a class's body is not compiled; a method is when ``compiled_method``
+        says so, a nested function when the function around it is; a lambda changes nothing."""
+        ctx = self.ctx
+        if kind is cst.FunctionDef:
+            enclosing = ctx.open_scopes[-1] if ctx.open_scopes else None
+            if type(enclosing) is cst.ClassDef:
+                ctx.compiled_scopes.append(self._compiled_method(ctx, node, enclosing))
+            else:
+                ctx.compiled_scopes.append(ctx.compiled)
+        elif kind is cst.ClassDef:
+            ctx.compiled_scopes.append(False)
+        ctx.open_scopes.append(node)
 
     def _after_claim(self, handler, node: cst.CSTNode) -> bool:
         """Whether ``handler`` belongs to a pass after the one that claimed ``node``."""
@@ -517,7 +543,8 @@ class Pipeline:
     def __init__(self, stages: Sequence[Stage], module_map: dict[str, str], source_roots: set[str], *,
                  aliases: dict[str, str] | None = None,
                  analyse: Callable[[cst.Module, FileContext], object] | None = None,
-                 builds_on_source: Callable[[str], bool] | None = None):
+                 builds_on_source: Callable[[str], bool] | None = None,
+                 compiled_method: Callable[[FileContext, cst.FunctionDef, cst.ClassDef], bool] | None = None):
         """``analyse(module, ctx)`` gathers, once per file, what the passes need to know
         about it; the passes read the result as ``ctx.facts``. Raises PassOrderError when the
         stages break a pass's ``runs_after``."""
@@ -527,6 +554,8 @@ class Pipeline:
         self.source_roots = source_roots
         self.aliases = aliases or {}
         self.analyse = analyse
+        # whether a method of a class is compiled code (ctx.compiled; the rewrites' rule)
+        self.compiled_method = compiled_method
         # whether a top-level package outside the converted tree is built on the source
         # framework (a file importing it is the rewrites' business even without a source import)
         self.builds_on_source = builds_on_source or (lambda root: False)
@@ -594,7 +623,7 @@ class Pipeline:
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
             # (blaming that pass), and the whole tree after each stage.
-            current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug))
+            current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
         code = current.code

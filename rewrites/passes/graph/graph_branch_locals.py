@@ -24,7 +24,6 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..analysis.compiled import CompiledScopes
 
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 
@@ -49,7 +48,7 @@ def _exits(block) -> bool:
     return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, _EXITS) for s in last.body)
 
 
-class GraphBranchLocals(CompiledScopes, Pass):
+class GraphBranchLocals(Pass):
     id = "MS308"
     name = "graph-branch-locals"
     summary = "A local bound in only some branches of an if and read after it is set to None first (GRAPH_MODE)."
@@ -82,7 +81,6 @@ class GraphBranchLocals(CompiledScopes, Pass):
 
     # -- functions ---------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        super().visit_FunctionDef(node)
         params = node.params
         names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
         names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
@@ -93,11 +91,9 @@ class GraphBranchLocals(CompiledScopes, Pass):
         self._branches, self._loops = [], 0
 
     def leave_FunctionDef(self, original, updated):
-        compiled = self.compiled
         first, reads, ifs = self._first_bound.pop(), self._reads.pop(), self._ifs.pop()
         self._branches, self._loops = self._saved.pop()
-        updated = super().leave_FunctionDef(original, updated)
-        if not compiled or not ifs:
+        if not self.ctx.compiled or not ifs:
             return updated
         inserts: dict[int, list[str]] = {}
         for key, facts in ifs.items():
@@ -242,7 +238,7 @@ class GraphBranchLocals(CompiledScopes, Pass):
             self._elifs.discard(id(original))
             self._summaries[id(original)] = (always, not reaching)
             return updated
-        if not self._first_bound or self._loops or not self.compiled or not reaching:
+        if not self._first_bound or self._loops or not self.ctx.compiled or not reaching:
             return updated
         first = self._first_bound[-1]
         names = {n for n in anywhere - always if first.get(n, 0) > facts["start"]}

@@ -22,8 +22,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..syntax import code
-from ..analysis.compiled import CompiledScopes
+from ...syntax import code
 
 
 def _self_attr(node) -> str | None:
@@ -68,7 +67,7 @@ def _memo(stmt, nxt) -> cst.BaseExpression | None:
     return fill.value
 
 
-class GraphMemo(CompiledScopes, Pass):
+class GraphMemo(Pass):
     id = "MS310"
     name = "graph-memo"
     summary = "if k not in self.cache: self.cache[k] = e; return self.cache[k] in construct -> return e (GRAPH_MODE compiles no dict attribute write)."
@@ -99,7 +98,7 @@ class GraphMemo(CompiledScopes, Pass):
         return out if changed else None
 
     def leave_IndentedBlock(self, original, updated):
-        if not self.compiled:
+        if not self.ctx.compiled:
             return updated
         body = self._fold(list(updated.body))
         return updated if body is None else updated.with_changes(body=body)

@@ -12,8 +12,8 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..table_calls import tables
-from ..tensor_inference import TensorScope, forward_params, is_tensor
+from ...table_calls import tables
+from ...tensor_inference import TensorScope, forward_params, is_tensor
 
 CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}
 

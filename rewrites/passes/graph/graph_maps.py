@@ -27,15 +27,14 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import read
 
-from ..analysis.compiled import CompiledScopes
-from ..syntax import Unconvertible, name_chain
-from ..table_calls import convert_call, tables
+from ...syntax import Unconvertible, name_chain
+from ...table_calls import convert_call, tables
 
 BUILTINS = ("map", "zip", "tuple", "list", "next")
 PARTIAL = "functools.partial"
 
 
-class GraphMaps(CompiledScopes, Pass):
+class GraphMaps(Pass):
     id = "MS304"
     name = "graph-maps"
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
@@ -62,7 +61,7 @@ class GraphMaps(CompiledScopes, Pass):
             self._keep.add(id(node.args[0].value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not self.compiled:
+        if not self.ctx.compiled:
             return updated
         if self._builtin(original.func, "map"):
             return self._map(original, updated)

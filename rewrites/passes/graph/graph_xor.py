@@ -23,7 +23,7 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..runtime.registry import runtime_helper
+from ...runtime.registry import runtime_helper
 
 HELPER = "_py_xor"
 

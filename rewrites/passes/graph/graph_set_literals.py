@@ -16,10 +16,9 @@ import libcst as cst
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..analysis.compiled import CompiledScopes
 
 
-class GraphSetLiterals(CompiledScopes, Pass):
+class GraphSetLiterals(Pass):
     id = "MS309"
     name = "graph-set-literals"
     summary = "x in {literals} in construct -> x in (literals) (GRAPH_MODE compiles no set expression)."
@@ -33,7 +32,7 @@ class GraphSetLiterals(CompiledScopes, Pass):
     )
 
     def leave_ComparisonTarget(self, original: cst.ComparisonTarget, updated):
-        if not self.compiled or not isinstance(original.operator, (cst.In, cst.NotIn)):
+        if not self.ctx.compiled or not isinstance(original.operator, (cst.In, cst.NotIn)):
             return updated
         if not isinstance(updated, cst.ComparisonTarget):
             return updated

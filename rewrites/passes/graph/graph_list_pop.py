@@ -24,12 +24,11 @@ from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 from transpile.walk import read
 
-from ..analysis.compiled import CompiledScopes
 
 CONDITIONAL = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
-class GraphListPop(CompiledScopes, Pass):
+class GraphListPop(Pass):
     id = "MS307"
     name = "graph-list-pop"
     summary = "lst.pop() nested in an expression in construct -> its own assignment (GRAPH_MODE miscompiles it)."
@@ -49,7 +48,7 @@ class GraphListPop(CompiledScopes, Pass):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._pending.append([])
-        if not (self.compiled and self._functions and len(node.body) == 1):
+        if not (self.ctx.compiled and self.ctx.current_function is not None and len(node.body) == 1):
             return
         stmt = node.body[0]
         if not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)):
@@ -57,7 +56,7 @@ class GraphListPop(CompiledScopes, Pass):
         value = stmt.value
         if value is None:
             return
-        lists = self.facts.list_names(self._functions[-1])
+        lists = self.facts.list_names(self.ctx.current_function)
         pops: list[cst.Call] = []
 
         class Finder(cst.CSTVisitor):

@@ -19,9 +19,9 @@ from transpile.import_table import dotted_name
 from transpile.passes import Example, Pass
 from transpile.walk import read
 
-from ..syntax import NOT_LITERAL, literal_value
-from ..table_calls import tables
-from ..tensor_inference import TensorScope, forward_params, is_tensor
+from ...syntax import NOT_LITERAL, literal_value
+from ...table_calls import tables
+from ...tensor_inference import TensorScope, forward_params, is_tensor
 
 # torch and mindspore: graph_lint reads code that may already be half MindSpore
 FRAMEWORK_ROOTS = tables().framework_roots

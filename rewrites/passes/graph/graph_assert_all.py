@@ -23,10 +23,9 @@ import libcst.matchers as m
 from transpile.diagnostics import Severity
 from transpile.passes import Example, Pass
 
-from ..analysis.compiled import CompiledScopes
 
 
-class GraphAssertAll(CompiledScopes, Pass):
+class GraphAssertAll(Pass):
     id = "MS311"
     name = "graph-assert-all"
     summary = "assert all(f(x) for x in xs) in construct -> a loop of asserts (GRAPH_MODE's all() sees no globals)."
@@ -40,7 +39,7 @@ class GraphAssertAll(CompiledScopes, Pass):
     )
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
-        if not self.compiled or len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assert):
+        if not self.ctx.compiled or len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assert):
             return updated
         test = updated.body[0].test
         if not (isinstance(test, cst.Call) and m.matches(test.func, m.Name("all")) and len(test.args) == 1
@@ -55,7 +54,7 @@ class GraphAssertAll(CompiledScopes, Pass):
             return updated
         name = loop.target.value
         inside = len(m.findall(comp, m.Name(name)))
-        if len(m.findall(self._functions[-1], m.Name(name))) != inside:
+        if len(m.findall(self.ctx.current_function, m.Name(name))) != inside:
             return updated  # the name is used elsewhere in the function: the loop would rebind it
         self.ctx.report(original, self.id, "assert all(...) of a comprehension is a loop of asserts: "
                         "GRAPH_MODE evaluates all() without the module's names", Severity.INFO)
