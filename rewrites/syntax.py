@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from transpile.formatting import black_layout
+from transpile.engine.formatting import black_layout
 
 
 class Unconvertible(Exception):

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from transpile import api, pipeline
-from transpile.diagnostics import Severity
-from transpile.nesting import SHALLOW_NESTING, call_with_deep_stack, nesting_depth
+from transpile import api
+from transpile.engine import pipeline
+from transpile.engine.diagnostics import Severity
+from transpile.engine.nesting import SHALLOW_NESTING, call_with_deep_stack, nesting_depth
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "import torch\n\nx = torch.relu(torch.ones(3))\n"  # uses torch: no cheap no-torch path

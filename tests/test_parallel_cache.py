@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from transpile import api
-from transpile import files as files_module
-from transpile.cache import ResultCache, cache_key
+from transpile.io import files as files_module
+from transpile.io.cache import ResultCache, cache_key
 
 ROOT = Path(__file__).resolve().parent.parent
 FORK = multiprocessing.get_start_method() == "fork"  # workers see the test's monkeypatches
@@ -220,7 +220,7 @@ def test_changing_the_input_or_its_name_invalidates(tmp_path: Path) -> None:
 
 
 def test_the_key_covers_the_tool(monkeypatch) -> None:
-    from transpile import cache
+    from transpile.io import cache
 
     key = cache_key("import torch\n", "m.py")
     assert cache_key("import torch\n", "m.py") == key
@@ -243,7 +243,7 @@ def test_entries_round_trip_as_json(tmp_path: Path) -> None:
 
 
 def test_cache_dir_defaults(monkeypatch, tmp_path: Path) -> None:
-    from transpile.cache import default_cache_dir
+    from transpile.io.cache import default_cache_dir
 
     monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "explicit"))
     assert default_cache_dir() == tmp_path / "explicit"

@@ -6,9 +6,9 @@ import ast
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Pass
-from transpile.pipeline import Pipeline
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Pass
+from transpile.engine.pipeline import Pipeline
 
 
 # ``1.real`` prints as code that does not parse (a float literal ``1.`` then ``real``)

@@ -7,9 +7,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic, error as _error
-from .edits import Edit, EditKey
-from .pipeline import ConversionResult, Pipeline
+from .engine.diagnostics import Diagnostic, error as _error
+from .engine.edits import Edit, EditKey
+from .engine.pipeline import ConversionResult, Pipeline
 
 __all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport", "RefusedError"]
 
@@ -230,4 +230,4 @@ def apis_markdown(apis: list[ApiStatus]) -> str:
     return "\n".join(lines) + "\n"
 
 
-from .files import FileOutcome, PathReport, RefusedError, convert_paths  # noqa: E402  (re-exported: the files layer uses convert_code)
+from .io.files import FileOutcome, PathReport, RefusedError, convert_paths  # noqa: E402  (re-exported: the files layer uses convert_code)

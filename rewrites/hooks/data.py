@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
+from transpile.engine.diagnostics import Severity
 
 from ..syntax import Unconvertible, code, emitted, keyword_call, literal, literal_value, spelled
 from .registry import hook

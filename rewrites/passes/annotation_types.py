@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
+from transpile.engine.passes import Example, Pass
 
 from ..table_calls import reference_refusal, tables
 

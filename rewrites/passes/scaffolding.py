@@ -18,7 +18,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
+from transpile.engine.passes import Example, Pass
 
 from ..syntax import code
 

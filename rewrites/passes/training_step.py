@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.formatting import format_statement
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.formatting import format_statement
+from transpile.engine.passes import Example, Pass
 
 from ..syntax import code, emitted_spelled, free_name
 from ..training_plan import TrainingPlan, TrainingStatement, code_of

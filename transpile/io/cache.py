@@ -14,9 +14,9 @@ import json
 import os
 from pathlib import Path
 
-from .context import Stats
-from .diagnostics import Diagnostic
-from .pipeline import ConversionResult
+from ..engine.context import Stats
+from ..engine.diagnostics import Diagnostic
+from ..engine.pipeline import ConversionResult
 
 _FORMAT = 3  # bump when the JSON layout of an entry changes (2: stats.annotations; 3: col 1-based)
 
@@ -37,7 +37,7 @@ def tool_fingerprint() -> str:
 
     # transpile.rewrites's file, found without importing it (and every pass with it)
     rewrites = importlib.util.find_spec("transpile.rewrites").origin
-    roots = {Path(__file__).resolve().parent, Path(rewrites).resolve().parent}
+    roots = {Path(__file__).resolve().parents[1], Path(rewrites).resolve().parent}  # transpile/, rewrites/
     files = sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
                     if "__pycache__" not in p.parts})
     digest = hashlib.sha256()
@@ -52,7 +52,7 @@ def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     """``handed``: what the file's tree hands it (a ``PackageFacts``, or star-imported
     bindings): a change in a sibling that reaches the file changes its key. ``declined``:
     the keys of the edits a decision declines there."""
-    from . import __version__
+    from .. import __version__
 
     digest = hashlib.sha256()
     handed = handed.fingerprint() if hasattr(handed, "fingerprint") else sorted((handed or {}).items())

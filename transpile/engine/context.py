@@ -86,7 +86,7 @@ class FileContext:
         # code the tool itself emitted on an earlier run stays as it was written)
         self.frozen: set[int] = set()
         self.source_roots: set[str] = set()  # top-level modules of the source framework
-        # Edits (``transpile.edits``): recorded when asked for, declined by key or by an
+        # Edits (``transpile.engine.edits``): recorded when asked for, declined by key or by an
         # ignore comment in the file.
         self.recording = False
         self.declined: frozenset = frozenset()

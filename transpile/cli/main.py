@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import __version__
-from .api import PathReport, convert_paths
-from .package_index import outside_package, outside_summary
-from .files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
-from .report import read_parity_results, summary
+from .. import __version__
+from ..api import PathReport, convert_paths
+from ..engine.package_index import outside_package, outside_summary
+from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
+from ..report import read_parity_results, summary
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 # A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
@@ -74,14 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     apis.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     apis.set_defaults(func=cmd_apis)
 
-    from .parity.cli import add_parity_parser, add_weights_parser
+    from .parity import add_parity_parser, add_weights_parser
 
     add_parity_parser(sub)
     add_weights_parser(sub)
-    from .review_cli import add_review_parser
+    from .review import add_review_parser
 
     add_review_parser(sub)
-    from .explain_cli import add_explain_parsers
+    from .explain import add_explain_parsers
 
     add_explain_parsers(sub)
     return parser
@@ -123,7 +123,7 @@ def _summary(report: PathReport) -> str:
 
 def _hand_edits_summary(report: PathReport) -> str:
     """The summary's words on outputs edited by hand since the last run (none: nothing)."""
-    from .files import CONFLICT_SUFFIX
+    from ..io.files import CONFLICT_SUFFIX
 
     def files(n: int) -> str:
         return f"{n} file" + ("" if n == 1 else "s")
@@ -301,7 +301,7 @@ class _SourceKeeper:
 
 def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> bool:
     """Write the HTML report atomically; False (said on stderr) when it cannot be written."""
-    from .report import render_report
+    from ..report import render_report
 
     page = render_report(report, sources, parity=parity, subtitle="inputs: " + shlex.join(args.paths))
     try:
@@ -344,7 +344,7 @@ def _use_color(choice: str, stream) -> bool:
 
 
 def cmd_apis(args) -> int:
-    from .api import api_counts, apis_markdown, list_apis
+    from ..api import api_counts, apis_markdown, list_apis
 
     apis = list_apis()
     counts = api_counts(apis)

@@ -9,9 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
-from .edits import place
-from .explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
+from .main import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
+from ..engine.edits import place
+from ..explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
                       pass_docs)
 
 _INDENT = "    "
@@ -117,7 +117,7 @@ def cmd_explain(args) -> int:
     if usage:
         print(f"transpile explain: {usage}", file=sys.stderr)
         return EXIT_USAGE
-    from .files import _read  # the reading convert does: BOM, UTF-8, empty files
+    from ..io.files import _read  # the reading convert does: BOM, UTF-8, empty files
 
     source, _bom, problem = _read(path, explicit=True) if path.exists() else (None, False, None)
     if source is None:
@@ -154,7 +154,7 @@ def _declined(path: Path) -> frozenset:
     """The edits in ``path`` that the saved review decisions decline, as convert declines
     them (none without a store; an unreadable store: ValueError, a usage error as in convert)."""
     try:
-        from .decisions import DecisionStore, find_root
+        from ..io.decisions import DecisionStore, find_root
     except ImportError:  # no review decisions in this version
         return frozenset()
     root = find_root([path])

@@ -6,8 +6,8 @@ import os
 import shlex
 import sys
 
-from .report import format_table  # noqa: F401  (the samples table; kept importable from here)
-from .runner import DEFAULT_TIMEOUT, MODES
+from ..parity.report import format_table  # noqa: F401  (the samples table; kept importable from here)
+from ..parity.runner import DEFAULT_TIMEOUT, MODES
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
@@ -137,9 +137,9 @@ def cmd_parity(args) -> int:
 def _parity_samples(args, modes) -> int:
     from pathlib import Path
 
-    from .report import format_samples, result_dict
-    from .runner import load_specs, run_samples
-    from .spec import SpecError
+    from ..parity.report import format_samples, result_dict
+    from ..parity.runner import load_specs, run_samples
+    from ..parity.spec import SpecError
 
     try:
         if args.targets:
@@ -164,8 +164,8 @@ def _parity_training(args) -> int:
     """``transpile parity --training [SPEC...]``: the training samples' table (or JSON)."""
     from pathlib import Path
 
-    from .spec import SpecError
-    from .training import SUFFIX, format_training, load_training_specs, run_training, training_dict
+    from ..parity.spec import SpecError
+    from ..parity.training import SUFFIX, format_training, load_training_specs, run_training, training_dict
 
     if args.config or args.model or args.function or args.inputs or args.emit_test:
         return _usage("--training takes training specs (or sample names), not --config, --model, --function, "
@@ -190,10 +190,10 @@ def _parity_training(args) -> int:
 
 
 def _parity_one(args, modes) -> int:
-    from .emit import EmitError, emit_test
-    from .report import format_result, result_dict
-    from .runner import run_parity
-    from .spec import SpecError, make_spec
+    from ..parity.emit import EmitError, emit_test
+    from ..parity.report import format_result, result_dict
+    from ..parity.runner import run_parity
+    from ..parity.spec import SpecError, make_spec
 
     if len(args.targets) > 1:
         return _usage(f"one ORIGINAL.py at a time (got {' '.join(args.targets)})")
@@ -251,9 +251,9 @@ def _command(args) -> str:
 
 
 def cmd_weights(args) -> int:
-    from .report import format_weights, weights_dict
-    from .runner import convert_weights
-    from .spec import SpecError
+    from ..parity.report import format_weights, weights_dict
+    from ..parity.runner import convert_weights
+    from ..parity.spec import SpecError
 
     if args.timeout <= 0:
         print("transpile weights: --timeout must be positive", file=sys.stderr)

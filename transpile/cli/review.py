@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _summary, refused
-from .decisions import DecisionStore, DecisionsError, find_root
-from .diagnostics import Safety
-from .edits import Edit, place
-from .files import RefusedError, convert_paths
+from .main import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _summary, refused
+from ..io.decisions import DecisionStore, DecisionsError, find_root
+from ..engine.diagnostics import Safety
+from ..engine.edits import Edit, place
+from ..io.files import RefusedError, convert_paths
 
 HELP = """\
   y  apply this edit              n  skip it (the code stays as it is)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .edits import Edit, EditKey
+from ..engine.edits import Edit, EditKey
 
 DIRECTORY = ".transpile"
 FILENAME = "decisions.toml"

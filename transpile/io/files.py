@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from .cache import ResultCache, cache_key, default_cache_dir
-from .diagnostics import Diagnostic, Safety, Severity, error as _error
+from ..engine.diagnostics import Diagnostic, Safety, Severity, error as _error
 from .merge import HandEdits, carry_hand_edits
-from .package_index import PackageFacts, PackageIndex, outside_package
-from .pipeline import ConversionResult
+from ..engine.package_index import PackageFacts, PackageIndex, outside_package
+from ..engine.pipeline import ConversionResult
 
 CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
 BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
@@ -639,7 +639,7 @@ def _git(args: list[str], cwd: str) -> str | None:
 def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | None, record_edits: bool = False,
                  declined: frozenset = frozenset()) -> tuple[ConversionResult, bool]:
     """One file's result, and whether it is an internal error (run in a worker or here)."""
-    from . import api  # looked up at call time: the API module imports this one
+    from .. import api  # looked up at call time: the API module imports this one
 
     try:
         if filename.endswith(".ipynb"):
@@ -666,7 +666,7 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
             serial.append(_convert_one(*task))
             done(i)
         return serial
-    from .api import _pipeline
+    from ..api import _pipeline
 
     try:
         _pipeline()  # built once here: forked workers inherit it
