@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from .. import __version__
-from ..api import PathReport, convert_paths
 from ..engine.package_index import outside_package, outside_summary
-from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
+from ..io.atomic import write_file_atomic
+from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
 from ..report import read_parity_results, summary
+from ..version import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
 # A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a

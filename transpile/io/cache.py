@@ -14,9 +14,11 @@ import json
 import os
 from pathlib import Path
 
+from .. import version
 from ..engine.context import Stats
 from ..engine.diagnostics import Diagnostic
 from ..engine.pipeline import ConversionResult
+from .atomic import write_atomic
 
 _FORMAT = 3  # bump when the JSON layout of an entry changes (2: stats.annotations; 3: col 1-based)
 
@@ -52,11 +54,9 @@ def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     """``handed``: what the file's tree hands it (a ``PackageFacts``, or star-imported
     bindings): a change in a sibling that reaches the file changes its key. ``declined``:
     the keys of the edits a decision declines there."""
-    from .. import __version__
-
     digest = hashlib.sha256()
     handed = handed.fingerprint() if hasattr(handed, "fingerprint") else sorted((handed or {}).items())
-    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, handed, [list(k) for k in declined]])
+    header = json.dumps([_FORMAT, version.__version__, tool_fingerprint(), filename, handed, [list(k) for k in declined]])
     digest.update(header.encode("utf-8") + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
@@ -105,9 +105,7 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
-        from .files import _write_atomic
-
         try:
-            _write_atomic(self._path(key), _to_json(result))
+            write_atomic(self._path(key), _to_json(result))
         except OSError:
             pass
