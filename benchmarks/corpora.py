@@ -36,11 +36,12 @@ from pathlib import Path
 
 from throughput import py_files  # the .py files convert walks (this directory is on sys.path)
 
+from transpile.cli.exit_codes import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 STORE = HERE / ".corpora"
 BIN = Path(sys.executable).parent  # the venv whose transpile and pip are used
-EXIT_INTERNAL = 123
 SHOWN = 5  # paths listed per kind of problem
 
 
@@ -314,7 +315,7 @@ def print_paths(row: Row) -> None:
                 print(f"  {p}")
             if len(paths) > SHOWN:
                 print(f"  ... and {len(paths) - SHOWN} more")
-    if row.exit_code not in (0, 1):
+    if row.exit_code not in (EXIT_OK, EXIT_FINDINGS):
         print(f"\n{row.name}: the first pass exited with {row.exit_code}")
 
 

@@ -9,20 +9,21 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .main import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, _positive, _use_color, colorize_diff
 from ..engine.edits import place
 from ..explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
                       pass_docs)
+from .exit_codes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .shared import colorize_diff, positive, use_color
 
 _INDENT = "    "
 
-_EXPLAIN_EPILOG = """\
+_EXPLAIN_EPILOG = f"""\
 a notebook (.ipynb): its code cells are converted together, as transpile convert does; a cell is
 named by its place among all the notebook's cells (markdown cells count, the first is 1), and
 --line then needs --cell: it is the line inside that cell.
 
-exit status: 0 done; 1 the file failed (it does not parse, cannot be read...) or has errors,
-as with transpile convert; 2 usage error (a directory, a line outside the file, --line on a
+exit status: {EXIT_OK} done; {EXIT_FINDINGS} the file failed (it does not parse, cannot be read...) or has errors,
+as with transpile convert; {EXIT_USAGE} usage error (a directory, a line outside the file, --line on a
 notebook without --cell, --cell on a .py file or naming no code cell)."""
 
 
@@ -42,10 +43,10 @@ def add_explain_parsers(sub) -> None:
                                          "documentation with an example.",
                              epilog=_EXPLAIN_EPILOG)
     explain.add_argument("file", metavar="FILE")
-    explain.add_argument("--line", type=_positive, metavar="N",
+    explain.add_argument("--line", type=positive, metavar="N",
                          help="only the edits whose code spans line N, and the diagnostics at line N "
                               "(in a notebook: line N of the cell --cell names)")
-    explain.add_argument("--cell", type=_positive, metavar="C",
+    explain.add_argument("--cell", type=positive, metavar="C",
                          help="a notebook only: only the edits and diagnostics of cell C (1: the first cell; "
                               "markdown cells count)")
     explain.add_argument("--format", choices=("text", "json"), default="text")
@@ -135,7 +136,7 @@ def cmd_explain(args) -> int:
     if args.format == "json":
         print(json.dumps(explanation.to_dict(), indent=2))
     else:
-        sys.stdout.write(_explanation_text(explanation, _use_color(args.color, sys.stdout)))
+        sys.stdout.write(_explanation_text(explanation, use_color(args.color, sys.stdout)))
     return EXIT_FINDINGS if explanation.has_errors else EXIT_OK
 
 

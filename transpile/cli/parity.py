@@ -8,10 +8,9 @@ import sys
 
 from ..parity.report import format_table  # noqa: F401  (the samples table; kept importable from here)
 from ..parity.runner import DEFAULT_TIMEOUT, MODES
+from .exit_codes import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
-
-PARITY_EPILOG = """\
+PARITY_EPILOG = f"""\
 input specs (--input, repeat it for each positional argument of forward):
   float32[2,3,32,32]            uniform in [-1, 1)
   float32[4,8]:-5..5            uniform in [-5, 5)
@@ -19,7 +18,7 @@ input specs (--input, repeat it for each positional argument of forward):
   bool[4]                       random booleans
   expr:np.arange(6).reshape(2,3)  any Python expression over np and rng (seeded)
 
-exit status: 0 every output matches in every mode; 1 a mismatch or an error; 2 bad usage.
+exit status: {EXIT_OK} every output matches in every mode; {EXIT_MISMATCH} a mismatch or an error; {EXIT_USAGE} bad usage.
 """
 
 
@@ -90,7 +89,7 @@ left unmapped is listed, and no partial checkpoint is written unless
 
   transpile weights model.pt -o model.ckpt --source model.py --model 'Net()'""",
         formatter_class=_formatter(),
-        epilog="exit status: 0 written; 1 refused (partial) or an error; 2 bad usage.",
+        epilog=f"exit status: {EXIT_OK} written; {EXIT_MISMATCH} refused (partial) or an error; {EXIT_USAGE} bad usage.",
     )
     p.add_argument("checkpoint", metavar="IN", help="the torch checkpoint: .pt, .pth, .bin or .safetensors")
     p.add_argument("-o", "--output", required=True, metavar="OUT.ckpt", help="the MindSpore checkpoint to write")
