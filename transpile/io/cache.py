@@ -32,18 +32,22 @@ def default_cache_dir() -> Path:
     return Path(base) / "transpile"
 
 
-@functools.lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """sha256 of the tool's own code and tables (once per process)."""
+def tool_files() -> list[Path]:
+    """Every .py and .toml file of the ``transpile`` and ``transpile.rewrites`` packages."""
     import importlib.util
 
     # transpile.rewrites's file, found without importing it (and every pass with it)
     rewrites = importlib.util.find_spec("transpile.rewrites").origin
     roots = {Path(__file__).resolve().parents[1], Path(rewrites).resolve().parent}  # transpile/, rewrites/
-    files = sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
-                    if "__pycache__" not in p.parts})
+    return sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
+                   if "__pycache__" not in p.parts})
+
+
+@functools.lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """sha256 of the tool's own code and tables (once per process)."""
     digest = hashlib.sha256()
-    for path in files:
+    for path in tool_files():
         data = path.read_bytes()
         digest.update(f"{path.as_posix()}\0{len(data)}\0".encode())
         digest.update(data)
