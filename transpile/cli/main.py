@@ -16,6 +16,9 @@ from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedErr
 from ..report import read_parity_results
 from ..version import __version__
 from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .explain import add_explain_parsers
+from .parity import add_parity_parser, add_weights_parser
+from .review import add_review_parser
 from .shared import colorize_diff, positive, refused, run_summary, use_color
 
 _CONVERT_EPILOG = f"""\
@@ -69,15 +72,9 @@ def _parser() -> argparse.ArgumentParser:
     apis.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     apis.set_defaults(func=cmd_apis)
 
-    from .parity import add_parity_parser, add_weights_parser
-
     add_parity_parser(sub)
     add_weights_parser(sub)
-    from .review import add_review_parser
-
     add_review_parser(sub)
-    from .explain import add_explain_parsers
-
     add_explain_parsers(sub)
     return parser
 
