@@ -38,11 +38,12 @@ from pathlib import Path
 
 from throughput import py_files  # the .py files convert walks (this directory is on sys.path)
 
+from transpile.cli.exit_codes import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 STORE = HERE / ".corpora"
 BIN = Path(sys.executable).parent  # the venv whose transpile and pip are used
-EXIT_INTERNAL = 123
 SHOWN = 5  # paths listed per kind of problem
 
 
@@ -339,7 +340,7 @@ def print_paths(row: Row) -> None:
                 print(f"  ... and {len(paths) - SHOWN} more")
     if row.exit_code < 0:
         print(f"\n{row.name}: the first pass was killed by signal {-row.exit_code}")
-    elif row.exit_code not in (0, 1):
+    elif row.exit_code not in (EXIT_OK, EXIT_FINDINGS):
         print(f"\n{row.name}: the first pass exited with {row.exit_code}")
     if row.second_crashed:
         print(f"\n{row.name}: the second pass died (killed by a signal, exit 123 or no JSON report)")

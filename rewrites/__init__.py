@@ -1,7 +1,7 @@
 """The torch -> MindSpore rewrites: passes, their order, and the mapping tables."""
 from __future__ import annotations
 
-from transpile.pipeline import Pipeline
+from transpile.engine.pipeline import Pipeline
 
 from .passes.annotation_types import AnnotationTypes
 from .passes.api_calls import ApiCalls

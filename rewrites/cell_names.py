@@ -24,8 +24,8 @@ import sys
 
 import libcst as cst
 
-from transpile.import_table import dotted_name
-from transpile.package_index import UNKNOWN
+from transpile.engine.import_table import dotted_name
+from transpile.engine.package_index import UNKNOWN
 
 
 def _container(name: str) -> frozenset[str]:

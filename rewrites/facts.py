@@ -1,7 +1,7 @@
 """What the passes know about one file, gathered once and shared.
 
 The pipeline builds one ``FileFacts`` per file before the passes run (``analyse``), from
-ONE walk that lists the interesting nodes by scope (``transpile.walk.ScopeIndex``).
+ONE walk that lists the interesting nodes by scope (``transpile.engine.walk.ScopeIndex``).
 Every fact below is computed from that index the first time a pass asks for it, once
 per node, and every pass reads the same answer: no pass walks the file on its own.
 
@@ -16,7 +16,7 @@ from typing import Callable
 
 import libcst as cst
 
-from transpile.walk import ScopeIndex
+from transpile.engine.walk import ScopeIndex
 
 from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables

@@ -8,7 +8,7 @@ from typing import Any
 
 import libcst as cst
 
-from transpile.walk import read
+from transpile.engine.walk import read
 
 from .runtime.registry import define, helper_names
 

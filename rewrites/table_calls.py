@@ -7,8 +7,8 @@ from pathlib import Path
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.tables import ApiEntry, Tables, load_tables
+from transpile.engine.diagnostics import Severity
+from transpile.engine.tables import ApiEntry, Tables, load_tables
 
 from .runtime.registry import runtime_helper
 from .syntax import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs

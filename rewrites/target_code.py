@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.walk import read
+from transpile.engine.walk import read
 
 
 class _ImportedRoots:

@@ -133,7 +133,7 @@ def test_annotation_table_types_exist_on_both_sides() -> None:
 
 
 def test_the_count_goes_through_the_cache(tmp_path: Path) -> None:
-    from transpile.cache import ResultCache
+    from transpile.io.cache import ResultCache
 
     result = _stats(SOURCE)
     cache = ResultCache(tmp_path)

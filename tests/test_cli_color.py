@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from transpile.cli import colorize_diff
+from transpile.cli.shared import colorize_diff
 
 ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 RED, GREEN, CYAN, BOLD = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[1m"

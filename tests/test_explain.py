@@ -10,8 +10,8 @@ import pytest
 
 from rewrites import ALL_PASSES
 from rewrites.passes.api_calls import ApiCalls
-from transpile.diagnostics import Safety
-from transpile.edits import Edit
+from transpile.engine.diagnostics import Safety
+from transpile.engine.edits import Edit
 from transpile.explain import (Explanation, PassExplanation, UnknownPassError, explain_file, line_change, pass_doc,
                                pass_docs)
 
@@ -238,7 +238,7 @@ def test_explain_failed_file_json(tmp_path: Path) -> None:
 
 
 def test_edits_in_written_code_are_said_not_hidden() -> None:
-    from transpile.explain_cli import _explanation_text
+    from transpile.cli.explain import _explanation_text
 
     doc = pass_doc("MS201")
     written = Edit("MS201", 0, 0, "torch.cat(x)", "torch.cat(x)", "ops.cat(x)", doc.summary, Safety.SAFE, 0)
@@ -249,7 +249,7 @@ def test_edits_in_written_code_are_said_not_hidden() -> None:
 
 
 def test_explain_shows_edits_declined_by_a_review_decision(model: Path) -> None:
-    decisions = pytest.importorskip("transpile.decisions")
+    decisions = pytest.importorskip("transpile.io.decisions")
     linear = next(e for e in explain_file(MODEL, str(model), line=8).passes[0].edits)
     store = decisions.DecisionStore.load(model.parent)
     store.record(model, linear, False)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_paths
-from transpile.files import RefusedError
+from transpile.io.files import RefusedError
 
 TORCH = "import torch\nx = torch.cat([a], 0)\n"  # converts: ops.cat(..., axis=0)
 PLAIN = "x = 1\n"  # no torch: unchanged

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from transpile.diagnostics import Diagnostic, Safety, Severity
-from transpile.pipeline import ConversionResult
+from transpile.engine.diagnostics import Diagnostic, Safety, Severity
+from transpile.engine.pipeline import ConversionResult
 
 # benchmarks/ is no package: the fuzzer is loaded from its file (registered, as its
 # dataclasses need their module in sys.modules)

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from transpile import api, pipeline
-from transpile.diagnostics import Severity
-from transpile.nesting import SHALLOW_NESTING, call_with_deep_stack, nesting_depth
+from transpile import api, convert_paths
+from transpile.engine import pipeline
+from transpile.engine.diagnostics import Severity
+from transpile.engine.nesting import SHALLOW_NESTING, call_with_deep_stack, nesting_depth
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = "import torch\n\nx = torch.relu(torch.ones(3))\n"  # uses torch: no cheap no-torch path
@@ -214,7 +215,7 @@ def test_a_dying_worker_leaves_every_other_file_converted(tmp_path: Path, monkey
         return real(text, filename=filename, **kwargs)
 
     monkeypatch.setattr(api, "convert_code", convert)
-    report = api.convert_paths([src], output=out, jobs=2, cache=False)
+    report = convert_paths([src], output=out, jobs=2, cache=False)
     by_name = {f.source.name: f for f in report.files}
     victim = by_name["victim.py"]
     assert victim.status == "failed" and victim.internal_error

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_code
-from transpile.api import convert_paths
-from transpile.files import CONFLICT_SUFFIX, GENERATED_DIR
+from transpile import convert_paths
+from transpile.io.files import CONFLICT_SUFFIX, GENERATED_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,11 +1,11 @@
-"""transpile.merge: hand edits (generated -> edited) carried onto a new conversion."""
+"""transpile.io.merge: hand edits (generated -> edited) carried onto a new conversion."""
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from transpile.merge import carry_hand_edits, merge_lines
+from transpile.io.merge import carry_hand_edits, merge_lines
 
 GENERATED = "import mindspore as ms\nfrom mindspore import ops\n\n\ndef f(x):\n    y = ops.relu(input=x)\n    return y\n\n\ndef g(x):\n    return ops.exp(input=x)\n"
 

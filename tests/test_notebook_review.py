@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_code, convert_notebook
-from transpile.decisions import DecisionStore
-from transpile.edits import EditKey
+from transpile.io.decisions import DecisionStore
+from transpile.engine.edits import EditKey
 from transpile.explain import explain_notebook
 
 ROOT = Path(__file__).resolve().parent.parent

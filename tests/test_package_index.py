@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 
 from transpile import convert_paths
-from transpile.package_index import PackageIndex
+from transpile.engine.package_index import PackageIndex
 
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
@@ -257,7 +257,7 @@ def test_converted_tree_runs_like_torch(tmp_path):
 def test_a_sibling_change_reaches_the_file_through_the_cache(tmp_path):
     """The cache key holds what the tree hands a file: Mlp no longer a Module changes
     glu.py's key (and its output), an unrelated sibling does not."""
-    from transpile.cache import cache_key
+    from transpile.io.cache import cache_key
 
     root = _tree(tmp_path / "src", CLASS_TREE) / "pkg"
     glu = root / "layers" / "glu.py"
@@ -328,7 +328,7 @@ def test_packages_inside_the_tree_are_not_outside(tmp_path):
 
 
 def test_outside_package_reported_once_per_file_and_counted(tmp_path, capsys):
-    from transpile.cli import main
+    from transpile.cli.main import main
 
     models = _tree(tmp_path, OUTSIDE_TREE) / "timm" / "models"
     report = convert_paths([models], write=False, jobs=1, cache=False)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from transpile import api
-from transpile import files as files_module
-from transpile.cache import ResultCache, cache_key
+from transpile.io import files as files_module
+from transpile.io.cache import ResultCache, cache_key
 
 ROOT = Path(__file__).resolve().parent.parent
 FORK = multiprocessing.get_start_method() == "fork"  # workers see the test's monkeypatches
@@ -50,7 +50,7 @@ def entries(cache_dir: Path) -> list[Path]:
     return sorted(cache_dir.rglob("*.json")) if cache_dir.exists() else []
 
 
-def outcomes(report: api.PathReport) -> list:
+def outcomes(report: files_module.PathReport) -> list:
     return [(f.source, f.output, f.status, f.internal_error, f.result) for f in report.files]
 
 
@@ -77,14 +77,14 @@ def test_library_jobs_uses_a_pool_and_keeps_the_order(tree: Path, monkeypatch) -
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(files_module, "ProcessPoolExecutor", CountingPool)
-    serial = api.convert_paths([tree], write=False, jobs=1, cache=False)
+    serial = files_module.convert_paths([tree], write=False, jobs=1, cache=False)
     assert pools == []
-    parallel = api.convert_paths([tree], write=False, jobs=2, cache=False)
+    parallel = files_module.convert_paths([tree], write=False, jobs=2, cache=False)
     assert pools == [2]
     assert outcomes(parallel) == outcomes(serial)
     assert [d.format() for d in parallel.diagnostics] == [d.format() for d in serial.diagnostics]
     # one file to convert: no pool
-    api.convert_paths([tree / "samples" / "lenet.py"], write=False, jobs=2, cache=False)
+    files_module.convert_paths([tree / "samples" / "lenet.py"], write=False, jobs=2, cache=False)
     assert pools == [2]
 
 
@@ -104,7 +104,7 @@ def test_an_exception_in_a_worker_stays_with_its_file(tree: Path, monkeypatch) -
         return real(text, filename=filename, debug=debug, **kwargs)
 
     monkeypatch.setattr(api, "convert_code", convert)
-    report = api.convert_paths([tree], write=False, jobs=2, cache=False)
+    report = files_module.convert_paths([tree], write=False, jobs=2, cache=False)
     bad = [f for f in report.files if f.internal_error]
     assert [f.source.name for f in bad] == ["lenet.py"]
     assert bad[0].result.failed and bad[0].result.diagnostics[0].code == "MS999"
@@ -121,9 +121,9 @@ def test_a_worker_that_dies_takes_down_only_its_file(tree: Path, monkeypatch) ->
             os._exit(3)  # as a segfault would
         return real(text, filename=filename, debug=debug, **kwargs)
 
-    serial = api.convert_paths([tree], write=False, jobs=1, cache=False)
+    serial = files_module.convert_paths([tree], write=False, jobs=1, cache=False)
     monkeypatch.setattr(api, "convert_code", convert)
-    report = api.convert_paths([tree], write=False, jobs=2, cache=False)
+    report = files_module.convert_paths([tree], write=False, jobs=2, cache=False)
     bad = [f for f in report.files if f.internal_error]
     assert [f.source.name for f in bad] == ["lenet.py"]
     assert "worker process died" in bad[0].result.diagnostics[0].message
@@ -133,7 +133,7 @@ def test_a_worker_that_dies_takes_down_only_its_file(tree: Path, monkeypatch) ->
 
 def test_cached_rerun_is_the_same_and_converts_nothing(tree: Path, tmp_path: Path, monkeypatch) -> None:
     cache_dir = tmp_path / "cache"
-    first = api.convert_paths([tree], output=tmp_path / "out1", jobs=1, cache_dir=cache_dir)
+    first = files_module.convert_paths([tree], output=tmp_path / "out1", jobs=1, cache_dir=cache_dir)
     converted = [f for f in first.files if f.result and f.source.name != "latin1.py"]  # not read: nothing to cache
     assert len(entries(cache_dir)) == len(converted) > 40
     assert not [p for p in cache_dir.rglob("*") if p.is_file() and p.suffix != ".json"]  # no temp files left
@@ -142,7 +142,7 @@ def test_cached_rerun_is_the_same_and_converts_nothing(tree: Path, tmp_path: Pat
         raise AssertionError("the cached re-run converted a file")
 
     monkeypatch.setattr(api, "shared_pipeline", no_conversion)
-    again = api.convert_paths([tree], output=tmp_path / "out2", jobs=1, cache_dir=cache_dir)
+    again = files_module.convert_paths([tree], output=tmp_path / "out2", jobs=1, cache_dir=cache_dir)
     assert not any(f.internal_error for f in again.files)
     assert [o[2:] for o in outcomes(again)] == [o[2:] for o in outcomes(first)]
     assert files(tmp_path / "out2") == files(tmp_path / "out1")
@@ -186,9 +186,9 @@ def test_no_cache_recomputes(tree: Path, tmp_path: Path) -> None:
                                      '"filename": "x", "stats": {"converted": 0, "unconverted": 0}, "failed": false}'])
 def test_a_corrupt_entry_is_a_miss(tree: Path, tmp_path: Path, garbage: str) -> None:
     cache_dir = tmp_path / "cache"
-    first = api.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=cache_dir)
+    first = files_module.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=cache_dir)
     _tamper(cache_dir, garbage)
-    again = api.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=cache_dir)
+    again = files_module.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=cache_dir)
     assert outcomes(again) == outcomes(first)
     # and the entry is written anew
     assert all(json.loads(e.read_text())["code"] for e in entries(cache_dir))
@@ -197,7 +197,7 @@ def test_a_corrupt_entry_is_a_miss(tree: Path, tmp_path: Path, garbage: str) -> 
 def test_an_unreadable_or_unwritable_cache_is_no_error(tree: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the cache directory should be")
-    report = api.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=blocker / "cache")
+    report = files_module.convert_paths([tree / "samples"], write=False, jobs=1, cache_dir=blocker / "cache")
     samples = len(list((tree / "samples").glob("*.py")))
     assert report.count("converted") == samples and not report.has_errors
 
@@ -206,26 +206,26 @@ def test_changing_the_input_or_its_name_invalidates(tmp_path: Path) -> None:
     cache_dir = tmp_path / "cache"
     src = tmp_path / "m.py"
     src.write_text("import torch\nx = torch.cat([a], 0)\ny = torch.no_such(x)\n")
-    first = api.convert_paths([src], write=False, cache_dir=cache_dir).files[0].result
+    first = files_module.convert_paths([src], write=False, cache_dir=cache_dir).files[0].result
     assert "axis=0" in first.code
     src.write_text("import torch\nx = torch.cat([a], 1)\ny = torch.no_such(x)\n")
-    second = api.convert_paths([src], write=False, cache_dir=cache_dir).files[0].result
+    second = files_module.convert_paths([src], write=False, cache_dir=cache_dir).files[0].result
     assert "axis=1" in second.code
     other = tmp_path / "n.py"
     shutil.copyfile(src, other)
-    third = api.convert_paths([other], write=False, cache_dir=cache_dir).files[0].result
+    third = files_module.convert_paths([other], write=False, cache_dir=cache_dir).files[0].result
     assert third.code == second.code
     assert {d.filename for d in third.diagnostics} == {str(other)}
     assert len(entries(cache_dir)) == 3
 
 
 def test_the_key_covers_the_tool(monkeypatch) -> None:
-    from transpile import cache
+    from transpile.io import cache
 
     key = cache_key("import torch\n", "m.py")
     assert cache_key("import torch\n", "m.py") == key
     assert cache_key("import torch\n", "n.py") != key
-    monkeypatch.setattr("transpile.__version__", "99.0")
+    monkeypatch.setattr("transpile.version.__version__", "99.0")
     assert cache_key("import torch\n", "m.py") != key
     monkeypatch.undo()
     monkeypatch.setattr(cache, "tool_fingerprint", lambda: "another build of the tool")
@@ -243,7 +243,7 @@ def test_entries_round_trip_as_json(tmp_path: Path) -> None:
 
 
 def test_cache_dir_defaults(monkeypatch, tmp_path: Path) -> None:
-    from transpile.cache import default_cache_dir
+    from transpile.io.cache import default_cache_dir
 
     monkeypatch.setenv("TRANSPILE_CACHE_DIR", str(tmp_path / "explicit"))
     assert default_cache_dir() == tmp_path / "explicit"
@@ -259,4 +259,4 @@ def test_jobs_must_be_positive(tmp_path: Path) -> None:
     proc = cli(ROOT / "samples" / "lenet.py", "--check", "--jobs", "0", cache_dir=tmp_path)
     assert proc.returncode == 2 and "--jobs" in proc.stderr
     with pytest.raises(ValueError):
-        api.convert_paths([ROOT / "samples"], write=False, jobs=0)
+        files_module.convert_paths([ROOT / "samples"], write=False, jobs=0)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from transpile import convert_code
-from transpile.cli import main
+from transpile.cli.main import main
 from transpile.parity import InputSpec, SpecError, make_spec, parse_input
 from transpile.parity.compare import ComparisonError, compare_trees, diff_leaves, make_inputs
 from transpile.parity.localise import Event, assignment_line, find_divergence

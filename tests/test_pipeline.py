@@ -7,9 +7,9 @@ import ast
 import libcst as cst
 import pytest
 
-from transpile.diagnostics import Severity
-from transpile.passes import Pass
-from transpile.pipeline import PassOrderError, Pipeline
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Pass
+from transpile.engine.pipeline import PassOrderError, Pipeline
 
 
 # ``1.real`` prints as code that does not parse (a float literal ``1.`` then ``real``)

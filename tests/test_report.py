@@ -5,8 +5,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from transpile.api import FileOutcome, PathReport, convert_code, convert_paths
-from transpile.cli import main
+from transpile.api import convert_code
+from transpile.io.files import FileOutcome, PathReport, convert_paths
+from transpile.cli.main import main
 from transpile.report import fold, group_unconverted, parity_rows, read_parity_results, render_report, side_by_side
 
 CONVERTED = """\

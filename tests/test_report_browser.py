@@ -10,7 +10,7 @@ import zlib
 
 import pytest
 
-from transpile.api import convert_paths
+from transpile import convert_paths
 from transpile.report import group_unconverted, render_report
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

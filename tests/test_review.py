@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_code
-from transpile.decisions import DecisionStore, DecisionsError, find_root
-from transpile.diagnostics import Safety
-from transpile.edits import EditKey, ignored_passes
+from transpile.io.decisions import DecisionStore, DecisionsError, find_root
+from transpile.engine.diagnostics import Safety
+from transpile.engine.edits import EditKey, ignored_passes
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSPILE = str(Path(sys.executable).parent / "transpile")

@@ -166,15 +166,15 @@ def test_bad_specs_are_rejected(tmp_path, body, message):
 
 
 def test_parity_subcommand_is_wired():
-    from transpile.cli import _parser
-    from transpile.parity.cli import cmd_parity
+    from transpile.cli.main import _parser
+    from transpile.cli.parity import cmd_parity
 
     args = _parser().parse_args(["parity", "--samples", "samples", "--converted", "out"])
     assert args.func is cmd_parity and args.converted == "out" and args.samples == "samples"
 
 
 def test_table_format():
-    from transpile.parity.cli import format_table
+    from transpile.cli.parity import format_table
     from transpile.parity.runner import ModeResult, SampleResult
 
     ok = SampleResult("lenet", None, True, {"PYNATIVE": ModeResult("PYNATIVE", "match", 1.5e-08),

@@ -9,7 +9,7 @@ import pytest
 
 from transpile.rewrites.table_calls import LEGACY_REDUCTION_ARGS, TABLE_DIR, tables
 from transpile.rewrites.hooks import HOOKS
-from transpile.tables import TableError, load_tables
+from transpile.engine.tables import TableError, load_tables
 
 from differential.symbols import resolve, signature
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from transpile import convert_code
-from transpile.cli import main
+from transpile.cli.main import main
 from transpile.parity import SpecError
 from transpile.parity.compare import OutputDiff
 from transpile.parity.training import (
@@ -328,8 +328,8 @@ def test_a_script_runs_in_an_empty_directory_and_its_error_is_located(tmp_path, 
 
 
 def test_the_training_flag_is_wired_and_checks_its_arguments(capsys):
-    from transpile.cli import _parser
-    from transpile.parity.cli import cmd_parity
+    from transpile.cli.main import _parser
+    from transpile.cli.parity import cmd_parity
 
     args = _parser().parse_args(["parity", "--training", "train_tiny_lm", "--converted", "out"])
     assert args.func is cmd_parity and args.training and args.targets == ["train_tiny_lm"]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from transpile import convert_code
-from transpile.cli import main
+from transpile.cli.main import main
 from transpile.parity import SpecError, convert_weights
 from transpile.parity.weights import Target, WeightMap, plan_transfer
 

@@ -1,6 +1,7 @@
 """transpile: convert PyTorch model code to MindSpore, source to source."""
-from .api import ConversionResult, PathReport, RefusedError, convert_code, convert_notebook, convert_paths
-from .diagnostics import Diagnostic, Safety, Severity
+from .api import ConversionResult, convert_code, convert_notebook
+from .engine.diagnostics import Diagnostic, Safety, Severity
+from .io.files import PathReport, RefusedError, convert_paths
+from .version import __version__
 
 __all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "PathReport", "RefusedError", "Diagnostic", "Severity", "Safety"]
-__version__ = "0.1.0"

@@ -7,11 +7,11 @@ import json
 import re
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic, error as _error
-from .edits import Edit, EditKey
-from .pipeline import ConversionResult, Pipeline
+from .engine.diagnostics import Diagnostic, error as _error
+from .engine.edits import Edit, EditKey
+from .engine.pipeline import ConversionResult, Pipeline
 
-__all__ = ["convert_code", "convert_notebook", "convert_paths", "ConversionResult", "FileOutcome", "PathReport", "RefusedError"]
+__all__ = ["convert_code", "convert_notebook", "ConversionResult"]
 
 _PY2_HINTS = re.compile(r"^\s*(print\s+[^\s(=]|exec\s+[\"'])|^\s*except\s+[\w.]+\s*,\s*\w+\s*:", re.M)
 
@@ -228,6 +228,3 @@ def apis_markdown(apis: list[ApiStatus]) -> str:
                 note = a.note.replace("|", "\\|").replace("\n", " ")
                 lines.append(f"| `{a.source}` | {a.kind} | {a.status} | {f'`{a.target}`' if a.target else ''} | {note} |")
     return "\n".join(lines) + "\n"
-
-
-from .files import FileOutcome, PathReport, RefusedError, convert_paths  # noqa: E402  (re-exported: the files layer uses convert_code)

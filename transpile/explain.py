@@ -22,9 +22,9 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 
-from .diagnostics import Diagnostic
-from .edits import Edit, EditKey, place
-from .passes import Example
+from .engine.diagnostics import Diagnostic
+from .engine.edits import Edit, EditKey, place
+from .engine.passes import Example
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from .diagnostics import Diagnostic, Safety, Severity
-from .files import FileOutcome, PathReport
+from .engine.diagnostics import Diagnostic, Safety, Severity
+from .io.files import FileOutcome, PathReport
 
 TEMPLATE = "report.html.j2"
 CONTEXT = 3  # unchanged lines shown around a change in a diff; the others are folded

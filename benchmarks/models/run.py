@@ -124,7 +124,7 @@ def convert_packages(py: str, config: dict) -> dict[str, dict]:
     """Copy and convert each package; per source file (relative to the source root):
     status, error diagnostics, torch uses left unconverted."""
     from transpile import convert_paths
-    from transpile.diagnostics import Severity
+    from transpile.engine.diagnostics import Severity
 
     src_root, conv_root = WORK / "src", WORK / "converted"
     files: dict[str, dict] = {}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
+from transpile.engine.diagnostics import Severity
 
 from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, keyword_call, literal, literal_value

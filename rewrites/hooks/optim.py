@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
+from transpile.engine.diagnostics import Severity
 
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value

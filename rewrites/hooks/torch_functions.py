@@ -9,7 +9,7 @@ import re
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
+from transpile.engine.diagnostics import Severity
 
 from ..runtime.registry import runtime_helper
 from ..syntax import (NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, name_chain, operand_code, target_call)

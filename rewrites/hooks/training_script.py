@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
+from transpile.engine.diagnostics import Severity
 
 from ..syntax import NOT_LITERAL, code, keyword_call, literal, literal_value
 from .module_methods import no_op  # noqa: F401 - CUDA housekeeping: nothing to do

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
+from transpile.engine.passes import Example, Pass
 
 from ..analysis.annotations import forward_reference, type_positions
 from ..table_calls import reference_refusal, tables

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ..cell_names import is_target_cell
 from ..runtime.registry import runtime_helper, spelled

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Safety, Severity
-from transpile.passes import Example, Pass
-from transpile.walk import iter_nodes
+from transpile.engine.diagnostics import Safety, Severity
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import iter_nodes
 
 from ..analysis.devices import is_device_move
 from ..syntax import code, literal_value, operand, repeatable

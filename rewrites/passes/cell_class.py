@@ -19,9 +19,9 @@ import sys
 
 import libcst as cst
 
-from transpile.import_table import dotted_name
-from transpile.package_index import OUTSIDE_CODE, outside_message
-from transpile.passes import Example, Pass
+from transpile.engine.import_table import dotted_name
+from transpile.engine.package_index import OUTSIDE_CODE, outside_message
+from transpile.engine.passes import Example, Pass
 
 from ..cell_names import MODULE_BASES, is_module_class, is_target_cell, tree_module_class  # noqa: F401
 from ..target_code import torch_shaped

@@ -24,8 +24,8 @@ import sys
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
-from transpile.walk import iter_nodes
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import iter_nodes
 
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, is_module_class, is_target_cell, tree_module_class
 from ..runtime.registry import runtime_helper

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.walk import iter_nodes
+from transpile.engine.walk import iter_nodes
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ..hooks.data import dataset_samples
 from ..syntax import code, emitted_spelled, keyword_call

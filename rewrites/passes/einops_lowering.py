@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import black
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
 from ..hooks.torch_functions import einsum_at_run_time as torch_einsum_at_run_time

@@ -10,10 +10,10 @@ import re
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.import_table import build_dotted, dotted_name
-from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.engine.diagnostics import Severity
+from transpile.engine.import_table import build_dotted, dotted_name
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 from ..syntax import code
 from ..table_calls import LOWERED_ROOTS, tables

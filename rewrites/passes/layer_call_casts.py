@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
+from transpile.engine.passes import Example, Pass
 
-from transpile.tables import ApiEntry
+from transpile.engine.tables import ApiEntry
 
 from ..hooks import HOOKS
 from ..table_calls import tables

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.formatting import InvalidStatement, format_statement
-from transpile.passes import Example, Pass
-from transpile.walk import rewrite
+from transpile.engine.diagnostics import Severity
+from transpile.engine.formatting import InvalidStatement, format_statement
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import rewrite
 
 from ..runtime.registry import runtime_helper
 from ..syntax import code, emitted

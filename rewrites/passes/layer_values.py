@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value

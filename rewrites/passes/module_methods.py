@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
-from transpile.walk import iter_nodes
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import iter_nodes
 
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value

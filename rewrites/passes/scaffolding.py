@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.passes import Example, Pass
+from transpile.engine.passes import Example, Pass
 
 from ..analysis.scaffolding import scaffolding_data
 from ..syntax import code

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Safety, Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Safety, Severity
+from transpile.engine.passes import Example, Pass
 
 from ..syntax import NOT_LITERAL, Unconvertible, bind, code, literal_value
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.formatting import format_statement
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.formatting import format_statement
+from transpile.engine.passes import Example, Pass
 
 from ..runtime.registry import runtime_helper
 from ..syntax import code, free_name

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from transpile.formatting import black_layout
+from transpile.engine.formatting import black_layout
 
 RUNTIME = Path(__file__).resolve().parent
 _CODE = cst.Module(body=())

@@ -1,9 +1,9 @@
 """Runs the user's code in its own process: ``python -m transpile.parity._child REQUEST``.
 
 REQUEST is a JSON file: the task (``parity`` for one (model, mode) run, ``weights``
-for a checkpoint conversion), its inputs, where to write the JSON result, and a
-progress file where each step is written as it starts (so a time limit can say
-where the run hung). The user's code may print freely: nothing goes through
+for a checkpoint conversion, ``training`` for a training sample), its inputs, where to
+write the JSON result, and a progress file where each step is written as it starts (so a
+time limit can say where the run hung). The user's code may print freely: nothing goes through
 stdout. Exit status 0 means a result was written (it may still report an error).
 """
 from __future__ import annotations
@@ -423,10 +423,111 @@ def run_weights(request: dict, step: Steps) -> dict:
 
 
 def run_training(request: dict, step: Steps) -> dict:
-    """Train the torch script and its conversion side by side (see ``transpile.parity.training``)."""
-    from transpile.parity.training import run_training_child
+    """Train the torch script and its conversion side by side (see ``transpile.parity.training``):
+    build both models, copy the weights, train both, compare."""
+    from transpile.parity.training import TrainingSpec
 
-    return run_training_child(request, step)
+    spec = TrainingSpec.from_dict(request["spec"])
+    torch_file, ms_file = Path(request["torch_source"]), Path(request["converted"])
+    out: dict = {"error": None, "notes": [], "torch_losses": None, "ms_losses": None, "weights": [], "frozen": []}
+    try:
+        torch_model, ms_model = build_both({**request, "kind": "module", "entry": spec.model, "seed": spec.seed,
+                                             "name": spec.name}, step, None)
+        torch_train = _train_function(f"_parity_torch_{spec.name}", spec.train, torch_file)
+        ms_train = _train_function(f"_parity_ms_{spec.name}", spec.train, ms_file)
+        step("copy weights")
+        refill_constants(torch_model, spec.seed)
+        out["notes"], copies = copy_all_weights(torch_model, ms_model)
+        initial = _weights(torch_model, ms_model, copies)
+        step(f"{TORCH}: train {spec.steps} steps")
+        out["torch_losses"] = _losses(torch_train(torch_model, spec.steps), spec.steps, TORCH)
+        step(f"{MS}: train {spec.steps} steps")
+        out["ms_losses"] = _losses(ms_train(ms_model, spec.steps), spec.steps, MS)
+        step("compare")
+        final = _weights(torch_model, ms_model, copies)
+        out.update(_compare_training(spec, out["torch_losses"], out["ms_losses"], initial, final, copies))
+    except ParityFailure as exc:
+        out["error"] = f"{step.current}: {exc}"
+    except Exception as exc:  # the scripts, the frameworks: one line, and the trace for the detail
+        out["error"] = f"{step.current}: {type(exc).__name__}: {first_line(exc)}{_where(exc, torch_file, ms_file)}"
+        out["detail"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-12))
+    return out
+
+
+def _where(exc: BaseException, torch_file: Path, ms_file: Path) -> str:
+    """`` (at converted train_x.py:73 in train: loss.backward())``: the innermost frame in
+    either script, with its code."""
+    labels = {str(torch_file.resolve()): torch_file.name, str(ms_file.resolve()): f"converted {ms_file.name}"}
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        label = labels.get(str(Path(frame.filename).resolve()))
+        if label is not None:
+            code = (frame.line or "").strip()
+            found = f" (at {label}:{frame.lineno} in {frame.name}{': ' + code if code else ''})"
+    return found
+
+
+def _train_function(module_name: str, name: str, path: Path):
+    """The train function of a script ``_build_both`` imported."""
+    fn = getattr(sys.modules[module_name], name, None)
+    if not callable(fn):
+        raise ParityFailure(f"{path.name} has no function {name!r} to call as {name}(model, steps)")
+    return fn
+
+
+def _losses(value, steps: int, side: str) -> list[float]:
+    """The per-step losses a train function returned, as floats (there must be ``steps`` of them)."""
+    if not isinstance(value, (list, tuple)):
+        raise ParityFailure(f"{side}: train returned a {type(value).__name__}, not the list of per-step losses")
+    if len(value) != steps:
+        raise ParityFailure(f"{side}: train returned {len(value)} losses for {steps} steps")
+    try:
+        return [float(v) for v in value]
+    except (TypeError, ValueError) as exc:
+        raise ParityFailure(f"{side}: a loss is not a number ({exc})") from exc
+
+
+def _target_numpy(target):
+    """The current value of a MindSpore parameter or buffer."""
+    value = target.ref if target.kind == "parameter" else target.ref[0]._buffers[target.ref[1]]
+    return ms_numpy(value)
+
+
+def _weights(torch_model, ms_model, copies) -> dict[str, tuple]:
+    """torch key -> (torch value, MindSpore value in torch's shape), both numpy copies."""
+    from transpile.parity.weights import as_numpy, ms_targets, torch_state
+
+    state, targets = torch_state(torch_model), ms_targets(ms_model)
+    out = {}
+    for key, path in copies:
+        t = as_numpy(state[key]).copy()
+        out[key] = (t, _target_numpy(targets[path]).reshape(t.shape))
+    return out
+
+
+def _compare_training(spec: TrainingSpec, torch_losses, ms_losses, initial: dict, final: dict, copies) -> dict:
+    """Losses step by step, final weights, frozen weights; JSON-ready."""
+    import numpy as np
+
+    from transpile.parity.compare import diff_leaves
+
+    t_loss, m_loss = np.array(torch_losses), np.array(ms_losses)
+    loss_diff = diff_leaves(t_loss, m_loss, name="loss per step", rtol=spec.loss_rtol)
+    off = ~(np.abs(t_loss - m_loss) <= spec.loss_rtol * np.abs(t_loss))
+    weights = [diff_leaves(t, m, name=key, atol=spec.weight_atol, rtol=spec.weight_rtol)
+               for key, (t, m) in final.items()]
+    frozen, frozen_keys = [], set()
+    for prefix in spec.frozen:
+        keys = [key for key, _ in copies if key.startswith(prefix)]
+        if not keys:
+            raise ParityFailure(f"frozen = [{prefix!r}] matches no weight of the model")
+        for key in keys:
+            frozen_keys.add(key)
+            frozen.append({"name": key, "torch_unchanged": bool(np.array_equal(initial[key][0], final[key][0])),
+                           "ms_unchanged": bool(np.array_equal(initial[key][1], final[key][1]))})
+    unmoved = [key for key in final if key not in frozen_keys and np.array_equal(initial[key][0], final[key][0])]
+    return {"loss_diff": loss_diff.to_dict(), "first_loss_mismatch": int(np.argmax(off)) if off.any() else None,
+            "weights": [w.to_dict() for w in weights], "frozen": frozen, "unmoved": unmoved}
 
 
 TASKS = {"parity": run_parity, "weights": run_weights, "training": run_training}

@@ -32,7 +32,7 @@ def render_test(result: SampleResult, test_path: str | os.PathLike, *, command: 
     the submodules: ``run_parity(..., cells=True)``). Raises EmitError."""
     import jinja2
 
-    from .. import __version__
+    from ..version import __version__
 
     spec = result.spec
     if spec is None:

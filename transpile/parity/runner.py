@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..diagnostics import Diagnostic
+from ..engine.diagnostics import Diagnostic
 from .compare import OutputDiff
 from .localise import Localisation
 from .spec import ParitySpec, SpecError, find_specs, load_spec

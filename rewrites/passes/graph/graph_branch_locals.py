@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.import_table import dotted_name
-from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.engine.diagnostics import Severity
+from transpile.engine.import_table import dotted_name
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 from ...syntax import NOT_LITERAL, literal_value
 from ...table_calls import tables

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 
 CONDITIONAL = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
-from transpile.walk import read
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 from ...syntax import Unconvertible, name_chain
 from ...table_calls import convert_call, tables

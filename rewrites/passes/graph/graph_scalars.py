@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.diagnostics import Severity
-from transpile.passes import Example, Pass
+from transpile.engine.diagnostics import Severity
+from transpile.engine.passes import Example, Pass
 
 from ...table_calls import tables
 from ...tensor_inference import TensorScope, forward_params, is_tensor

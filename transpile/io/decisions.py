@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .edits import Edit, EditKey
+from ..engine.edits import Edit, EditKey
+from .atomic import write_file_atomic
 
 DIRECTORY = ".transpile"
 FILENAME = "decisions.toml"
@@ -132,8 +133,6 @@ class DecisionStore:
 
     def save(self) -> Path:
         """Write the decisions atomically (the directory is made when missing)."""
-        from .files import write_file_atomic
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_file_atomic(self.path, self.to_toml())
         return self.path

@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, summary_text, refused
-from .decisions import DecisionStore, DecisionsError, find_root
-from .diagnostics import Safety
-from .edits import Edit, place
-from .files import RefusedError, convert_paths
+from ..engine.diagnostics import Safety
+from ..engine.edits import Edit, place
+from ..io.decisions import DecisionStore, DecisionsError, find_root
+from ..io.files import RefusedError, convert_paths
+from .exit_codes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .shared import refused, run_summary
 
 HELP = """\
   y  apply this edit              n  skip it (the code stays as it is)
@@ -201,5 +202,5 @@ def _write(args, store: DecisionStore) -> int:
     except ValueError as exc:
         print(f"transpile review: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(summary_text(report), file=sys.stderr)
+    print(run_summary(report), file=sys.stderr)
     return EXIT_FINDINGS if report.has_errors or report.failed else EXIT_OK

@@ -6,27 +6,25 @@ import difflib
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from pathlib import Path
 
-from . import __version__
-from .api import PathReport, convert_paths
-from .package_index import outside_package, outside_summary
-from .files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, RefusedError, write_file_atomic
-from .report import read_parity_results, summary
+from ..engine.package_index import outside_package, outside_summary
+from ..io.atomic import write_file_atomic
+from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
+from ..report import read_parity_results
+from ..version import __version__
+from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .explain import add_explain_parsers
+from .parity import add_parity_parser, add_weights_parser
+from .review import add_review_parser
+from .shared import colorize_diff, positive, refused, run_summary, use_color
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 123
-# A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
-# shell (128 + 13), as ``cat`` or ``yes`` would there: a ``set -o pipefail`` script sees the
-# same status whichever tool sits before ``head``, and a plain pipeline looks at head's.
-EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
-
-_CONVERT_EPILOG = """\
-exit status: 0 done; 1 a file failed or has errors (or --check: a file would change);
-2 usage error, or the run was refused (nothing is written); 123 internal error;
-130 interrupted; 141 the reader of the output went away (| head).
+_CONVERT_EPILOG = f"""\
+exit status: {EXIT_OK} done; {EXIT_FINDINGS} a file failed or has errors (or --check: a file would change);
+{EXIT_USAGE} usage error, or the run was refused (nothing is written); {EXIT_INTERNAL} internal error;
+{EXIT_INTERRUPTED} interrupted; {EXIT_CLOSED_PIPE} the reader of the output went away (| head).
 With --in-place, read-only files and files with uncommitted changes in their git work tree
 are refused unless --force (or --backup, for uncommitted changes)."""
 
@@ -55,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
                       help="with --in-place: overwrite read-only files and files with uncommitted changes in git")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
-    conv.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
+    conv.add_argument("-j", "--jobs", type=positive, default=None, metavar="N",
                       help="convert in N worker processes (default: one per core; 1: no workers); "
                            "outputs and report are the same whatever N")
     conv.add_argument("--no-cache", action="store_true",
@@ -74,65 +72,11 @@ def _parser() -> argparse.ArgumentParser:
     apis.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     apis.set_defaults(func=cmd_apis)
 
-    from .parity.cli import add_parity_parser, add_weights_parser
-
     add_parity_parser(sub)
     add_weights_parser(sub)
-    from .review_cli import add_review_parser
-
     add_review_parser(sub)
-    from .explain_cli import add_explain_parsers
-
     add_explain_parsers(sub)
     return parser
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-_NAMED_FAILURES = 10  # failed files the summary names; the diagnostics name them all
-
-
-def summary_text(report: PathReport) -> str:
-    """The last lines of a text report: counts, the rate (n/a when no torch use was measured),
-    and the files that failed, by name."""
-    n = summary(report)
-    failed = [str(f.source) for f in report.failed]
-    line = (
-        f"{n['converted']} converted, {n['unchanged']} unchanged, {n['failed']} failed, {n['copied']} copied"
-        + (f", {n['skipped']} skipped" if n["skipped"] else "") + "; "
-        f"{n['errors']} errors, {n['warnings']} warnings, {n['notes']} notes; "
-        + ("conversion rate n/a (no torch use measured" if n["rate"] is None else
-           f"conversion rate {n['rate']} ({n['converted_uses']} of {n['measured_uses']} torch uses")
-        + (", failed files not measured)" if failed else ")")
-        + (f"; {n['annotation_uses']} torch uses left in annotations (not counted)" if n["annotation_uses"] else "")
-    )
-    line += _hand_edits_summary(report)
-    if failed:
-        more = len(failed) - _NAMED_FAILURES
-        line += "\nfailed: " + ", ".join(failed[:_NAMED_FAILURES]) + (f" and {more} more" if more > 0 else "")
-    return line
-
-
-def _hand_edits_summary(report: PathReport) -> str:
-    """The summary's words on outputs edited by hand since the last run (none: nothing)."""
-    from .files import CONFLICT_SUFFIX
-
-    def files(n: int) -> str:
-        return f"{n} file" + ("" if n == 1 else "s")
-
-    text = f"; merged hand edits in {files(len(report.merged))}" if report.merged else ""
-    if report.conflicts:
-        text += (f"; {files(len(report.conflicts))} kept as edited by hand (conflict with the new conversion, "
-                 f"written beside each as NAME{CONFLICT_SUFFIX})")
-    return text
 
 
 class _ProgressLine:
@@ -175,14 +119,6 @@ class _ProgressLine:
         self.stream.write("\r" + text.ljust(self.width))  # spaces, not escapes: any terminal
         self.stream.flush()
         self.width = len(text)
-
-
-def refused(command: str, exc: RefusedError) -> int:
-    """Say why a run was refused (nothing was written); the exit status."""
-    print(f"transpile {command}: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
-    for line in exc.problems:
-        print(f"  {line}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _usage_problem(args) -> str | None:
@@ -269,7 +205,7 @@ def cmd_convert(args) -> int:
                 print(d.format(), file=sys.stderr)
         for package, found in report.outside_packages.items():
             print(outside_summary(package, found), file=sys.stderr)
-        print(summary_text(report), file=sys.stderr)
+        print(run_summary(report), file=sys.stderr)
     if args.report is not None and not _write_report(args, report, sources.texts, parity):
         return EXIT_FINDINGS
     if any(f.internal_error for f in report.files):
@@ -301,7 +237,7 @@ class _SourceKeeper:
 
 def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> bool:
     """Write the HTML report atomically; False (said on stderr) when it cannot be written."""
-    from .report import render_report
+    from ..report import render_report
 
     page = render_report(report, sources, parity=parity, subtitle="inputs: " + shlex.join(args.paths))
     try:
@@ -313,38 +249,8 @@ def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> 
     return True
 
 
-# ANSI SGR codes of a coloured diff, by the start of a line
-_DIFF_COLORS = (("+++", "\x1b[1m"), ("---", "\x1b[1m"), ("@@", "\x1b[36m"), ("+", "\x1b[32m"), ("-", "\x1b[31m"))
-_RESET = "\x1b[0m"
-
-
-def colorize_diff(lines):
-    """The lines of a unified diff with colour: file headers bold, hunk headers cyan,
-    removed lines red, added lines green. Each escape ends before the line's end, so that
-    removing the escapes gives back the diff as it was."""
-    for line in lines:
-        start = next((code for prefix, code in _DIFF_COLORS if line.startswith(prefix)), None)
-        if start is None:
-            yield line
-            continue
-        body = line.rstrip("\r\n")
-        yield start + body + _RESET + line[len(body):]
-
-
-def use_color(choice: str, stream) -> bool:
-    """--color: always, never, or auto: on a terminal unless NO_COLOR is set (any value) or TERM is dumb."""
-    if choice != "auto":
-        return choice == "always"
-    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
 def cmd_apis(args) -> int:
-    from .api import api_counts, apis_markdown, list_apis
+    from ..api import api_counts, apis_markdown, list_apis
 
     apis = list_apis()
     counts = api_counts(apis)
@@ -388,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # a bug in transpile: one line, and the code that says so
         print(f"transpile: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if getattr(args, "verbose", False):

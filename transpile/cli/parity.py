@@ -6,12 +6,11 @@ import os
 import shlex
 import sys
 
-from .report import format_table  # noqa: F401  (the samples table; kept importable from here)
-from .runner import DEFAULT_TIMEOUT, MODES
+from ..parity.report import format_table  # noqa: F401  (the samples table; kept importable from here)
+from ..parity.runner import DEFAULT_TIMEOUT, MODES
+from .exit_codes import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
-
-PARITY_EPILOG = """\
+PARITY_EPILOG = f"""\
 input specs (--input, repeat it for each positional argument of forward):
   float32[2,3,32,32]            uniform in [-1, 1)
   float32[4,8]:-5..5            uniform in [-5, 5)
@@ -19,7 +18,7 @@ input specs (--input, repeat it for each positional argument of forward):
   bool[4]                       random booleans
   expr:np.arange(6).reshape(2,3)  any Python expression over np and rng (seeded)
 
-exit status: 0 every output matches in every mode; 1 a mismatch or an error; 2 bad usage.
+exit status: {EXIT_OK} every output matches in every mode; {EXIT_MISMATCH} a mismatch or an error; {EXIT_USAGE} bad usage.
 """
 
 
@@ -90,7 +89,7 @@ left unmapped is listed, and no partial checkpoint is written unless
 
   transpile weights model.pt -o model.ckpt --source model.py --model 'Net()'""",
         formatter_class=_formatter(),
-        epilog="exit status: 0 written; 1 refused (partial) or an error; 2 bad usage.",
+        epilog=f"exit status: {EXIT_OK} written; {EXIT_MISMATCH} refused (partial) or an error; {EXIT_USAGE} bad usage.",
     )
     p.add_argument("checkpoint", metavar="IN", help="the torch checkpoint: .pt, .pth, .bin or .safetensors")
     p.add_argument("-o", "--output", required=True, metavar="OUT.ckpt", help="the MindSpore checkpoint to write")
@@ -137,9 +136,9 @@ def cmd_parity(args) -> int:
 def _parity_samples(args, modes) -> int:
     from pathlib import Path
 
-    from .report import format_samples, result_dict
-    from .runner import load_specs, run_samples
-    from .spec import SpecError
+    from ..parity.report import format_samples, result_dict
+    from ..parity.runner import load_specs, run_samples
+    from ..parity.spec import SpecError
 
     try:
         if args.targets:
@@ -164,8 +163,8 @@ def _parity_training(args) -> int:
     """``transpile parity --training [SPEC...]``: the training samples' table (or JSON)."""
     from pathlib import Path
 
-    from .spec import SpecError
-    from .training import SUFFIX, format_training, load_training_specs, run_training, training_dict
+    from ..parity.spec import SpecError
+    from ..parity.training import SUFFIX, format_training, load_training_specs, run_training, training_dict
 
     if args.config or args.model or args.function or args.inputs or args.emit_test:
         return _usage("--training takes training specs (or sample names), not --config, --model, --function, "
@@ -190,10 +189,10 @@ def _parity_training(args) -> int:
 
 
 def _parity_one(args, modes) -> int:
-    from .emit import EmitError, emit_test
-    from .report import format_result, result_dict
-    from .runner import run_parity
-    from .spec import SpecError, make_spec
+    from ..parity.emit import EmitError, emit_test
+    from ..parity.report import format_result, result_dict
+    from ..parity.runner import run_parity
+    from ..parity.spec import SpecError, make_spec
 
     if len(args.targets) > 1:
         return _usage(f"one ORIGINAL.py at a time (got {' '.join(args.targets)})")
@@ -251,9 +250,9 @@ def _command(args) -> str:
 
 
 def cmd_weights(args) -> int:
-    from .report import format_weights, weights_dict
-    from .runner import convert_weights
-    from .spec import SpecError
+    from ..parity.report import format_weights, weights_dict
+    from ..parity.runner import convert_weights
+    from ..parity.spec import SpecError
 
     if args.timeout <= 0:
         print("transpile weights: --timeout must be positive", file=sys.stderr)

@@ -9,20 +9,21 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, positive_int, use_color, colorize_diff
-from .edits import place
-from .explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
+from ..engine.edits import place
+from ..explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
                       pass_docs)
+from .exit_codes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .shared import colorize_diff, positive, use_color
 
 _INDENT = "    "
 
-_EXPLAIN_EPILOG = """\
+_EXPLAIN_EPILOG = f"""\
 a notebook (.ipynb): its code cells are converted together, as transpile convert does; a cell is
 named by its place among all the notebook's cells (markdown cells count, the first is 1), and
 --line then needs --cell: it is the line inside that cell.
 
-exit status: 0 done; 1 the file failed (it does not parse, cannot be read...) or has errors,
-as with transpile convert; 2 usage error (a directory, a line outside the file, --line on a
+exit status: {EXIT_OK} done; {EXIT_FINDINGS} the file failed (it does not parse, cannot be read...) or has errors,
+as with transpile convert; {EXIT_USAGE} usage error (a directory, a line outside the file, --line on a
 notebook without --cell, --cell on a .py file or naming no code cell)."""
 
 
@@ -42,10 +43,10 @@ def add_explain_parsers(sub) -> None:
                                          "documentation with an example.",
                              epilog=_EXPLAIN_EPILOG)
     explain.add_argument("file", metavar="FILE")
-    explain.add_argument("--line", type=positive_int, metavar="N",
+    explain.add_argument("--line", type=positive, metavar="N",
                          help="only the edits whose code spans line N, and the diagnostics at line N "
                               "(in a notebook: line N of the cell --cell names)")
-    explain.add_argument("--cell", type=positive_int, metavar="C",
+    explain.add_argument("--cell", type=positive, metavar="C",
                          help="a notebook only: only the edits and diagnostics of cell C (1: the first cell; "
                               "markdown cells count)")
     explain.add_argument("--format", choices=("text", "json"), default="text")
@@ -117,7 +118,7 @@ def cmd_explain(args) -> int:
     if usage:
         print(f"transpile explain: {usage}", file=sys.stderr)
         return EXIT_USAGE
-    from .files import read_source  # the reading convert does: BOM, UTF-8, empty files
+    from ..io.files import read_source  # the reading convert does: BOM, UTF-8, empty files
 
     source, _bom, problem = read_source(path, explicit=True) if path.exists() else (None, False, None)
     if source is None:
@@ -154,7 +155,7 @@ def _declined(path: Path) -> frozenset:
     """The edits in ``path`` that the saved review decisions decline, as convert declines
     them (none without a store; an unreadable store: ValueError, a usage error as in convert)."""
     try:
-        from .decisions import DecisionStore, find_root
+        from ..io.decisions import DecisionStore, find_root
     except ImportError:  # no review decisions in this version
         return frozenset()
     root = find_root([path])

@@ -95,7 +95,7 @@ class FileContext:
         # ids of original nodes a pass rewrites whole -> that pass's id (``claim``)
         self.claimed: dict[int, str] = {}
         self.source_roots: set[str] = set()  # top-level modules of the source framework
-        # Edits (``transpile.edits``): recorded when asked for, declined by key or by an
+        # Edits (``transpile.engine.edits``): recorded when asked for, declined by key or by an
         # ignore comment in the file.
         self.recording = False
         self.declined: frozenset = frozenset()

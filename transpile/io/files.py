@@ -1,7 +1,7 @@
 """Converting files and directory trees: reading, workers, the cache, writing.
 
-The library API (``transpile.api``) re-exports ``convert_paths``, ``FileOutcome`` and
-``PathReport``; this module never prints either.
+The package (``transpile``) exports ``convert_paths``, ``PathReport`` and ``RefusedError``;
+each file's text is converted by the library API (``transpile.api``). This module never prints.
 
 A run has four steps: plan (walk the inputs, map each file to its output, refuse
 outputs that collide), read and convert, check what would be overwritten (``in_place``:
@@ -10,23 +10,23 @@ before the last step, and every write is atomic: a refused run leaves the disk a
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import stat
 import subprocess
-import tempfile
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from .. import api
+from ..engine.diagnostics import Diagnostic, Safety, Severity, error as _error
+from ..engine.package_index import PackageFacts, PackageIndex, outside_package
+from ..engine.pipeline import ConversionResult
+from .atomic import copy_atomic, write_atomic
 from .cache import ResultCache, cache_key, default_cache_dir
-from .diagnostics import Diagnostic, Safety, Severity, error as _error
+from .decisions import DecisionStore, find_root
 from .merge import HandEdits, carry_hand_edits
-from .package_index import PackageFacts, PackageIndex, outside_package
-from .pipeline import ConversionResult
 
 CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
 BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
@@ -188,67 +188,10 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
         stack.extend(reversed(subdirs))
 
 
-def _replace_atomic(path: Path, fill: Callable[[int, str], None], mode: int | None = None,
-                    owner: tuple[int, int] | None = None) -> None:
-    """Create or replace ``path`` through a temporary file beside it and a rename, so that no
-    reader ever sees it half-written. ``fill(fd, tmp)`` writes the temporary file (and closes
-    ``fd``); ``mode`` (else mkstemp's 0600) and ``owner`` (when allowed) are given to it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        fill(fd, tmp)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        if owner is not None:
-            with contextlib.suppress(OSError):  # only root may give a file away
-                os.chown(tmp, *owner)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def write_atomic(path: Path, data: str | bytes, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
-    """Write ``data`` (text is UTF-8, its line endings as they are) to ``path`` atomically."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-
-    def fill(fd: int, _tmp: str) -> None:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-
-    _replace_atomic(path, fill, mode, owner)
-
-
-def write_file_atomic(path: str | os.PathLike, data: str | bytes) -> None:
-    """Create or replace a file the tool owns (a report, the decisions) atomically, with
-    the mode it had, else the mode a new file gets under the umask (not mkstemp's 0600)."""
-    path = Path(path)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    write_atomic(path, data, mode)
-
-
 def _found_decisions(paths: list[Path]):
     """The decisions store above the inputs, if there is one."""
-    from .decisions import DecisionStore, find_root
-
     root = find_root(paths)
     return DecisionStore.load(root) if root is not None else None
-
-
-def _copy_atomic(src: Path, dest: Path) -> None:
-    """Copy ``src`` (content, permission bits, times) to ``dest`` atomically."""
-
-    def fill(fd: int, tmp: str) -> None:
-        os.close(fd)
-        shutil.copy2(src, tmp)
-
-    _replace_atomic(dest, fill)
 
 
 def convert_paths(
@@ -264,7 +207,7 @@ def convert_paths(
     force: bool = False,
     backup: bool = False,
     progress: Progress | None = None,
-    decisions: "DecisionStore | None" = None,
+    decisions: DecisionStore | None = None,
     record_edits: bool = False,
 ) -> PathReport:
     """Convert files and directory trees.
@@ -389,7 +332,7 @@ class _Job:
             elif self.converts and not self.failed and self.result.changed:
                 write_atomic(dest, self._encoded(), stat.S_IMODE(self.src.stat().st_mode))
             else:  # as it is, byte for byte: other files, unchanged ones, failures (the mirror stays complete)
-                _copy_atomic(self.src, dest)
+                copy_atomic(self.src, dest)
         except OSError as exc:
             diag = _error(str(self.src), f"cannot write {dest}: {exc.strerror or exc}")
             return replace(outcome, result=replace(_with_diagnostic(outcome.result, self.src, diag), failed=True))
@@ -407,7 +350,7 @@ class _Job:
         if plan.write is not None and (converted or plan.write != new):
             write_atomic(dest, plan.write, mode)
         elif plan.write is not None:  # as it is, byte for byte
-            _copy_atomic(self.src, dest)
+            copy_atomic(self.src, dest)
         if plan.conflict:
             write_atomic(beside, new, mode)
             outcome = replace(outcome, conflict=beside, result=_with_diagnostic(self.result, self.src, Diagnostic(
@@ -577,7 +520,7 @@ def _overwrite(src: Path, data: bytes, backup: bool) -> None:
     target = Path(os.path.realpath(src))
     info = target.stat()
     if backup:
-        _copy_atomic(target, backup_path(src))
+        copy_atomic(target, backup_path(src))
     write_atomic(target, data, stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid))
 
 
@@ -639,8 +582,6 @@ def _git(args: list[str], cwd: str) -> str | None:
 def _convert_one(text: str, filename: str, debug: bool, package: PackageFacts | None, record_edits: bool = False,
                  declined: frozenset = frozenset()) -> tuple[ConversionResult, bool]:
     """One file's result, and whether it is an internal error (run in a worker or here)."""
-    from . import api  # looked up at call time: the API module imports this one
-
     try:
         if filename.endswith(".ipynb"):
             return api.convert_notebook(text, filename=filename, debug=debug, record_edits=record_edits,
@@ -666,10 +607,8 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
             serial.append(_convert_one(*task))
             done(i)
         return serial
-    from .api import shared_pipeline
-
     try:
-        shared_pipeline()  # built once here: forked workers inherit it
+        api._pipeline()  # built once here: forked workers inherit it
     except Exception:
         pass  # each file reports it as an internal error
     results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)

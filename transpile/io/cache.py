@@ -14,9 +14,11 @@ import json
 import os
 from pathlib import Path
 
-from .context import Stats
-from .diagnostics import Diagnostic
-from .pipeline import ConversionResult
+from .. import version
+from ..engine.context import Stats
+from ..engine.diagnostics import Diagnostic
+from ..engine.pipeline import ConversionResult
+from .atomic import write_atomic
 
 _FORMAT = 3  # bump when the JSON layout of an entry changes (2: stats.annotations; 3: col 1-based)
 
@@ -30,18 +32,22 @@ def default_cache_dir() -> Path:
     return Path(base) / "transpile"
 
 
-@functools.lru_cache(maxsize=1)
-def tool_fingerprint() -> str:
-    """sha256 of the tool's own code and tables (once per process)."""
+def tool_files() -> list[Path]:
+    """Every .py and .toml file of the ``transpile`` and ``transpile.rewrites`` packages."""
     import importlib.util
 
     # transpile.rewrites's file, found without importing it (and every pass with it)
     rewrites = importlib.util.find_spec("transpile.rewrites").origin
-    roots = {Path(__file__).resolve().parent, Path(rewrites).resolve().parent}
-    files = sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
-                    if "__pycache__" not in p.parts})
+    roots = {Path(__file__).resolve().parents[1], Path(rewrites).resolve().parent}  # transpile/, rewrites/
+    return sorted({p for root in roots for ext in ("*.py", "*.toml") for p in root.rglob(ext)
+                   if "__pycache__" not in p.parts})
+
+
+@functools.lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """sha256 of the tool's own code and tables (once per process)."""
     digest = hashlib.sha256()
-    for path in files:
+    for path in tool_files():
         data = path.read_bytes()
         digest.update(f"{path.as_posix()}\0{len(data)}\0".encode())
         digest.update(data)
@@ -52,11 +58,9 @@ def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     """``handed``: what the file's tree hands it (a ``PackageFacts``, or star-imported
     bindings): a change in a sibling that reaches the file changes its key. ``declined``:
     the keys of the edits a decision declines there."""
-    from . import __version__
-
     digest = hashlib.sha256()
     handed = handed.fingerprint() if hasattr(handed, "fingerprint") else sorted((handed or {}).items())
-    header = json.dumps([_FORMAT, __version__, tool_fingerprint(), filename, handed, [list(k) for k in declined]])
+    header = json.dumps([_FORMAT, version.__version__, tool_fingerprint(), filename, handed, [list(k) for k in declined]])
     digest.update(header.encode("utf-8") + b"\0")
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
@@ -105,8 +109,6 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
-        from .files import write_atomic
-
         try:
             write_atomic(self._path(key), _to_json(result))
         except OSError:

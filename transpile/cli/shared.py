@@ -1,0 +1,97 @@
+"""What several subcommands share: the type of a count argument, the last lines of a
+conversion run, the message of a refused run, coloured diffs."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..io.files import CONFLICT_SUFFIX, PathReport, RefusedError
+from ..report import summary
+from .exit_codes import EXIT_USAGE
+
+
+def positive(text: str) -> int:
+    """An argument that is a whole number >= 1 (--jobs, --line, --cell)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+_NAMED_FAILURES = 10  # failed files the summary names; the diagnostics name them all
+
+
+def run_summary(report: PathReport) -> str:
+    """The last lines of a text report: counts, the rate (n/a when no torch use was measured),
+    and the files that failed, by name."""
+    n = summary(report)
+    failed = [str(f.source) for f in report.failed]
+    line = (
+        f"{n['converted']} converted, {n['unchanged']} unchanged, {n['failed']} failed, {n['copied']} copied"
+        + (f", {n['skipped']} skipped" if n["skipped"] else "") + "; "
+        f"{n['errors']} errors, {n['warnings']} warnings, {n['notes']} notes; "
+        + ("conversion rate n/a (no torch use measured" if n["rate"] is None else
+           f"conversion rate {n['rate']} ({n['converted_uses']} of {n['measured_uses']} torch uses")
+        + (", failed files not measured)" if failed else ")")
+        + (f"; {n['annotation_uses']} torch uses left in annotations (not counted)" if n["annotation_uses"] else "")
+    )
+    line += _hand_edits_summary(report)
+    if failed:
+        more = len(failed) - _NAMED_FAILURES
+        line += "\nfailed: " + ", ".join(failed[:_NAMED_FAILURES]) + (f" and {more} more" if more > 0 else "")
+    return line
+
+
+def _hand_edits_summary(report: PathReport) -> str:
+    """The summary's words on outputs edited by hand since the last run (none: nothing)."""
+
+    def files(n: int) -> str:
+        return f"{n} file" + ("" if n == 1 else "s")
+
+    text = f"; merged hand edits in {files(len(report.merged))}" if report.merged else ""
+    if report.conflicts:
+        text += (f"; {files(len(report.conflicts))} kept as edited by hand (conflict with the new conversion, "
+                 f"written beside each as NAME{CONFLICT_SUFFIX})")
+    return text
+
+
+def refused(command: str, exc: RefusedError) -> int:
+    """Say why a run was refused (nothing was written); the exit status."""
+    print(f"transpile {command}: refused, nothing written: {len(exc.problems)} problem(s)", file=sys.stderr)
+    for line in exc.problems:
+        print(f"  {line}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+# ANSI SGR codes of a coloured diff, by the start of a line
+_DIFF_COLORS = (("+++", "\x1b[1m"), ("---", "\x1b[1m"), ("@@", "\x1b[36m"), ("+", "\x1b[32m"), ("-", "\x1b[31m"))
+_RESET = "\x1b[0m"
+
+
+def colorize_diff(lines):
+    """The lines of a unified diff with colour: file headers bold, hunk headers cyan,
+    removed lines red, added lines green. Each escape ends before the line's end, so that
+    removing the escapes gives back the diff as it was."""
+    for line in lines:
+        start = next((code for prefix, code in _DIFF_COLORS if line.startswith(prefix)), None)
+        if start is None:
+            yield line
+            continue
+        body = line.rstrip("\r\n")
+        yield start + body + _RESET + line[len(body):]
+
+
+def use_color(choice: str, stream) -> bool:
+    """--color: always, never, or auto: on a terminal unless NO_COLOR is set (any value) or TERM is dumb."""
+    if choice != "auto":
+        return choice == "always"
+    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
