@@ -108,7 +108,6 @@ class Imports(Pass):
         self.exported: set[str] = set()  # names listed in __all__
         self._reexport = False  # the import line being converted re-exports on purpose
         self._import_fallback = 0  # inside a try whose handler catches ImportError
-        self._function_depth = 0
 
     def visit_Module(self, node: cst.Module) -> None:
         uses = _NameUses(self.ctx.imports)
@@ -132,20 +131,14 @@ class Imports(Pass):
     def visit_IndentedBlock(self, node) -> None:
         self._depth += 1
 
-    def visit_FunctionDef(self, node) -> None:
-        self._function_depth += 1
-
-    def leave_FunctionDef(self, original, updated):
-        self._function_depth -= 1
-        return updated
-
     def _moved_to_module(self, binding: str, module: str) -> bool:
         """The converted import of a MindSpore module inside a function goes to the
         module's level: ImportTable reads lazy imports as bindings of the whole file, so a
         converted call in another function may use the name too."""
-        if self._function_depth:
+        inside = self.ctx.current_function is not None
+        if inside:
             self.ctx.request_import(binding, module)
-        return bool(self._function_depth)
+        return inside
 
     def visit_Try(self, node: cst.Try) -> None:
         if _catches_import_error(node):

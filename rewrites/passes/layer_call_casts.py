@@ -47,17 +47,10 @@ class LayerCallCasts(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._layers: list[dict[str, ApiEntry]] = []  # per class: attribute -> its layer's entry
-        # the functions open (the module first); what each binds to layers is found the first
-        # time a call of a plain name in it asks (most functions call none)
-        self._scopes: list = [ctx.facts.module]
+        # what each function binds to layers is found the first time a call of a plain name in
+        # it asks (most functions call none)
         self._named_memo: dict[int, dict[str, ApiEntry]] = {}
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scopes.append(node)
-
-    def leave_FunctionDef(self, original, updated):
-        self._scopes.pop()
-        return updated
 
     def _named_layers(self, scope) -> dict[str, ApiEntry]:
         """``criterion = nn.CrossEntropyLoss()`` in the scope (a training function's loss):
@@ -99,10 +92,11 @@ class LayerCallCasts(Pass):
         func = original.func
         entry = self._built_here(func)
         if entry is None and isinstance(func, cst.Name):
-            local = self._named_layers(self._scopes[-1])
+            function = self.ctx.current_function
+            local = self._named_layers(function or self.facts.module)
             entry = local.get(func.value) if func.value in local else (
-                self._named_layers(self._scopes[0]).get(func.value)
-                if len(self._scopes) > 1 and not self._assigned_here(func.value) else None)
+                self._named_layers(self.facts.module).get(func.value)
+                if function is not None and not self._assigned_here(func.value) else None)
             if entry is None:
                 return updated
         if entry is None:
