@@ -20,7 +20,7 @@ class ApiCalls(Pass):
     runs_after = {
         "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",
         "MS205": "MS205 puts a factory in place of a torch layer class used as a value or called with **kwargs",
-        "MS213": "MS213 hides a with item's set_grad_enabled(flag) call (a tuple of its flag), which MS201 would mark",
+        "MS213": "MS213 claims a with item's set_grad_enabled(flag) call (it goes; its flag stays), which MS201 would mark",
     }
     examples = (
         Example(

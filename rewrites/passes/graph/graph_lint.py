@@ -34,6 +34,9 @@ DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
 
 class GraphLint(Pass):
     id = "MS501"
+    runs_after = {
+        "MS208": "MS501 names the third-party calls left once the others are done; MS208 lowers einops calls to MindSpore ops",
+    }
     name = "graph-lint"
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     examples = (
