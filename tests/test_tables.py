@@ -24,11 +24,13 @@ def source_object(entry):
     return resolve(entry.source)
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.source)
 def test_source_symbol_exists(entry) -> None:
     source_object(entry)
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.target], ids=lambda e: e.source)
 def test_target_symbol_exists(entry) -> None:
     import mindspore
@@ -44,6 +46,7 @@ def test_target_symbol_exists(entry) -> None:
         resolve(entry.target)
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.params or e.defaults], ids=lambda e: e.source)
 def test_recorded_params_and_defaults_match_torch(entry) -> None:
     sig = signature(source_object(entry))
@@ -63,6 +66,7 @@ def test_recorded_params_and_defaults_match_torch(entry) -> None:
         assert params[name].default == value, f"torch default of {name} is {params[name].default!r}"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize(
     "entry", [e for e in ENTRIES if e.target and not e.target.startswith(".") and e.params], ids=lambda e: e.source
 )
@@ -111,6 +115,7 @@ def test_docs_apis_md_is_current() -> None:
     assert docs.read_text() == apis_markdown(list_apis()), "regenerate docs/apis.md"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "module_method" and e.target and (e.params or e.set)],
                          ids=lambda e: e.source)  # (a hook composes the others: m.requires_grad_)
 def test_module_method_keywords_exist_on_the_cell(entry) -> None:
@@ -134,6 +139,7 @@ def _non_tensor_values():
     return dict(zip(_NOT_TENSORS, (np.zeros(2), [], {}, "", (), set(), 0, 0.0, torch.nn.Module())))
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.tensor_only], ids=lambda e: e.source)
 def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
     name = entry.source.removeprefix("Tensor.")
@@ -142,6 +148,7 @@ def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
     assert entry.kind == "method" and not owners, f"{entry.source} is also a method of {owners}"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.call_rename or e.call_drop], ids=lambda e: e.source)
 def test_call_keywords_match_both_forwards(entry) -> None:
     """call_rename: a torch forward keyword -> a MindSpore construct keyword; call_drop:
