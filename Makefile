@@ -36,15 +36,17 @@ browser:
 
 # Every core (pytest-xdist). A worker takes a whole module at a time (--dist loadfile): a
 # differential module converts one file for all its cases, parity modules share their
-# runs between cases. -rs prints why a test was skipped.
-PYTEST := $(BIN)/python -m pytest -q -rs -n auto --dist loadfile
+# runs between cases. Modules go out longest first (tests/conftest.py orders them; xdist
+# must not reorder). -rs prints why a test was skipped.
+PYTEST := $(BIN)/python -m pytest -q -rs -n auto --dist loadfile --no-loadscope-reorder
 
 test: install browser
 	$(PYTEST)
 
-# No test that runs torch or MindSpore (marker `framework`), no browser: the converter alone.
+# The converter alone, in about a minute: no test that runs torch or MindSpore (marker
+# `framework`, checked: see tests/conftest.py), no browser, no slow test.
 test-fast: install
-	$(PYTEST) -m "not framework and not browser"
+	$(PYTEST) -m "not framework and not browser and not slow"
 
 # docs/apis.md is generated from the tables (a test checks it is current)
 docs: install

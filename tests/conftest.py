@@ -4,11 +4,11 @@ Markers (registered in pyproject.toml), given here by module so that no test is 
 hand unless its module mixes kinds:
 
 * ``framework``: the test runs torch or MindSpore code (differential tests, parity,
-  weights, the tables checked against the installed frameworks). ``make test-fast`` runs
-  ``-m "not framework and not browser"``; in such a run neither framework may be imported,
+  weights, the tables checked against the installed frameworks). ``make test-fast`` leaves
+  them out; in any run that leaves them out neither framework may be imported,
   by the test process or by any Python child of it (see guard_site/framework_guard.py):
   a test that does is failed, telling to mark it.
-* ``slow``: a test module that takes more than about 20 s of one core on its own.
+* ``slow``: more than about 2 s of one core per test; ``make test-fast`` leaves these out too.
 * ``browser``: the HTML report in headless chromium (tests/test_report_browser.py).
 """
 import atexit
@@ -47,19 +47,42 @@ FRAMEWORK_MODULES = (
     "test_parity_cli.py",
 )
 # Modules that mix kinds mark their framework tests themselves (@pytest.mark.framework):
-# test_tables.py, test_seed_snippets.py, test_weights.py, test_emit_test.py.
+# test_tables.py, test_seed_snippets.py, test_weights.py, test_emit_test.py,
+# test_package_index.py, test_annotations.py, test_pipeline.py.
 
-# Modules that take more than about 20 s of one core (measured with --durations).
+# Modules whose every test is slow: more than about 2 s of one core each (the CLI in
+# subprocesses, process pools, fuzzing, parity runs). Elsewhere a slow test is marked
+# @pytest.mark.slow by its module. Measured with --durations.
 SLOW_MODULES = (
-    "differential/test_torch_functions.py",
-    "differential/test_nn_layers.py",
-    "differential/test_optim.py",
-    "differential/test_training_script.py",
-    "differential/test_training_step.py",
-    "test_samples_parity.py",
-    "test_training_parity.py",
-    "test_parity_cli.py",
+    "test_parallel_cache.py",
     "test_fuzz.py",
+    "test_cli_color.py",
+    "test_progress.py",
+    "test_training_parity.py",
+    "test_samples_parity.py",
+    "test_parity_cli.py",
+    "differential/test_optim.py",
+    "differential/test_training_step.py",
+)
+
+# Under xdist (--dist loadfile --no-loadscope-reorder) a worker takes the next module in
+# this order: the modules that took longest go first, so that no worker is left alone
+# with a long module at the end of the run. Measured on 2 cores, longest first.
+LONGEST_FIRST = (
+    "test_parallel_cache.py",
+    "test_training_parity.py",
+    "test_fuzz.py",
+    "differential/test_optim.py",
+    "test_samples_parity.py",
+    "test_review.py",
+    "test_invariants.py",
+    "test_cli.py",
+    "differential/test_nn_layers.py",
+    "test_hostile_inputs.py",
+    "differential/test_distributions.py",
+    "test_iterative.py",
+    "differential/test_training_step.py",
+    "differential/test_nn_utils.py",
 )
 
 BROWSER_MODULES = ("test_report_browser.py",)
@@ -76,7 +99,10 @@ def _in(relative: str, modules: tuple[str, ...]) -> bool:
     return any(relative == m or (m.endswith("/") and relative.startswith(m)) for m in modules)
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
 def pytest_collection_modifyitems(config, items) -> None:
+    rank = {module: i for i, module in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_relative(Path(item.fspath)), len(rank)))  # stable: in-module order kept
     for item in items:
         relative = _relative(Path(item.fspath))
         if _in(relative, FRAMEWORK_MODULES):
