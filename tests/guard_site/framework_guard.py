@@ -47,6 +47,10 @@ class FrameworkGuard(importlib.abc.MetaPathFinder):
 
 
 def install(log_path: str) -> None:
-    """Refuse the frameworks in this process and log each attempt to ``log_path``."""
-    if not any(isinstance(f, FrameworkGuard) for f in sys.meta_path):
-        sys.meta_path.insert(0, FrameworkGuard(log_path))
+    """Refuse the frameworks in this process and log each attempt to ``log_path`` (an
+    xdist worker inherits a guard from its parent's environment: it gets its own log)."""
+    for finder in sys.meta_path:
+        if isinstance(finder, FrameworkGuard):
+            finder.loader.log_path = log_path
+            return
+    sys.meta_path.insert(0, FrameworkGuard(log_path))
