@@ -122,6 +122,7 @@ def test_forward_reference_names() -> None:
     assert forward_reference_names(_annotation("Literal['np.x']")) == set()
 
 
+@pytest.mark.framework
 def test_annotation_table_types_exist_on_both_sides() -> None:
     import builtins
 

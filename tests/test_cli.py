@@ -61,6 +61,7 @@ def test_in_place(tmp_path: Path) -> None:
     assert "construct" in src.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, content, expect",
     [
@@ -206,6 +207,7 @@ def test_json_columns_are_one_based_like_the_text(tmp_path: Path) -> None:
     assert f"{src}:2:13:" in text
 
 
+@pytest.mark.slow
 def test_progress_on_a_terminal_only(tmp_path: Path) -> None:
     import os
 

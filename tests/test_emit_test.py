@@ -95,6 +95,7 @@ def _run(args, cwd):
     return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=600)
 
 
+@pytest.mark.framework
 @needs_frameworks
 def test_the_emitted_test_passes_and_catches_a_broken_cell(tmp_path):
     good, broken = tmp_path / "good", tmp_path / "broken"

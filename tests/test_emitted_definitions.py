@@ -24,6 +24,7 @@ def _top_level_definitions(code: str) -> set[str]:
     return {n.name for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
+@pytest.mark.slow
 def test_every_emitted_definition_is_recognised() -> None:
     emitted: dict[str, str] = {}
     for path in INPUTS:

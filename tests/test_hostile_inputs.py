@@ -85,6 +85,7 @@ def test_a_hostile_file_fails_alone_with_a_located_error(name: str) -> None:
     assert sys.getrecursionlimit() == limit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CONVERTED))
 def test_a_deep_or_long_file_within_the_limits_converts(name: str) -> None:
     source, check = CONVERTED[name]
@@ -164,6 +165,7 @@ def transpile_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "transpile"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_cli_reports_hostile_files_and_converts_the_rest(tmp_path: Path, jobs: str) -> None:
     """Every hostile input above, among good files, in one run; --jobs 1 converts in the

@@ -5,6 +5,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from transpile import convert_paths
 from transpile.engine.package_index import PackageIndex
 
@@ -238,6 +240,8 @@ else:
 """
 
 
+@pytest.mark.framework
+@pytest.mark.slow
 def test_converted_tree_runs_like_torch(tmp_path):
     """Each subclass, built from the converted tree with torch's weights, gives torch's output."""
     import subprocess

@@ -102,6 +102,7 @@ def test_a_replacement_keeps_the_parentheses_it_stood_in() -> None:
     assert "drop" not in result.code and result.code.count("(") == result.code.count(")")
 
 
+@pytest.mark.framework
 def test_a_module_imported_in_one_function_is_imported_again_where_another_needs_it() -> None:
     """``import numpy as np`` inside one function binds np there only: a hook in another
     function asking for numpy (torch.finfo) gets a module-level import, not that np."""

@@ -1,7 +1,8 @@
 """The HTML report in a real browser: Debian's chromium, headless, driven by Playwright.
 
-`make test` installs chromium first (the Makefile's `browser` target); without it this
-test fails and says so: it is never skipped.
+`make test` installs chromium first (the Makefile's `browser` target) where it runs as root.
+Without chromium this test is skipped, saying why, except under .ci/run (which sets
+TRANSPILE_REQUIRE_BROWSER=1): there it fails, so that CI never passes without it.
 """
 import os
 import shutil
@@ -33,8 +34,11 @@ FILES = {
 def _chromium() -> str:
     path = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
     if path is None:
-        pytest.fail("chromium is not installed: `make browser` (or `apt-get install -y chromium chromium-driver`) "
-                    "installs it; the report's browser test needs it", pytrace=False)
+        reason = ("chromium is not installed: `make browser` as root (or `apt-get install -y chromium "
+                  "chromium-driver`) installs it; the report's browser test needs it")
+        if os.environ.get("TRANSPILE_REQUIRE_BROWSER") == "1":
+            pytest.fail(reason + " (TRANSPILE_REQUIRE_BROWSER=1: required here)", pytrace=False)
+        pytest.skip(reason)
     return path
 
 

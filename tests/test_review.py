@@ -77,6 +77,7 @@ def test_a_declined_edit_keeps_the_code_naming_torch_and_the_file_runs_as_before
 SAMPLES = sorted(p.name for p in (ROOT / "samples").glob("*.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_declining_every_edit_of_a_sample_in_turn_leaves_valid_stable_code(sample):
     """A declined edit never leaves a half-converted file: whichever is declined, the output

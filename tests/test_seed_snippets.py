@@ -213,6 +213,7 @@ def test_converted_snippet_is_valid_python(name):
 
 
 # -- page 000: Network Construction ---------------------------------------------------------
+@pytest.mark.framework
 def test_000_mycell_pt(run):
     t, t_out, m, m_out = run("000_mycell_pt")
     # the snippet prints the parameter shapes: torch.Size([240, 120, 4, 4]) / (240, 120, 4, 4)
@@ -226,6 +227,7 @@ def test_000_mycell_pt(run):
     assert_same(t_y, m_y, what="MyCell_pt(x)")
 
 
+@pytest.mark.framework
 def test_000_mycell_unit_test(run):
     """The page draws x from numpy after building the conv; MindSpore's initializers draw
     from numpy's global generator too, so the two scripts get different x. The torch
@@ -244,6 +246,7 @@ def test_000_mycell_unit_test(run):
     assert_same(t["y_pt"], m["pt_net"](mindspore.Tensor(t["x"])), what="pt_net(torch's x)")
 
 
+@pytest.mark.framework
 def test_000_box_select_torch(run):
     import mindspore
     import torch
@@ -264,6 +267,7 @@ def test_000_box_select_torch(run):
         assert np.all(masked[~keep] == 0)
 
 
+@pytest.mark.framework
 def test_000_class_loss_pt(run):
     t, _, m, _ = run("000_class_loss_pt")
     np.testing.assert_array_equal(t["pred"], m["pred"])
@@ -278,6 +282,7 @@ def test_000_class_loss_pt(run):
 
 
 # -- page 002: Network Construction, PyTorch vs MindSpore ------------------------------------
+@pytest.mark.framework
 def test_002_network_to_dtype(run):
     t, _, m, _ = run("002_network_to_dtype")
     t_net, m_net = t["net"], m["net"]
@@ -293,6 +298,7 @@ def test_002_network_to_dtype(run):
     assert_same(t_loss, m_loss, what="CrossEntropyLoss")
 
 
+@pytest.mark.framework
 def test_002_named_parameters(run):
     t, t_out, m, m_out = run("002_named_parameters")
     assert t_out == m_out == "Parameter Name: weight\nParameter Name: bias\nParameter Name: weight\n"
@@ -300,6 +306,7 @@ def test_002_named_parameters(run):
     assert [p.name for p in m["net"].trainable_params()] == ["weight"]
 
 
+@pytest.mark.framework
 def test_002_state_dict_save_load(run, tmp_path):
     t, _, m, _ = run("002_state_dict_save_load")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["linear_layer_params.pth", "linear_layer_params.pth.ckpt"]
@@ -312,6 +319,7 @@ def test_002_state_dict_save_load(run, tmp_path):
     assert_same(t_y, m_y, what="new_linear_layer(x)")
 
 
+@pytest.mark.framework
 def test_002_init_uniform(run):
     t, _, m, _ = run("002_init_uniform")
     tx, mx = t["x"], m["x"]
@@ -321,6 +329,7 @@ def test_002_init_uniform(run):
         assert np.all((values >= 0) & (values < 1)) and len(np.unique(values)) > 1
 
 
+@pytest.mark.framework
 def test_002_add_module(run):
     t, t_out, m, m_out = run("002_add_module")
     names = lambda out: re.findall(r"Module name: ([\w.]*),", out)
@@ -335,6 +344,7 @@ def test_002_add_module(run):
     assert_same(t_y, m_y, what="MyModule(x)")
 
 
+@pytest.mark.framework
 def test_002_generator_seed(run):
     import mindspore
 
@@ -344,6 +354,7 @@ def test_002_generator_seed(run):
         assert t[name].initial_seed() == m[name].initial_seed() == 1, name
 
 
+@pytest.mark.framework
 def test_002_training_step(tmp_path, monkeypatch):
     """The converted train_step trains as torch's does: same losses, same weights after."""
     import mindspore
@@ -368,6 +379,7 @@ def test_002_training_step(tmp_path, monkeypatch):
     assert_same(t["net"].fc.bias, m["net"].fc.bias, what="fc.bias after 3 steps")
 
 
+@pytest.mark.framework
 def test_002_train_eval(run):
     import mindspore
     import torch
@@ -387,6 +399,7 @@ def test_002_train_eval(run):
     assert tuple(t_y.shape) == tuple(m_y.shape) and _dtype(t_y.dtype) == _dtype(m_y.dtype)
 
 
+@pytest.mark.framework
 def test_002_buffer(run):
     t, _, m, _ = run("002_buffer")
     t_cell, m_cell = t["Scale"](), m["Scale"]()
@@ -398,6 +411,7 @@ def test_002_buffer(run):
 
 
 # -- page 003: Model Analysis and Preparation -------------------------------------------------
+@pytest.mark.framework
 def test_003_sigmoid_focal_loss(run):
     t, _, m, _ = run("003_sigmoid_focal_loss")
     for v in ("pred", "target", "weight"):
@@ -409,6 +423,7 @@ def test_003_sigmoid_focal_loss(run):
 
 
 # -- page 004: Constructing MindSpore Network --------------------------------------------------
+@pytest.mark.framework
 def test_004_layer_list(run):
     t, _, m, _ = run("004_layer_list")
     assert "nn.CellList(" in converted("004_layer_list").code

@@ -185,11 +185,13 @@ def _show(params: list[Param]) -> str:
                            for p in params) + ")"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.source)
 def test_source_symbol_exists(entry) -> None:
     source_object(entry)
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.target], ids=lambda e: e.source)
 def test_target_symbol_exists(entry) -> None:
     import mindspore
@@ -213,6 +215,7 @@ def _params_cases():
         yield pytest.param(e, id=e.source, marks=marks)
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", list(_params_cases()))
 def test_recorded_params_and_defaults_match_torch(entry) -> None:
     """Against the object's Python signature, else torch's override tables and ATen schemas;
@@ -261,6 +264,7 @@ UNCHECKED_TARGETS: dict[str, str] = {
 }
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize(
     "entry", [e for e in ENTRIES if e.target and not e.target.startswith(".") and e.params], ids=lambda e: e.source
 )
@@ -319,6 +323,7 @@ def test_docs_apis_md_is_current() -> None:
     assert docs.read_text() == apis_markdown(list_apis()), "regenerate docs/apis.md"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.kind == "module_method" and e.target and (e.params or e.set)],
                          ids=lambda e: e.source)  # (a hook composes the others: m.requires_grad_)
 def test_module_method_keywords_exist_on_the_cell(entry) -> None:
@@ -342,6 +347,7 @@ def _non_tensor_values():
     return dict(zip(_NOT_TENSORS, (np.zeros(2), [], {}, "", (), set(), 0, 0.0, torch.nn.Module())))
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.tensor_only], ids=lambda e: e.source)
 def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
     name = entry.source.removeprefix("Tensor.")
@@ -350,6 +356,7 @@ def test_tensor_only_methods_belong_to_tensors_only(entry) -> None:
     assert entry.kind == "method" and not owners, f"{entry.source} is also a method of {owners}"
 
 
+@pytest.mark.framework
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if e.call_rename or e.call_drop], ids=lambda e: e.source)
 def test_call_keywords_match_both_forwards(entry) -> None:
     """call_rename: a torch forward keyword -> a MindSpore construct keyword; call_drop:

@@ -97,6 +97,7 @@ def test_parameter_names_are_a_fallback_for_paths():
 
 # -- checkpoint files ------------------------------------------------------------------
 
+@pytest.mark.framework
 def test_state_dicts_are_found_inside_checkpoints(tmp_path):
     torch = pytest.importorskip("torch")
     from transpile.parity.weights import CheckpointError, load_torch_checkpoint
@@ -199,6 +200,7 @@ def _ms_outputs(tmp: Path, ckpt: str, tokens: np.ndarray) -> tuple[np.ndarray, l
     return net(mindspore.Tensor(tokens)).asnumpy(), not_loaded
 
 
+@pytest.mark.framework
 @needs_frameworks
 @pytest.mark.parametrize("name, ckpt", [("pt", "net.ckpt"), ("safetensors", "st.ckpt")])
 def test_a_converted_checkpoint_reproduces_torch(work, name, ckpt):
@@ -212,6 +214,7 @@ def test_a_converted_checkpoint_reproduces_torch(work, name, ckpt):
     np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
 
 
+@pytest.mark.framework
 @needs_frameworks
 def test_a_partial_checkpoint_is_refused(work):
     tmp, runs, _, _ = work
@@ -225,6 +228,7 @@ def test_a_partial_checkpoint_is_refused(work):
     assert [p.name for p in tmp.iterdir() if "partial" in p.name and p.suffix == ".ckpt"] == []
 
 
+@pytest.mark.framework
 @needs_frameworks
 def test_allow_partial_writes_what_maps(work):
     tmp, runs, _, _ = work
