@@ -228,6 +228,7 @@ def test_recorded_params_and_defaults_match_torch(entry) -> None:
     assert None in why, f"{entry.source} ({origin}): " + "; ".join(f"{_show(p)}: {w}" for p, w in zip(candidates, why))
 
 
+@pytest.mark.framework
 def test_unchecked_signatures_are_still_unchecked() -> None:
     """A listed entry that torch's tables now describe (or that left the tables) is listed no more."""
     by_source = {e.source: e for e in ENTRIES}
@@ -286,6 +287,7 @@ def test_emitted_keywords_exist_in_the_target(entry) -> None:
     assert emitted <= names, f"not parameters of {entry.target}: {sorted(emitted - names)}"
 
 
+@pytest.mark.framework
 def test_unchecked_targets_are_still_unchecked() -> None:
     named = [t for t in UNCHECKED_TARGETS
              if (sig := target_signature(t)) is not None
