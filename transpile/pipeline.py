@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -515,6 +516,19 @@ class Pipeline:
 
         Never raises for bad input: a file not valid Python, nested too deeply or too
         large for memory comes back failed, with a diagnostic."""
+        # LibCST's trees are large and hold no reference cycles: the cyclic collector
+        # scanning them while a file converts took a fifth of the time and freed nothing
+        # (reference counting frees them). It is paused for the file, then as it was.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(source, filename, debug, inherited, package, record_edits, declined)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, source: str, filename: str, debug: bool, inherited: dict[str, str] | None, package,
+             record_edits: bool, declined) -> ConversionResult:
         inherited = inherited or (package.inherited if package is not None else {})
         inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
         tree_source = package is not None and bool(package.base_roots() & self.source_roots
