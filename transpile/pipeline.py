@@ -12,7 +12,7 @@ import libcst as cst
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .edits import IGNORE_COMMENT, Edit, EditKey, ignored_passes
-from .formatting import InvalidStatement, format_statement
+from .formatting import InvalidStatement, code_of, format_statement
 from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
@@ -280,9 +280,6 @@ def _with_ignore_comment(stmt, pass_ids: set[str]):
     return changed if owner is stmt else stmt.with_changes(body=changed)
 
 
-_CODEGEN = cst.Module(body=[])
-
-
 def _node_code(node) -> str:
     """A node's code without the comment lines above a statement and the line break after it."""
     if isinstance(node, cst.FlattenSentinel):
@@ -291,7 +288,7 @@ def _node_code(node) -> str:
         return ""
     if getattr(node, "leading_lines", None):
         node = node.with_changes(leading_lines=())
-    return _CODEGEN.code_for_node(node).rstrip("\n")
+    return code_of(node).rstrip("\n")
 
 
 def _keep_parentheses(replaced: cst.CSTNode, new):
@@ -580,7 +577,7 @@ class Pipeline:
             current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
-        code = current.code
+        code = code_of(current)
         diagnostics = ctx.resolve(module)
         edits = _edits(ctx, module) if record_edits else []
         try:  # never hand out code that does not parse (each changed statement was checked)
