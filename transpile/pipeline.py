@@ -114,6 +114,12 @@ class StageTransformer(cst.CSTTransformer):
         if id(node) in self.ctx.frozen:
             return False  # left as it is, handlers and all (on_leave returns it unchanged)
         kind = type(node)
+        if kind not in _LEFT_BY_ALL:  # most nodes: only the handlers of their type
+            descend = True
+            for handler in self._visit.get(kind.__name__, ()):
+                if handler(node) is False:
+                    descend = False
+            return descend
         if kind in STATEMENT_TYPES:
             self.ctx.markers.append([])
             self._edit_marks.append(self._edits)
@@ -131,6 +137,8 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if updated is original and type(original) not in _LEFT_BY_ALL and type(original).__name__ not in self._leave:
+            return original  # unchanged, no handler, no statement or scope to close (most nodes)
         if id(original) in self.ctx.frozen:
             return original
         if updated is not original and type(original) in _OPERAND_FIELDS:
