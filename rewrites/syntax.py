@@ -8,6 +8,7 @@ from typing import Any
 
 import libcst as cst
 
+from transpile.engine.formatting import code_of as _code_of
 from transpile.engine.walk import read
 
 from .runtime.registry import define, helper_names
@@ -78,7 +79,7 @@ def literal_value(node: cst.BaseExpression) -> Any:
     try:
         if kind in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString):
             return ast.literal_eval(node.value)  # the token alone: no code generation
-        return ast.literal_eval(cst.Module(body=[]).code_for_node(node))
+        return ast.literal_eval(_code_of(node))
     except Exception:
         return NOT_LITERAL
 
@@ -127,7 +128,7 @@ def keyword_call(func: cst.BaseExpression, args: dict[str, cst.BaseExpression]) 
 
 
 def code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return _code_of(node)
 
 
 def operand(node: cst.BaseExpression) -> cst.BaseExpression:

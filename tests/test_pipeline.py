@@ -159,3 +159,68 @@ def test_declared_orders_name_passes_of_the_same_stage() -> None:
         assert set(p.runs_after) <= ids - {p.id}, p.id
         assert all(why.strip() for why in p.runs_after.values()), p.id
     assert not any(p.runs_after for stage in STAGES[1:] for p in stage)
+
+
+# -- the traversal's context and claims ----------------------------------------------------
+class WhereNamesAre(Pass):
+    """Records, for each name ``probe_*``, where the traversal says it stands."""
+    id = "MS993"
+    name = "where-names-are"
+    seen: dict = {}
+
+    def visit_Name(self, node) -> None:
+        if node.value.startswith("probe_"):
+            ctx = self.ctx
+            cls, function = ctx.current_class, ctx.current_function
+            WhereNamesAre.seen[node.value] = (ctx.compiled, cls.name.value if cls else None,
+                                              function.name.value if function else None, ctx.in_annotation)
+
+
+def test_the_traversal_says_where_it_is() -> None:
+    source = ("import src\n"
+              "def probe_top(a: probe_ann): return probe_module_level\n"
+              "class Net:\n"
+              "    x = probe_class_body\n"
+              "    def forward(self):\n"
+              "        def inner(): return probe_nested\n"
+              "        return probe_forward\n"
+              "    def helper(self): return probe_helper\n")
+    compiled = lambda ctx, function, cls: function.name.value == "forward"  # noqa: E731
+    WhereNamesAre.seen = {}
+    Pipeline(((WhereNamesAre,),), {"src": "dst"}, {"src"}, compiled_method=compiled).run(source, "m.py")
+    # (a function's header, its name and annotations, is visited inside it)
+    assert WhereNamesAre.seen == {
+        "probe_top": (False, None, "probe_top", False),
+        "probe_ann": (False, None, "probe_top", True),
+        "probe_module_level": (False, None, "probe_top", False),
+        "probe_class_body": (False, "Net", None, False),
+        "probe_nested": (True, "Net", "inner", False),
+        "probe_forward": (True, "Net", "forward", False),
+        "probe_helper": (False, "Net", "helper", False),
+    }
+
+
+class ClaimCalls(Pass):
+    """Claims every call of ``keep``: the passes after it leave the call, not its arguments."""
+    id = "MS994"
+    name = "claim-calls"
+
+    def visit_Call(self, node) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "keep":
+            self.ctx.claim(node, self.id)
+
+
+class WrapCalls(Pass):
+    """``f(x)`` -> ``wrapped(f(x))`` for every call."""
+    id = "MS995"
+    name = "wrap-calls"
+
+    def leave_Call(self, original, updated):
+        return cst.Call(func=cst.Name("wrapped"), args=[cst.Arg(updated)])
+
+
+def test_a_claimed_node_is_left_by_the_later_passes_but_its_children_are_not() -> None:
+    source = "import src\ny = keep(other(1))\n"
+    assert "y = keep(wrapped(other(1)))" in run([ClaimCalls, WrapCalls], source).code
+    # a pass before the claimer still sees the node
+    assert "y = wrapped(keep(wrapped(other(1))))" in run([WrapCalls, ClaimCalls], source).code

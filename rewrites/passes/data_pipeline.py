@@ -77,41 +77,58 @@ class DataPipeline(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._facts: tuple[dict[str, str | None], set[int]] | None = None
+        self._loader_kinds: dict[str, str | None] | None = None
+        self._written_ids: set[int] | None = None
         self._taken: set[int] = set()  # next(...) calls already indexed with [0]
 
-    def _file_facts(self) -> tuple[dict[str, str | None], set[int]]:
-        """The code of every name or attribute the file assigns a DataLoader(...) to (with
-        the kind of its batches where they are not lists: "lone", "dict"), and the ids of
-        the expressions it writes to (assignment and del targets)."""
-        if self._facts is None:
-            imports, loaders, written, ctx = self.ctx.imports, {}, set(), self.ctx
+    def _loaders(self) -> dict[str, str | None]:
+        """The code of every name or attribute the file assigns a DataLoader(...) to, with
+        the kind of its batches where they are not lists ("lone", "dict")."""
+        if self._loader_kinds is None:
+            # qualify() gives DataLoader for a dotted name ending in ``.DataLoader`` (a
+            # word of the source, which the walked tree was parsed from) or for a name
+            # bound to it: without either, the walk finds no loader and is skipped.
+            if "DataLoader" in self.ctx.source or LOADER_CLASS in self.ctx.imports.bindings.values():
+                self._loader_kinds, self._written_ids = self._walk_file()
+            else:
+                self._loader_kinds = {}
+        return self._loader_kinds
 
-            class Finder(cst.CSTVisitor):
-                def on_visit(self, node: cst.CSTNode) -> bool:
-                    if isinstance(node, WRITES):
-                        written.add(id(node.target))
-                    if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) \
-                            and imports.qualify(node.value.func) == LOADER_CLASS:
-                        kind = _batch_kind(ctx, node.value)
-                        for t in node.targets:
-                            loaders.setdefault(code(t.target), set()).add(kind)
-                    return True
+    def _written(self) -> set[int]:
+        """The ids of the expressions the file writes to (assignment and del targets)."""
+        if self._written_ids is None:
+            self._written_ids = {id(node.target) for node in iter_nodes(self.facts.module) if isinstance(node, WRITES)}
+        return self._written_ids
 
-            finder = Finder()
-            for node in iter_nodes(self.facts.module):
-                finder.on_visit(node)
-            # a name given loaders of different batches (in two functions) is left as it is
-            kinds = {name: next(iter(found)) if len(found) == 1 else None for name, found in loaders.items()}
-            self._facts = (kinds, written)
-        return self._facts
+    def _walk_file(self) -> tuple[dict[str, str | None], set[int]]:
+        """The loaders and the written targets, in one walk of the file."""
+        imports, loaders, written, ctx = self.ctx.imports, {}, set(), self.ctx
+
+        class Finder(cst.CSTVisitor):
+            def on_visit(self, node: cst.CSTNode) -> bool:
+                if isinstance(node, WRITES):
+                    written.add(id(node.target))
+                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) \
+                        and imports.qualify(node.value.func) == LOADER_CLASS:
+                    kind = _batch_kind(ctx, node.value)
+                    for t in node.targets:
+                        loaders.setdefault(code(t.target), set()).add(kind)
+                return True
+
+        finder = Finder()
+        for node in iter_nodes(self.facts.module):
+            finder.on_visit(node)
+        # a name given loaders of different batches (in two functions) is left as it is
+        kinds = {name: next(iter(found)) if len(found) == 1 else None for name, found in loaders.items()}
+        return kinds, written
 
     def _kind(self, loader: cst.BaseExpression) -> str | None:
         """"lone" or "dict" for a loader the file builds whose batches torch gives as a
         tensor or a dict (MindSpore: a list of columns); None otherwise."""
         if not isinstance(loader, (cst.Name, cst.Attribute)):
             return None
-        return self._file_facts()[0].get(code(loader))
+        loaders = self._loaders()
+        return loaders.get(code(loader)) if loaders else None
 
     def _dict_batches(self, loader: cst.BaseExpression) -> cst.BaseExpression:
         """The iterable a loop over a dict-sample loader takes: its dict iterator."""
@@ -178,14 +195,15 @@ class DataPipeline(Pass):
         """A loader the file builds, or a name or attribute called a loader."""
         if not isinstance(receiver, (cst.Name, cst.Attribute)):
             return False
-        if code(receiver) in self._file_facts()[0]:
+        loaders = self._loaders()
+        if loaders and code(receiver) in loaders:
             return True
         last = receiver.value if isinstance(receiver, cst.Name) else receiver.attr.value
         return "loader" in last.lower()
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        if original.attr.value != "dataset" or id(original) in self._file_facts()[1] \
-                or not self._is_loader(original.value):
+        if original.attr.value != "dataset" or not self._is_loader(original.value) \
+                or id(original) in self._written():
             return updated
         if HELPER not in self.ctx.definitions:
             self.ctx.report(original, self.id, "a MindSpore pipeline has no .dataset: the torch dataset it wraps is "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -11,7 +12,7 @@ import libcst as cst
 from .context import FileContext, Stats
 from .diagnostics import Diagnostic, Safety, Severity
 from .edits import IGNORE_COMMENT, Edit, EditKey, ignored_passes
-from .formatting import InvalidStatement, format_statement
+from .formatting import InvalidStatement, code_of, format_statement
 from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
@@ -86,6 +87,9 @@ STATEMENT_TYPES = frozenset(
 # still pop what each pass pushed on entering it). Expressions are not among them: a
 # later pass handed a replaced expression would report it as if unconverted.
 _LEFT_BY_ALL = STATEMENT_TYPES | SCOPE_TYPES | {cst.IndentedBlock}
+# Nodes whose entering and leaving the traversal keeps track of (where it is: ctx.compiled,
+# in_annotation, in_import, ...); any other node without handlers is passed through at once.
+_TRACKED = _LEFT_BY_ALL | {cst.Annotation, cst.Import, cst.ImportFrom}
 
 
 class StageTransformer(cst.CSTTransformer):
@@ -116,6 +120,13 @@ class StageTransformer(cst.CSTTransformer):
         if id(node) in self.ctx.frozen:
             return False  # left as it is, handlers and all (on_leave returns it unchanged)
         kind = type(node)
+        claimed = self.ctx.claimed
+        if kind not in _TRACKED and not (claimed and id(node) in claimed):  # most nodes: only their handlers
+            descend = True
+            for handler in self._visit.get(kind.__name__, ()):
+                if handler(node) is False:
+                    descend = False
+            return descend
         if kind in STATEMENT_TYPES:
             self.ctx.markers.append([])
             self._edit_marks.append(self._edits)
@@ -131,7 +142,6 @@ class StageTransformer(cst.CSTTransformer):
         elif kind is cst.Import or kind is cst.ImportFrom:
             self.ctx.import_depth += 1
         descend = True
-        claimed = self.ctx.claimed
         for handler in self._visit.get(type(node).__name__, ()):
             if claimed and id(node) in claimed and self._after_claim(handler, node):
                 continue
@@ -140,6 +150,8 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
+        if updated is original and type(original) not in _TRACKED and type(original).__name__ not in self._leave:
+            return original  # unchanged, no handler, no statement or scope to close (most nodes)
         if id(original) in self.ctx.frozen:
             return original
         if updated is not original and type(original) in _OPERAND_FIELDS:
@@ -316,9 +328,6 @@ def _with_ignore_comment(stmt, pass_ids: set[str]):
     return changed if owner is stmt else stmt.with_changes(body=changed)
 
 
-_CODEGEN = cst.Module(body=[])
-
-
 def _node_code(node) -> str:
     """A node's code without the comment lines above a statement and the line break after it."""
     if isinstance(node, cst.FlattenSentinel):
@@ -327,7 +336,7 @@ def _node_code(node) -> str:
         return ""
     if getattr(node, "leading_lines", None):
         node = node.with_changes(leading_lines=())
-    return _CODEGEN.code_for_node(node).rstrip("\n")
+    return code_of(node).rstrip("\n")
 
 
 def _keep_parentheses(replaced: cst.CSTNode, new):
@@ -575,6 +584,19 @@ class Pipeline:
 
         Never raises for bad input: a file not valid Python, nested too deeply or too
         large for memory comes back failed, with a diagnostic."""
+        # LibCST's trees are large and hold no reference cycles: the cyclic collector
+        # scanning them while a file converts took a fifth of the time and freed nothing
+        # (reference counting frees them). It is paused for the file, then as it was.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(source, filename, debug, inherited, package, record_edits, declined)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, source: str, filename: str, debug: bool, inherited: dict[str, str] | None, package,
+             record_edits: bool, declined) -> ConversionResult:
         inherited = inherited or (package.inherited if package is not None else {})
         inherits_source = any(q.split(".")[0] in self.source_roots for q in inherited.values())
         tree_source = package is not None and bool(package.base_roots() & self.source_roots
@@ -626,7 +648,7 @@ class Pipeline:
             current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
-        code = current.code
+        code = code_of(current)
         diagnostics = ctx.resolve(module)
         edits = _edits(ctx, module) if record_edits else []
         try:  # never hand out code that does not parse (each changed statement was checked)

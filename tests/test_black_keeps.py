@@ -1,0 +1,71 @@
+"""formatting.black_keeps: the statements it lets skip black are ones black leaves as they are."""
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from transpile.engine.formatting import black_keeps, black_layout, code_of
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _lines(module: cst.Module):
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            yield node.with_changes(leading_lines=())
+        stack.extend(node.children)
+
+
+def _kept(code: str, line_length: int = 88) -> bool:
+    stmt = cst.parse_statement(code)
+    return black_keeps(stmt, code_of(stmt), line_length)
+
+
+def test_every_statement_kept_is_left_as_it_is_by_black():
+    kept = 0
+    for path in sorted((ROOT / "samples").rglob("*.py")) + sorted((ROOT / "transpile").glob("*.py")):
+        for stmt in _lines(cst.parse_module(path.read_text(encoding="utf-8"))):
+            code = code_of(stmt)
+            if black_keeps(stmt, code, 88):
+                kept += 1
+                assert black_layout(code, 88) == code, (path, code)
+    assert kept > 500  # the check saw statements of every kind it accepts
+
+
+@pytest.mark.parametrize("code", [
+    "x = f(a, b=1)\n", "return a.b[i, 1:n]\n", "import a.b as c\n", "from a import b, c\n",
+    "y: int = [v for v in w if v]\n", "raise ValueError(f\"bad {x}\") from err\n", "pass  # a note\n",
+    "t = a, b\n", "n = sum(x for x in y)\n", "z = -a + (b or c) * d\n", "s = {\"k\": 1.5, **m}\n",
+])
+def test_black_layout_is_kept(code):
+    assert black_layout(code, 88) == code
+    assert _kept(code)
+
+
+@pytest.mark.parametrize("code", [
+    "x = 'a'\n",  # quotes
+    "x = (y)\n",  # redundant parentheses
+    "x = a ** 2\n",  # power operands hugged
+    "f(a, b,)\n",  # magic trailing comma
+    "x = 1E5\n", "x = 0xab\n", "x = 1.\n",  # numbers
+    "x = a[b + 1:]\n",  # a complex slice
+    "x=1\n", "f( a )\n", "x = a  #note\n",  # spacing
+    "x = f(aaaaaaaaaa, bbbbbbbbbb, cccccccccc, dddddddddd, eeeeeeeeee, ffffffffff, gggggggggg)\n",  # too long
+    '"a docstring"\n', "x = 1; y = 2\n", "del (a)\n", "x = lambda a: a\n",
+])
+def test_what_black_may_change_goes_to_black(code):
+    assert not _kept(code)
+
+
+def test_layout_libcst_writes_itself():
+    """Commas a pass leaves to LibCST are written ``, ``; a keyword's ``=`` left to it is `` = ``."""
+    equal = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+    for keyword_equal, expected in ((equal, "f(a, b=1)\n"), (cst.MaybeSentinel.DEFAULT, "f(a, b = 1)\n")):
+        call = cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Name("a")),
+                                                  cst.Arg(cst.Integer("1"), keyword=cst.Name("b"), equal=keyword_equal)])
+        stmt = cst.SimpleStatementLine(body=[cst.Expr(call)])
+        code = code_of(stmt)
+        assert code == expected
+        assert black_keeps(stmt, code, 88) == (black_layout(code, 88) == code)
