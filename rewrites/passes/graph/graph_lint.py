@@ -55,6 +55,7 @@ class GraphLint(Pass):
         self._control_depth = 0
         self._local_lists: list[set[str]] = []
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
+        self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
@@ -100,6 +101,8 @@ class GraphLint(Pass):
         root = qual.split(".")[0] if qual else None
         if root in THREAD_ROOTS:
             self._report(node, "MS505", f"{qual}: threads and processes cannot run inside a graph; do the work outside the network")
+        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS:
+            self._third_party[id(node)] = qual  # MS501 when it is left (leave_Call)
         elif root in FRAMEWORK_ROOTS and qual.rsplit(".", 1)[-1] in CONSTANT_BUILDERS and _all_literal(node):
             self._report(node, "MS507", f"{qual} with constant arguments builds the same tensor on every call; build it once in __init__")
         if isinstance(func, cst.Attribute):
@@ -119,13 +122,10 @@ class GraphLint(Pass):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         # MS501: the user's third-party call, if the other passes left it one (einops lowers
         # some of them)
-        if self._in_forward:
-            qual = self.ctx.imports.qualify(original.func)
-            root = qual.split(".")[0] if qual else None
-            if (root and root not in FRAMEWORK_ROOTS | THREAD_ROOTS | GRAPH_SAFE_ROOTS
-                    and self.ctx.imports.qualify(updated.func) == qual):
-                self._report(original, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, "
-                             "or compute constants once in __init__")
+        qual = self._third_party.pop(id(original), None)
+        if qual is not None and (updated.func is original.func or self.ctx.imports.qualify(updated.func) == qual):
+            self._report(original, "MS501", f"{qual} is a third-party call inside construct; use mindspore.ops, "
+                         "or compute constants once in __init__")
         return updated
 
     def _tensor_condition(self, test) -> bool:
