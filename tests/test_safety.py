@@ -85,3 +85,64 @@ def test_the_decisions_lookup_stops_at_the_project_root(tmp_path, monkeypatch) -
     assert find_root([inner]) == loose.resolve()
     monkeypatch.chdir(loose / "a")
     assert find_root([inner]) is None
+
+
+# -- item 5: size limits before parsing; explain reads as convert does ---------------------
+
+
+def test_a_file_over_the_size_limit_is_refused_before_it_is_read_or_parsed(tmp_path, monkeypatch) -> None:
+    from transpile.engine import package_index
+    from transpile.io import files
+
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
+    big = "import torch\n" + "".join(f"y{i} = torch.relu(x)\n" for i in range(200))  # over 1000 bytes
+    write(tmp_path / "tree" / "big.py", big)
+    write(tmp_path / "tree" / "small.py", TORCH)
+    parsed: list[int] = []
+    real_parse = package_index.ast.parse
+    monkeypatch.setattr(package_index.ast, "parse", lambda text, *a, **k: parsed.append(len(text)) or real_parse(text, *a, **k))
+    report = convert_paths([tmp_path / "tree"], output=tmp_path / "out", jobs=1, cache=False)
+    by_name = {f.source.name: f for f in report.files}
+    assert by_name["small.py"].status == "converted"
+    assert by_name["big.py"].status == "failed"
+    (error,) = by_name["big.py"].result.errors
+    assert f"{len(big):,} bytes" in error.message and "1,000" in error.message
+    assert (tmp_path / "out" / "big.py").read_text() == big  # a failure in a mirror is copied as it is
+    assert parsed and max(parsed) <= 1000  # the tree's index never parsed it
+    # read in bounded pieces: a file that grows past the limit after its size was taken is refused too
+    grow = write(tmp_path / "grow.py", TORCH)
+    text, _bom, problem = files.read_source(grow, explicit=True)
+    assert text == TORCH and problem is None
+    grow.write_text(big)
+    monkeypatch.setattr(files, "_size", lambda info: 10)  # what stat said before the file grew
+    text, _bom, problem = files.read_source(grow, explicit=True)
+    assert text is None and "too large" in problem.message
+
+
+def _limited(*args, cwd: Path) -> subprocess.CompletedProcess:
+    """The CLI with 2 GB of address space and 60 s: today's unbounded read or hang fails quickly."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    try:
+        return cli(*args, cwd=cwd, timeout=60, preexec_fn=limit)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{args} hangs")
+
+
+def test_explain_refuses_what_is_not_a_regular_file_or_too_large(tmp_path, monkeypatch, capsys) -> None:
+    os.symlink("/dev/zero", tmp_path / "zero.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    for name, kind in (("zero.py", "a character device"), ("fifo.py", "a FIFO")):
+        proc = _limited("explain", name, cwd=tmp_path)
+        assert proc.returncode == 1, (name, proc.stderr[-500:])
+        assert f"{name}:" in proc.stderr and f"not a regular file ({kind})" in proc.stderr
+    from transpile.cli.main import main
+    from transpile.io import files
+
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 100)
+    write(tmp_path / "big.py", "import torch\n" + "x = torch.relu(x)\n" * 10)
+    assert main(["explain", str(tmp_path / "big.py")]) == 1
+    assert "too large" in capsys.readouterr().err

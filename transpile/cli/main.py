@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
-from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
+from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths, read_source
 from ..report import read_parity_results
 from ..version import __version__
 from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -227,10 +227,9 @@ class _SourceKeeper:
 
     def __call__(self, done: int, total: int, path: Path) -> None:
         if path.suffix in CONVERTED_SUFFIXES:
-            try:
-                self.texts[str(path)] = "".join(_source_lines(path))
-            except (OSError, UnicodeDecodeError):
-                pass  # the report says what the conversion said about it
+            text = read_source(path, explicit=False)[0]  # a regular file within the size limit, or None
+            if text is not None:  # else the report says what the conversion said about it
+                self.texts[str(path)] = text
         if self.then is not None:
             self.then(done, total, path)
 

@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Iterator
 from .. import api
 from ..engine.diagnostics import Diagnostic, Safety, Severity, error as _error
 from ..engine.package_index import PackageFacts, PackageIndex, outside_package
-from ..engine.pipeline import ConversionResult
+from ..engine.pipeline import MAX_SOURCE_CHARS, ConversionResult
 from .atomic import copy_atomic, write_atomic
 from .cache import ResultCache, cache_key, default_cache_dir
 from .decisions import DecisionStore, find_root
@@ -34,6 +34,12 @@ BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig
 GENERATED_DIR = Path(".transpile") / "generated"
 CONFLICT_SUFFIX = ".new"  # hand edits that conflict: ``m.py`` is kept, the new conversion is ``m.py.new``
 _BOM = "\ufeff"
+# The most bytes of a file that are read: a .py file as many as the converter takes
+# characters (a larger one, such as a generated data table, would cost gigabytes to parse,
+# and is refused before it is read or parsed); a notebook ten times that (its JSON holds
+# the cells' outputs, images too, which are not converted).
+MAX_FILE_BYTES = MAX_SOURCE_CHARS
+MAX_NOTEBOOK_BYTES = 10 * MAX_SOURCE_CHARS
 
 Progress = Callable[[int, int, Path], None]  # (files done, files in the run, the file just done)
 
@@ -131,13 +137,31 @@ class PathReport:
 def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnostic | None]:
     """The text of ``path`` without its UTF-8 BOM, whether it had one, or why it cannot be converted.
 
+    Only a regular file is read (through symlinks): a FIFO, a device or a socket is refused
+    before it is read (opened without blocking, so a FIFO does not hang the run); and only up
+    to the size limit (``MAX_FILE_BYTES``, a notebook ``MAX_NOTEBOOK_BYTES``), refused from
+    its size before reading and while reading (a file that grows), never read whole.
+
     The BOM is removed here and put back on writing: CPython's parser rejects it in a str
     (so a BOM file without torch failed its syntax check) and LibCST drops it.
     """
+    limit = size_limit(path)
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         return None, False, _error(str(path), f"cannot read: {exc.strerror or exc}")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None, False, _error(str(path), f"not a regular file ({_file_kind(info.st_mode)})")
+            if _size(info) > limit:
+                return None, False, _too_large(path, f"{_size(info):,} bytes", limit)
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            return None, False, _error(str(path), f"cannot read: {exc.strerror or exc}")
+    if len(data) > limit:  # it grew since its size was taken
+        return None, False, _too_large(path, f"more than {limit:,} bytes", limit)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,6 +172,37 @@ def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnosti
     if explicit and not text.strip():
         return None, bom, _error(str(path), "empty file: nothing to convert")
     return text, bom, None
+
+
+def size_limit(path: Path) -> int:
+    """The most bytes of ``path`` that are read (a notebook's JSON holds its outputs too)."""
+    return MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_FILE_BYTES
+
+
+def _size(info: os.stat_result) -> int:
+    return info.st_size
+
+
+def _too_large(path: Path, size: str, limit: int) -> Diagnostic:
+    return _error(str(path), f"too large to convert: {size}; files over {limit:,} bytes are neither read nor "
+                  "parsed (a generated data table? keep it out of the converted tree)")
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message."""
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def _within_limit(path: Path) -> bool:
+    """Whether ``path``'s size (from stat) is within its limit: larger files are not even indexed."""
+    try:
+        return _size(path.stat()) <= size_limit(path)
+    except OSError:
+        return False
 
 
 def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | None]]:
@@ -413,7 +468,7 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job
         if given.is_dir():
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
             found = list(_walk(given, exclude))
-            index = PackageIndex(given, _inside(given, [p for p, why in found if why is None]))
+            index = PackageIndex(given, _inside(given, [p for p, why in found if why is None and _within_limit(p)]))
             for path, why in found:
                 if why is not None:
                     plan.append(_skipped(path, why))
