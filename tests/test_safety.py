@@ -146,3 +146,36 @@ def test_explain_refuses_what_is_not_a_regular_file_or_too_large(tmp_path, monke
     write(tmp_path / "big.py", "import torch\n" + "x = torch.relu(x)\n" * 10)
     assert main(["explain", str(tmp_path / "big.py")]) == 1
     assert "too large" in capsys.readouterr().err
+
+
+# -- item 6: a file name that is not UTF-8, a symlink loop ------------------------------
+
+
+def test_a_file_name_not_utf8_is_named_and_the_run_goes_on(tmp_path) -> None:
+    write(tmp_path / "src" / "good.py", TORCH)
+    write(Path(os.fsdecode(bytes(tmp_path / "src") + b"/bad\xff.py")), TORCH)
+    named = "bad\\udcff.py"  # as Python's repr shows the name: the byte that is not UTF-8 escaped
+    check = cli("convert", "src", "--check", "--format", "json", cwd=tmp_path)  # the cache stores its result
+    assert check.returncode == 1, check.stderr
+    assert sorted(f["status"] for f in json.loads(check.stdout)["files"]) == ["converted", "converted"]
+    assert named in check.stdout
+    diff = cli("convert", "src", "--diff", cwd=tmp_path)
+    assert diff.returncode == 0 and named in diff.stdout and "good.py" in diff.stdout, diff.stderr
+    report = cli("convert", "src", "-o", "out", "--report", "r.html", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert named in (tmp_path / "r.html").read_text() and os.path.exists(bytes(tmp_path / "out") + b"/bad\xff.py")
+
+
+def test_a_symlink_loop_is_reported_as_such(tmp_path) -> None:
+    write(tmp_path / "tree" / "good.py", TORCH)
+    os.symlink("b", tmp_path / "tree" / "a.py")
+    os.symlink("a.py", tmp_path / "tree" / "b")
+    os.symlink("d2", tmp_path / "tree" / "d1")
+    os.symlink("d1", tmp_path / "tree" / "d2")
+    proc = cli("convert", "tree", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("a.py", "b", "d1", "d2"):
+        assert f"tree/{name}:0:1: MS001 warning: skipped: symlink loop" in proc.stderr, name
+    assert (tmp_path / "out" / "good.py").is_file()
+    alone = cli("convert", "tree/a.py", "-o", "x.py", cwd=tmp_path)
+    assert alone.returncode == 1 and "tree/a.py:0:1: MS000 error: symlink loop" in alone.stderr, alone.stderr

@@ -240,7 +240,7 @@ def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> 
 
     page = render_report(report, sources, parity=parity, subtitle="inputs: " + shlex.join(args.paths))
     try:
-        write_file_atomic(args.report, page)
+        write_file_atomic(args.report, page.encode("utf-8", "backslashreplace"))  # a file name not UTF-8: escaped
     except OSError as exc:
         print(f"transpile convert: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
         return False
@@ -279,6 +279,9 @@ def _source_lines(path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    # A file name that is not UTF-8 (held with surrogates) is printed escaped, as stderr does.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

@@ -66,7 +66,7 @@ def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     return digest.hexdigest()
 
 
-def _to_json(result: ConversionResult) -> str:
+def _to_json(result: ConversionResult, ascii_only: bool = False) -> str:
     return json.dumps({
         "format": _FORMAT,
         "code": result.code,
@@ -76,7 +76,7 @@ def _to_json(result: ConversionResult) -> str:
         "stats": {"converted": result.stats.converted, "unconverted": result.stats.unconverted,
                   "annotations": result.stats.annotations},
         "failed": result.failed,
-    }, ensure_ascii=False)
+    }, ensure_ascii=ascii_only)
 
 
 def _from_json(text: str) -> ConversionResult:
@@ -125,7 +125,12 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
+        text = _to_json(result)
         try:
-            write_atomic(self._path(key), _to_json(result))
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): escaped, it round-trips
+            data = _to_json(result, ascii_only=True).encode("ascii")
+        try:
+            write_atomic(self._path(key), data)
         except OSError:
             pass

@@ -57,7 +57,7 @@ def find_root(paths: Iterable[str | os.PathLike]) -> Path | None:
     file in a shared parent directory (``/tmp``, a home directory) is never honoured."""
     cwd = Path.cwd().resolve()
     for given in paths:
-        here = Path(given).resolve()
+        here = Path(os.path.realpath(given))  # Path.resolve raises on a symlink loop
         start = here if here.is_dir() else here.parent
         climb = (start, *start.parents)
         top = next((f for f in climb if f == cwd or any(os.path.lexists(f / m) for m in PROJECT_MARKERS)), start)

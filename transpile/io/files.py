@@ -10,6 +10,7 @@ before the last step, and every write is atomic: a refused run leaves the disk a
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -224,7 +225,9 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
         subdirs = []
         for entry in entries:
             path = Path(entry.path)
-            if entry.is_dir():  # through a symlink too
+            if _loops(entry):
+                yield path, f"symlink loop (through {os.readlink(path)})"
+            elif entry.is_dir():  # through a symlink too
                 if entry.name.startswith(".") or entry.name == "__pycache__":
                     continue
                 real = os.path.realpath(path)
@@ -241,6 +244,17 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
             else:
                 yield path, "not a regular file"
         stack.extend(reversed(subdirs))
+
+
+def _loops(entry: os.DirEntry | Path) -> bool:
+    """Whether ``entry`` is a symlink that never leads to a file (a chain back to itself)."""
+    if not entry.is_symlink():
+        return False
+    try:
+        os.stat(entry)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _found_decisions(paths: list[Path]):
@@ -514,7 +528,9 @@ def _skipped(path: Path, why: str) -> FileOutcome:
 
 def _unusable(given: Path) -> FileOutcome:
     """An input that is neither a file nor a directory: missing, a broken symlink, a device."""
-    if given.is_symlink():
+    if _loops(given):
+        why = f"symlink loop (through {os.readlink(given)})"
+    elif given.is_symlink():
         why = f"broken symlink (to {os.readlink(given)})"
     elif os.path.lexists(given):
         why = "not a regular file or directory"
