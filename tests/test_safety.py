@@ -179,3 +179,108 @@ def test_a_symlink_loop_is_reported_as_such(tmp_path) -> None:
     assert (tmp_path / "out" / "good.py").is_file()
     alone = cli("convert", "tree/a.py", "-o", "x.py", cwd=tmp_path)
     assert alone.returncode == 1 and "tree/a.py:0:1: MS000 error: symlink loop" in alone.stderr, alone.stderr
+
+
+# -- item 2: hand edits and unrelated files in -o are never overwritten without a record ----
+
+
+def test_outputs_without_a_record_are_kept_and_the_new_output_written_beside(tmp_path) -> None:
+    from transpile.io.files import CONFLICT_SUFFIX
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    write(src / "m.py", TORCH)
+    write(src / "notes.txt", "notes\n")
+    write(src / "same.py", TORCH)
+    first = convert_paths([src], output=out, jobs=1, cache=False)
+    converted = (out / "m.py").read_bytes()
+    assert not first.conflicts
+    write(out / "m.py", converted + b"# checked by hand\n")  # a hand edit, then the record is lost
+    write(out / "notes.txt", "an unrelated file of the same name\n")
+    write(out / "keep.txt", "not ours\n")  # no input of that name: never touched
+    import shutil
+
+    shutil.rmtree(out / ".transpile")
+    proc = cli("convert", "src", "-o", "out", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert (out / "m.py").read_bytes() == converted + b"# checked by hand\n"
+    assert (out / ("m.py" + CONFLICT_SUFFIX)).read_bytes() == converted
+    assert (out / "notes.txt").read_text() == "an unrelated file of the same name\n"
+    assert (out / ("notes.txt" + CONFLICT_SUFFIX)).read_text() == "notes\n"
+    assert (out / "keep.txt").read_text() == "not ours\n"
+    assert not (out / ("same.py" + CONFLICT_SUFFIX)).exists()  # what we would write: nothing to say
+    for name in ("m.py", "notes.txt"):
+        assert f"out/{name} exists and no record says transpile wrote it" in proc.stderr, proc.stderr
+    assert "2 files already in the output kept" in proc.stderr.splitlines()[-1]
+    # the record is written now: once the person resolves (deletes the .new files), runs go on as usual
+    (out / ("m.py" + CONFLICT_SUFFIX)).unlink()
+    (out / ("notes.txt" + CONFLICT_SUFFIX)).unlink()
+    write(src / "notes.txt", "notes, changed\n")
+    again = convert_paths([src], output=out, jobs=1, cache=False)
+    # the person's version stands where the source did not change; where both changed, beside again
+    assert (out / "m.py").read_bytes() == converted + b"# checked by hand\n"
+    assert [f.source.name for f in again.conflicts] == ["notes.txt"]
+    assert (out / "notes.txt").read_text() == "an unrelated file of the same name\n"
+    assert (out / ("notes.txt" + CONFLICT_SUFFIX)).read_text() == "notes, changed\n"
+    # a copied file the person did not touch follows its source
+    write(src / "other.txt", "one\n")
+    convert_paths([src], output=out, jobs=1, cache=False)
+    write(src / "other.txt", "two\n")
+    later = convert_paths([src], output=out, jobs=1, cache=False)
+    assert (out / "other.txt").read_text() == "two\n" and not [f for f in later.conflicts if f.source.name == "other.txt"]
+
+
+# -- item 1: a rerun repairs an interrupted --in-place run; star imports of torch ---------
+
+LAYERS = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Block(nn.Module):\n" \
+         "    def forward(self, x):\n        return F.relu(x)\n"
+MODEL = "from .layers import *\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n" \
+        "        self.fc = nn.Linear(2, 3)\n\n    def forward(self, x):\n        return F.relu(self.fc(x))\n"
+
+
+def _package(root: Path) -> Path:
+    write(root / "pkg" / "__init__.py", "")
+    write(root / "pkg" / "layers.py", LAYERS)
+    write(root / "pkg" / "model.py", MODEL)
+    return root / "pkg"
+
+
+@pytest.mark.parametrize("backup", [False, True])
+def test_a_rerun_repairs_an_interrupted_in_place_run(tmp_path, monkeypatch, backup) -> None:
+    from transpile.io import files
+
+    whole = _package(tmp_path / "whole")
+    convert_paths([whole], in_place=True, jobs=1, cache=False)
+    expected = {p.name: p.read_bytes() for p in whole.glob("*.py")}
+    assert expected["model.py"] != MODEL.encode()
+    pkg = _package(tmp_path / "cut")
+    real, written = files._overwrite, []
+
+    def cut_short(src, data, keep):  # the run is interrupted after its first write
+        if written:
+            raise KeyboardInterrupt
+        written.append(src)
+        real(src, data, keep)
+
+    monkeypatch.setattr(files, "_overwrite", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)
+    monkeypatch.setattr(files, "_overwrite", real)
+    assert [p.name for p in written] == ["layers.py"] and (pkg / "model.py").read_text() == MODEL
+    report = convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)
+    assert {f.source.name: f.status for f in report.files if f.source.suffix == ".py"} == \
+        {"__init__.py": "unchanged", "layers.py": "converted", "model.py": "converted"}
+    assert {p.name: p.read_bytes() for p in pkg.glob("*.py")} == expected
+    if backup:
+        assert (pkg / "layers.py.orig").read_text() == LAYERS and (pkg / "model.py.orig").read_text() == MODEL
+    assert not (pkg / ".transpile").exists()  # a finished run leaves no record
+    again = convert_paths([pkg], in_place=True, jobs=1, cache=False)  # converted: stays as it is
+    assert {f.status for f in again.files if f.source.suffix == ".py"} == {"unchanged"}
+
+
+def test_star_imports_of_torch_are_named_as_unresolved() -> None:
+    from transpile import convert_code
+
+    result = convert_code("from torch import *\nfrom torch.nn import *\nx = zeros(3)\nlayer = Linear(2, 3)\n")
+    warned = [(d.line, d.severity.value) for d in result.diagnostics if "cannot be resolved" in d.message]
+    assert warned == [(1, "warning"), (2, "warning")]
+    assert "`from torch.nn import *`" in result.diagnostics[1].message

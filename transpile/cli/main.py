@@ -183,7 +183,8 @@ def cmd_convert(args) -> int:
     if args.format == "json":
         payload = {
             "files": [{"path": str(f.source), "output": str(f.output) if f.output else None, "status": f.status,
-                       "hand_edits": "conflict" if f.conflict else ("merged" if f.merged else None),
+                       "hand_edits": ("unrecorded" if f.unrecorded else "conflict") if f.conflict
+                       else ("merged" if f.merged else None),
                        "conflict_output": str(f.conflict) if f.conflict else None}
                       for f in report.files],
             "diagnostics": [d.to_dict() for d in report.diagnostics],
@@ -192,6 +193,7 @@ def cmd_convert(args) -> int:
                         "failed": report.count("failed"), "copied": report.count("copied"),
                         "skipped": report.count("skipped"),
                         "merged_hand_edits": len(report.merged), "conflicts": len(report.conflicts),
+                        "kept_unrecorded": len(report.unrecorded),
                         "failed_files": [str(f.source) for f in report.failed],
                         # null: no torch use was measured (every file failed, or none uses torch)
                         "conversion_rate": None if report.conversion_rate is None else round(report.conversion_rate, 4),

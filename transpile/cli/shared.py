@@ -53,9 +53,13 @@ def _hand_edits_summary(report: PathReport) -> str:
         return f"{n} file" + ("" if n == 1 else "s")
 
     text = f"; merged hand edits in {files(len(report.merged))}" if report.merged else ""
-    if report.conflicts:
-        text += (f"; {files(len(report.conflicts))} kept as edited by hand (conflict with the new conversion, "
+    edited = len(report.conflicts) - len(report.unrecorded)
+    if edited:
+        text += (f"; {files(edited)} kept as edited by hand (conflict with the new conversion, "
                  f"written beside each as NAME{CONFLICT_SUFFIX})")
+    if report.unrecorded:
+        text += (f"; {files(len(report.unrecorded))} already in the output kept (no record that transpile wrote "
+                 f"them), the new output beside each as NAME{CONFLICT_SUFFIX}")
     return text
 
 

@@ -10,7 +10,9 @@ before the last step, and every write is atomic: a refused run leaves the disk a
 """
 from __future__ import annotations
 
+import contextlib
 import errno
+import hashlib
 import os
 import stat
 import subprocess
@@ -27,12 +29,14 @@ from ..engine.pipeline import MAX_SOURCE_CHARS, ConversionResult
 from .atomic import copy_atomic, write_atomic
 from .cache import ResultCache, cache_key, default_cache_dir
 from .decisions import DecisionStore, find_root
+from .in_place import InPlaceRecord, record_path
 from .merge import HandEdits, carry_hand_edits
 
 CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
 BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
 # In an output tree: what the last run wrote to each converted file (hidden: never an input)
 GENERATED_DIR = Path(".transpile") / "generated"
+COPIED_DIR = Path(".transpile") / "copied"  # the same for files only copied: the digest of what was written
 CONFLICT_SUFFIX = ".new"  # hand edits that conflict: ``m.py`` is kept, the new conversion is ``m.py.new``
 _BOM = "\ufeff"
 # The most bytes of a file that are read: a .py file as many as the converter takes
@@ -64,6 +68,7 @@ class FileOutcome:
     skipped: bool = False  # not read at all (broken symlink, symlink loop, ...): result says why
     merged: bool = False  # the output had hand edits since the last run: they were carried onto this one
     conflict: Path | None = None  # they conflict with it: the output is kept, the new conversion is here
+    unrecorded: bool = False  # the conflict: the output was there with no record that a run wrote it
 
     @property
     def status(self) -> str:
@@ -127,8 +132,14 @@ class PathReport:
 
     @property
     def conflicts(self) -> list[FileOutcome]:
-        """Outputs kept as edited by hand, the new conversion written beside them."""
+        """Outputs kept as they are, the new output written beside them: edited by hand
+        since the last run, or there with no record that a run wrote them (``unrecorded``)."""
         return [f for f in self.files if f.conflict is not None]
+
+    @property
+    def unrecorded(self) -> list[FileOutcome]:
+        """Outputs that were there with no record that a run wrote them: kept, the new one beside."""
+        return [f for f in self.files if f.unrecorded]
 
     @property
     def has_errors(self) -> bool:
@@ -330,7 +341,8 @@ def convert_paths(
     store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if use_cache else None
     if decisions is None:
         decisions = _found_decisions(paths)
-    plan = _check_destinations(_plan(paths, out_root, in_place), in_place)
+    records = {base: InPlaceRecord.load(base) for base in {_record_base(p) for p in paths}}
+    plan = _check_destinations(_plan(paths, out_root, in_place, records), in_place)
     counter = _Counter(len(plan), progress)
     for entry in plan:
         if isinstance(entry, _Job):
@@ -345,9 +357,40 @@ def convert_paths(
         job.result, job.internal_error = result, internal
         if store is not None and not internal:
             store.put(job.key, result)
+    jobs_done = [e for e in plan if isinstance(e, _Job)]
     if write and in_place:
-        _refuse(_overwrite_problems([e for e in plan if isinstance(e, _Job) and e.overwrites_source], force, backup))
-    return PathReport([e.finish(write, backup) if isinstance(e, _Job) else e for e in plan])
+        overwrites = [e for e in jobs_done if e.overwrites_source]
+        _refuse(_overwrite_problems([e for e in overwrites if not e.written_before], force, backup))
+        _refuse(_record_sources(overwrites))
+    outcomes = [e.finish(write, backup) if isinstance(e, _Job) else e for e in plan]
+    if write and in_place:  # every file written: nothing is left to repair
+        for record in records.values():
+            record.forget([e.src for e in jobs_done if e.record is record])
+            with contextlib.suppress(OSError):
+                record.save()
+    return PathReport(outcomes)
+
+
+def _record_base(given: Path) -> Path:
+    """The directory whose in-place record covers ``given`` (itself, or a file's folder)."""
+    return given if given.is_dir() else given.parent
+
+
+def _record_sources(overwrites: list[_Job]) -> list[str]:
+    """Record the first form of each file about to be overwritten, before the first write
+    (``in_place.InPlaceRecord``); why the run is refused when that cannot be done."""
+    changed = {}
+    for job in overwrites:  # a file an interrupted run recorded keeps its first form: job.text is it
+        job.record.add(job.src, (_BOM if job.bom else "") + job.text, job._encoded())
+        changed[id(job.record)] = job.record
+    problems = []
+    for record in changed.values():
+        try:
+            record.save()
+        except OSError as exc:
+            problems.append(f"cannot record the sources before overwriting them, in {record_path(record.base)}: "
+                            f"{exc.strerror or exc} (nothing was written)")
+    return problems
 
 
 @dataclass
@@ -366,6 +409,8 @@ class _Job:
     declined: frozenset = frozenset()  # keys of the edits a decision declines
     record_edits: bool = False
     generated: Path | None = None  # where the output's last conversion is recorded (converted files, -o)
+    record: InPlaceRecord | None = None  # the first forms of the files an in-place run overwrites
+    written_before: bool = False  # it holds what an interrupted in-place run wrote (its backup is made)
 
     @property
     def converts(self) -> bool:
@@ -395,7 +440,7 @@ class _Job:
         try:
             if dest == self.src:  # in place: only a changed conversion is written
                 if self.overwrites_source:
-                    _overwrite(self.src, self._encoded(), backup)
+                    _overwrite(self.src, self._encoded(), backup and not self.written_before)
             elif self.generated is not None:  # a converted file: hand edits since the last run are kept
                 outcome = self._write_keeping_hand_edits(outcome, dest)
             elif self.converts and not self.failed and self.result.changed:
@@ -409,26 +454,45 @@ class _Job:
 
     def _write_keeping_hand_edits(self, outcome: FileOutcome, dest: Path) -> FileOutcome:
         """Write ``dest`` with the edits made to it since the last run (which ``self.generated``
-        recorded) carried onto the new conversion; on a conflict ``dest`` stays as it is and the
-        new conversion goes to ``dest.new``. Then record what was converted, for the next run."""
+        recorded) carried onto the new conversion; on a conflict, or when ``dest`` is there with
+        no record of an earlier run, ``dest`` stays as it is and the new output goes to
+        ``dest.new``. Then record what was written, for the next run. A file only copied is
+        compared by digest (its record is one), never merged."""
         converted = self.converts and not self.failed and self.result.changed
-        new = self._encoded() if converted else self.src.read_bytes()
         mode = stat.S_IMODE(self.src.stat().st_mode)
         beside = dest.with_name(dest.name + CONFLICT_SUFFIX)
-        plan: HandEdits = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
-        if plan.write is not None and (converted or plan.write != new):
+        if self.converts:
+            new = self._encoded() if converted else self.src.read_bytes()
+            plan = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
+        else:
+            new = _digest(self.src)
+            plan = carry_hand_edits(new, _read_or_none(self.generated), _digest_or_none(dest), beside.exists(),
+                                    mergeable=False)
+        if plan.write is not None and self.converts and (converted or plan.write != new):
             write_atomic(dest, plan.write, mode)
         elif plan.write is not None:  # as it is, byte for byte
             copy_atomic(self.src, dest)
         if plan.conflict:
-            write_atomic(beside, new, mode)
-            outcome = replace(outcome, conflict=beside, result=_with_diagnostic(self.result, self.src, Diagnostic(
-                "MS002", Severity.WARNING, f"{dest} was edited by hand since the last run, in lines the new "
-                f"conversion changes too: kept as it is; the new conversion is {beside} (merge it by hand, "
-                "then delete it: until then every run says so)",
-                str(self.src), 0, 0, Safety.MANUAL)))
+            if self.converts:
+                write_atomic(beside, new, mode)
+            else:
+                copy_atomic(self.src, beside)
+            outcome = replace(outcome, conflict=beside, unrecorded=plan.unrecorded,
+                              result=_with_diagnostic(self.result, self.src, self._conflict(dest, beside, plan)))
         write_atomic(self.generated, new)  # after the output: a run cut short reads as a hand edit, not lost
         return replace(outcome, merged=plan.merged)
+
+    def _conflict(self, dest: Path, beside: Path, plan: HandEdits) -> Diagnostic:
+        """The MS002 warning of an output kept as it is, the new one beside it."""
+        if plan.unrecorded:
+            why = (f"{dest} exists and no record says transpile wrote it ({self.generated.parent} has none: deleted, "
+                   f"or the file is not ours): kept as it is; the new output is {beside} (compare them, keep what "
+                   "you want, then delete it: until then every run says so)")
+        else:
+            why = (f"{dest} was edited by hand since the last run, in lines the new conversion changes too: kept as "
+                   f"it is; the new conversion is {beside} (merge it by hand, then delete it: until then every run "
+                   "says so)")
+        return Diagnostic("MS002", Severity.WARNING, why, str(self.src), 0, 0, Safety.MANUAL)
 
     def _encoded(self) -> bytes:
         return ((_BOM if self.bom else "") + self.result.code).encode("utf-8")
@@ -440,6 +504,19 @@ def _with_diagnostic(result: ConversionResult | None, src: Path, diag: Diagnosti
     return replace(base, diagnostics=[*base.diagnostics, diag])
 
 
+def _digest(path: Path) -> bytes:
+    """The sha256 of ``path``'s content (read in pieces: a copied file may be large), as text."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest().encode("ascii") + b"\n"
+
+
+def _digest_or_none(path: Path) -> bytes | None:
+    try:
+        return _digest(path)
+    except OSError:
+        return None
+
+
 def _read_or_none(path: Path) -> bytes | None:
     """The bytes of ``path``; None when it is missing or unreadable (nothing known of it)."""
     try:
@@ -448,12 +525,14 @@ def _read_or_none(path: Path) -> bytes | None:
         return None
 
 
-def generated_record(out_root: Path, dest: Path, to_file: bool) -> Path:
+def generated_record(out_root: Path, dest: Path, to_file: bool, copied: bool = False) -> Path:
     """Where a run writing ``dest`` under ``out_root`` (``out_root`` itself when ``to_file``)
-    records what it wrote: ``OUT/.transpile/generated/<path in OUT>``, beside ``-o x.py``."""
+    records what it wrote: ``OUT/.transpile/generated/<path in OUT>``, beside ``-o x.py``
+    (a file only copied: its digest, in ``OUT/.transpile/copied/<path in OUT>``)."""
+    folder = COPIED_DIR if copied else GENERATED_DIR
     if to_file:
-        return out_root.parent / GENERATED_DIR / out_root.name
-    return out_root / GENERATED_DIR / dest.relative_to(out_root)
+        return out_root.parent / folder / out_root.name
+    return out_root / folder / dest.relative_to(out_root)
 
 
 @dataclass
@@ -470,9 +549,11 @@ class _Counter:
             self.callback(self.done, self.total, path)
 
 
-def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job | FileOutcome]:
+def _plan(paths: list[Path], out_root: Path | None, in_place: bool,
+          records: dict[Path, InPlaceRecord]) -> list[_Job | FileOutcome]:
     """Every file of the inputs with its output (``out_root`` mirrored, the file itself in
-    place, None on a dry run); unusable inputs and skipped tree entries as outcomes."""
+    place, None on a dry run); unusable inputs and skipped tree entries as outcomes. The
+    tree's index reads the sources an interrupted in-place run recorded (``records``)."""
     to_file = _output_is_file(paths, out_root)
     if out_root is not None and not to_file and out_root.exists() and not out_root.is_dir():
         raise ValueError(f"output {out_root} exists and is not a directory")
@@ -482,22 +563,25 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job
         if given.is_dir():
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
             found = list(_walk(given, exclude))
-            index = PackageIndex(given, _inside(given, [p for p, why in found if why is None and _within_limit(p)]))
+            indexed = _inside(given, [p for p, why in found if why is None and _within_limit(p)])
+            record = records[_record_base(given)]
+            first_forms = {p.resolve(): text for p in indexed if (text := record.source(p)) is not None}
+            index = PackageIndex(given, indexed, first_forms)
             for path, why in found:
                 if why is not None:
                     plan.append(_skipped(path, why))
                 else:
                     dest = path if in_place else (base / path.relative_to(given) if base else None)
-                    plan.append(_Job(path, dest, False, index.facts(path)))
+                    plan.append(_Job(path, dest, False, index.facts(path), record=record))
         elif given.is_file():
             dest = given if in_place else ((out_root if to_file else out_root / given.name) if out_root else None)
-            plan.append(_Job(given, dest, True))
+            plan.append(_Job(given, dest, True, record=records[_record_base(given)]))
         else:
             plan.append(_unusable(given))
-    if out_root is not None:  # a converted output keeps its hand edits across runs
+    if out_root is not None:  # an output keeps its hand edits across runs; one not ours is never overwritten
         for job in plan:
-            if isinstance(job, _Job) and job.converts:
-                job.generated = generated_record(out_root, job.dest, to_file)
+            if isinstance(job, _Job):
+                job.generated = generated_record(out_root, job.dest, to_file, copied=not job.converts)
     return plan
 
 
@@ -575,6 +659,10 @@ def _prepare(job: _Job, store: ResultCache | None) -> None:
     if problem is not None:
         job.result = ConversionResult("", [problem], False, str(job.src), failed=True)
         return
+    recorded = job.record.source(job.src) if job.record is not None else None
+    if recorded is not None:  # an interrupted in-place run overwrote it, or was about to: its first form
+        job.bom, text = recorded.startswith(_BOM), recorded.removeprefix(_BOM)
+        job.written_before = job.record.written_before(job.src)
     job.text = text
     if store is not None:
         job.key = cache_key(text, str(job.src), job.package, sorted(job.declined))
