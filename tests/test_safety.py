@@ -284,3 +284,83 @@ def test_star_imports_of_torch_are_named_as_unresolved() -> None:
     warned = [(d.line, d.severity.value) for d in result.diagnostics if "cannot be resolved" in d.message]
     assert warned == [(1, "warning"), (2, "warning")]
     assert "`from torch.nn import *`" in result.diagnostics[1].message
+
+
+# -- item 7: signals keep finished work; parity's child is stopped and limited --------------
+
+_INTERRUPT_AT_SECOND_WRITE = """
+import os, signal, sys
+from transpile.io import atomic
+real, calls = atomic.os.replace, []
+def replace(tmp, dest):
+    calls.append(dest)
+    if len(calls) == 3:  # a.py and its record are written, b.py's temporary file too: the signal comes now
+        os.kill(os.getpid(), signal.{sig})
+    real(tmp, dest)
+atomic.os.replace = replace
+from transpile.cli.main import main
+sys.exit(main(["convert", "src", "-o", "out", "--no-cache", "-j", "1"]))
+"""
+
+
+@pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_an_interrupted_conversion_keeps_finished_files_and_says_so(tmp_path, sig, status) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        write(tmp_path / "src" / name, TORCH)
+    proc = subprocess.run([sys.executable, "-c", _INTERRUPT_AT_SECOND_WRITE.format(sig=sig)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == status, proc.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == [".transpile", "a.py"]  # b.py's temporary file is removed
+    assert not [p for p in out.rglob(".*") if p.is_file()]
+    said = proc.stderr.strip().splitlines()[-1]
+    assert said.startswith(f"transpile convert: interrupted ({sig}): 1 file written (out/a.py), 2 not reached"), said
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                status = Path(f"/proc/{entry}/status").read_text()
+            except OSError:
+                continue
+            if f"\nPPid:\t{pid}\n" in status:
+                found.append(int(entry))
+    return found
+
+
+def _address_limit(pid: int) -> str | None:
+    try:
+        line = next(ln for ln in Path(f"/proc/{pid}/limits").read_text().splitlines() if ln.startswith("Max address space"))
+    except (OSError, StopIteration):
+        return None
+    return line.split()[3]  # the soft limit, in bytes
+
+
+@pytest.mark.framework
+def test_sigterm_to_parity_kills_its_child_which_has_a_memory_limit(tmp_path) -> None:
+    import signal
+    import time
+
+    write(tmp_path / "model.py", "import time\nimport torch\n\n\nclass M(torch.nn.Module):\n"
+          "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(2, 2)\n"
+          "        time.sleep(300)\n\n    def forward(self, x):\n        return self.fc(x)\n")
+    parent = subprocess.Popen([*TRANSPILE, "parity", "model.py", "--model", "M()", "--input", "float32[1,2]",
+                               "--mode", "pynative", "--memory-limit", "6"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, child, limit = time.monotonic() + 60, None, None
+        while time.monotonic() < deadline and limit != str(6 * 2**30):
+            kids = _children_of(parent.pid)
+            child = kids[0] if kids else None
+            limit = _address_limit(child) if child else None
+            time.sleep(0.2)
+        assert child is not None and limit == str(6 * 2**30), (child, limit)
+        parent.send_signal(signal.SIGTERM)
+        assert parent.wait(timeout=30) == 143
+        assert not Path(f"/proc/{child}").exists()  # killed and reaped, not left running
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()

@@ -57,6 +57,17 @@ class RefusedError(ValueError):
         self.problems = problems
 
 
+class InterruptedRun(KeyboardInterrupt):
+    """``convert_paths`` was interrupted while writing (Ctrl-C, or a signal the caller turns
+    into KeyboardInterrupt). ``report``: the files finished before it, each written whole
+    (``output``); ``pending``: those not reached, left as they were (no temporary file is
+    left: writes are atomic). An ``in_place`` run's record repairs it on the next run."""
+
+    def __init__(self, report: "PathReport", pending: list[Path]):
+        super().__init__(f"interrupted after {len(report.files)} of {len(report.files) + len(pending)} files")
+        self.report, self.pending = report, pending
+
+
 @dataclass
 class FileOutcome:
     """One input file: where it went and what converting it gave."""
@@ -362,7 +373,13 @@ def convert_paths(
         overwrites = [e for e in jobs_done if e.overwrites_source]
         _refuse(_overwrite_problems([e for e in overwrites if not e.written_before], force, backup))
         _refuse(_record_sources(overwrites))
-    outcomes = [e.finish(write, backup) if isinstance(e, _Job) else e for e in plan]
+    outcomes: list[FileOutcome] = []
+    try:
+        for entry in plan:
+            outcomes.append(entry.finish(write, backup) if isinstance(entry, _Job) else entry)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the caller turned into one: say what was done
+        raise InterruptedRun(PathReport(outcomes), [e.src if isinstance(e, _Job) else e.source
+                                                    for e in plan[len(outcomes):]]) from exc
     if write and in_place:  # every file written: nothing is left to repair
         for record in records.values():
             record.forget([e.src for e in jobs_done if e.record is record])
