@@ -3,6 +3,7 @@ never overwritten without a record, typed settings, size limits before parsing, 
 names and loops reported, signals that keep finished work (docs/safety.md)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -244,8 +245,8 @@ def _package(root: Path) -> Path:
     return root / "pkg"
 
 
-@pytest.mark.parametrize("backup", [False, True])
-def test_a_rerun_repairs_an_interrupted_in_place_run(tmp_path, monkeypatch, backup) -> None:
+@pytest.mark.parametrize("backup, cut", [(False, "interrupt"), (True, "interrupt"), (False, "disk full")])
+def test_a_rerun_repairs_an_interrupted_in_place_run(tmp_path, monkeypatch, backup, cut) -> None:
     from transpile.io import files
 
     whole = _package(tmp_path / "whole")
@@ -255,15 +256,19 @@ def test_a_rerun_repairs_an_interrupted_in_place_run(tmp_path, monkeypatch, back
     pkg = _package(tmp_path / "cut")
     real, written = files._overwrite, []
 
-    def cut_short(src, data, keep):  # the run is interrupted after its first write
+    def cut_short(src, data, keep):  # the run is interrupted, or the disk is full, after its first write
         if written:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt if cut == "interrupt" else OSError(errno.ENOSPC, "No space left on device")
         written.append(src)
         real(src, data, keep)
 
     monkeypatch.setattr(files, "_overwrite", cut_short)
-    with pytest.raises(KeyboardInterrupt):
-        convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)
+    if cut == "interrupt":
+        with pytest.raises(KeyboardInterrupt):
+            convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)
+    else:
+        full = convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)
+        assert [f.source.name for f in full.failed] == ["model.py"]
     monkeypatch.setattr(files, "_overwrite", real)
     assert [p.name for p in written] == ["layers.py"] and (pkg / "model.py").read_text() == MODEL
     report = convert_paths([pkg], in_place=True, backup=backup, jobs=1, cache=False)

@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 
 from ..io.files import CONFLICT_SUFFIX, InterruptedRun, PathReport, RefusedError
 from ..report import summary
@@ -24,8 +25,12 @@ class Signals:
     def __init__(self) -> None:
         self.received: int | None = None
         self._previous: dict[int, object] = {}
+        self._pid = os.getpid()
 
     def __enter__(self) -> "Signals":
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may set handlers (a command run from a test's thread)
+        self._pid = os.getpid()
         for signum in self.HANDLED:
             if signal.getsignal(signum) is not signal.SIG_IGN:  # a signal ignored (nohup) stays so
                 self._previous[signum] = signal.signal(signum, self._handle)
@@ -36,6 +41,12 @@ class Signals:
             signal.signal(signum, handler)
 
     def _handle(self, signum: int, _frame) -> None:
+        if os.getpid() != self._pid:  # a worker process forked from this one: what it did before
+            if signum == signal.SIGINT:
+                signal.default_int_handler(signum, _frame)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         self.received = signum
         runner = sys.modules.get("transpile.parity.runner")
         if runner is not None:

@@ -380,7 +380,8 @@ def convert_paths(
     except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the caller turned into one: say what was done
         raise InterruptedRun(PathReport(outcomes), [e.src if isinstance(e, _Job) else e.source
                                                     for e in plan[len(outcomes):]]) from exc
-    if write and in_place:  # every file written: nothing is left to repair
+    written = {f.source for f in outcomes if f.output is not None}
+    if write and in_place and all(e.src in written for e in overwrites):  # all written: nothing left to repair
         for record in records.values():
             record.forget([e.src for e in jobs_done if e.record is record])
             with contextlib.suppress(OSError):
