@@ -133,6 +133,7 @@ def _limited(*args, cwd: Path) -> subprocess.CompletedProcess:
         pytest.fail(f"{args} hangs")
 
 
+@pytest.mark.slow  # the CLI in subprocesses
 def test_explain_refuses_what_is_not_a_regular_file_or_too_large(tmp_path, monkeypatch, capsys) -> None:
     os.symlink("/dev/zero", tmp_path / "zero.py")
     os.mkfifo(tmp_path / "fifo.py")
@@ -152,6 +153,7 @@ def test_explain_refuses_what_is_not_a_regular_file_or_too_large(tmp_path, monke
 # -- item 6: a file name that is not UTF-8, a symlink loop ------------------------------
 
 
+@pytest.mark.slow  # the CLI in subprocesses
 def test_a_file_name_not_utf8_is_named_and_the_run_goes_on(tmp_path) -> None:
     write(tmp_path / "src" / "good.py", TORCH)
     write(Path(os.fsdecode(bytes(tmp_path / "src") + b"/bad\xff.py")), TORCH)
@@ -167,6 +169,7 @@ def test_a_file_name_not_utf8_is_named_and_the_run_goes_on(tmp_path) -> None:
     assert named in (tmp_path / "r.html").read_text() and os.path.exists(bytes(tmp_path / "out") + b"/bad\xff.py")
 
 
+@pytest.mark.slow  # the CLI in subprocesses
 def test_a_symlink_loop_is_reported_as_such(tmp_path) -> None:
     write(tmp_path / "tree" / "good.py", TORCH)
     os.symlink("b", tmp_path / "tree" / "a.py")
@@ -185,6 +188,7 @@ def test_a_symlink_loop_is_reported_as_such(tmp_path) -> None:
 # -- item 2: hand edits and unrelated files in -o are never overwritten without a record ----
 
 
+@pytest.mark.slow  # the CLI in subprocesses
 def test_outputs_without_a_record_are_kept_and_the_new_output_written_beside(tmp_path) -> None:
     from transpile.io.files import CONFLICT_SUFFIX
 
@@ -308,6 +312,7 @@ sys.exit(main(["convert", "src", "-o", "out", "--no-cache", "-j", "1"]))
 """
 
 
+@pytest.mark.slow  # the CLI in a subprocess
 @pytest.mark.parametrize("sig, status", [("SIGINT", 130), ("SIGTERM", 143)])
 def test_an_interrupted_conversion_keeps_finished_files_and_says_so(tmp_path, sig, status) -> None:
     for name in ("a.py", "b.py", "c.py"):
