@@ -99,17 +99,21 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read_or_parsed(tmp_p
     big = "import torch\n" + "".join(f"y{i} = torch.relu(x)\n" for i in range(200))  # over 1000 bytes
     write(tmp_path / "tree" / "big.py", big)
     write(tmp_path / "tree" / "small.py", TORCH)
-    parsed: list[int] = []
+    parsed: list[str] = []
     real_parse = package_index.ast.parse
-    monkeypatch.setattr(package_index.ast, "parse", lambda text, *a, **k: parsed.append(len(text)) or real_parse(text, *a, **k))
+    monkeypatch.setattr(package_index.ast, "parse", lambda text, *a, **k: parsed.append(text) or real_parse(text, *a, **k))
+    real_read = files.Path.read_bytes
+    monkeypatch.setattr(files.Path, "read_bytes", lambda p: pytest.fail(f"{p} read whole")
+                        if p.name == "big.py" and ".transpile" not in p.parts else real_read(p))
     report = convert_paths([tmp_path / "tree"], output=tmp_path / "out", jobs=1, cache=False)
+    monkeypatch.setattr(files.Path, "read_bytes", real_read)
     by_name = {f.source.name: f for f in report.files}
     assert by_name["small.py"].status == "converted"
     assert by_name["big.py"].status == "failed"
     (error,) = by_name["big.py"].result.errors
     assert f"{len(big):,} bytes" in error.message and "1,000" in error.message
     assert (tmp_path / "out" / "big.py").read_text() == big  # a failure in a mirror is copied as it is
-    assert parsed and max(parsed) <= 1000  # the tree's index never parsed it
+    assert TORCH in parsed and big not in parsed  # the tree's index (and the converter) never parsed it
     # read in bounded pieces: a file that grows past the limit after its size was taken is refused too
     grow = write(tmp_path / "grow.py", TORCH)
     text, _bom, problem = files.read_source(grow, explicit=True)

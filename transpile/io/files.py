@@ -429,6 +429,7 @@ class _Job:
     generated: Path | None = None  # where the output's last conversion is recorded (converted files, -o)
     record: InPlaceRecord | None = None  # the first forms of the files an in-place run overwrites
     written_before: bool = False  # it holds what an interrupted in-place run wrote (its backup is made)
+    by_digest: bool = False  # -o: copied as it is (not converted, or over the size limit), recorded by digest
 
     @property
     def converts(self) -> bool:
@@ -474,24 +475,25 @@ class _Job:
         """Write ``dest`` with the edits made to it since the last run (which ``self.generated``
         recorded) carried onto the new conversion; on a conflict, or when ``dest`` is there with
         no record of an earlier run, ``dest`` stays as it is and the new output goes to
-        ``dest.new``. Then record what was written, for the next run. A file only copied is
-        compared by digest (its record is one), never merged."""
+        ``dest.new``. Then record what was written, for the next run. A file only copied (or
+        one over the size limit, copied as it is) is compared by digest (its record is one),
+        never read whole nor merged."""
         converted = self.converts and not self.failed and self.result.changed
         mode = stat.S_IMODE(self.src.stat().st_mode)
         beside = dest.with_name(dest.name + CONFLICT_SUFFIX)
-        if self.converts:
+        if not self.by_digest:
             new = self._encoded() if converted else self.src.read_bytes()
             plan = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
         else:
             new = _digest(self.src)
             plan = carry_hand_edits(new, _read_or_none(self.generated), _digest_or_none(dest), beside.exists(),
                                     mergeable=False)
-        if plan.write is not None and self.converts and (converted or plan.write != new):
+        if plan.write is not None and not self.by_digest and (converted or plan.write != new):
             write_atomic(dest, plan.write, mode)
         elif plan.write is not None:  # as it is, byte for byte
             copy_atomic(self.src, dest)
         if plan.conflict:
-            if self.converts:
+            if not self.by_digest:
                 write_atomic(beside, new, mode)
             else:
                 copy_atomic(self.src, beside)
@@ -599,7 +601,8 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool,
     if out_root is not None:  # an output keeps its hand edits across runs; one not ours is never overwritten
         for job in plan:
             if isinstance(job, _Job):
-                job.generated = generated_record(out_root, job.dest, to_file, copied=not job.converts)
+                job.by_digest = not job.converts or not _within_limit(job.src)
+                job.generated = generated_record(out_root, job.dest, to_file, copied=job.by_digest)
     return plan
 
 
