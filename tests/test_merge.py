@@ -93,7 +93,10 @@ BASE = GENERATED.encode()
 
 
 def test_without_an_earlier_run_or_a_hand_edit_the_conversion_is_written() -> None:
-    assert carry_hand_edits(NEW, None, BASE).write == NEW
+    assert carry_hand_edits(NEW, None, None).write == NEW
+    assert carry_hand_edits(NEW, None, NEW).write is None  # already what the conversion gives
+    kept = carry_hand_edits(NEW, None, BASE)  # a file there, no record of writing it: never overwritten
+    assert kept.write is None and kept.conflict and kept.unrecorded
     assert carry_hand_edits(NEW, BASE, None).write == NEW
     assert carry_hand_edits(NEW, BASE, BASE).write == NEW
 

@@ -131,6 +131,7 @@ def test_decisions_round_trip_and_forget_what_no_longer_matches(tmp_path):
     assert loaded.declined(tmp_path / "m.py") == {result.edits[1].key}
     assert loaded.decided(tmp_path / "m.py", tricky) is True
     assert loaded.decided(tmp_path / "other.py", tricky) is None
+    (tmp_path / "pyproject.toml").write_text("")  # the project's root: the lookup climbs no higher
     assert find_root([tmp_path / "sub" / "x.py"]) == tmp_path.resolve()
     assert loaded.forget_stale(tmp_path / "m.py", result.edits) == 1  # the tricky one matches no edit
     assert len(loaded) == 1

@@ -10,7 +10,7 @@ import re
 
 import libcst as cst
 
-from transpile.engine.diagnostics import Severity
+from transpile.engine.diagnostics import Safety, Severity
 from transpile.engine.import_table import build_dotted, dotted_name
 from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import read
@@ -194,6 +194,12 @@ class Imports(Pass):
 
     def _convert_import_from(self, node: cst.ImportFrom):
         if isinstance(node.names, cst.ImportStar):
+            # The names it brings in are not known here (no table lists a module's names):
+            # the code using them is left as it is, and the user is told so.
+            self.ctx.report(node, self.id, f"`from {dotted_name(node.module)} import *`: the names it brings in "
+                            "cannot be resolved, so the code using them is left unconverted (import them by name, "
+                            "or the module, and convert again)", Severity.WARNING, Safety.MANUAL)
+            self.ctx.count_unconverted()
             return node, []
         module = dotted_name(node.module)
         kept, moved = [], []

@@ -8,6 +8,7 @@ EXIT_MISMATCH = EXIT_FINDINGS  # parity and weights: an output differs, or a ste
 EXIT_USAGE = 2  # bad usage, or the run was refused (nothing is written)
 EXIT_INTERNAL = 123  # a bug in transpile
 EXIT_INTERRUPTED = 128 + signal.SIGINT  # Ctrl-C, as a shell reports a process it interrupted
+EXIT_TERMINATED = 128 + signal.SIGTERM  # SIGTERM (kill, a job scheduler), after the same clean-up as Ctrl-C
 # A closed pipe (``transpile apis | head``) ends as a process killed by SIGPIPE does in a
 # shell (128 + 13), as ``cat`` or ``yes`` would there: a ``set -o pipefail`` script sees the
 # same status whichever tool sits before ``head``, and a plain pipeline looks at head's.

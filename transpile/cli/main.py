@@ -6,25 +6,29 @@ import difflib
 import json
 import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
 
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
-from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
+from ..io.files import (BACKUP_SUFFIX, CONVERTED_SUFFIXES, InterruptedRun, PathReport, RefusedError, convert_paths,
+                        read_source)
 from ..report import read_parity_results
 from ..version import __version__
-from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .exit_codes import (EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
+                         EXIT_TERMINATED, EXIT_USAGE)
 from .explain import add_explain_parsers
 from .parity import add_parity_parser, add_weights_parser
 from .review import add_review_parser
-from .shared import colorize_diff, positive, refused, run_summary, use_color
+from .shared import Signals, colorize_diff, interrupted_summary, positive, refused, run_summary, use_color
 
 _CONVERT_EPILOG = f"""\
 exit status: {EXIT_OK} done; {EXIT_FINDINGS} a file failed or has errors (or --check: a file would change);
 {EXIT_USAGE} usage error, or the run was refused (nothing is written); {EXIT_INTERNAL} internal error;
-{EXIT_INTERRUPTED} interrupted; {EXIT_CLOSED_PIPE} the reader of the output went away (| head).
+{EXIT_INTERRUPTED} interrupted (Ctrl-C), {EXIT_TERMINATED} terminated (SIGTERM): the files written are kept
+and said; {EXIT_CLOSED_PIPE} the reader of the output went away (| head).
 With --in-place, read-only files and files with uncommitted changes in their git work tree
 are refused unless --force (or --backup, for uncommitted changes)."""
 
@@ -161,6 +165,14 @@ def cmd_convert(args) -> int:
                                write=not dry and (args.in_place or args.output is not None), debug=args.debug,
                                jobs=args.jobs, cache=not args.no_cache,
                                force=args.force, backup=args.backup, progress=sources or progress)
+    except InterruptedRun as exc:
+        if progress is not None:
+            progress.clear()
+        print(f"transpile convert: {interrupted_summary(exc, _signal_name(args))}", file=sys.stderr)
+        raise
+    except KeyboardInterrupt:  # before the first write
+        print(f"transpile convert: interrupted ({_signal_name(args)}) before writing: nothing written", file=sys.stderr)
+        raise
     except RefusedError as exc:
         return refused("convert", exc)
     except ValueError as exc:  # arguments that do not fit (-o x.py for a directory, ...)
@@ -183,7 +195,8 @@ def cmd_convert(args) -> int:
     if args.format == "json":
         payload = {
             "files": [{"path": str(f.source), "output": str(f.output) if f.output else None, "status": f.status,
-                       "hand_edits": "conflict" if f.conflict else ("merged" if f.merged else None),
+                       "hand_edits": ("unrecorded" if f.unrecorded else "conflict") if f.conflict
+                       else ("merged" if f.merged else None),
                        "conflict_output": str(f.conflict) if f.conflict else None}
                       for f in report.files],
             "diagnostics": [d.to_dict() for d in report.diagnostics],
@@ -192,6 +205,7 @@ def cmd_convert(args) -> int:
                         "failed": report.count("failed"), "copied": report.count("copied"),
                         "skipped": report.count("skipped"),
                         "merged_hand_edits": len(report.merged), "conflicts": len(report.conflicts),
+                        "kept_unrecorded": len(report.unrecorded),
                         "failed_files": [str(f.source) for f in report.failed],
                         # null: no torch use was measured (every file failed, or none uses torch)
                         "conversion_rate": None if report.conversion_rate is None else round(report.conversion_rate, 4),
@@ -227,10 +241,9 @@ class _SourceKeeper:
 
     def __call__(self, done: int, total: int, path: Path) -> None:
         if path.suffix in CONVERTED_SUFFIXES:
-            try:
-                self.texts[str(path)] = "".join(_source_lines(path))
-            except (OSError, UnicodeDecodeError):
-                pass  # the report says what the conversion said about it
+            text = read_source(path, explicit=False)[0]  # a regular file within the size limit, or None
+            if text is not None:  # else the report says what the conversion said about it
+                self.texts[str(path)] = text
         if self.then is not None:
             self.then(done, total, path)
 
@@ -241,7 +254,7 @@ def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> 
 
     page = render_report(report, sources, parity=parity, subtitle="inputs: " + shlex.join(args.paths))
     try:
-        write_file_atomic(args.report, page)
+        write_file_atomic(args.report, page.encode("utf-8", "backslashreplace"))  # a file name not UTF-8: escaped
     except OSError as exc:
         print(f"transpile convert: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
         return False
@@ -273,6 +286,11 @@ def _count_text(row: dict[str, int]) -> str:
     return f"{row['converted']} converted, {row['converted with a note']} converted with a note, {row['unsupported']} unsupported"
 
 
+def _signal_name(args) -> str:
+    received = args.signals.received if hasattr(args, "signals") else None
+    return signal.Signals(received).name if received is not None else "SIGINT"
+
+
 def _source_lines(path) -> list[str]:
     with open(path, encoding="utf-8-sig", newline="") as fh:  # the BOM is not part of the code compared
         return fh.read().splitlines(keepends=True)
@@ -280,13 +298,19 @@ def _source_lines(path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
+    # A file name that is not UTF-8 (held with surrogates) is printed escaped, as stderr does.
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    signals = Signals()
+    args.signals = signals
     try:
-        status = args.func(args)
-        sys.stdout.flush()  # here, so that a closed pipe is seen here and not at exit
+        with signals:
+            status = args.func(args)
+            sys.stdout.flush()  # here, so that a closed pipe is seen here and not at exit
         return status
     except BrokenPipeError:
         # The reader is gone: stop quietly. stdout goes to /dev/null so that the interpreter's
@@ -294,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_CLOSED_PIPE
     except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
+        return signals.exit_status
     except Exception as exc:  # a bug in transpile: one line, and the code that says so
         print(f"transpile: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if getattr(args, "verbose", False):

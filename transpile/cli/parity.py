@@ -7,8 +7,8 @@ import shlex
 import sys
 
 from ..parity.report import format_table  # noqa: F401  (the samples table; kept importable from here)
-from ..parity.runner import DEFAULT_TIMEOUT, MODES
-from .exit_codes import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE
+from ..parity.runner import DEFAULT_MEMORY_LIMIT_GB, DEFAULT_TIMEOUT, MEMORY_LIMIT_VARIABLE, MODES, memory_limit
+from .exit_codes import EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
 PARITY_EPILOG = f"""\
 input specs (--input, repeat it for each positional argument of forward):
@@ -18,12 +18,30 @@ input specs (--input, repeat it for each positional argument of forward):
   bool[4]                       random booleans
   expr:np.arange(6).reshape(2,3)  any Python expression over np and rng (seeded)
 
-exit status: {EXIT_OK} every output matches in every mode; {EXIT_MISMATCH} a mismatch or an error; {EXIT_USAGE} bad usage.
+exit status: {EXIT_OK} every output matches in every mode; {EXIT_MISMATCH} a mismatch or an error; {EXIT_USAGE} bad usage;
+{EXIT_INTERRUPTED} interrupted (Ctrl-C), {EXIT_TERMINATED} terminated (SIGTERM): the child processes are killed first.
 """
+
+
+def _set_memory_limit(args) -> str | None:
+    """--memory-limit, for every child this run starts (through the environment they and
+    the runner read); what is wrong with it, if anything."""
+    if args.memory_limit is not None:
+        if not args.memory_limit >= 0:
+            return "--memory-limit must be a number of GiB >= 0 (0: no limit)"
+        os.environ[MEMORY_LIMIT_VARIABLE] = repr(args.memory_limit)
+    try:
+        memory_limit()
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _common(p, timeout_help: str) -> None:
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S", help=timeout_help)
+    p.add_argument("--memory-limit", type=float, default=None, metavar="GB",
+                   help=f"address space each child process may take, in GiB (default: ${MEMORY_LIMIT_VARIABLE}, "
+                        f"else {DEFAULT_MEMORY_LIMIT_GB:g}; 0: no limit); past it the child fails with MemoryError")
     p.add_argument("--json", action="store_true", help="print JSON (for tools) instead of text")
     p.add_argument("-v", "--verbose", action="store_true", help="show tracebacks, timings and every mapping")
 
@@ -121,6 +139,8 @@ def _general(args) -> bool:
 def cmd_parity(args) -> int:
     if args.jobs < 1 or args.timeout <= 0:
         return _usage("--jobs and --timeout must be positive")
+    if (problem := _set_memory_limit(args)) is not None:
+        return _usage(problem)
     if args.json:
         args.format = "json"
     modes = MODES if args.mode == "both" else (args.mode.upper(),)
@@ -256,6 +276,9 @@ def cmd_weights(args) -> int:
 
     if args.timeout <= 0:
         print("transpile weights: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    if (problem := _set_memory_limit(args)) is not None:
+        print(f"transpile weights: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
         result = convert_weights(args.checkpoint, args.output, source=args.source, model=args.model,

@@ -48,7 +48,8 @@ def add_review_parser(sub) -> None:
     where.add_argument("--in-place", action="store_true", help="at the end, convert the inputs in place")
     review.add_argument("--root", metavar="DIR",
                         help="the directory whose .transpile/decisions.toml is used (default: the nearest above "
-                             "the inputs, else the current directory)")
+                             "the inputs, no higher than their project's root (.git, pyproject.toml) or the "
+                             "current directory; else the current directory)")
     review.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="worker processes for converting")
     review.set_defaults(func=cmd_review)
 

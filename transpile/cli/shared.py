@@ -4,11 +4,72 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
-from ..io.files import CONFLICT_SUFFIX, PathReport, RefusedError
+from ..io.files import CONFLICT_SUFFIX, InterruptedRun, PathReport, RefusedError
 from ..report import summary
-from .exit_codes import EXIT_USAGE
+from .exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
+
+
+class Signals:
+    """While a command runs, SIGTERM ends it as Ctrl-C does: KeyboardInterrupt is raised in
+    the main thread, so that finished files are kept, temporary files removed and what was
+    written said; first, any parity child process groups are killed (they run in their
+    own sessions: neither a terminal's Ctrl-C nor a signal to this process reaches them).
+    ``received`` is the signal that came (None: none); the handlers are restored on exit."""
+
+    HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict[int, object] = {}
+        self._pid = os.getpid()
+
+    def __enter__(self) -> "Signals":
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may set handlers (a command run from a test's thread)
+        self._pid = os.getpid()
+        for signum in self.HANDLED:
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # a signal ignored (nohup) stays so
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+
+    def _handle(self, signum: int, _frame) -> None:
+        if os.getpid() != self._pid:  # a worker process forked from this one: what it did before
+            if signum == signal.SIGINT:
+                signal.default_int_handler(signum, _frame)
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        self.received = signum
+        runner = sys.modules.get("transpile.parity.runner")
+        if runner is not None:
+            runner.stop_children()
+        raise KeyboardInterrupt
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_TERMINATED if self.received == signal.SIGTERM else EXIT_INTERRUPTED
+
+
+_NAMED_WRITTEN = 10  # files an interrupted run names as written
+
+
+def interrupted_summary(exc: InterruptedRun, signame: str) -> str:
+    """What an interrupted conversion says: what it wrote, what it did not, what to do."""
+    written = [str(f.output) for f in exc.report.files if f.output is not None]
+    more = len(written) - _NAMED_WRITTEN
+    names = ", ".join(written[:_NAMED_WRITTEN]) + (f" and {more} more" if more > 0 else "")
+    return (f"interrupted ({signame}): {len(written)} file{'' if len(written) == 1 else 's'} written"
+            + (f" ({names})" if written else "") + f", {len(exc.pending)} not reached (left as they were, no "
+            "temporary file left); run the same command again to finish (an --in-place run is repaired from "
+            "its record, see docs/safety.md)")
 
 
 def positive(text: str) -> int:
@@ -53,9 +114,13 @@ def _hand_edits_summary(report: PathReport) -> str:
         return f"{n} file" + ("" if n == 1 else "s")
 
     text = f"; merged hand edits in {files(len(report.merged))}" if report.merged else ""
-    if report.conflicts:
-        text += (f"; {files(len(report.conflicts))} kept as edited by hand (conflict with the new conversion, "
+    edited = len(report.conflicts) - len(report.unrecorded)
+    if edited:
+        text += (f"; {files(edited)} kept as edited by hand (conflict with the new conversion, "
                  f"written beside each as NAME{CONFLICT_SUFFIX})")
+    if report.unrecorded:
+        text += (f"; {files(len(report.unrecorded))} already in the output kept (no record that transpile wrote "
+                 f"them), the new output beside each as NAME{CONFLICT_SUFFIX}")
     return text
 
 

@@ -128,6 +128,7 @@ class ImportTable:
     def __init__(self) -> None:
         self.bindings: dict[str, str] = {}
         self.relative: set[str] = set()  # names bound by relative imports (the package's own)
+        self.star_roots: set[str] = set()  # top-level packages star-imported (``from torch import *``)
         self.local_only: set[str] = set()  # names bound only by imports inside function bodies
         # The functions and classes the traversal is inside (the caller shares its list):
         # a name one of them binds itself (``one_hot = ...``) hides the import there.
@@ -148,6 +149,8 @@ class ImportTable:
                     self.bindings[root] = root
             return
         if isinstance(node.names, cst.ImportStar):
+            if not node.relative and node.module is not None:  # binds names no table lists: see roots()
+                self.star_roots.add((dotted_name(node.module) or "").split(".")[0])
             return
         if node.relative:
             # ``from . import initialization as init``: a name of the package's own (not a
@@ -227,4 +230,5 @@ class ImportTable:
         return f"{target}.{rest}" if rest else target
 
     def roots(self) -> set[str]:
-        return {q.split(".")[0] for q in self.bindings.values()}
+        """The top-level packages the file imports from (``from torch import *`` included)."""
+        return {q.split(".")[0] for q in self.bindings.values()} | self.star_roots

@@ -100,11 +100,12 @@ def _base_spelling(node: ast.expr) -> str | None:
     return _dotted(node.value if isinstance(node, ast.Subscript) else node)
 
 
-def _scan(path: Path, root: Path) -> _ModuleInfo:
+def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
+    """What ``path`` (its ``text`` when given, else read) says of itself."""
     module, package = module_name(path, root)
     info = _ModuleInfo(module, package)
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8-sig"))
+        tree = ast.parse(path.read_text(encoding="utf-8-sig") if text is None else text.removeprefix("\ufeff"))
     except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
 
@@ -174,9 +175,12 @@ def _scan(path: Path, root: Path) -> _ModuleInfo:
 class PackageIndex:
     """Every ``.py`` file under a root: imports, classes and module names, by resolved path."""
 
-    def __init__(self, root: Path, files: list[Path]):
+    def __init__(self, root: Path, files: list[Path], texts: dict[Path, str] | None = None):
+        """``texts``: resolved path -> the text to index instead of the file's (the sources
+        a run recorded before overwriting them, so that facts come from their first form)."""
         root = root.resolve()
-        self._files = {f.resolve(): _scan(f.resolve(), root) for f in files if f.suffix == ".py"}
+        texts = texts or {}
+        self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve())) for f in files if f.suffix == ".py"}
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
 

@@ -66,7 +66,7 @@ def cache_key(text: str, filename: str, handed=None, declined=()) -> str:
     return digest.hexdigest()
 
 
-def _to_json(result: ConversionResult) -> str:
+def _to_json(result: ConversionResult, ascii_only: bool = False) -> str:
     return json.dumps({
         "format": _FORMAT,
         "code": result.code,
@@ -76,19 +76,35 @@ def _to_json(result: ConversionResult) -> str:
         "stats": {"converted": result.stats.converted, "unconverted": result.stats.unconverted,
                   "annotations": result.stats.annotations},
         "failed": result.failed,
-    }, ensure_ascii=False)
+    }, ensure_ascii=ascii_only)
 
 
 def _from_json(text: str) -> ConversionResult:
     data = json.loads(text)
     if data["format"] != _FORMAT:
         raise ValueError("another entry format")
-    diagnostics = [Diagnostic.from_dict(d) for d in data["diagnostics"]]
-    stats = Stats(int(data["stats"]["converted"]), int(data["stats"]["unconverted"]), int(data["stats"]["annotations"]))
-    code, filename = data["code"], data["filename"]
+    diagnostics = [Diagnostic.from_dict(_typed_diagnostic(d)) for d in data["diagnostics"]]
+    counts = [data["stats"][k] for k in ("converted", "unconverted", "annotations")]
+    code, filename, changed, failed = data["code"], data["filename"], data["changed"], data["failed"]
+    # Each value of its own type: "false" is not read as true, nor 1.5 as a count.
     if not isinstance(code, str) or not isinstance(filename, str):
         raise ValueError("code and filename must be text")
-    return ConversionResult(code, diagnostics, bool(data["changed"]), filename, stats, bool(data["failed"]))
+    if type(changed) is not bool or type(failed) is not bool:
+        raise ValueError("changed and failed must be true or false")
+    if any(type(n) is not int or n < 0 for n in counts):
+        raise ValueError("the counts must be whole numbers")
+    return ConversionResult(code, diagnostics, changed, filename, Stats(*counts), failed)
+
+
+_DIAGNOSTIC_TYPES = {"code": str, "severity": str, "message": str, "filename": str, "line": int, "col": int,
+                     "safety": str}
+
+
+def _typed_diagnostic(data: dict) -> dict:
+    """``data`` when each field of a stored diagnostic has its type (else ValueError: a miss)."""
+    if any(type(data[key]) is not kind for key, kind in _DIAGNOSTIC_TYPES.items()):
+        raise ValueError("a diagnostic's field of another type")
+    return data
 
 
 class ResultCache:
@@ -109,7 +125,12 @@ class ResultCache:
 
     def put(self, key: str, result: ConversionResult) -> None:
         """Store atomically (temp file + rename); a cache that cannot be written is skipped."""
+        text = _to_json(result)
         try:
-            write_atomic(self._path(key), _to_json(result))
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (a file name that is not UTF-8): escaped, it round-trips
+            data = _to_json(result, ascii_only=True).encode("ascii")
+        try:
+            write_atomic(self._path(key), data)
         except OSError:
             pass

@@ -46,11 +46,22 @@ def decisions_path(root: Path) -> Path:
     return root / DIRECTORY / FILENAME
 
 
+PROJECT_MARKERS = (".git", "pyproject.toml")  # a directory holding one is a project's root
+
+
 def find_root(paths: Iterable[str | os.PathLike]) -> Path | None:
-    """The nearest directory above (or at) any of ``paths`` holding a decisions file."""
+    """The nearest directory at or above any of ``paths`` holding a decisions file, looking
+    no higher than the project: the first directory on the way up that holds ``.git`` or
+    ``pyproject.toml``, or the current directory (where ``review`` saves by default) when
+    the input is below it; with neither above, only the input's own directory. A decisions
+    file in a shared parent directory (``/tmp``, a home directory) is never honoured."""
+    cwd = Path.cwd().resolve()
     for given in paths:
-        here = Path(given).resolve()
-        for folder in (here, *here.parents):
+        here = Path(os.path.realpath(given))  # Path.resolve raises on a symlink loop
+        start = here if here.is_dir() else here.parent
+        climb = (start, *start.parents)
+        top = next((f for f in climb if f == cwd or any(os.path.lexists(f / m) for m in PROJECT_MARKERS)), start)
+        for folder in climb[:climb.index(top) + 1]:
             if decisions_path(folder).is_file():
                 return folder
     return None
@@ -75,11 +86,12 @@ class DecisionStore:
             return store
         try:
             data = tomllib.loads(store.path.read_text(encoding="utf-8"))
-            entries = data.get("decision", [])
-            decisions = [Decision(str(e["file"]), EditKey(str(e["pass"]), str(e["code"]), int(e["occurrence"])),
-                                  int(e.get("line", 0)), bool(e["apply"]), _cell(e.get("cell"))) for e in entries]
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise DecisionsError(f"{store.path}: cannot read the decisions ({type(exc).__name__}: {exc})") from exc
+        entries = data.get("decision", [])
+        if not isinstance(entries, list):
+            raise DecisionsError(f"{store.path}: cannot read the decisions (`decision` must be a list of tables)")
+        decisions = [_decision(store.path, number, entry) for number, entry in enumerate(entries, 1)]
         return cls(store.root, decisions)
 
     def __len__(self) -> int:
@@ -138,9 +150,34 @@ class DecisionStore:
         return self.path
 
 
-def _cell(value) -> int | None:
-    """A decision's ``cell`` as read (absent: not a notebook's)."""
-    return None if value is None else int(value)
+# A decision's keys and the type each must have (TOML's own types: ``apply = "false"`` is
+# a string, and a string is never read as a boolean); ``cell`` and ``line`` may be absent.
+_TYPES = {"file": str, "pass": str, "code": str, "occurrence": int, "apply": bool, "line": int, "cell": int}
+_OPTIONAL = {"line": 0, "cell": None}
+
+
+def _decision(path: Path, number: int, entry) -> Decision:
+    """The ``number``-th ``[[decision]]`` table of ``path``; DecisionsError naming the file,
+    the entry and the key when a key is missing or of another type."""
+    if not isinstance(entry, dict):
+        raise DecisionsError(f"{path}: cannot read the decisions (decision {number} is not a table)")
+    values = {}
+    for key, kind in _TYPES.items():
+        if key not in entry:
+            if key in _OPTIONAL:
+                values[key] = _OPTIONAL[key]
+                continue
+            raise DecisionsError(f"{path}: cannot read the decisions (decision {number} has no `{key}`)")
+        value = entry[key]
+        if type(value) is not kind:  # bool is an int to isinstance: `occurrence = true` is refused too
+            raise DecisionsError(f"{path}: cannot read the decisions (decision {number}: `{key}` must be "
+                                 f"{_TYPE_NAMES[kind]}, not {type(value).__name__} {value!r})")
+        values[key] = value
+    return Decision(values["file"], EditKey(values["pass"], values["code"], values["occurrence"]),
+                    values["line"], values["apply"], values["cell"])
+
+
+_TYPE_NAMES = {str: "a string", int: "a whole number", bool: "true or false"}
 
 
 def _string(text: str) -> str:

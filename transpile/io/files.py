@@ -10,6 +10,9 @@ before the last step, and every write is atomic: a refused run leaves the disk a
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import hashlib
 import os
 import stat
 import subprocess
@@ -22,18 +25,26 @@ from typing import Callable, Iterable, Iterator
 from .. import api
 from ..engine.diagnostics import Diagnostic, Safety, Severity, error as _error
 from ..engine.package_index import PackageFacts, PackageIndex, outside_package
-from ..engine.pipeline import ConversionResult
+from ..engine.pipeline import MAX_SOURCE_CHARS, ConversionResult
 from .atomic import copy_atomic, write_atomic
 from .cache import ResultCache, cache_key, default_cache_dir
 from .decisions import DecisionStore, find_root
+from .in_place import InPlaceRecord, record_path
 from .merge import HandEdits, carry_hand_edits
 
 CONVERTED_SUFFIXES = (".py", ".ipynb")  # other files of a tree are copied as they are
 BACKUP_SUFFIX = ".orig"  # in_place with backup: ``m.py`` is kept as ``m.py.orig``
 # In an output tree: what the last run wrote to each converted file (hidden: never an input)
 GENERATED_DIR = Path(".transpile") / "generated"
+COPIED_DIR = Path(".transpile") / "copied"  # the same for files only copied: the digest of what was written
 CONFLICT_SUFFIX = ".new"  # hand edits that conflict: ``m.py`` is kept, the new conversion is ``m.py.new``
 _BOM = "\ufeff"
+# The most bytes of a file that are read: a .py file as many as the converter takes
+# characters (a larger one, such as a generated data table, would cost gigabytes to parse,
+# and is refused before it is read or parsed); a notebook ten times that (its JSON holds
+# the cells' outputs, images too, which are not converted).
+MAX_FILE_BYTES = MAX_SOURCE_CHARS
+MAX_NOTEBOOK_BYTES = 10 * MAX_SOURCE_CHARS
 
 Progress = Callable[[int, int, Path], None]  # (files done, files in the run, the file just done)
 
@@ -44,6 +55,17 @@ class RefusedError(ValueError):
     def __init__(self, problems: list[str]):
         super().__init__("; ".join(problems))
         self.problems = problems
+
+
+class InterruptedRun(KeyboardInterrupt):
+    """``convert_paths`` was interrupted while writing (Ctrl-C, or a signal the caller turns
+    into KeyboardInterrupt). ``report``: the files finished before it, each written whole
+    (``output``); ``pending``: those not reached, left as they were (no temporary file is
+    left: writes are atomic). An ``in_place`` run's record repairs it on the next run."""
+
+    def __init__(self, report: "PathReport", pending: list[Path]):
+        super().__init__(f"interrupted after {len(report.files)} of {len(report.files) + len(pending)} files")
+        self.report, self.pending = report, pending
 
 
 @dataclass
@@ -57,6 +79,7 @@ class FileOutcome:
     skipped: bool = False  # not read at all (broken symlink, symlink loop, ...): result says why
     merged: bool = False  # the output had hand edits since the last run: they were carried onto this one
     conflict: Path | None = None  # they conflict with it: the output is kept, the new conversion is here
+    unrecorded: bool = False  # the conflict: the output was there with no record that a run wrote it
 
     @property
     def status(self) -> str:
@@ -120,8 +143,14 @@ class PathReport:
 
     @property
     def conflicts(self) -> list[FileOutcome]:
-        """Outputs kept as edited by hand, the new conversion written beside them."""
+        """Outputs kept as they are, the new output written beside them: edited by hand
+        since the last run, or there with no record that a run wrote them (``unrecorded``)."""
         return [f for f in self.files if f.conflict is not None]
+
+    @property
+    def unrecorded(self) -> list[FileOutcome]:
+        """Outputs that were there with no record that a run wrote them: kept, the new one beside."""
+        return [f for f in self.files if f.unrecorded]
 
     @property
     def has_errors(self) -> bool:
@@ -131,13 +160,31 @@ class PathReport:
 def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnostic | None]:
     """The text of ``path`` without its UTF-8 BOM, whether it had one, or why it cannot be converted.
 
+    Only a regular file is read (through symlinks): a FIFO, a device or a socket is refused
+    before it is read (opened without blocking, so a FIFO does not hang the run); and only up
+    to the size limit (``MAX_FILE_BYTES``, a notebook ``MAX_NOTEBOOK_BYTES``), refused from
+    its size before reading and while reading (a file that grows), never read whole.
+
     The BOM is removed here and put back on writing: CPython's parser rejects it in a str
     (so a BOM file without torch failed its syntax check) and LibCST drops it.
     """
+    limit = size_limit(path)
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         return None, False, _error(str(path), f"cannot read: {exc.strerror or exc}")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return None, False, _error(str(path), f"not a regular file ({_file_kind(info.st_mode)})")
+            if _size(info) > limit:
+                return None, False, _too_large(path, f"{_size(info):,} bytes", limit)
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            return None, False, _error(str(path), f"cannot read: {exc.strerror or exc}")
+    if len(data) > limit:  # it grew since its size was taken
+        return None, False, _too_large(path, f"more than {limit:,} bytes", limit)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -148,6 +195,37 @@ def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnosti
     if explicit and not text.strip():
         return None, bom, _error(str(path), "empty file: nothing to convert")
     return text, bom, None
+
+
+def size_limit(path: Path) -> int:
+    """The most bytes of ``path`` that are read (a notebook's JSON holds its outputs too)."""
+    return MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_FILE_BYTES
+
+
+def _size(info: os.stat_result) -> int:
+    return info.st_size
+
+
+def _too_large(path: Path, size: str, limit: int) -> Diagnostic:
+    return _error(str(path), f"too large to convert: {size}; files over {limit:,} bytes are neither read nor "
+                  "parsed (a generated data table? keep it out of the converted tree)")
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message."""
+    for test, kind in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return kind
+    return "not a file"
+
+
+def _within_limit(path: Path) -> bool:
+    """Whether ``path``'s size (from stat) is within its limit: larger files are not even indexed."""
+    try:
+        return _size(path.stat()) <= size_limit(path)
+    except OSError:
+        return False
 
 
 def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | None]]:
@@ -169,7 +247,9 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
         subdirs = []
         for entry in entries:
             path = Path(entry.path)
-            if entry.is_dir():  # through a symlink too
+            if _loops(entry):
+                yield path, f"symlink loop (through {os.readlink(path)})"
+            elif entry.is_dir():  # through a symlink too
                 if entry.name.startswith(".") or entry.name == "__pycache__":
                     continue
                 real = os.path.realpath(path)
@@ -186,6 +266,17 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
             else:
                 yield path, "not a regular file"
         stack.extend(reversed(subdirs))
+
+
+def _loops(entry: os.DirEntry | Path) -> bool:
+    """Whether ``entry`` is a symlink that never leads to a file (a chain back to itself)."""
+    if not entry.is_symlink():
+        return False
+    try:
+        os.stat(entry)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _found_decisions(paths: list[Path]):
@@ -261,7 +352,8 @@ def convert_paths(
     store = ResultCache(cache_dir if cache_dir is not None else default_cache_dir()) if use_cache else None
     if decisions is None:
         decisions = _found_decisions(paths)
-    plan = _check_destinations(_plan(paths, out_root, in_place), in_place)
+    records = {base: InPlaceRecord.load(base) for base in {_record_base(p) for p in paths}}
+    plan = _check_destinations(_plan(paths, out_root, in_place, records), in_place)
     counter = _Counter(len(plan), progress)
     for entry in plan:
         if isinstance(entry, _Job):
@@ -276,9 +368,47 @@ def convert_paths(
         job.result, job.internal_error = result, internal
         if store is not None and not internal:
             store.put(job.key, result)
+    jobs_done = [e for e in plan if isinstance(e, _Job)]
     if write and in_place:
-        _refuse(_overwrite_problems([e for e in plan if isinstance(e, _Job) and e.overwrites_source], force, backup))
-    return PathReport([e.finish(write, backup) if isinstance(e, _Job) else e for e in plan])
+        overwrites = [e for e in jobs_done if e.overwrites_source]
+        _refuse(_overwrite_problems([e for e in overwrites if not e.written_before], force, backup))
+        _refuse(_record_sources(overwrites))
+    outcomes: list[FileOutcome] = []
+    try:
+        for entry in plan:
+            outcomes.append(entry.finish(write, backup) if isinstance(entry, _Job) else entry)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a signal the caller turned into one: say what was done
+        raise InterruptedRun(PathReport(outcomes), [e.src if isinstance(e, _Job) else e.source
+                                                    for e in plan[len(outcomes):]]) from exc
+    written = {f.source for f in outcomes if f.output is not None}
+    if write and in_place and all(e.src in written for e in overwrites):  # all written: nothing left to repair
+        for record in records.values():
+            record.forget([e.src for e in jobs_done if e.record is record])
+            with contextlib.suppress(OSError):
+                record.save()
+    return PathReport(outcomes)
+
+
+def _record_base(given: Path) -> Path:
+    """The directory whose in-place record covers ``given`` (itself, or a file's folder)."""
+    return given if given.is_dir() else given.parent
+
+
+def _record_sources(overwrites: list[_Job]) -> list[str]:
+    """Record the first form of each file about to be overwritten, before the first write
+    (``in_place.InPlaceRecord``); why the run is refused when that cannot be done."""
+    changed = {}
+    for job in overwrites:  # a file an interrupted run recorded keeps its first form: job.text is it
+        job.record.add(job.src, (_BOM if job.bom else "") + job.text, job._encoded())
+        changed[id(job.record)] = job.record
+    problems = []
+    for record in changed.values():
+        try:
+            record.save()
+        except OSError as exc:
+            problems.append(f"cannot record the sources before overwriting them, in {record_path(record.base)}: "
+                            f"{exc.strerror or exc} (nothing was written)")
+    return problems
 
 
 @dataclass
@@ -297,6 +427,9 @@ class _Job:
     declined: frozenset = frozenset()  # keys of the edits a decision declines
     record_edits: bool = False
     generated: Path | None = None  # where the output's last conversion is recorded (converted files, -o)
+    record: InPlaceRecord | None = None  # the first forms of the files an in-place run overwrites
+    written_before: bool = False  # it holds what an interrupted in-place run wrote (its backup is made)
+    by_digest: bool = False  # -o: copied as it is (not converted, or over the size limit), recorded by digest
 
     @property
     def converts(self) -> bool:
@@ -326,7 +459,7 @@ class _Job:
         try:
             if dest == self.src:  # in place: only a changed conversion is written
                 if self.overwrites_source:
-                    _overwrite(self.src, self._encoded(), backup)
+                    _overwrite(self.src, self._encoded(), backup and not self.written_before)
             elif self.generated is not None:  # a converted file: hand edits since the last run are kept
                 outcome = self._write_keeping_hand_edits(outcome, dest)
             elif self.converts and not self.failed and self.result.changed:
@@ -340,26 +473,46 @@ class _Job:
 
     def _write_keeping_hand_edits(self, outcome: FileOutcome, dest: Path) -> FileOutcome:
         """Write ``dest`` with the edits made to it since the last run (which ``self.generated``
-        recorded) carried onto the new conversion; on a conflict ``dest`` stays as it is and the
-        new conversion goes to ``dest.new``. Then record what was converted, for the next run."""
+        recorded) carried onto the new conversion; on a conflict, or when ``dest`` is there with
+        no record of an earlier run, ``dest`` stays as it is and the new output goes to
+        ``dest.new``. Then record what was written, for the next run. A file only copied (or
+        one over the size limit, copied as it is) is compared by digest (its record is one),
+        never read whole nor merged."""
         converted = self.converts and not self.failed and self.result.changed
-        new = self._encoded() if converted else self.src.read_bytes()
         mode = stat.S_IMODE(self.src.stat().st_mode)
         beside = dest.with_name(dest.name + CONFLICT_SUFFIX)
-        plan: HandEdits = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
-        if plan.write is not None and (converted or plan.write != new):
+        if not self.by_digest:
+            new = self._encoded() if converted else self.src.read_bytes()
+            plan = carry_hand_edits(new, _read_or_none(self.generated), _read_or_none(dest), beside.exists())
+        else:
+            new = _digest(self.src)
+            plan = carry_hand_edits(new, _read_or_none(self.generated), _digest_or_none(dest), beside.exists(),
+                                    mergeable=False)
+        if plan.write is not None and not self.by_digest and (converted or plan.write != new):
             write_atomic(dest, plan.write, mode)
         elif plan.write is not None:  # as it is, byte for byte
             copy_atomic(self.src, dest)
         if plan.conflict:
-            write_atomic(beside, new, mode)
-            outcome = replace(outcome, conflict=beside, result=_with_diagnostic(self.result, self.src, Diagnostic(
-                "MS002", Severity.WARNING, f"{dest} was edited by hand since the last run, in lines the new "
-                f"conversion changes too: kept as it is; the new conversion is {beside} (merge it by hand, "
-                "then delete it: until then every run says so)",
-                str(self.src), 0, 0, Safety.MANUAL)))
+            if not self.by_digest:
+                write_atomic(beside, new, mode)
+            else:
+                copy_atomic(self.src, beside)
+            outcome = replace(outcome, conflict=beside, unrecorded=plan.unrecorded,
+                              result=_with_diagnostic(self.result, self.src, self._conflict(dest, beside, plan)))
         write_atomic(self.generated, new)  # after the output: a run cut short reads as a hand edit, not lost
         return replace(outcome, merged=plan.merged)
+
+    def _conflict(self, dest: Path, beside: Path, plan: HandEdits) -> Diagnostic:
+        """The MS002 warning of an output kept as it is, the new one beside it."""
+        if plan.unrecorded:
+            why = (f"{dest} exists and no record says transpile wrote it ({self.generated.parent} has none: deleted, "
+                   f"or the file is not ours): kept as it is; the new output is {beside} (compare them, keep what "
+                   "you want, then delete it: until then every run says so)")
+        else:
+            why = (f"{dest} was edited by hand since the last run, in lines the new conversion changes too: kept as "
+                   f"it is; the new conversion is {beside} (merge it by hand, then delete it: until then every run "
+                   "says so)")
+        return Diagnostic("MS002", Severity.WARNING, why, str(self.src), 0, 0, Safety.MANUAL)
 
     def _encoded(self) -> bytes:
         return ((_BOM if self.bom else "") + self.result.code).encode("utf-8")
@@ -371,6 +524,19 @@ def _with_diagnostic(result: ConversionResult | None, src: Path, diag: Diagnosti
     return replace(base, diagnostics=[*base.diagnostics, diag])
 
 
+def _digest(path: Path) -> bytes:
+    """The sha256 of ``path``'s content (read in pieces: a copied file may be large), as text."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest().encode("ascii") + b"\n"
+
+
+def _digest_or_none(path: Path) -> bytes | None:
+    try:
+        return _digest(path)
+    except OSError:
+        return None
+
+
 def _read_or_none(path: Path) -> bytes | None:
     """The bytes of ``path``; None when it is missing or unreadable (nothing known of it)."""
     try:
@@ -379,12 +545,14 @@ def _read_or_none(path: Path) -> bytes | None:
         return None
 
 
-def generated_record(out_root: Path, dest: Path, to_file: bool) -> Path:
+def generated_record(out_root: Path, dest: Path, to_file: bool, copied: bool = False) -> Path:
     """Where a run writing ``dest`` under ``out_root`` (``out_root`` itself when ``to_file``)
-    records what it wrote: ``OUT/.transpile/generated/<path in OUT>``, beside ``-o x.py``."""
+    records what it wrote: ``OUT/.transpile/generated/<path in OUT>``, beside ``-o x.py``
+    (a file only copied: its digest, in ``OUT/.transpile/copied/<path in OUT>``)."""
+    folder = COPIED_DIR if copied else GENERATED_DIR
     if to_file:
-        return out_root.parent / GENERATED_DIR / out_root.name
-    return out_root / GENERATED_DIR / dest.relative_to(out_root)
+        return out_root.parent / folder / out_root.name
+    return out_root / folder / dest.relative_to(out_root)
 
 
 @dataclass
@@ -401,9 +569,11 @@ class _Counter:
             self.callback(self.done, self.total, path)
 
 
-def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job | FileOutcome]:
+def _plan(paths: list[Path], out_root: Path | None, in_place: bool,
+          records: dict[Path, InPlaceRecord]) -> list[_Job | FileOutcome]:
     """Every file of the inputs with its output (``out_root`` mirrored, the file itself in
-    place, None on a dry run); unusable inputs and skipped tree entries as outcomes."""
+    place, None on a dry run); unusable inputs and skipped tree entries as outcomes. The
+    tree's index reads the sources an interrupted in-place run recorded (``records``)."""
     to_file = _output_is_file(paths, out_root)
     if out_root is not None and not to_file and out_root.exists() and not out_root.is_dir():
         raise ValueError(f"output {out_root} exists and is not a directory")
@@ -413,22 +583,26 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool) -> list[_Job
         if given.is_dir():
             base = out_root if len(paths) == 1 else (out_root / given.resolve().name if out_root else None)
             found = list(_walk(given, exclude))
-            index = PackageIndex(given, _inside(given, [p for p, why in found if why is None]))
+            indexed = _inside(given, [p for p, why in found if why is None and _within_limit(p)])
+            record = records[_record_base(given)]
+            first_forms = {p.resolve(): text for p in indexed if (text := record.source(p)) is not None}
+            index = PackageIndex(given, indexed, first_forms)
             for path, why in found:
                 if why is not None:
                     plan.append(_skipped(path, why))
                 else:
                     dest = path if in_place else (base / path.relative_to(given) if base else None)
-                    plan.append(_Job(path, dest, False, index.facts(path)))
+                    plan.append(_Job(path, dest, False, index.facts(path), record=record))
         elif given.is_file():
             dest = given if in_place else ((out_root if to_file else out_root / given.name) if out_root else None)
-            plan.append(_Job(given, dest, True))
+            plan.append(_Job(given, dest, True, record=records[_record_base(given)]))
         else:
             plan.append(_unusable(given))
-    if out_root is not None:  # a converted output keeps its hand edits across runs
+    if out_root is not None:  # an output keeps its hand edits across runs; one not ours is never overwritten
         for job in plan:
-            if isinstance(job, _Job) and job.converts:
-                job.generated = generated_record(out_root, job.dest, to_file)
+            if isinstance(job, _Job):
+                job.by_digest = not job.converts or not _within_limit(job.src)
+                job.generated = generated_record(out_root, job.dest, to_file, copied=job.by_digest)
     return plan
 
 
@@ -459,7 +633,9 @@ def _skipped(path: Path, why: str) -> FileOutcome:
 
 def _unusable(given: Path) -> FileOutcome:
     """An input that is neither a file nor a directory: missing, a broken symlink, a device."""
-    if given.is_symlink():
+    if _loops(given):
+        why = f"symlink loop (through {os.readlink(given)})"
+    elif given.is_symlink():
         why = f"broken symlink (to {os.readlink(given)})"
     elif os.path.lexists(given):
         why = "not a regular file or directory"
@@ -504,6 +680,10 @@ def _prepare(job: _Job, store: ResultCache | None) -> None:
     if problem is not None:
         job.result = ConversionResult("", [problem], False, str(job.src), failed=True)
         return
+    recorded = job.record.source(job.src) if job.record is not None else None
+    if recorded is not None:  # an interrupted in-place run overwrote it, or was about to: its first form
+        job.bom, text = recorded.startswith(_BOM), recorded.removeprefix(_BOM)
+        job.written_before = job.record.written_before(job.src)
     job.text = text
     if store is not None:
         job.key = cache_key(text, str(job.src), job.package, sorted(job.declined))

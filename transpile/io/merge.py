@@ -83,28 +83,40 @@ class HandEdits:
     write: bytes | None  # the file's new content; None: the file stays as it is
     merged: bool = False  # the person's edits were carried onto the new conversion
     conflict: bool = False  # they conflict with it: the file stays, the new conversion goes beside it
+    unrecorded: bool = False  # the conflict is that no record says the tool wrote the file at all
 
 
-def carry_hand_edits(new: bytes, generated: bytes | None, on_disk: bytes | None, unresolved: bool = False) -> HandEdits:
+def carry_hand_edits(new: bytes, generated: bytes | None, on_disk: bytes | None, unresolved: bool = False,
+                     mergeable: bool = True) -> HandEdits:
     """``new`` (the new conversion) with the edits from ``generated`` (what the last run
-    wrote, None when unknown) to ``on_disk`` (the file now, None when missing) applied.
+    wrote, None when there is no record of it) to ``on_disk`` (the file now, None when
+    missing) applied.
 
-    No known earlier run, or an unedited file: ``new`` as it is. Text that is not UTF-8
-    cannot be merged by lines: a conflict whenever both sides changed. ``unresolved``: an
-    earlier conflict's conversion is still beside the file: it conflicts until the person
-    has merged it (and removed it), or made the file what the conversion gives.
+    An unedited file: ``new`` as it is. A file there with no record of an earlier run (the
+    record was deleted, or the file is not ours) that differs from ``new`` is never
+    overwritten: a conflict. Text that is not UTF-8, or not ``mergeable`` (files only
+    copied, compared by digest), cannot be merged by lines: a conflict whenever both sides
+    changed. ``unresolved``: an earlier conflict's conversion is still beside the file: it
+    conflicts until the person has merged it (and removed it), or made the file what the
+    conversion gives.
     """
     if on_disk == new:
         return HandEdits(None)  # the person wrote what the conversion now gives
-    if unresolved and on_disk is not None:
+    if on_disk is None:
+        return HandEdits(new)
+    if unresolved:
         return HandEdits(None, conflict=True)
-    if generated is None or on_disk is None or on_disk == generated:
+    if generated is None:
+        return HandEdits(None, conflict=True, unrecorded=True)
+    if on_disk == generated:
         return HandEdits(new)
     if new == generated:
         return HandEdits(None, merged=True)  # nothing new from the conversion: the edits stand
     try:
-        texts = [data.decode("utf-8") for data in (generated, on_disk, new)]
+        texts = [data.decode("utf-8") for data in (generated, on_disk, new)] if mergeable else None
     except UnicodeDecodeError:
+        texts = None
+    if texts is None:
         return HandEdits(None, conflict=True)
     merged = merge_lines(*texts)
     if not merged.clean:

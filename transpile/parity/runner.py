@@ -9,9 +9,11 @@ progress file says which step it hung in. Nothing here prints.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -30,6 +32,11 @@ from .weights import Transfer
 
 MODES = ("PYNATIVE", "GRAPH")
 DEFAULT_TIMEOUT = 300.0
+# The address space a child may take (RLIMIT_AS): torch and MindSpore with a small model
+# take under 3 GiB of it; a model that would take the machine down gets a MemoryError
+# instead. $TRANSPILE_CHILD_MEMORY_GB (``parity --memory-limit``) sets another; 0: none.
+DEFAULT_MEMORY_LIMIT_GB = 16.0
+MEMORY_LIMIT_VARIABLE = "TRANSPILE_CHILD_MEMORY_GB"
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 
 
@@ -199,9 +206,64 @@ def tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
+class _Children:
+    """The child process groups running now, so that an interrupted run can kill them all
+    (they run in their own sessions: a terminal's Ctrl-C and a signal to this process do
+    not reach them). Once stopped, no new child starts until ``allow``."""
+
+    def __init__(self) -> None:
+        self.running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Kill every running child's group; start no more (safe in a signal handler: no lock)."""
+        self.stopped = True
+        for proc in list(self.running):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+
+_CHILDREN = _Children()
+
+
+def stop_children() -> None:
+    """Kill the child processes of every run in progress, and start none until ``allow_children``."""
+    _CHILDREN.stop()
+
+
+def allow_children() -> None:
+    """Children may start again (after ``stop_children``)."""
+    _CHILDREN.stopped = False
+
+
+def memory_limit() -> int | None:
+    """The address space a child may take, in bytes (None: no limit): from
+    ``$TRANSPILE_CHILD_MEMORY_GB``, else ``DEFAULT_MEMORY_LIMIT_GB``; ValueError for a bad value."""
+    text = os.environ.get(MEMORY_LIMIT_VARIABLE, "")
+    try:
+        gigabytes = float(text) if text.strip() else DEFAULT_MEMORY_LIMIT_GB
+    except ValueError:
+        gigabytes = -1.0
+    if not gigabytes >= 0:
+        raise ValueError(f"${MEMORY_LIMIT_VARIABLE} must be a number of GiB >= 0 (0: no limit), not {text!r}")
+    return int(gigabytes * 2**30) or None
+
+
+def _limit_memory(proc: subprocess.Popen, limit: int | None) -> None:
+    """Give the child at most ``limit`` bytes of address space (set from here, right after
+    it started: a preexec function is not safe beside the threads that run children)."""
+    if limit is not None:
+        with contextlib.suppress(OSError, ValueError):  # the child is gone already, or a limit is not allowed
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit))
+
+
 def run_child(request: dict, *, timeout: float, python: str | None = None) -> ChildRun:
-    """Run ``_child`` on ``request`` in its own process group; kill the group at the
-    time limit and report the step it was in."""
+    """Run ``_child`` on ``request`` in its own process group, within ``memory_limit()``;
+    kill the group at the time limit and report the step it was in, or when the run is
+    stopped (``stop_children``: Ctrl-C, SIGTERM)."""
+    limit = memory_limit()
+    if _CHILDREN.stopped:
+        return ChildRun(None, "not run: the run was interrupted")
     with tempfile.TemporaryDirectory(prefix="transpile-child-") as tmp:
         tmpdir = Path(tmp)
         result_path, progress = tmpdir / "result.json", tmpdir / "progress.txt"
@@ -214,6 +276,10 @@ def run_child(request: dict, *, timeout: float, python: str | None = None) -> Ch
                 [python or sys.executable, "-m", "transpile.parity._child", str(request_path)],
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp, start_new_session=True,
             )
+            _CHILDREN.running.add(proc)
+            _limit_memory(proc, limit)
+            if _CHILDREN.stopped:  # stopped while it started
+                kill_group(proc)
             try:
                 proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -224,6 +290,7 @@ def run_child(request: dict, *, timeout: float, python: str | None = None) -> Ch
             finally:
                 if proc.poll() is None:
                     kill_group(proc)
+                _CHILDREN.running.discard(proc)
         stderr = (tmpdir / "stderr").read_text(encoding="utf-8", errors="replace")
         if proc.returncode != 0 or not result_path.is_file():
             why = tail(stderr) or f"exit status {proc.returncode}"
