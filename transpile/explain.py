@@ -82,6 +82,11 @@ def pass_doc(pass_id: str) -> PassDoc:
     raise UnknownPassError(pass_id, sorted(d.id for d in docs))
 
 
+def code_title(code: str) -> str:
+    """The name of what reports diagnostics of ``code`` (a pass's name), "" if none is known."""
+    return next((d.name for d in pass_docs() if d.id == code), "")
+
+
 @dataclass
 class PassExplanation:
     """One pass's part in a conversion: its edits and its diagnostics (at the line asked about)."""

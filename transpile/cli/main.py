@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..engine.diagnostics import Severity
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
 from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
@@ -19,7 +20,7 @@ from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INT
 from .explain import add_explain_parsers
 from .parity import add_parity_parser, add_weights_parser
 from .review import add_review_parser
-from .shared import colorize_diff, positive, refused, run_summary, use_color
+from .shared import colorize_diff, notes_by_code, positive, refused, run_summary, use_color
 
 _CONVERT_EPILOG = f"""\
 exit status: {EXIT_OK} done; {EXIT_FINDINGS} a file failed or has errors (or --check: a file would change);
@@ -52,6 +53,15 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--force", action="store_true",
                       help="with --in-place: overwrite read-only files and files with uncommitted changes in git")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    noise = conv.add_mutually_exclusive_group()
+    noise.add_argument("-q", "--quiet", action="store_true",
+                       help="print only errors and the summary line (as --min-severity error)")
+    noise.add_argument("-v", "--verbose", action="store_true", dest="every_diagnostic",
+                       help="print every diagnostic on its own line (default: errors and warnings one per line, "
+                            "notes counted by code)")
+    conv.add_argument("--min-severity", choices=("info", "warning", "error"), default="info",
+                      help="print diagnostics of this severity or graver (the summary line counts them all; "
+                           "--format json and --report keep them all)")
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
     conv.add_argument("-j", "--jobs", type=positive, default=None, metavar="N",
                       help="convert in N worker processes (default: one per core; 1: no workers); "
@@ -200,11 +210,8 @@ def cmd_convert(args) -> int:
         }
         print(json.dumps(payload, indent=2), file=sys.stderr if (args.diff or single_stdout) else sys.stdout)
     else:
-        for d in report.diagnostics:
-            if outside_package(d) is None:  # those are printed once per package, below
-                print(d.format(), file=sys.stderr)
-        for package, found in report.outside_packages.items():
-            print(outside_summary(package, found), file=sys.stderr)
+        _print_diagnostics(report, Severity.ERROR if args.quiet else Severity(args.min_severity),
+                           args.every_diagnostic)
         print(run_summary(report), file=sys.stderr)
     if args.report is not None and not _write_report(args, report, sources.texts, parity):
         return EXIT_FINDINGS
@@ -215,6 +222,23 @@ def cmd_convert(args) -> int:
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _print_diagnostics(report: PathReport, minimum: Severity, every: bool) -> None:
+    """The diagnostics of ``minimum`` severity or graver: errors and warnings one per line
+    (a package imported from outside the tree once for the run), notes counted by code,
+    unless ``every`` (each on its own line)."""
+    shown = [d for d in report.diagnostics if d.severity.at_least(minimum)]
+    for d in shown:
+        # outside packages are printed once per package, below; notes grouped, at the end
+        if outside_package(d) is None and (every or d.severity is not Severity.INFO):
+            print(d.format(), file=sys.stderr)
+    for package, found in report.outside_packages.items():
+        if found[0].severity.at_least(minimum):
+            print(outside_summary(package, found), file=sys.stderr)
+    notes = [] if every else [d for d in shown if d.severity is Severity.INFO]
+    if notes:
+        print(notes_by_code(notes), file=sys.stderr)
 
 
 class _SourceKeeper:

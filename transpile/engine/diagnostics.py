@@ -8,7 +8,14 @@ from enum import Enum
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
-    INFO = "info"
+    INFO = "info"  # a note: printed grouped by code unless asked for one by one
+
+    def at_least(self, other: "Severity") -> bool:
+        """Whether this severity is ``other`` or graver (info < warning < error)."""
+        return _RANK[self] >= _RANK[other]
+
+
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 
 class Safety(str, Enum):

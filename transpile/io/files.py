@@ -85,17 +85,23 @@ class PathReport:
         return [d for f in self.files if f.result for d in f.result.diagnostics]
 
     @property
+    def _measured(self) -> list[ConversionResult]:
+        """The results the rate counts: not those of failed files (a file that converted
+        but could not be written failed too: its conversion is not where the user will run it)."""
+        return [f.result for f in self.files if f.result and not f.result.failed]
+
+    @property
     def converted_uses(self) -> int:
-        return sum(f.result.stats.converted for f in self.files if f.result)
+        return sum(r.stats.converted for r in self._measured)
 
     @property
     def unconverted_uses(self) -> int:
-        return sum(f.result.stats.unconverted for f in self.files if f.result)
+        return sum(r.stats.unconverted for r in self._measured)
 
     @property
     def annotation_uses(self) -> int:
         """torch types left in annotations: counted apart, not in the rate (they run nothing)."""
-        return sum(f.result.stats.annotations for f in self.files if f.result)
+        return sum(r.stats.annotations for r in self._measured)
 
     @property
     def conversion_rate(self) -> float | None:
