@@ -185,7 +185,7 @@ def test_a_missing_input_among_several_is_reported_and_the_others_convert(tmp_pa
     good = tmp_path / "good.py"
     good.write_text(TORCH)
     proc = run("convert", tmp_path / "nope.py", good, "-o", tmp_path / "out")
-    assert proc.returncode == 1 and f"{tmp_path / 'nope.py'}:0:1: MS000 error: no such file" in proc.stderr
+    assert proc.returncode == 1 and f"{tmp_path / 'nope.py'}:1:1: MS000 error: no such file" in proc.stderr
     assert "ops.cat" in (tmp_path / "out" / "good.py").read_text()
 
 

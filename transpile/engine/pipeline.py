@@ -629,6 +629,25 @@ class Pipeline:
             module = _markers_to_first_statement(cst.parse_module(source))
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
+        task = (module, source, filename, debug, inherited, package, tree_source, record_edits, declined)
+        result = self._attempt(*task)
+        if result is not None:
+            return result
+        # Each changed line was checked, yet the whole does not parse (a pass's bug): the
+        # top-level statements whose conversion breaks it are kept as they were, marked.
+        kept = _culprits(len(module.body), lambda keep: self._attempt(*task, keep) is not None)
+        result = self._attempt(*task, kept) if kept is not None else None
+        if result is not None:
+            return result
+        message = ("the converted code does not parse as a whole (a bug in transpile: please report it); "
+                   "nothing is converted")
+        return _failure(source, filename, message, 1)
+
+    def _attempt(self, module: cst.Module, source: str, filename: str, debug: bool, inherited: dict[str, str],
+                 package, tree_source: bool, record_edits: bool, declined: frozenset,
+                 keep: frozenset[int] = frozenset()) -> ConversionResult | None:
+        """The module converted, its top-level statements numbered in ``keep`` left as they
+        are (marked, with an error); None when the converted code does not parse."""
         ctx = FileContext(source, filename, self.module_map, self.aliases)
         ctx.imports = ImportTable.from_module(module)
         ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
@@ -641,6 +660,11 @@ class Pipeline:
             return ConversionResult(source, [], False, filename)
         if self.analyse is not None:
             ctx.facts = self.analyse(module, ctx)
+        kept = {id(module.body[i]) for i in keep}
+        for i in sorted(keep):
+            ctx.frozen.add(id(module.body[i]))
+            ctx.report(module.body[i], "MS000", _KEPT_WHOLE, Severity.ERROR, Safety.MANUAL)
+            ctx.stats.unconverted += 1
         current = module
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
@@ -648,17 +672,45 @@ class Pipeline:
             current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
+        if kept:
+            marker = [f"{MARKER_PREFIX} MS000 {_KEPT_WHOLE}"]
+            current = current.with_changes(body=[
+                _attach_markers(stmt, marker, was_line=isinstance(stmt, cst.SimpleStatementLine))
+                if id(stmt) in kept else stmt for stmt in current.body])
         code = code_of(current)
-        diagnostics = ctx.resolve(module)
-        edits = _edits(ctx, module) if record_edits else []
         try:  # never hand out code that does not parse (each changed statement was checked)
             if code != source:  # the source parsed before
                 ast.parse(code, filename)
-        except SyntaxError as exc:
-            message = f"the converted code does not parse (line {exc.lineno}: {exc.msg}); nothing is converted"
-            diag = Diagnostic("MS000", Severity.ERROR, message, filename, 0, 0, Safety.MANUAL)
-            return ConversionResult(source, [*diagnostics, diag], False, filename, ctx.stats, failed=True)
+        except SyntaxError:
+            return None
+        diagnostics = ctx.resolve(module)
+        edits = _edits(ctx, module) if record_edits else []
         return ConversionResult(code, diagnostics, code != source, filename, ctx.stats, edits=edits)
+
+
+_KEPT_WHOLE = ("this statement's conversion makes the file invalid Python (a bug in transpile: please report it); "
+               "it is left as it was")
+
+
+def _culprits(count: int, parses: Callable[[frozenset[int]], bool]) -> frozenset[int] | None:
+    """The top-level statements (numbers below ``count``) to keep as they are for the
+    conversion to parse, found by halving: a group is converted when the output with it
+    (and the groups taken so far) parses, else split. None when keeping them all is not enough."""
+    everything = frozenset(range(count))
+    if not parses(everything):
+        return None
+    converted: set[int] = set()
+
+    def take(group: list[int]) -> None:
+        if parses(everything - converted - set(group)):
+            converted.update(group)
+        elif len(group) > 1:
+            half = len(group) // 2
+            take(group[:half])
+            take(group[half:])
+
+    take(list(range(count)))
+    return everything - converted
 
 
 _SAFETY_ORDER = {Safety.SAFE: 0, Safety.MANUAL: 1, Safety.UNSAFE: 2}
