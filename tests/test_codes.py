@@ -63,8 +63,11 @@ def test_file_level_diagnostics_are_at_line_1(tmp_path, capsys) -> None:
     main(["convert", str(empty), "--check"])
     err = capsys.readouterr().err
     assert f"{empty}:1:1: MS000 error: empty file" in err, err
-    big = convert_code("import torch\n" + "x = 1\n", filename="m.py")
-    assert all(d.line >= 1 for d in big.diagnostics)
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    main(["convert", str(tmp_path / "tree"), "--check"])
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'tree' / 'gone.py'}:1:1: MS001 warning: skipped: broken symlink" in err, err
     assert Diagnostic("MS000", Severity.ERROR, "whole file").line == 1  # the default place: the file's start
 
 

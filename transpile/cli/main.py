@@ -13,7 +13,7 @@ from pathlib import Path
 from ..engine.diagnostics import Severity
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
-from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths
+from ..io.files import BACKUP_SUFFIX, CONVERTED_SUFFIXES, PathReport, RefusedError, convert_paths, declared_encoding
 from ..report import read_parity_results
 from ..version import __version__
 from .exit_codes import EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
@@ -298,8 +298,15 @@ def _count_text(row: dict[str, int]) -> str:
 
 
 def _source_lines(path) -> list[str]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:  # the BOM is not part of the code compared
-        return fh.read().splitlines(keepends=True)
+    """The lines of the input as convert read it (its coding cookie's encoding; the BOM is
+    not part of the code compared). UnicodeDecodeError when it cannot be read so."""
+    data = Path(path).read_bytes()
+    try:
+        encoding = declared_encoding(data)
+    except SyntaxError:
+        encoding = "utf-8"
+    text = data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
+    return text.splitlines(keepends=True)
 
 
 def main(argv: list[str] | None = None) -> int:

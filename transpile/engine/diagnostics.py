@@ -27,8 +27,9 @@ class Safety(str, Enum):
 @dataclass(frozen=True)
 class Diagnostic:
     """One finding, placed in the input. ``line`` is 1-based (a diagnostic about the whole
-    file is at line 1); ``col`` is 0-based in this object, as LibCST counts, and 1-based in
-    everything printed or serialized (:meth:`format`, :meth:`to_dict`)."""
+    file is at line 1; 0 only for a place the input does not have, such as code a pass
+    wrote); ``col`` is 0-based in this object, as LibCST counts, and 1-based in everything
+    printed or serialized (:meth:`format`, :meth:`to_dict`)."""
 
     code: str
     severity: Severity
@@ -37,10 +38,6 @@ class Diagnostic:
     line: int = 1
     col: int = 0
     safety: Safety = Safety.SAFE
-
-    def __post_init__(self) -> None:
-        if self.line < 1:  # "no line" (the whole file, a place not found) is the file's start
-            object.__setattr__(self, "line", 1)
 
     def format(self) -> str:
         """gcc style: ``model.py:42:9: MS301 warning: ...`` (col is 1-based)."""

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 import gc
+import re
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -497,7 +499,7 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
     (only its syntax is checked when it is not ``converting``)."""
     if converting and len(source) > MAX_SOURCE_CHARS:
         return _failure(source, filename, f"too large to convert: {len(source):,} characters, the converter "
-                        f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 0)
+                        f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 1)
     try:  # CPython's parser first: LibCST's native one crashes on what this one refuses
         try:
             tree = _parse(source, filename)
@@ -505,7 +507,7 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
             tree = call_with_deep_stack(_parse, source, filename)
     except SyntaxError as exc:
         why = exc.msg + (" (Python allows 200 levels)" if exc.msg == "too many nested parentheses" else "")
-        return _syntax_error(source, filename, why, exc.lineno or 0, (exc.offset or 1) - 1)
+        return _syntax_error(source, filename, why + _newer_syntax(exc, source), exc.lineno or 1, (exc.offset or 1) - 1)
     except (RecursionError, MemoryError) as exc:  # CPython's own limits on nesting and size
         why = f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__}, its stack is full"
         return _failure(source, filename, f"too deeply nested or too large for Python's own parser ({why})",
@@ -517,6 +519,31 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
         return _failure(source, filename, f"an expression or block nested {depth} levels deep; the converter "
                         f"handles at most {MAX_NESTING} (split it, e.g. a long `a + b + ...` into partial sums)", line)
     return depth, line
+
+
+# Python 3.12's new statements, by the start of the line a 3.11 parser stops at
+_NEWER_STATEMENTS = (
+    (re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*(\[[^=]*\])?\s*="), "a type statement (`type X = ...`, Python 3.12)"),
+    (re.compile(r"^\s*(async\s+)?def\s+[A-Za-z_]\w*\s*\["), "a type parameter list (`def f[T](...)`, Python 3.12)"),
+    (re.compile(r"^\s*class\s+[A-Za-z_]\w*\s*\["), "a type parameter list (`class C[T]:`, Python 3.12)"),
+)
+
+
+def _newer_syntax(exc: SyntaxError, source: str) -> str:
+    """The words that say a syntax error is syntax of a newer Python than the one
+    transpile runs on ("" when it is not, or transpile runs on that Python)."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if sys.version_info >= (3, 12):
+        return ""
+    lines = source.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno and exc.lineno <= len(lines) else ""
+    for pattern, what in _NEWER_STATEMENTS:
+        if pattern.match(line):
+            return f": {what}, syntax newer than this tool's Python {running}"
+    if exc.msg.startswith("f-string"):
+        return (f" (if this is an f-string Python 3.12 allows, with the same quotes, a backslash or a comment "
+                f"inside its braces: syntax newer than this tool's Python {running})")
+    return ""
 
 
 def _parse(source: str, filename: str) -> ast.Module:
@@ -620,7 +647,7 @@ class Pipeline:
         except RecursionError as exc:
             return _failure(source, filename, f"nested too deeply to convert ({exc}; {depth} levels deep)", line)
         except MemoryError:
-            return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 0)
+            return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 1)
 
     def _convert(self, source: str, filename: str, debug: bool, inherited: dict[str, str], package,
                  tree_source: bool, record_edits: bool, declined: frozenset) -> ConversionResult:
