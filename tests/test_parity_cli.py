@@ -451,3 +451,16 @@ def test_root_usage_errors(tmp_path, capsys, monkeypatch):
     assert "--root needs --converted" in capsys.readouterr().err
     assert main(["parity", "pkg/m.py", "--root", "nowhere", "--converted", "out", *common]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+def test_specs_cross_to_the_child_unchanged():
+    """A parity spec (with --root) and a training spec go to the child process as JSON and
+    come back equal: each keeps only the path fields it has."""
+    from transpile.parity.spec import ParitySpec
+    from transpile.parity.training import TrainingSpec, load_training_specs
+
+    spec = make_spec(source=str(REPO / "samples" / "lenet.py"), entry="LeNet()", inputs=("float32[1,1,28,28]",),
+                     converted=str(REPO / "samples"), root=str(REPO / "samples"))
+    assert ParitySpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    training = load_training_specs(REPO / "samples")[0]
+    assert TrainingSpec.from_dict(json.loads(json.dumps(training.to_dict()))) == training

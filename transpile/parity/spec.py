@@ -154,12 +154,12 @@ _PATHS = ("path", "source", "converted", "root")
 
 def paths_out(data: dict) -> dict:
     """A spec's fields with its paths as strings (JSON for the child process)."""
-    return {**data, **{key: None if data.get(key) is None else str(data[key]) for key in _PATHS}}
+    return {**data, **{key: None if data[key] is None else str(data[key]) for key in _PATHS if key in data}}
 
 
 def paths_in(data: dict) -> dict:
     """The inverse of ``paths_out``: a copy of ``data`` with its paths as Paths."""
-    return {**data, **{key: None if data.get(key) is None else Path(data[key]) for key in _PATHS}}
+    return {**data, **{key: None if data[key] is None else Path(data[key]) for key in _PATHS if key in data}}
 
 
 def as_float(value, where: str) -> float:
