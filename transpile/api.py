@@ -222,7 +222,7 @@ def api_counts(apis: list[ApiStatus]) -> dict[str, dict[str, int]]:
 
 
 def counts_markdown(counts: dict[str, dict[str, int]]) -> str:
-    """The per-family counts as a Markdown table (also quoted in the README)."""
+    """The per-family counts as a Markdown table (also quoted in docs/benchmarks.md)."""
     lines = ["| family | converted | converted with a note | unsupported |", "| --- | --- | --- | --- |"]
     lines += [f"| {family} | {row['converted']} | {row['converted with a note']} | {row['unsupported']} |"
               for family, row in counts.items()]
