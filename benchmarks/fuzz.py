@@ -709,6 +709,16 @@ def run_generated(tally: Tally, stop: float, chunk: int = 50) -> None:
         one()
 
 
+def _generators_installed() -> bool:
+    """Whether hypothesis and hypothesmith, which generate programs, can be imported."""
+    try:
+        import hypothesis  # noqa: F401
+        import hypothesmith  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="total time (default 10)")
@@ -717,8 +727,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debug", action="store_true", help="convert with debug=True (re-parse every replacement)")
     parser.add_argument("--first-seed", type=int, default=0, help="first mutation seed (default 0)")
     parser.add_argument("--generated-share", type=float, default=0.3,
-                        help="share of the time spent on generated programs (default 0.3)")
+                        help="share of the time spent on generated programs (default 0.3; 0: none, and hypothesis is not needed)")
     args = parser.parse_args(argv)
+    if args.generated_share > 0 and not _generators_installed():
+        print("fuzz.py: generated programs need hypothesis and hypothesmith (pip install -e '.[dev]'); "
+              "--generated-share 0 runs without them", file=sys.stderr)
+        return 2
     start = time.monotonic()
     stop = start + args.minutes * 60
     (args.out / "failures.jsonl").unlink(missing_ok=True)  # the list is this run's
@@ -728,7 +742,8 @@ def main(argv: list[str] | None = None) -> int:
             break
         tally.run(code, f"api:{source}")
     calls = tally.tried
-    run_generated(tally, time.monotonic() + (stop - time.monotonic()) * args.generated_share)
+    if args.generated_share > 0:  # hypothesis is imported only when generated programs are asked for
+        run_generated(tally, time.monotonic() + (stop - time.monotonic()) * args.generated_share)
     generated = tally.tried - calls
     files = seed_files()
     run_mutants(tally, files, range(args.first_seed, 10**9), stop)

@@ -5,7 +5,7 @@
 writes ``benchmarks/results/NAME-<commit>.txt``: a header (the commit, whether the code
 that decides the figures — transpile/, rewrites/, benchmarks/ — differs from it, the
 command, the date, the machine's cores, the exit status) and then everything the command
-printed on stdout, unchanged. A figure quoted in README.md or benchmarks/README.md names
+printed on stdout, unchanged. A figure quoted in docs/benchmarks.md or benchmarks/README.md names
 such a file (see benchmarks/results/README.md).
 """
 from __future__ import annotations

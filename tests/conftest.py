@@ -75,6 +75,7 @@ LONGEST_FIRST = (
     "test_fuzz.py",
     "differential/test_optim.py",
     "test_samples_parity.py",
+    "test_first_hour.py",
     "test_review.py",
     "test_invariants.py",
     "test_cli.py",

@@ -172,7 +172,7 @@ def test_an_all_failed_run_reports_failure(tmp_path: Path) -> None:
     proc = run("convert", tmp_path / "a.py", tmp_path / "b.py", "-o", tmp_path / "out")
     assert proc.returncode == 1
     summary = proc.stderr.splitlines()[-2:]
-    assert "0 converted, 0 unchanged, 2 failed" in summary[0] and "conversion rate n/a" in summary[0]
+    assert "0 converted, 0 unchanged, 2 failed" in summary[0] and "no torch use converted" in summary[0]
     assert "100.0%" not in proc.stderr
     assert summary[1] == f"failed: {tmp_path / 'a.py'}, {tmp_path / 'b.py'}"
     data = json.loads(run("convert", tmp_path / "a.py", tmp_path / "b.py", "-o", tmp_path / "out",
@@ -185,7 +185,7 @@ def test_a_missing_input_among_several_is_reported_and_the_others_convert(tmp_pa
     good = tmp_path / "good.py"
     good.write_text(TORCH)
     proc = run("convert", tmp_path / "nope.py", good, "-o", tmp_path / "out")
-    assert proc.returncode == 1 and f"{tmp_path / 'nope.py'}:0:1: MS000 error: no such file" in proc.stderr
+    assert proc.returncode == 1 and f"{tmp_path / 'nope.py'}:1:1: MS000 error: no such file" in proc.stderr
     assert "ops.cat" in (tmp_path / "out" / "good.py").read_text()
 
 

@@ -90,9 +90,9 @@ def test_one_pass_shown_whole() -> None:
 
 
 def test_passes_unknown_id_exits_2() -> None:
-    proc = run("passes", "MS999")
+    proc = run("passes", "MS998")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert "no pass 'MS999'" in proc.stderr and "MS201" in proc.stderr and "MS901" in proc.stderr
+    assert "no pass or code 'MS998'" in proc.stderr and "MS201" in proc.stderr and "MS901" in proc.stderr
 
 
 # -- explain: the library ---------------------------------------------------------------

@@ -104,3 +104,13 @@ def test_minimize_keeps_the_failure() -> None:
     small = fuzz.minimize(source, lambda code: "boom" in code, budget=30)
     assert "boom" in small and fuzz.parses(small)
     assert len(small) < len(source) and "c = 4" not in small
+
+
+def test_no_hypothesis_needed_without_generated_programs(tmp_path, monkeypatch, capsys) -> None:
+    """``--generated-share 0`` asks for no generated programs: the run must not need
+    hypothesis (nor hypothesmith); asked for them without it, it says what to install."""
+    monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis -> ImportError
+    monkeypatch.setitem(sys.modules, "hypothesmith", None)
+    assert fuzz.main(["--minutes", "0", "--generated-share", "0", "--out", str(tmp_path)]) == 0
+    assert fuzz.main(["--minutes", "0.001", "--out", str(tmp_path)]) == 2
+    assert "hypothesis" in capsys.readouterr().err

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transpile import convert_code
+from transpile import convert_code, convert_paths
 from transpile.cli.main import main
 from transpile.parity import InputSpec, SpecError, make_spec, parse_input
 from transpile.parity.compare import ComparisonError, compare_trees, diff_leaves, make_inputs
@@ -105,6 +105,20 @@ model = "Encoder()"
 tolerance = 1.0              # the flag below wins
 inputs = ["int64[2,6]:0..20", "bool[2,6]", "expr:np.full((2, 8), 0.5, np.float32)"]
 '''
+
+# A package whose model file imports the package's modules by their absolute name from
+# the package's root (`from models.blocks import ...`) and its siblings relatively.
+PACKAGE = {
+    "models/__init__.py": "",
+    "models/blocks.py": "import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self):\n"
+                        "        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n"
+                        "    def forward(self, x):\n        return self.fc(x)\n",
+    "models/net.py": "import torch.nn as nn\n\nfrom models.blocks import Block\nfrom .scale import double\n\n\n"
+                     "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                     "        self.block = Block()\n\n    def forward(self, x):\n        return double(self.block(x))\n",
+    "models/scale.py": "def double(x):\n    return x * 2\n",
+}
+
 
 needs_frameworks = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("mindspore") is None,
@@ -293,6 +307,10 @@ def runs(tmp_path_factory):
     (tmp / "parity.toml").write_text(CONFIG, encoding="utf-8")
     (tmp / "tied_ms.py").write_text(TIED_MS, encoding="utf-8")
     encoder = ["models.py", "--model", "Encoder()", *INPUTS, "--mode", "pynative"]
+    for name, text in PACKAGE.items():
+        (tmp / "pkg" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "pkg" / name).write_text(text, encoding="utf-8")
+    convert_paths([tmp / "pkg"], output=tmp / "pkg_ms")
     commands = {
         "match": ["parity", "--config", "parity.toml", "--tolerance", "1e-5", "--json"],
         "functional": ["parity", *encoder, "--converted", _converted(tmp, "functional.py", "h = h + 1.0", "h = h - 1.0")],
@@ -309,6 +327,8 @@ def runs(tmp_path_factory):
         "tied": ["parity", "models.py", "--converted", "tied_ms.py", "--model", "Tied()", "--input", "int64[2,5]:0..20",
                  "--mode", "pynative", "--json"],
         "samples": ["parity", "lenet", "--samples", REPO / "samples", "--mode", "pynative"],
+        "root": ["parity", "pkg/models/net.py", "--root", "pkg", "--converted", "pkg_ms", "--model", "Net()",
+                 "--input", "float32[2,4]", "--json"],
     }
     with ThreadPoolExecutor(max_workers=3) as pool:
         order = sorted(commands, key=lambda n: n != "hang")  # the waiting one first
@@ -406,3 +426,41 @@ def test_the_samples_table_is_unchanged(runs):
     assert lines[0].split(" | ") == ["sample", "converted", "max abs diff PYNATIVE", "max abs diff GRAPH", "verdict"]
     assert lines[2].split(" | ")[0].strip() == "lenet" and lines[2].endswith("| match")
     assert lines[-1] == "1 of 1 samples match"
+
+
+@needs_frameworks
+def test_root_puts_the_package_on_the_import_path_of_both_sides(runs):
+    """--root DIR: the original is imported as a module of DIR (absolute imports of the
+    package and relative ones work), the converted one as the same module of the
+    converted tree, each side seeing its own package: in both modes."""
+    proc = runs["root"]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["ok"] and set(data["modes"]) == {"PYNATIVE", "GRAPH"}
+
+
+def test_root_usage_errors(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text("", encoding="utf-8")
+    (tmp_path / "other.py").write_text("", encoding="utf-8")
+    common = ["--model", "M()", "--input", "float32[1]"]
+    assert main(["parity", "other.py", "--root", "pkg", "--converted", "out", *common]) == 2
+    assert "not inside --root pkg" in capsys.readouterr().err
+    assert main(["parity", "pkg/m.py", "--root", "pkg", *common]) == 2
+    assert "--root needs --converted" in capsys.readouterr().err
+    assert main(["parity", "pkg/m.py", "--root", "nowhere", "--converted", "out", *common]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_specs_cross_to_the_child_unchanged():
+    """A parity spec (with --root) and a training spec go to the child process as JSON and
+    come back equal: each keeps only the path fields it has."""
+    from transpile.parity.spec import ParitySpec
+    from transpile.parity.training import TrainingSpec, load_training_specs
+
+    spec = make_spec(source=str(REPO / "samples" / "lenet.py"), entry="LeNet()", inputs=("float32[1,1,28,28]",),
+                     converted=str(REPO / "samples"), root=str(REPO / "samples"))
+    assert ParitySpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    training = load_training_specs(REPO / "samples")[0]
+    assert TrainingSpec.from_dict(json.loads(json.dumps(training.to_dict()))) == training

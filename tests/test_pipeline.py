@@ -72,11 +72,18 @@ def test_an_invalid_statement_is_kept_as_it_was_and_marked() -> None:
 
 
 def test_an_output_that_does_not_parse_is_not_handed_out() -> None:
-    source = "import src\n\ndef bad():\n    return fine\n"
+    """The conversion of ``def bad`` makes the file invalid though no changed line is: that
+    statement is kept as it was, with a marker and an error at its own line in the input
+    (none citing the output's lines), and the rest of the file is still converted."""
+    source = "import src\n\nx = fine\n\n\ndef bad():\n    return fine\n\n\ndef good():\n    return fine\n"
     result = run([Rename, BadDefinition], source)
-    assert result.failed and result.code == source and not result.changed
-    assert any(d.code == "MS000" and d.severity is Severity.ERROR and "does not parse" in d.message
-               for d in result.diagnostics)
+    assert not result.failed and result.changed
+    ast.parse(result.code)
+    assert "x = renamed" in result.code and "def good():\n    return renamed" in result.code
+    assert "# transpile: MS000 " in result.code and "def bad():\n    return fine" in result.code
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert [(d.code, d.line) for d in errors] == [("MS000", 6)]
+    assert "left as it was" in errors[0].message and "line" not in errors[0].message
 
 
 def test_a_weaker_replacement_is_parenthesized_where_it_stands() -> None:

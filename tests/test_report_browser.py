@@ -199,3 +199,34 @@ def test_report_in_chromium(browser, rendered, tmp_path):
     assert problems == []
     assert all(url.startswith(("file:", "data:")) for url in requests), requests
     page.close()
+
+
+def test_report_layout_at_1400_px(browser, tmp_path):
+    """The code columns of a side-by-side diff share the width (an 80-character line fits
+    without wrapping at 1400 px), also when the table's first row is a folded run's one
+    cell, and the unconverted APIs' "where" column stays inside the page on a large tree."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    # a long docstring the conversion keeps above its imports: the table's first row is a fold's
+    head = '"""A module.\n\n' + "".join(f"Line {i} of its documentation.\n" for i in range(40)) + '"""\n'
+    deep = root / "a_package_with_a_long_name" / "its_subpackage_with_a_longer_name" / "and_modules_further_down"
+    deep.mkdir(parents=True)
+    (root / "top.py").write_text("import torch\n")  # the paths shown are relative to the tree's top
+    for n in range(15):
+        name = f"a_rather_long_module_name_of_a_large_tree_number_{n:02d}.py"
+        (deep / name).write_text(head + "import torch\n\ny = torch.foo_bar(1)\nz = torch.zeros(2)\n")
+    report = convert_paths([root], write=False, cache=False, jobs=1)
+    path = tmp_path / "report.html"
+    path.write_text(render_report(report, {str(f.source): f.source.read_text() for f in report.files}))
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    widths = page.eval_on_selector_all(
+        "details.diff[open] table.sbs", "ts => ts.map(t => [...t.querySelectorAll('td.code')]"
+        ".filter(c => c.offsetParent !== null).map(c => c.getBoundingClientRect().width))")
+    shown = [w for table in widths for w in table]
+    assert shown and min(shown) > 560, widths  # 80 columns of 12.5px monospace: about 600 px
+    table, card = page.locator("#unconverted-apis").evaluate(
+        "t => [t.getBoundingClientRect().right, t.parentElement.getBoundingClientRect().right]")
+    assert table <= card + 1, (table, card)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400

@@ -198,24 +198,24 @@ class _Terminal:
 
 
 def test_review_session_through_a_terminal(tmp_path):
-    """Keys in, decisions and files out; a second review asks nothing; a changed place is asked again."""
+    """Answers (a line each) in, decisions and files out; a second review asks nothing; a changed place is asked again."""
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "head.py").write_text(HEAD)
     term = _Terminal([TRANSPILE, "review", "src", "-o", "out"], tmp_path)
     screen = term.expect("[Y/n/a/d/q/?] ")
     assert "[1/5] src/head.py:5:" in screen and "MS201" in screen and "+nn.Cell" in screen
-    term.type("y")
+    term.type("y\r")
     screen = term.expect("[Y/n/a/d/q/?] ")
     assert "[2/5] src/head.py:8:" in screen and "-nn.Linear(8, 4)" in screen
-    term.type("n")
+    term.type("n\r")
     screen = term.expect("[Y/n/a/d/q/?] ")
     assert "[3/5] src/head.py:9:" in screen and "nn.ReLU()" in screen
-    term.type("?")
+    term.type("?\r")
     assert "apply the rest in this file" in term.expect("[Y/n/a/d/q/?] ")
-    term.type("y")
+    term.type("y\r")
     screen = term.expect("[Y/n/a/d/q/?] ")
     assert "[4/5] src/head.py:11:" in screen and "+def construct(self, x):" in screen
-    term.type("y")
+    term.type("y\r")
     screen = term.expect("[y/N/a/d/q/?] ")  # unsafe: the default is no
     assert "[5/5] src/head.py:13:" in screen and "unsafe" in screen and "mask multiply" in screen
     term.type("\r")
@@ -243,7 +243,7 @@ def test_review_session_through_a_terminal(tmp_path):
     term = _Terminal([TRANSPILE, "review", "src"], tmp_path)
     screen = term.expect("[Y/n/a/d/q/?] ")
     assert "[1/1] src/head.py:8:" in screen and "-nn.Linear(8, 6)" in screen
-    term.type("q")
+    term.type("q\r")
     assert term.finish() == 0
     store = DecisionStore.load(tmp_path)
     assert store.declined(tmp_path / "src" / "head.py") == {EditKey("MS301", "y[y > 0]", 0)}  # stale one dropped
@@ -269,3 +269,36 @@ def test_review_unsafe_only_and_bad_input(tmp_path):
     assert proc.returncode == 0 and "[1/1] m.py:13:" in proc.stdout
     missing = subprocess.run([TRANSPILE, "review", "nope.py"], cwd=tmp_path, capture_output=True, text=True)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_an_answer_is_a_line_and_answers_only_the_edit_shown(tmp_path):
+    """``y`` then Enter answers the edit on the screen; the Enter is not taken as the
+    (default) answer to the next one before the person has seen it."""
+    (tmp_path / "m.py").write_text(HEAD)
+    term = _Terminal([TRANSPILE, "review", "m.py"], tmp_path)
+    assert "[1/5] m.py:5:" in term.expect("[Y/n/a/d/q/?] ")
+    term.type("y\r")
+    assert "[2/5] m.py:8:" in term.expect("[Y/n/a/d/q/?] ")
+    term.type("q\r")
+    assert term.finish() == 0, term.seen
+    assert "1 of 5 edits decided" in term.seen
+    assert DecisionStore.load(tmp_path).declined(tmp_path / "m.py") == frozenset()
+    assert len(DecisionStore.load(tmp_path)) == 1
+
+
+def test_quitting_with_an_output_says_nothing_was_written_and_how_to_apply(tmp_path):
+    (tmp_path / "m.py").write_text(HEAD)
+    proc = subprocess.run([TRANSPILE, "review", "m.py", "-o", "out"], cwd=tmp_path, input="n\nq\n",
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "out").exists()
+    assert "nothing written to out" in proc.stdout
+    assert "transpile convert m.py -o out" in proc.stdout and "transpile review m.py -o out" in proc.stdout
+    assert len(DecisionStore.load(tmp_path).declined(tmp_path / "m.py")) == 1  # the n is kept
+
+
+def test_review_of_a_file_that_is_not_text_fails_with_a_message(tmp_path):
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\xff\xfe binary")
+    proc = subprocess.run([TRANSPILE, "review", "blob.py"], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "blob.py" in proc.stderr and "not UTF-8" in proc.stderr, proc

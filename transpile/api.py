@@ -60,8 +60,6 @@ def convert_code(source: str, *, filename: str | None = None, debug: bool = Fals
 _CELL = "__transpile_cell__({})"
 _MAGIC = re.compile(r"^(\s*)([%!?].*)$")
 _MAGIC_MARK = "# __transpile_magic__ "
-# what reading a text that is not a notebook raises (JSON nested past the stack too)
-_NOT_A_NOTEBOOK = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
 
 def park_magics(code: str) -> str:
@@ -109,13 +107,30 @@ def _join_cells(nb: dict) -> _JoinedCells:
     return _JoinedCells("".join(parts), numbers, starts)
 
 
+def load_notebook(text: str) -> dict:
+    """A notebook (JSON text) as data; ValueError saying, in a user's words, what makes
+    the text no notebook (not JSON, no cells, a cell that is no object or has no text)."""
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a notebook: not valid JSON (line {exc.lineno}, column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise ValueError("not a notebook: its JSON nests too deeply to read") from exc
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise ValueError('not a notebook: no "cells" list (a notebook is a JSON object holding one)')
+    for number, cell in enumerate(nb["cells"], 1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type", ""), str):
+            raise ValueError(f"not a notebook: cell {number} is not a cell (a JSON object with a cell_type)")
+        source = cell.get("source", [])
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            raise ValueError(f"not a notebook: cell {number}: its source is not text (a string or a list of them)")
+    return nb
+
+
 def notebook_cells(text: str) -> list[tuple[str, str]]:
     """The type (``code``, ``markdown``...) and source of each cell of a notebook (JSON
     text); ValueError when the text is not a notebook."""
-    try:
-        return [(str(cell.get("cell_type")), "".join(cell.get("source", []))) for cell in json.loads(text)["cells"]]
-    except _NOT_A_NOTEBOOK as exc:
-        raise ValueError(f"not a notebook: {exc}") from exc
+    return [(str(cell.get("cell_type")), "".join(cell.get("source", []))) for cell in load_notebook(text)["cells"]]
 
 
 def _notebook_edit(edit: Edit, joined: _JoinedCells) -> Edit:
@@ -145,10 +160,10 @@ def convert_notebook(text: str, *, filename: str | None = None, debug: bool = Fa
     """
     name = filename or "<notebook>"
     try:
-        nb = json.loads(text)
-        joined = _join_cells(nb)
-    except _NOT_A_NOTEBOOK as exc:
-        return ConversionResult(text, [_error(name, f"not a notebook: {exc}")], False, name, failed=True)
+        nb = load_notebook(text)
+    except ValueError as exc:
+        return ConversionResult(text, [_error(name, str(exc))], False, name, failed=True)
+    joined = _join_cells(nb)
     result = convert_code(joined.text, filename=name, debug=debug, record_edits=record_edits,
                           declined=frozenset(map(_module_key, declined)))
     if result.failed:
@@ -207,7 +222,7 @@ def api_counts(apis: list[ApiStatus]) -> dict[str, dict[str, int]]:
 
 
 def counts_markdown(counts: dict[str, dict[str, int]]) -> str:
-    """The per-family counts as a Markdown table (also quoted in the README)."""
+    """The per-family counts as a Markdown table (also quoted in docs/benchmarks.md)."""
     lines = ["| family | converted | converted with a note | unsupported |", "| --- | --- | --- | --- |"]
     lines += [f"| {family} | {row['converted']} | {row['converted with a note']} | {row['unsupported']} |"
               for family, row in counts.items()]

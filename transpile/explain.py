@@ -5,6 +5,8 @@ Pure functions back ``transpile passes`` and ``transpile explain``:
 * :func:`pass_docs` / :func:`pass_doc`: the passes of the pipeline in their order, each with
   its summary, its stage, the documentation of its rule (the docstring of the module that
   defines it) and its before/after examples;
+* :func:`code_doc`: any diagnostic code: a pass's id, a code a pass reports besides its
+  own, or one no pass reports (the engine's, the file handling's);
 * :func:`explain_file`: converts a source with its edits recorded and groups them (and the
   diagnostics) by pass, optionally only those at one line;
 * :func:`explain_notebook`: the same for a notebook's code cells, optionally only those of
@@ -22,7 +24,7 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 
-from .engine.diagnostics import Diagnostic
+from .engine.diagnostics import CODES_WITHOUT_PASS, Diagnostic
 from .engine.edits import Edit, EditKey, place
 from .engine.passes import Example
 
@@ -38,6 +40,7 @@ class PassDoc:
     documentation: str  # the docstring of the module that defines the pass ("" when it has none)
     examples: tuple[Example, ...]
     derived_edits: bool = False  # its edits follow from the other passes' (imports): never listed one by one
+    other_codes: tuple[tuple[str, str], ...] = ()  # (code, what it means): what it reports besides its id
 
     def to_dict(self, examples: int | None = None) -> dict:
         """Plain JSON data; ``examples`` limits how many examples are given (None: all)."""
@@ -48,10 +51,10 @@ class PassDoc:
 
 
 class UnknownPassError(LookupError):
-    """A pass id the pipeline does not have; ``known`` lists the ids it has."""
+    """A pass id (or code) the pipeline does not have; ``known`` lists those it has."""
 
     def __init__(self, pass_id: str, known: list[str]):
-        super().__init__(f"no pass {pass_id!r}; the passes are: {', '.join(known)}")
+        super().__init__(f"no pass or code {pass_id!r}; they are: {', '.join(known)}")
         self.pass_id, self.known = pass_id, known
 
 
@@ -69,7 +72,8 @@ def _module_doc(pass_type: type) -> str:
 
 def pass_docs() -> list[PassDoc]:
     """Every pass of the default pipeline, in the order they run."""
-    return [PassDoc(p.id, p.name, p.summary, number, _module_doc(p), tuple(p.examples), p.derived_edits)
+    return [PassDoc(p.id, p.name, p.summary, number, _module_doc(p), tuple(p.examples), p.derived_edits,
+                    tuple(sorted(p.other_codes.items())))
             for number, stage in enumerate(_pipeline().stages, 1) for p in stage]
 
 
@@ -80,6 +84,47 @@ def pass_doc(pass_id: str) -> PassDoc:
         if doc.id == pass_id.strip().upper():
             return doc
     raise UnknownPassError(pass_id, sorted(d.id for d in docs))
+
+
+@dataclass(frozen=True)
+class CodeDoc:
+    """What a diagnostic code means and what reports it (``reported_by``: a pass, or None
+    for the codes of the engine and the file handling)."""
+
+    code: str
+    title: str
+    description: str
+    reported_by: PassDoc | None
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "title": self.title, "description": self.description,
+                "reported_by": None if self.reported_by is None else self.reported_by.to_dict(examples=1)}
+
+
+def code_doc(code: str) -> CodeDoc:
+    """The code ``code`` (``ms502`` reads as ``MS502``): a pass's id, a code a pass reports
+    besides its own, or one no pass reports; :class:`UnknownPassError` if none."""
+    code = code.strip().upper()
+    docs = pass_docs()
+    for doc in docs:
+        if doc.id == code:
+            return CodeDoc(code, doc.name, doc.summary, doc)
+        for other, meaning in doc.other_codes:
+            if other == code:
+                return CodeDoc(code, doc.name, meaning, doc)
+    if code in CODES_WITHOUT_PASS:
+        title, meaning = CODES_WITHOUT_PASS[code]
+        return CodeDoc(code, title, meaning, None)
+    raise UnknownPassError(code, sorted({d.id for d in docs} | {c for d in docs for c, _ in d.other_codes}
+                                        | set(CODES_WITHOUT_PASS)))
+
+
+def code_title(code: str) -> str:
+    """A short name for ``code`` (a pass's name), "" if none is known."""
+    try:
+        return code_doc(code).title
+    except UnknownPassError:
+        return ""
 
 
 @dataclass
@@ -299,9 +344,11 @@ def _explained(result, filename: str, edits: list[Edit], diagnostics: list[Diagn
     for edit in sorted(edits, key=lambda e: (not e.line, e.cell or 0, e.line, e.col)):
         by_pass.setdefault(edit.pass_id, PassExplanation(docs[edit.pass_id])).edits.append(edit)
     others = []
+    owner = {code: doc.id for doc in docs.values() for code, _ in doc.other_codes} | {i: i for i in docs}
     for diag in diagnostics:
-        if diag.code in docs:
-            by_pass.setdefault(diag.code, PassExplanation(docs[diag.code])).diagnostics.append(diag)
+        if diag.code in owner:
+            reporter = owner[diag.code]
+            by_pass.setdefault(reporter, PassExplanation(docs[reporter])).diagnostics.append(diag)
         else:
             others.append(diag)
     if at_import:

@@ -161,6 +161,24 @@ def group_unconverted(report: PathReport) -> list[ApiGroup]:
     return sorted(groups.values(), key=lambda g: (-g.count, g.name))
 
 
+@dataclass(frozen=True)
+class CodeCount:
+    """How many diagnostics of one code a run has, in how many files."""
+
+    code: str
+    count: int
+    files: int
+
+
+def count_by_code(diagnostics: list[Diagnostic]) -> list[CodeCount]:
+    """The diagnostics grouped by code, the most frequent first (then by code)."""
+    found: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        found.setdefault(d.code, []).append(d)
+    counts = [CodeCount(code, len(ds), len({d.filename for d in ds})) for code, ds in found.items()]
+    return sorted(counts, key=lambda c: (-c.count, c.code))
+
+
 def summary(report: PathReport) -> dict:
     """The counts of the run, as ``transpile convert`` prints them in its last line."""
     diags = report.diagnostics

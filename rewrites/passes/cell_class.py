@@ -54,6 +54,10 @@ class CellClass(Pass):
     id = "MS101"
     name = "cell-class"
     summary = "nn.Module subclasses become nn.Cell; forward becomes construct."
+    other_codes = {
+        OUTSIDE_CODE: "the file imports a package built on torch from outside the converted tree: it cannot "
+                      "run until that package is converted too (one line per package for the whole run).",
+    }
     examples = (
         Example(
             "from torch import nn as tnn\nclass Net(tnn.Module):\n    def forward(self, x):\n        return x\n",

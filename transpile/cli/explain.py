@@ -10,8 +10,8 @@ import textwrap
 from pathlib import Path
 
 from ..engine.edits import place
-from ..explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, explain_file, explain_notebook, pass_doc,
-                      pass_docs)
+from ..explain import (Explanation, PassDoc, PassExplanation, UnknownPassError, code_doc, explain_file,
+                      explain_notebook, pass_doc, pass_docs)
 from .exit_codes import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from .shared import colorize_diff, positive, use_color
 
@@ -59,9 +59,8 @@ def cmd_passes(args) -> int:
     """``transpile passes [ID]``."""
     try:
         docs = [pass_doc(args.pass_id)] if args.pass_id else pass_docs()
-    except UnknownPassError as exc:
-        print(f"transpile passes: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except UnknownPassError:
+        return _code(args)  # a code some pass reports besides its id, or one no pass reports
     whole = args.pass_id is not None
     if args.format == "json":
         data = [d.to_dict() for d in docs]
@@ -74,6 +73,25 @@ def cmd_passes(args) -> int:
         width = max(len(d.name) for d in docs)
         for d in docs:
             print(f"{d.id}  {d.name:{width}}  stage {d.stage}  {d.summary}")
+    return EXIT_OK
+
+
+def _code(args) -> int:
+    """``transpile passes CODE`` for a code that is no pass's id: what it means, what reports it."""
+    try:
+        doc = code_doc(args.pass_id)
+    except UnknownPassError as exc:
+        print(f"transpile passes: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        print(json.dumps(doc.to_dict(), indent=2))
+        return EXIT_OK
+    by = (f"reported by pass {doc.reported_by.id} {doc.reported_by.name}" if doc.reported_by is not None
+          else f"{doc.title}: reported by transpile itself, not by a pass")
+    text = f"{doc.code}: {by}\n\n" + textwrap.indent(textwrap.fill(doc.description, 88), _INDENT) + "\n"
+    if doc.reported_by is not None:
+        text += "\n" + _heading(doc.reported_by) + _pass_text(doc.reported_by, examples=1)
+    sys.stdout.write(text if args.format == "text" else f"## {doc.code}\n\n{by}\n\n{doc.description}\n")
     return EXIT_OK
 
 
@@ -122,7 +140,7 @@ def cmd_explain(args) -> int:
 
     source, _bom, problem = read_source(path, explicit=True) if path.exists() else (None, False, None)
     if source is None:
-        why = problem.format() if problem else f"{path}:0:1: MS000 error: no such file or directory"
+        why = problem.format() if problem else f"{path}:1:1: MS000 error: no such file or directory"
         print(why, file=sys.stderr)
         return EXIT_FINDINGS
     try:

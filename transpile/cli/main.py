@@ -11,10 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+from ..engine.diagnostics import Severity
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
 from ..io.files import (BACKUP_SUFFIX, CONVERTED_SUFFIXES, InterruptedRun, PathReport, RefusedError, convert_paths,
-                        read_source)
+                        declared_encoding, read_source)
 from ..report import read_parity_results
 from ..version import __version__
 from .exit_codes import (EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK,
@@ -22,7 +23,7 @@ from .exit_codes import (EXIT_CLOSED_PIPE, EXIT_FINDINGS, EXIT_INTERNAL, EXIT_IN
 from .explain import add_explain_parsers
 from .parity import add_parity_parser, add_weights_parser
 from .review import add_review_parser
-from .shared import Signals, colorize_diff, interrupted_summary, positive, refused, run_summary, use_color
+from .shared import Signals, colorize_diff, interrupted_summary, notes_by_code, positive, refused, run_summary, use_color
 
 _CONVERT_EPILOG = f"""\
 exit status: {EXIT_OK} done; {EXIT_FINDINGS} a file failed or has errors (or --check: a file would change);
@@ -56,6 +57,15 @@ def _parser() -> argparse.ArgumentParser:
     conv.add_argument("--force", action="store_true",
                       help="with --in-place: overwrite read-only files and files with uncommitted changes in git")
     conv.add_argument("--format", choices=("text", "json"), default="text", help="report format")
+    noise = conv.add_mutually_exclusive_group()
+    noise.add_argument("-q", "--quiet", action="store_true",
+                       help="print only errors and the summary line (as --min-severity error)")
+    noise.add_argument("-v", "--verbose", action="store_true", dest="every_diagnostic",
+                       help="print every diagnostic on its own line (default: errors and warnings one per line, "
+                            "notes counted by code)")
+    conv.add_argument("--min-severity", choices=("info", "warning", "error"), default="info",
+                      help="print diagnostics of this severity or graver (the summary line counts them all; "
+                           "--format json and --report keep them all)")
     conv.add_argument("--debug", action="store_true", help="re-parse after every pass (slow; never uses the cache)")
     conv.add_argument("-j", "--jobs", type=positive, default=None, metavar="N",
                       help="convert in N worker processes (default: one per core; 1: no workers); "
@@ -214,11 +224,8 @@ def cmd_convert(args) -> int:
         }
         print(json.dumps(payload, indent=2), file=sys.stderr if (args.diff or single_stdout) else sys.stdout)
     else:
-        for d in report.diagnostics:
-            if outside_package(d) is None:  # those are printed once per package, below
-                print(d.format(), file=sys.stderr)
-        for package, found in report.outside_packages.items():
-            print(outside_summary(package, found), file=sys.stderr)
+        _print_diagnostics(report, Severity.ERROR if args.quiet else Severity(args.min_severity),
+                           args.every_diagnostic)
         print(run_summary(report), file=sys.stderr)
     if args.report is not None and not _write_report(args, report, sources.texts, parity):
         return EXIT_FINDINGS
@@ -229,6 +236,23 @@ def cmd_convert(args) -> int:
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _print_diagnostics(report: PathReport, minimum: Severity, every: bool) -> None:
+    """The diagnostics of ``minimum`` severity or graver: errors and warnings one per line
+    (a package imported from outside the tree once for the run), notes counted by code,
+    unless ``every`` (each on its own line)."""
+    shown = [d for d in report.diagnostics if d.severity.at_least(minimum)]
+    for d in shown:
+        # outside packages are printed once per package, below; notes grouped, at the end
+        if outside_package(d) is None and (every or d.severity is not Severity.INFO):
+            print(d.format(), file=sys.stderr)
+    for package, found in report.outside_packages.items():
+        if found[0].severity.at_least(minimum):
+            print(outside_summary(package, found), file=sys.stderr)
+    notes = [] if every else [d for d in shown if d.severity is Severity.INFO]
+    if notes:
+        print(notes_by_code(notes), file=sys.stderr)
 
 
 class _SourceKeeper:
@@ -292,8 +316,15 @@ def _signal_name(args) -> str:
 
 
 def _source_lines(path) -> list[str]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:  # the BOM is not part of the code compared
-        return fh.read().splitlines(keepends=True)
+    """The lines of the input as convert read it (its coding cookie's encoding; the BOM is
+    not part of the code compared). UnicodeDecodeError when it cannot be read so."""
+    data = Path(path).read_bytes()
+    try:
+        encoding = declared_encoding(data)
+    except SyntaxError:
+        encoding = "utf-8"
+    text = data.decode("utf-8-sig" if encoding == "utf-8" else encoding)
+    return text.splitlines(keepends=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,6 +71,11 @@ User code runs in child processes (one per model and mode) with a time limit."""
     p.add_argument("--converted", metavar="PATH",
                    help="the converted file (or a directory holding it; for samples: the directory "
                         "`transpile convert SAMPLES -o DIR` wrote); default: convert on the fly")
+    p.add_argument("--root", metavar="DIR",
+                   help="the package ORIGINAL.py belongs to: it is imported as a module of DIR (DIR/models/net.py "
+                        "as models.net), with DIR first on the import path, so that `from models import ...` and "
+                        "relative imports work; the converted side the same from the tree --converted names "
+                        "(the output of `transpile convert DIR -o OUT`)")
     p.add_argument("--model", metavar="EXPR", help="constructor expression, evaluated in both files: 'ResNet18(num_classes=10)'")
     p.add_argument("--function", metavar="NAME", help="compare a function of both files instead of a model")
     p.add_argument("--input", action="append", metavar="SPEC", dest="inputs",
@@ -144,6 +149,8 @@ def cmd_parity(args) -> int:
     if args.json:
         args.format = "json"
     modes = MODES if args.mode == "both" else (args.mode.upper(),)
+    if args.root is not None and (args.training or not _general(args)):
+        return _usage("--root takes one model (ORIGINAL.py in DIR, --converted OUT, --model EXPR), not the samples")
     if args.training:
         return _parity_training(args)
     if _general(args):
@@ -225,6 +232,7 @@ def _parity_one(args, modes) -> int:
             config=args.config, source=args.targets[0] if args.targets else None, converted=args.converted,
             entry=args.model or args.function, kind="function" if args.function else ("module" if args.model else None),
             inputs=tuple(args.inputs or ()), tolerance=args.tolerance, rtol=args.rtol, seed=args.seed,
+            root=args.root,
         )
     except SpecError as exc:
         return _usage(str(exc))
@@ -258,7 +266,8 @@ def _parity_one(args, modes) -> int:
 def _command(args) -> str:
     """The command that regenerates the emitted test."""
     argv = ["transpile", "parity", *args.targets]
-    for flag, value in (("--config", args.config), ("--converted", args.converted), ("--model", args.model),
+    for flag, value in (("--config", args.config), ("--converted", args.converted), ("--root", args.root),
+                        ("--model", args.model),
                         ("--function", args.function), ("--tolerance", args.tolerance), ("--rtol", args.rtol),
                         ("--seed", args.seed)):
         if value is not None:

@@ -2,15 +2,15 @@
 
 Every file is converted with its edits recorded (the decisions already made applied);
 each edit not decided yet is shown (place, pass, reason, safety, a diff) and answered
-with one key. The answers go to ``.transpile/decisions.toml`` at once, so quitting (or a
+with one line (a letter, then Enter). The answers go to ``.transpile/decisions.toml`` at once, so quitting (or a
 crash) keeps what was decided; later ``convert`` and ``review`` runs honour them.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,47 +67,25 @@ def _asked(edit: Edit, unsafe_only: bool) -> bool:
     return not unsafe_only or edit.safety is not Safety.SAFE
 
 
-class _Keys:
-    """Single key presses from a terminal (no Enter needed), else one line at a time."""
+class _Answers:
+    """The person's answers, one line each (a terminal or a pipe alike): ``y`` and Enter
+    answers the edit on the screen, never the next one."""
 
     def __init__(self, stream) -> None:
         self.stream = stream
-        self.tty = stream.isatty()
-
-    @contextmanager
-    def raw(self):
-        if not self.tty:
-            yield
-            return
-        import termios
-        import tty
-
-        fd = self.stream.fileno()
-        saved = termios.tcgetattr(fd)
-        try:
-            tty.setcbreak(fd)
-            yield
-        finally:
-            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
     def read(self) -> str | None:
-        """The next key (lower case; "" for Enter), None at the end of the input."""
-        if self.tty:
-            char = os.read(self.stream.fileno(), 1).decode("utf-8", "replace")
-            if char in ("", "\x04"):  # end of input, ^D
-                return None
-            return "" if char in ("\r", "\n") else char.lower()
+        """The answer's first letter (lower case; "" for an empty line), None at the end of the input."""
         line = self.stream.readline()
         return None if line == "" else line.strip().lower()[:1]
 
 
-def _ask(keys: _Keys, out, default_yes: bool) -> _Answer:
+def _ask(answers: _Answers, out, default_yes: bool) -> _Answer:
     prompt = "apply this edit? [" + ("Y/n" if default_yes else "y/N") + "/a/d/q/?] "
     while True:
         out.write(prompt)
         out.flush()
-        key = keys.read()
-        out.write("\n" if keys.tty else "")
+        key = answers.read()
         if key is None or key == "q":
             return _Answer(None)
         if key == "":
@@ -116,7 +94,7 @@ def _ask(keys: _Keys, out, default_yes: bool) -> _Answer:
             return _Answer(key == "y")
         if key in ("a", "d"):
             return _Answer(key == "a", rest=True)
-        out.write(HELP if key == "?" else f"unknown key {key!r}; ? for help\n")
+        out.write(HELP if key == "?" else f"unknown answer {key!r}; ? for help\n")
 
 
 def _show(edit: Edit, path: str, index: int, total: int, out) -> None:
@@ -150,7 +128,7 @@ def cmd_review(args) -> int:
     except (DecisionsError, ValueError) as exc:
         print(f"transpile review: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    out, keys = sys.stdout, _Keys(sys.stdin)
+    out, answers = sys.stdout, _Answers(sys.stdin)
     pending = []  # (file, edits to ask), in the report's order
     for outcome in report.files:
         result = outcome.result
@@ -164,33 +142,56 @@ def cmd_review(args) -> int:
             pending.append((outcome.source, asked))
     total = sum(len(asked) for _, asked in pending)
     decided = quit_early = 0
-    with keys.raw():
-        for source, asked in pending:
-            rest: bool | None = None
-            for edit in asked:
-                if rest is None:
-                    decided += 1
-                    _show(edit, str(source), decided, total, out)
-                    answer = _ask(keys, out, default_yes=edit.safety is Safety.SAFE)
-                    if answer.apply is None:
-                        quit_early = 1
-                        break
-                    if answer.rest:
-                        rest = answer.apply
-                    store.record(source, edit, answer.apply)
-                else:
-                    decided += 1
-                    store.record(source, edit, rest)
-                store.save()  # each answer at once: quitting or a crash keeps it
-            if quit_early:
-                break
+    for source, asked in pending:
+        rest: bool | None = None
+        for edit in asked:
+            if rest is None:
+                decided += 1
+                _show(edit, str(source), decided, total, out)
+                answer = _ask(answers, out, default_yes=edit.safety is Safety.SAFE)
+                if answer.apply is None:
+                    quit_early = 1
+                    break
+                if answer.rest:
+                    rest = answer.apply
+                store.record(source, edit, answer.apply)
+            else:
+                decided += 1
+                store.record(source, edit, rest)
+            store.save()  # each answer at once: quitting or a crash keeps it
+        if quit_early:
+            break
     out.write(f"\n{decided - quit_early} of {total} edits decided; decisions in {store.path}\n" if total else
               "no edit to decide\n")
+    if quit_early and (args.output or args.in_place):
+        out.write(_after_quitting(args))
     if quit_early or not (args.output or args.in_place):
         if total and not quit_early:
             out.write("`transpile convert` applies them\n")
-        return EXIT_OK
-    return _write(args, store)
+        return EXIT_FINDINGS if _unreadable(report) else EXIT_OK
+    status = _write(args, store)
+    return max(status, EXIT_FINDINGS if _unreadable(report) else EXIT_OK)
+
+
+def _after_quitting(args) -> str:
+    """What a person who quit a review meant to write learns: nothing was written, and the
+    two ways on (the edits not decided are applied by convert, as every edit is by default)."""
+    where = ["-o", args.output] if args.output else ["--in-place"]
+    target = args.output if args.output else "the inputs"
+    return (f"quit: nothing written to {target}. To write it now with these decisions (the edits not decided "
+            f"yet are applied): {shlex.join(['transpile', 'convert', *args.paths, *where])}\n"
+            f"To go on deciding: {shlex.join(['transpile', 'review', *args.paths, *where])}\n")
+
+
+def _unreadable(report) -> bool:
+    """Whether an input could not be reviewed (not text, not Python...): said on stderr."""
+    failed = [f for f in report.files if f.result is not None and f.result.failed]
+    for outcome in failed:
+        for d in outcome.result.errors:
+            print(d.format(), file=sys.stderr)
+    if failed:
+        print(f"transpile review: {len(failed)} file(s) could not be reviewed", file=sys.stderr)
+    return bool(failed)
 
 
 def _write(args, store: DecisionStore) -> int:

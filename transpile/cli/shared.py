@@ -9,7 +9,7 @@ import sys
 import threading
 
 from ..io.files import CONFLICT_SUFFIX, InterruptedRun, PathReport, RefusedError
-from ..report import summary
+from ..report import count_by_code, summary
 from .exit_codes import EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
 
 
@@ -95,8 +95,7 @@ def run_summary(report: PathReport) -> str:
         f"{n['converted']} converted, {n['unchanged']} unchanged, {n['failed']} failed, {n['copied']} copied"
         + (f", {n['skipped']} skipped" if n["skipped"] else "") + "; "
         f"{n['errors']} errors, {n['warnings']} warnings, {n['notes']} notes; "
-        + ("conversion rate n/a (no torch use measured" if n["rate"] is None else
-           f"conversion rate {n['rate']} ({n['converted_uses']} of {n['measured_uses']} torch uses")
+        + _rate_words(n)
         + (", failed files not measured)" if failed else ")")
         + (f"; {n['annotation_uses']} torch uses left in annotations (not counted)" if n["annotation_uses"] else "")
     )
@@ -105,6 +104,31 @@ def run_summary(report: PathReport) -> str:
         more = len(failed) - _NAMED_FAILURES
         line += "\nfailed: " + ", ".join(failed[:_NAMED_FAILURES]) + (f" and {more} more" if more > 0 else "")
     return line
+
+
+def notes_by_code(notes: list) -> str:
+    """Notes (info diagnostics) as one line per code: its name, how many, in how many files."""
+    from ..explain import code_title
+
+    counts = count_by_code(notes)
+    titles = {c.code: code_title(c.code) for c in counts}
+    width = max(len(t) for t in titles.values())
+    lines = [f"notes by code ({len(notes)}; each one: --verbose or --report; what a code means: "
+             "transpile passes CODE):"]
+    for c in counts:
+        lines.append(f"  {c.code} {titles[c.code]:{width}}  {c.count} note{'s' if c.count > 1 else ''}"
+                     f" in {c.files} file{'s' if c.files > 1 else ''}")
+    return "\n".join(lines)
+
+
+def _rate_words(n: dict) -> str:
+    """The rate, when the run converted something; else what it found instead (a rate of
+    0.0% for MindSpore code, or for output converted before, would read as a failure)."""
+    if n["converted_uses"]:
+        return f"conversion rate {n['rate']} ({n['converted_uses']} of {n['measured_uses']} torch uses"
+    left = n["measured_uses"]
+    return "no torch use converted (" + (f"{left} left without a MindSpore mapping" if left else
+                                         "none found to convert")
 
 
 def _hand_edits_summary(report: PathReport) -> str:

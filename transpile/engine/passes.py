@@ -32,6 +32,8 @@ class Pass:
     # The passes (ids) this one must run after when both are in a pipeline, each with why:
     # in the same stage, their handlers see a node before this one's. Pipeline checks it.
     runs_after: ClassVar[Mapping[str, str]] = {}
+    # The codes it reports besides its id, each with what it means (`transpile passes CODE`)
+    other_codes: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import ast
 import gc
+import re
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -497,7 +499,7 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
     (only its syntax is checked when it is not ``converting``)."""
     if converting and len(source) > MAX_SOURCE_CHARS:
         return _failure(source, filename, f"too large to convert: {len(source):,} characters, the converter "
-                        f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 0)
+                        f"handles at most {MAX_SOURCE_CHARS:,} (about 0.5 GB of memory per million)", 1)
     try:  # CPython's parser first: LibCST's native one crashes on what this one refuses
         try:
             tree = _parse(source, filename)
@@ -505,7 +507,7 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
             tree = call_with_deep_stack(_parse, source, filename)
     except SyntaxError as exc:
         why = exc.msg + (" (Python allows 200 levels)" if exc.msg == "too many nested parentheses" else "")
-        return _syntax_error(source, filename, why, exc.lineno or 0, (exc.offset or 1) - 1)
+        return _syntax_error(source, filename, why + _newer_syntax(exc, source), exc.lineno or 1, (exc.offset or 1) - 1)
     except (RecursionError, MemoryError) as exc:  # CPython's own limits on nesting and size
         why = f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__}, its stack is full"
         return _failure(source, filename, f"too deeply nested or too large for Python's own parser ({why})",
@@ -517,6 +519,31 @@ def _measure(source: str, filename: str, converting: bool) -> tuple[int, int] | 
         return _failure(source, filename, f"an expression or block nested {depth} levels deep; the converter "
                         f"handles at most {MAX_NESTING} (split it, e.g. a long `a + b + ...` into partial sums)", line)
     return depth, line
+
+
+# Python 3.12's new statements, by the start of the line a 3.11 parser stops at
+_NEWER_STATEMENTS = (
+    (re.compile(r"^\s*type\s+[A-Za-z_]\w*\s*(\[[^=]*\])?\s*="), "a type statement (`type X = ...`, Python 3.12)"),
+    (re.compile(r"^\s*(async\s+)?def\s+[A-Za-z_]\w*\s*\["), "a type parameter list (`def f[T](...)`, Python 3.12)"),
+    (re.compile(r"^\s*class\s+[A-Za-z_]\w*\s*\["), "a type parameter list (`class C[T]:`, Python 3.12)"),
+)
+
+
+def _newer_syntax(exc: SyntaxError, source: str) -> str:
+    """The words that say a syntax error is syntax of a newer Python than the one
+    transpile runs on ("" when it is not, or transpile runs on that Python)."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if sys.version_info >= (3, 12):
+        return ""
+    lines = source.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno and exc.lineno <= len(lines) else ""
+    for pattern, what in _NEWER_STATEMENTS:
+        if pattern.match(line):
+            return f": {what}, syntax newer than this tool's Python {running}"
+    if exc.msg.startswith("f-string"):
+        return (f" (if this is an f-string Python 3.12 allows, with the same quotes, a backslash or a comment "
+                f"inside its braces: syntax newer than this tool's Python {running})")
+    return ""
 
 
 def _parse(source: str, filename: str) -> ast.Module:
@@ -620,7 +647,7 @@ class Pipeline:
         except RecursionError as exc:
             return _failure(source, filename, f"nested too deeply to convert ({exc}; {depth} levels deep)", line)
         except MemoryError:
-            return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 0)
+            return _failure(source, filename, f"out of memory converting this file ({len(source):,} characters)", 1)
 
     def _convert(self, source: str, filename: str, debug: bool, inherited: dict[str, str], package,
                  tree_source: bool, record_edits: bool, declined: frozenset) -> ConversionResult:
@@ -629,6 +656,25 @@ class Pipeline:
             module = _markers_to_first_statement(cst.parse_module(source))
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
+        task = (module, source, filename, debug, inherited, package, tree_source, record_edits, declined)
+        result = self._attempt(*task)
+        if result is not None:
+            return result
+        # Each changed line was checked, yet the whole does not parse (a pass's bug): the
+        # top-level statements whose conversion breaks it are kept as they were, marked.
+        kept = _culprits(len(module.body), lambda keep: self._attempt(*task, keep) is not None)
+        result = self._attempt(*task, kept) if kept is not None else None
+        if result is not None:
+            return result
+        message = ("the converted code does not parse as a whole (a bug in transpile: please report it); "
+                   "nothing is converted")
+        return _failure(source, filename, message, 1)
+
+    def _attempt(self, module: cst.Module, source: str, filename: str, debug: bool, inherited: dict[str, str],
+                 package, tree_source: bool, record_edits: bool, declined: frozenset,
+                 keep: frozenset[int] = frozenset()) -> ConversionResult | None:
+        """The module converted, its top-level statements numbered in ``keep`` left as they
+        are (marked, with an error); None when the converted code does not parse."""
         ctx = FileContext(source, filename, self.module_map, self.aliases)
         ctx.imports = ImportTable.from_module(module)
         ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
@@ -641,6 +687,11 @@ class Pipeline:
             return ConversionResult(source, [], False, filename)
         if self.analyse is not None:
             ctx.facts = self.analyse(module, ctx)
+        kept = {id(module.body[i]) for i in keep}
+        for i in sorted(keep):
+            ctx.frozen.add(id(module.body[i]))
+            ctx.report(module.body[i], "MS000", _KEPT_WHOLE, Severity.ERROR, Safety.MANUAL)
+            ctx.stats.unconverted += 1
         current = module
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
@@ -648,17 +699,45 @@ class Pipeline:
             current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method))
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
+        if kept:
+            marker = [f"{MARKER_PREFIX} MS000 {_KEPT_WHOLE}"]
+            current = current.with_changes(body=[
+                _attach_markers(stmt, marker, was_line=isinstance(stmt, cst.SimpleStatementLine))
+                if id(stmt) in kept else stmt for stmt in current.body])
         code = code_of(current)
-        diagnostics = ctx.resolve(module)
-        edits = _edits(ctx, module) if record_edits else []
         try:  # never hand out code that does not parse (each changed statement was checked)
             if code != source:  # the source parsed before
                 ast.parse(code, filename)
-        except SyntaxError as exc:
-            message = f"the converted code does not parse (line {exc.lineno}: {exc.msg}); nothing is converted"
-            diag = Diagnostic("MS000", Severity.ERROR, message, filename, 0, 0, Safety.MANUAL)
-            return ConversionResult(source, [*diagnostics, diag], False, filename, ctx.stats, failed=True)
+        except SyntaxError:
+            return None
+        diagnostics = ctx.resolve(module)
+        edits = _edits(ctx, module) if record_edits else []
         return ConversionResult(code, diagnostics, code != source, filename, ctx.stats, edits=edits)
+
+
+_KEPT_WHOLE = ("this statement's conversion makes the file invalid Python (a bug in transpile: please report it); "
+               "it is left as it was")
+
+
+def _culprits(count: int, parses: Callable[[frozenset[int]], bool]) -> frozenset[int] | None:
+    """The top-level statements (numbers below ``count``) to keep as they are for the
+    conversion to parse, found by halving: a group is converted when the output with it
+    (and the groups taken so far) parses, else split. None when keeping them all is not enough."""
+    everything = frozenset(range(count))
+    if not parses(everything):
+        return None
+    converted: set[int] = set()
+
+    def take(group: list[int]) -> None:
+        if parses(everything - converted - set(group)):
+            converted.update(group)
+        elif len(group) > 1:
+            half = len(group) // 2
+            take(group[:half])
+            take(group[half:])
+
+    take(list(range(count)))
+    return everything - converted
 
 
 _SAFETY_ORDER = {Safety.SAFE: 0, Safety.MANUAL: 1, Safety.UNSAFE: 2}

@@ -13,9 +13,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import io
 import os
+import re
 import stat
 import subprocess
+import tokenize
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -108,17 +111,23 @@ class PathReport:
         return [d for f in self.files if f.result for d in f.result.diagnostics]
 
     @property
+    def _measured(self) -> list[ConversionResult]:
+        """The results the rate counts: not those of failed files (a file that converted
+        but could not be written failed too: its conversion is not where the user will run it)."""
+        return [f.result for f in self.files if f.result and not f.result.failed]
+
+    @property
     def converted_uses(self) -> int:
-        return sum(f.result.stats.converted for f in self.files if f.result)
+        return sum(r.stats.converted for r in self._measured)
 
     @property
     def unconverted_uses(self) -> int:
-        return sum(f.result.stats.unconverted for f in self.files if f.result)
+        return sum(r.stats.unconverted for r in self._measured)
 
     @property
     def annotation_uses(self) -> int:
         """torch types left in annotations: counted apart, not in the rate (they run nothing)."""
-        return sum(f.result.stats.annotations for f in self.files if f.result)
+        return sum(r.stats.annotations for r in self._measured)
 
     @property
     def conversion_rate(self) -> float | None:
@@ -186,10 +195,15 @@ def read_source(path: Path, explicit: bool) -> tuple[str | None, bool, Diagnosti
     if len(data) > limit:  # it grew since its size was taken
         return None, False, _too_large(path, f"more than {limit:,} bytes", limit)
     try:
-        text = data.decode("utf-8")
+        encoding = declared_encoding(data)
+    except SyntaxError as exc:  # a cookie naming no codec Python knows
+        return None, False, _error(str(path), f"its coding cookie: {exc}")
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        return None, False, _error(str(path), f"not UTF-8 (byte {exc.start})", line)
+        what = "not UTF-8" if encoding == "utf-8" else f"not valid {encoding}, which its coding cookie declares"
+        return None, False, _error(str(path), f"{what} (byte {exc.start})", line)
     bom = text.startswith(_BOM)
     text = text[len(_BOM):] if bom else text
     if explicit and not text.strip():
@@ -226,6 +240,39 @@ def _within_limit(path: Path) -> bool:
         return _size(path.stat()) <= size_limit(path)
     except OSError:
         return False
+def declared_encoding(data: bytes) -> str:
+    """The encoding a Python source's coding cookie declares (PEP 263), as Python reads it;
+    "utf-8" without one (a BOM is removed by the caller). SyntaxError for an unknown codec."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        if any(_COOKIE.match(line.decode("latin-1")) for line in data.split(b"\n", 2)[:2]):
+            raise  # the cookie names no codec (or contradicts a BOM)
+        return "utf-8"  # no cookie, and not UTF-8: decoding says where
+    return "utf-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+
+
+def encode_source(code: str) -> bytes:
+    """``code`` in the encoding its own coding cookie declares (a converted file keeps its
+    input's cookie: a Latin-1 file stays Latin-1); UTF-8 without one. Converted code that the
+    declared encoding cannot hold is written as UTF-8 with the cookie saying so."""
+    try:
+        encoding = declared_encoding(code.encode("utf-8"))
+    except SyntaxError:
+        encoding = "utf-8"
+    try:
+        return code.encode(encoding)
+    except UnicodeEncodeError:
+        head = code.split("\n", 2)
+        for i, line in enumerate(head[:2]):
+            cookie = _COOKIE.match(line)
+            if cookie:
+                head[i] = line[:cookie.start(1)] + "utf-8" + line[cookie.end(1):]
+                break
+        return "\n".join(head).encode("utf-8")
+
+
+_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")  # PEP 263's
 
 
 def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | None]]:
@@ -234,7 +281,8 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
     Sorted, a directory's files before its subdirectories. Symlinked directories are
     followed (os.walk does not), except one leading back to a directory being walked;
     hidden directories, ``__pycache__`` and the real paths in ``exclude`` (an output
-    directory inside the input) are left out.
+    directory inside the input) are left out; a subdirectory an earlier run wrote (it
+    holds ``.transpile/generated``) is skipped, saying so.
     """
     stack = [(root, (os.path.realpath(root),))]
     while stack:
@@ -257,6 +305,8 @@ def _walk(root: Path, exclude: frozenset[str]) -> Iterator[tuple[Path, str | Non
                     continue
                 if real in ancestors:
                     yield path, f"symlink loop: leads back to {real}"
+                elif (path / GENERATED_DIR).is_dir():  # converting converted code again would mirror it in
+                    yield path, f"an output tree of an earlier run (it holds {GENERATED_DIR}): not converted again"
                 else:
                     subdirs.append((path, (*ancestors, real)))
             elif entry.is_file():
@@ -512,10 +562,10 @@ class _Job:
             why = (f"{dest} was edited by hand since the last run, in lines the new conversion changes too: kept as "
                    f"it is; the new conversion is {beside} (merge it by hand, then delete it: until then every run "
                    "says so)")
-        return Diagnostic("MS002", Severity.WARNING, why, str(self.src), 0, 0, Safety.MANUAL)
+        return Diagnostic("MS002", Severity.WARNING, why, str(self.src), 1, 0, Safety.MANUAL)
 
     def _encoded(self) -> bytes:
-        return ((_BOM if self.bom else "") + self.result.code).encode("utf-8")
+        return ("\ufeff".encode("utf-8") if self.bom else b"") + encode_source(self.result.code)
 
 
 def _with_diagnostic(result: ConversionResult | None, src: Path, diag: Diagnostic) -> ConversionResult:
@@ -627,7 +677,7 @@ def _output_is_file(paths: list[Path], out_root: Path | None) -> bool:
 
 
 def _skipped(path: Path, why: str) -> FileOutcome:
-    diag = Diagnostic("MS001", Severity.WARNING, f"skipped: {why}", str(path), 0, 0, Safety.MANUAL)
+    diag = Diagnostic("MS001", Severity.WARNING, f"skipped: {why}", str(path), 1, 0, Safety.MANUAL)
     return FileOutcome(path, None, ConversionResult("", [diag], False, str(path)), skipped=True)
 
 

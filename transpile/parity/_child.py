@@ -54,6 +54,28 @@ def import_path(path: Path, name: str):
     return module
 
 
+def import_side(request: dict, side: str, path: Path, name: str):
+    """One side's module: with a package root (``--root``), imported by its dotted name
+    with that side's root first on sys.path, so that the package's absolute and relative
+    imports work; the torch side's modules are then forgotten (and its root taken off the
+    path), so that the converted side's imports of the same names find the converted
+    tree. Without a root: the file alone, as ``import_path``."""
+    root = request.get(f"{side}_root")
+    if root is None:
+        return import_path(path, name)
+    sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(request["module"])
+    except ImportError as exc:
+        raise ParityFailure(f"cannot import {request['module']} from {root}: {exc}") from exc
+    if side == "torch":
+        sys.path.remove(root)
+        for loaded, mod in list(sys.modules.items()):
+            if Path(getattr(mod, "__file__", None) or "/").resolve().is_relative_to(root):
+                del sys.modules[loaded]
+    return module
+
+
 def _defined(module) -> list[str]:
     return sorted(n for n, v in vars(module).items()
                   if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == module.__name__)
@@ -138,7 +160,7 @@ def build_both(request: dict, step: Steps, mode: str | None):
     source, converted = Path(request["torch_source"]), Path(request["converted"])
     torch.manual_seed(seed)
     step(f"{TORCH}: import {source.name}")
-    torch_mod = import_path(source, f"_parity_torch_{request['name']}")
+    torch_mod = import_side(request, "torch", source, f"_parity_torch_{request['name']}")
     step(f"{TORCH}: build {entry}")
     torch_obj = _build(kind, entry, torch_mod, source)
 
@@ -149,7 +171,7 @@ def build_both(request: dict, step: Steps, mode: str | None):
         mindspore.set_context(mode=mindspore.GRAPH_MODE if mode == "GRAPH" else mindspore.PYNATIVE_MODE)
     mindspore.set_seed(seed)
     step(f"{MS}: import {converted.name}")
-    ms_mod = import_path(converted, f"_parity_ms_{request['name']}")
+    ms_mod = import_side(request, "converted", converted, f"_parity_ms_{request['name']}")
     step(f"{MS}: build {entry}")
     ms_obj = _build(kind, entry, ms_mod, converted)
     if kind == "module":

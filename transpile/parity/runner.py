@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 from ..engine.diagnostics import Diagnostic
 from .compare import OutputDiff
 from .localise import Localisation
-from .spec import ParitySpec, SpecError, find_specs, load_spec
+from .spec import ParitySpec, SpecError, find_specs, load_spec, module_name
 from .weights import Transfer
 
 MODES = ("PYNATIVE", "GRAPH")
@@ -159,13 +159,18 @@ class _Source:
     on_the_fly: bool = False
 
 
-def converted_source(source: Path, workdir: Path, *, converted: Path | None = None) -> _Source:
+def converted_source(source: Path, workdir: Path, *, converted: Path | None = None,
+                     root: Path | None = None) -> _Source:
     """The converted file: ``converted`` when given (a file, or a directory holding
-    one of the source's name), else ``source`` converted on the fly into ``workdir``."""
+    one of the source's name, or with ``root`` the converted tree of ``root``), else
+    ``source`` converted on the fly into ``workdir``."""
     if not source.is_file():
         return _Source(None, f"original source {source} not found")
     if converted is not None:
-        path = converted / source.name if converted.is_dir() else converted
+        if converted.is_dir():  # a tree convert wrote: mirrored from the root, else flat
+            path = converted / (source.resolve().relative_to(root.resolve()) if root is not None else source.name)
+        else:
+            path = converted
         if not path.is_file():
             return _Source(None, f"converted file {path} not found")
         return _Source(path)
@@ -187,7 +192,7 @@ def _prepare(spec: ParitySpec, converted_dir: Path | None, workdir: Path) -> tup
     explicit = spec.converted
     if explicit is None and converted_dir is not None:
         explicit = converted_file(spec, converted_dir)
-    src = converted_source(spec.source, workdir / spec.name, converted=explicit)
+    src = converted_source(spec.source, workdir / spec.name, converted=explicit, root=spec.root)
     result = SampleResult(spec.name, spec, src.path is not None, diagnostics=src.diagnostics, error=src.error,
                           converted_path=None if src.on_the_fly else src.path)
     return result, src.path
@@ -349,6 +354,7 @@ def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = 
     run = run_child({
         "task": "parity", "spec": spec.to_dict(), "torch_source": str(spec.source.resolve()),
         "converted": str(Path(converted).resolve()), "mode": mode, "localise": localise, "cells": cells,
+        **_package_roots(spec, Path(converted)),
     }, timeout=timeout, python=python)
     if run.data is None:
         return ModeResult(mode, f"error: {run.error}", detail=run.detail, seconds=time.perf_counter() - start)
@@ -369,6 +375,21 @@ def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = 
         cells=tuple(data["cells"]) if data.get("cells") is not None else None,
         weights=tuple(tuple(c) for c in data.get("weights") or ()),
     )
+
+
+def _package_roots(spec: ParitySpec, converted: Path) -> dict:
+    """With --root: the module both files are imported as and the root of each side (the
+    converted one: the directory that holds the converted file where the root holds the
+    source; a converted file placed otherwise: its own directory, as the import's base)."""
+    if spec.root is None:
+        return {}
+    module = module_name(spec.source, spec.root)
+    converted = converted.resolve()
+    relative = spec.source.resolve().relative_to(spec.root.resolve())
+    converted_root = converted.parents[len(relative.parts) - 1]
+    if converted_root / relative != converted:
+        converted_root, module = converted.parent, converted.stem
+    return {"module": module, "torch_root": str(spec.root.resolve()), "converted_root": str(converted_root)}
 
 
 def _relabel(mr: ModeResult, tmp_path: Path, label: str) -> ModeResult:

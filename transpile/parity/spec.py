@@ -62,7 +62,7 @@ KINDS = ("module", "function")
 MASK_OPS = (">", ">=", "<", "<=", "==", "!=")
 _DTYPE = re.compile(r"^(float(16|32|64)|u?int(8|16|32|64)|bool)$")
 _KNOWN = {"entry", "model", "kind", "source", "converted", "inputs", "tolerance", "rtol", "compare", "seed",
-          "mask", "graph", "description", "gradients", "graph_gradients"}
+          "mask", "graph", "description", "gradients", "graph_gradients", "root"}
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _INPUT_FLAG = re.compile(rf"^\s*(?P<dtype>\w+)\s*\[(?P<shape>[\d\s,]*)\]\s*(?::\s*(?P<low>{_NUMBER})\s*\.\.\s*(?P<high>{_NUMBER}))?\s*$")
 
@@ -130,6 +130,9 @@ class ParitySpec:
     converted: Path | None = None  # the converted file, when the spec names one
     gradients: bool = False  # also compare d(sum of outputs)/d(inputs)
     graph_gradients: str | None = None  # why GRAPH mode cannot take the gradients, if it cannot
+    # The package root the source belongs to (--root): the source is imported as a module of
+    # it, and the converted file as the same module of the converted tree (see module_root)
+    root: Path | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready (the child process gets the spec this way)."""
@@ -146,17 +149,17 @@ class ParitySpec:
         return cls(**data)
 
 
-_PATHS = ("path", "source", "converted")
+_PATHS = ("path", "source", "converted", "root")
 
 
 def paths_out(data: dict) -> dict:
     """A spec's fields with its paths as strings (JSON for the child process)."""
-    return {**data, **{key: None if data.get(key) is None else str(data[key]) for key in _PATHS}}
+    return {**data, **{key: None if data[key] is None else str(data[key]) for key in _PATHS if key in data}}
 
 
 def paths_in(data: dict) -> dict:
     """The inverse of ``paths_out``: a copy of ``data`` with its paths as Paths."""
-    return {**data, **{key: None if data.get(key) is None else Path(data[key]) for key in _PATHS}}
+    return {**data, **{key: None if data[key] is None else Path(data[key]) for key in _PATHS if key in data}}
 
 
 def as_float(value, where: str) -> float:
@@ -258,6 +261,16 @@ def spec_from_dict(data: dict, *, where: str, base: Path, name: str | None = Non
         if not isinstance(converted, (str, Path)) or not str(converted).strip():
             raise SpecError(f"{where}: converted must name the converted file")
         converted = base / converted
+    root = data.get("root")
+    if root is not None:
+        root = base / root
+        if not root.is_dir():
+            raise SpecError(f"{where}: root {root}: not a directory")
+        if not source.resolve().is_relative_to(root.resolve()):
+            raise SpecError(f"{where}: the source {source} is not inside --root {root}")
+        if converted is None:
+            raise SpecError(f"{where}: --root needs --converted OUT, the tree `transpile convert {root} -o OUT` "
+                            "wrote (its modules import each other; one file converted alone would not run)")
     raw_inputs = data.get("inputs")
     if not isinstance(raw_inputs, (list, tuple)) or not raw_inputs:
         raise SpecError(f"{where}: inputs must be a non-empty list ([[inputs]] tables, or --input SPEC)")
@@ -300,8 +313,17 @@ def spec_from_dict(data: dict, *, where: str, base: Path, name: str | None = Non
         name=name or Path(source_name).stem, path=path, source=source, entry=entry.strip(), kind=kind,
         inputs=inputs, tolerance=tolerance, compare=compare, seed=seed, mask=mask, graph=graph,
         description=str(data.get("description", "")), rtol=rtol, converted=converted, gradients=gradients,
-        graph_gradients=graph_gradients,
+        graph_gradients=graph_gradients, root=root,
     )
+
+
+def module_name(source: Path, root: Path) -> str:
+    """The dotted name ``source`` has as a module of the package root ``root``
+    (``root/models/net.py``: ``models.net``; a package's ``__init__.py``: the package)."""
+    parts = list(source.resolve().relative_to(root.resolve()).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
 
 
 def read_spec_file(path: str | Path) -> dict:
@@ -337,7 +359,7 @@ def make_spec(*, config: str | Path | None = None, **overrides) -> ParitySpec:
         base = path.parent
         if "source" not in data and path.name.endswith(SUFFIX):
             data["source"] = path.name[: -len(SUFFIX)] + ".py"
-        for key in ("source", "converted"):  # file paths are relative to the file
+        for key in ("source", "converted", "root"):  # file paths are relative to the file
             if isinstance(data.get(key), str):
                 data[key] = str(base / data[key])
     given = {k: v for k, v in overrides.items() if v is not None and v != ()}
@@ -345,7 +367,7 @@ def make_spec(*, config: str | Path | None = None, **overrides) -> ParitySpec:
         data.pop("entry", None)
         data.pop("model", None)
     data.update(given)
-    for key in ("source", "converted"):
+    for key in ("source", "converted", "root"):
         if data.get(key) is not None:
             data[key] = str(data[key])
     where = str(path) if path is not None else "command line"

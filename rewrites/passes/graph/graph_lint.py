@@ -39,6 +39,15 @@ class GraphLint(Pass):
     }
     name = "graph-lint"
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
+    other_codes = {
+        "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
+        "MS503": "a Python side effect in construct (print, appending to a list held outside it): the graph "
+                 "runs it at compile time or not at all.",
+        "MS504": "a user-defined class (not a Cell) built as a value in construct: the graph cannot build it.",
+        "MS505": "threads or processes in construct: they cannot run inside a graph.",
+        "MS506": "control flow nested deeply on tensor values in construct: compiles slowly.",
+        "MS507": "a constant tensor built on every call of construct: build it once in __init__.",
+    }
     examples = (
         Example(
             "import numpy as np\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
