@@ -10,12 +10,12 @@ and ``original`` in ``leave_*``).
 """
 from __future__ import annotations
 
-import ast
 import re
 from typing import Callable
 
 import libcst as cst
 
+from transpile.engine.names import NameRoles
 from transpile.engine.walk import ScopeIndex
 
 from .syntax import code, is_emitted_name, literal_value
@@ -60,7 +60,8 @@ class FileFacts:
     def __init__(self, module: cst.Module, ctx) -> None:
         self.module = module
         self.ctx = ctx
-        self.index = ScopeIndex(module, INDEXED)
+        self.names = NameRoles()  # which names are references, filled by the index's walk
+        self.index = ScopeIndex(module, INDEXED, self.names)
         self._memo: dict[tuple[str, int], object] = {}
         self.emitted_definitions = {stmt.name.value for stmt in module.body
                                     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
@@ -88,13 +89,7 @@ class FileFacts:
 
     def _reads_grads(self) -> bool:
         """Whether the file reads an attribute ``grad`` (``p.grad``, ``p.grad.norm()``)."""
-        if not re.search(r"\.grad\b", self.ctx.source):
-            return False
-        try:  # CPython's parser: attributes are not in the index, and training files only ask
-            tree = ast.parse(self.ctx.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
-        return any(isinstance(node, ast.Attribute) and node.attr == "grad" for node in ast.walk(tree))
+        return "grad" in self.names.attributes
 
     def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)
