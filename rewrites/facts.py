@@ -11,11 +11,14 @@ and ``original`` in ``leave_*``).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Callable
 
 import libcst as cst
 
-from transpile.engine.names import NameRoles
+from transpile.engine.context import FileContext
+from transpile.engine.facts import Facts
+from transpile.engine.names import NameRoles, identifiers
 from transpile.engine.walk import ScopeIndex
 
 from .syntax import code, is_emitted_name, literal_value
@@ -54,25 +57,32 @@ def _self_attribute(expr) -> str | None:
     return None
 
 
-class FileFacts:
-    """Facts about one file for the passes; see the module docstring."""
+@dataclass(frozen=True, eq=False)
+class FileFacts(Facts):
+    """Facts about one file for the passes; see the module docstring. Built by ``build``;
+    frozen: the facts a pass reads are those every other pass reads."""
 
-    def __init__(self, module: cst.Module, ctx) -> None:
-        self.module = module
-        self.ctx = ctx
-        self.names = NameRoles()  # which names are references, filled by the index's walk
-        self.index = ScopeIndex(module, INDEXED, self.names)
-        self._memo: dict[tuple[str, int], object] = {}
-        self.emitted_definitions = {stmt.name.value for stmt in module.body
-                                    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
+    module: cst.Module  # the original tree
+    ctx: FileContext
+    index: ScopeIndex
+    emitted_definitions: frozenset[str]  # top-level definitions an earlier run emitted
+    target_cells: frozenset[str]  # Cells of the file written for MindSpore
+    _memo: dict = field(default_factory=dict, repr=False)  # (fact, id(node)) -> the answer
+
+    @classmethod
+    def build(cls, module: cst.Module, ctx: FileContext) -> "FileFacts":
+        names = NameRoles()  # which names are references, filled by the index's walk
+        index = ScopeIndex(module, INDEXED, names)
+        emitted = frozenset(stmt.name.value for stmt in module.body
+                            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value))
         for stmt in module.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in emitted:
                 ctx.freeze(stmt)
         # definitions written for MindSpore (a file converted partly by hand) stay as written
         target_roots = tables().framework_roots - ctx.source_roots
-        for definition in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots):
+        for definition in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots, names):
             ctx.freeze(definition)
-        self.target_cells = target_cell_classes(module, ctx)  # Cells of the file written for MindSpore
+        return cls(names, module, ctx, index, emitted, target_cell_classes(module, ctx))
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
         key = (fact, id(node))
@@ -84,7 +94,7 @@ class FileFacts:
         """Where the file trains (``rewrites/training_plan.py``); None where it calls no
         ``.backward(`` (the text settles most files at once)."""
         return self._once("training_plan", self.module, lambda: make_plan(
-            self.module, self.ctx.imports.qualify, *self.torch_optimizers(), reads_grads=self._reads_grads())
+            self.module, self.ctx.imports.qualify, self.names, *self.torch_optimizers(), reads_grads=self._reads_grads())
             if ".backward(" in self.ctx.source else None)
 
     def _reads_grads(self) -> bool:
@@ -116,6 +126,11 @@ class FileFacts:
 
     def nodes(self, scope, kinds, enter=None):
         return self.index.nodes(scope, kinds, enter)
+
+    def identifiers(self, scope: cst.CSTNode) -> frozenset[str]:
+        """Every identifier written in ``scope`` (a function or the module), variable or label:
+        a name a pass binds there avoids them all (``syntax.free_name``)."""
+        return self._once("identifiers", scope, lambda: frozenset(identifiers(scope)))
 
     # -- classes -------------------------------------------------------------------
     def tensor_attributes(self, class_node: cst.ClassDef) -> frozenset[str]:

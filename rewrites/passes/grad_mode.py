@@ -263,7 +263,7 @@ class GradMode(Pass):
 
     def _flag_name(self, scope) -> str:
         """A name for set_grad_enabled's flag that the function does not use."""
-        return free_name(self.ctx.source if isinstance(scope, cst.Module) else code(scope), "grad_enabled")
+        return free_name(self.facts.identifiers(scope), "grad_enabled")
 
     def _helper(self) -> cst.Name:
         return runtime_helper(self.ctx, HELPER)

@@ -229,17 +229,6 @@ class LayerValues(Pass):
         self._no_value -= 1
         return updated
 
-    # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
     def visit_Import(self, node) -> bool:
         return False
 
@@ -271,6 +260,8 @@ class LayerValues(Pass):
         return cst.parse_expression(f"{code(updated.value)}.{new}")
 
     def leave_Name(self, original, updated):
+        if not self.facts.names.is_reference(original):
+            return updated  # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
         return self._value(original, updated)
 
     def _value(self, original, updated):
@@ -301,7 +292,6 @@ class LayerValues(Pass):
 
     # -- subclasses of torch layers ---------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._skip.add(id(node.name))
         for base in node.bases:
             self._skip.add(id(base.value))
         layers = [e for e in (self._entry(b.value) for b in node.bases) if e is not None and e.kind == "class"]

@@ -192,3 +192,48 @@ def identifiers(node: cst.CSTNode) -> set[str]:
     """Every identifier written under ``node``, label or variable: a new name that must not
     be confused with any of them (a fresh local) avoids them all."""
     return {inner.value for inner in iter_nodes(node) if type(inner) is cst.Name}
+
+
+def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tuple[cst.CSTNode, tuple]]:
+    """Every variable of a tree no scope walk indexed (a converted module), in source order,
+    with the functions and classes it is in, outermost first: one walk. A definition's
+    decorators, parameter defaults and annotations, return annotation and bases are in the
+    scope around it, its body in its own. Nodes of the types ``also`` names come too."""
+    roles = NameRoles()
+    scopes: list[tuple] = [()]  # the open definitions, outermost first, as each is entered
+    found: list[tuple[cst.CSTNode, tuple]] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        kind = type(node)
+        mark = MARKERS.get(kind)
+        if mark is not None and mark(roles, node):
+            return
+        if kind is cst.Name:
+            if id(node) not in roles.labels and node.value not in CONSTANTS:
+                found.append((node, scopes[-1]))
+            return
+        if kind in also:
+            found.append((node, scopes[-1]))
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            for part in _outside(node):
+                walk(part)
+            scopes.append((*scopes[-1], node))
+            walk(node.body)
+            scopes.pop()
+            return
+        for child in children(node):
+            walk(child)
+
+    walk(tree)
+    return found
+
+
+def _outside(node) -> list:
+    """What a function or class definition evaluates in the scope around it."""
+    if type(node) is cst.ClassDef:
+        return [*node.decorators, *node.bases, *node.keywords]
+    p = node.params
+    params = (*p.posonly_params, *p.params, *p.kwonly_params,
+              *(s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)))
+    return [*node.decorators, *(x for param in params for x in (param.default, param.annotation) if x is not None),
+            *([node.returns] if node.returns else [])]
