@@ -24,6 +24,7 @@ from transpile.engine.walk import ScopeIndex
 from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
+from .analysis.backward import is_backward_call
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
@@ -100,6 +101,12 @@ class FileFacts(Facts):
     def _reads_grads(self) -> bool:
         """Whether the file reads an attribute ``grad`` (``p.grad``, ``p.grad.norm()``)."""
         return "grad" in self.names.attributes
+
+    def calls_backward_anywhere(self) -> bool:
+        """Whether the file calls ``.backward()`` anywhere (``analysis.backward.is_backward_call``):
+        a training script. A file without the text is answered at once."""
+        return self._once("calls_backward_anywhere", self.module, lambda: ".backward(" in self.ctx.source and any(
+            map(is_backward_call, self.nodes(self.module, (cst.Call,)))))
 
     def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)

@@ -16,6 +16,7 @@ from ..analysis.scaffolding import scaffolding_names
 class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
+    reads = frozenset({"empty_1d_tensor", "list_attributes", "list_names", "module", "names", "nodes"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
         "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",

@@ -379,6 +379,7 @@ class _Operand:
 class EinopsLowering(Pass):
     id = "MS208"
     name = "einops-lowering"
+    reads = frozenset({"emitted_definitions", "names"})
     summary = ("einops calls and Rearrange/Reduce layers with literal patterns lowered to MindSpore "
                "reshape/permute/reductions/broadcast (einops has no MindSpore backend).")
     examples = (

@@ -100,6 +100,7 @@ class _CutGradients(cst.CSTTransformer):
 class GradMode(Pass):
     id = "MS213"
     name = "grad-mode"
+    reads = frozenset({"identifiers", "module", "nodes", "training_plan"})
     summary = ("with torch.no_grad()/inference_mode()/enable_grad()/set_grad_enabled()/autocast() and their "
                "decorators -> the body alone; values of a no-grad block in differentiated code -> ops.stop_gradient.")
     examples = (

@@ -163,6 +163,7 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
 class LayerValues(Pass):
     id = "MS205"
     name = "layer-values"
+    reads = frozenset({"emitted_definitions", "list_names", "names", "string_literals"})
     summary = "torch layer classes passed as values take torch's arguments; subclasses of torch layers are built with them."
     runs_after = {
         "MS211": "MS211 rewrites the module's statements (leave_Module) before MS205 inserts its definitions there",

@@ -51,6 +51,7 @@ MARKER = "# transpile:"  # the comments passes leave on statements they could no
 class TrainingStep(Pass):
     id = "MS211"
     name = "training-step"
+    reads = frozenset({"identifiers", "training_plan"})
     summary = ("zero_grad / loss.backward() / clip_grad_norm_ / optimizer.step() -> a forward function, "
                "mindspore.value_and_grad and optimizer(grads).")
     examples = (

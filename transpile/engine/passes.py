@@ -32,11 +32,16 @@ class Pass:
     # The passes (ids) this one must run after when both are in a pipeline, each with why:
     # in the same stage, their handlers see a node before this one's. Pipeline checks it.
     runs_after: ClassVar[Mapping[str, str]] = {}
+    # The facts (attributes of ``ctx.facts``) its handlers read, directly or through the hooks
+    # and analyses they call: what it depends on, beside the node in hand.
+    # tests/test_pass_rules.py and tests/test_fact_reads.py hold it to what the pass reads.
+    reads: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx
 
     @property
     def facts(self):
-        """What the analysis knows about the file being converted (shared by all passes)."""
+        """What the analysis knows about the file being converted (shared by all passes,
+        frozen; the pass reads those it lists in ``reads``)."""
         return self.ctx.facts

@@ -52,6 +52,7 @@ def _exits(block) -> bool:
 class GraphBranchLocals(Pass):
     id = "MS308"
     name = "graph-branch-locals"
+    reads = frozenset({"names"})
     summary = "A local bound in only some branches of an if and read after it is set to None first (GRAPH_MODE)."
     examples = (
         Example(

@@ -37,6 +37,7 @@ PARTIAL = "functools.partial"
 class GraphMaps(Pass):
     id = "MS304"
     name = "graph-maps"
+    reads = frozenset({"empty_1d_tensor"})
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
     examples = (
         Example(
