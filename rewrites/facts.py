@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import libcst as cst
 
@@ -74,6 +75,7 @@ class FileFacts(Facts):
     def build(cls, module: cst.Module, ctx: FileContext) -> "FileFacts":
         names = NameRoles()  # which names are references, filled by the index's walk
         index = ScopeIndex(module, INDEXED, names)
+        names.freeze()
         emitted = frozenset(stmt.name.value for stmt in module.body
                             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value))
         for stmt in module.body:
@@ -108,7 +110,7 @@ class FileFacts(Facts):
         return self._once("calls_backward_anywhere", self.module, lambda: ".backward(" in self.ctx.source and any(
             map(is_backward_call, self.nodes(self.module, (cst.Call,)))))
 
-    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], Mapping[str, frozenset[str]]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)
         and to a torch lr scheduler, anywhere in the file; and per optimizer, the models whose
         ``parameters()`` its constructor is given (``netD`` for ``Adam(netD.parameters())``)."""
@@ -117,7 +119,7 @@ class FileFacts(Facts):
             schedulers: set[str] = set()
             models: dict[str, frozenset[str]] = {}
             if "optim" not in self.ctx.source:
-                return frozenset(), frozenset(), models
+                return frozenset(), frozenset(), MappingProxyType(models)
             for node in self.nodes(self.module, (cst.Assign,)):
                 qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
                 if not qual or not qual.startswith("torch.optim.") or not qual.rsplit(".", 1)[-1][:1].isupper():
@@ -128,7 +130,7 @@ class FileFacts(Facts):
                 if not scheduler:
                     given = frozenset(_PARAMETERS_OF.findall(code(node.value)))
                     models.update((target, given) for target in targets)
-            return frozenset(optimizers), frozenset(schedulers), models
+            return frozenset(optimizers), frozenset(schedulers), MappingProxyType(models)
         return self._once("torch_optimizers", self.module, compute)
 
     def nodes(self, scope, kinds, enter=None):
@@ -158,7 +160,7 @@ class FileFacts(Facts):
             return frozenset(found)
         return self._once("tensor_attributes", class_node, compute)
 
-    def registered_buffers(self, class_node: cst.ClassDef) -> dict:
+    def registered_buffers(self, class_node: cst.ClassDef) -> Mapping:
         """``self.register_buffer("X", t, persistent=p)`` in the class (nested classes left
         out): X -> the ``persistent`` argument as written (None: torch's default True)."""
         def compute():
@@ -171,7 +173,7 @@ class FileFacts(Facts):
                 persistent = next((a.value for a in node.args if a.keyword and a.keyword.value == "persistent"),
                                   node.args[2].value if len(node.args) > 2 and not node.args[2].keyword else None)
                 found[node.args[0].value.evaluated_value] = persistent
-            return found
+            return MappingProxyType(found)
         return self._once("registered_buffers", class_node, compute)
 
     def forward_helpers(self, class_node: cst.ClassDef) -> frozenset[str]:
@@ -197,7 +199,7 @@ class FileFacts(Facts):
             return frozenset(reached - set(roots))
         return self._once("forward_helpers", class_node, compute)
 
-    def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
+    def layer_attributes(self, class_node: cst.ClassDef, tables) -> Mapping:
         """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or
         ``self.add_module('X', nn.Y(...))``) anywhere in a class body: attribute X -> Y's
         table entry. A construction the tables cannot convert (an unknown argument) stays a
@@ -226,7 +228,7 @@ class FileFacts(Facts):
                     continue
                 if entry is not None and attr is not None:
                     found[attr] = entry
-            return found
+            return MappingProxyType(found)
         return self._once("layer_attributes", class_node, compute)
 
     # -- functions -----------------------------------------------------------------
@@ -372,7 +374,7 @@ class FileFacts(Facts):
         return self._once("empty_1d_tensor", self.module, lambda: next(
             (c for c in self.nodes(self.module, (cst.Call,)) if _makes_empty_1d(c, self.ctx)), None))
 
-    def call_site_tensor_params(self, roots: set[str]) -> dict[str, set[str]]:
+    def call_site_tensor_params(self, roots: set[str]) -> Mapping[str, frozenset[str]]:
         """Parameters of the file's top-level functions that receive a tensor where the file
         calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
         ``reduce_loss(loss, reduction)`` from a function in which ``loss`` is a tensor. They
@@ -380,7 +382,8 @@ class FileFacts(Facts):
         every method of a top-level class (forward/construct parameters are tensors) and
         each top-level statement, to a fixed point: a parameter counts once any call passes
         it a tensor."""
-        return self._once("call_site_tensor_params", self.module, lambda: _call_site_tensor_params(self, roots))
+        return self._once("call_site_tensor_params", self.module, lambda: MappingProxyType(
+            {name: frozenset(params) for name, params in _call_site_tensor_params(self, roots).items()}))
 
 
 _SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn"))

@@ -82,3 +82,31 @@ def test_declared_facts_exist():
     facts = {name for name in dir(FileFacts) if not name.startswith("_")} | set(FileFacts.__dataclass_fields__)
     unknown = {p.id: sorted(p.reads - facts) for p in ALL_PASSES if p.reads - facts}
     assert not unknown, f"passes declare facts FileFacts does not have: {unknown}"
+
+
+def test_facts_are_read_only():
+    import dataclasses
+
+    import libcst as cst
+
+    from transpile.engine.context import FileContext
+    from transpile.engine.import_table import ImportTable
+
+    source = ("import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.fc = nn.Linear(2, 2)\n        self.register_buffer('b', None)\n")
+    module = cst.parse_module(source)
+    ctx = FileContext(source, "m.py", {})
+    ctx.imports = ImportTable.from_module(module)
+    facts = FileFacts.build(module, ctx)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        facts.names = None
+    cls = module.body[1]
+    with pytest.raises(TypeError):
+        facts.registered_buffers(cls)["c"] = None
+    from transpile.rewrites.table_calls import tables
+    layers = facts.layer_attributes(cls, tables())
+    assert "fc" in layers
+    with pytest.raises(TypeError):
+        layers["other"] = layers["fc"]
+    with pytest.raises(AttributeError):
+        facts.names.labels.add(0)

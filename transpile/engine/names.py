@@ -17,6 +17,7 @@ engine knows nothing of torch here either.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Callable, Iterator
 
 import libcst as cst
@@ -132,6 +133,13 @@ class NameRoles:
         self.stores: dict[int, str] = {}  # ids of names bound or deleted -> STORE or DEL
         self.attributes: set[str] = set()  # every attribute name of the code (``p.grad``: grad)
 
+    def freeze(self) -> "NameRoles":
+        """Read-only from here on (the walk that filled it is over)."""
+        self.labels = frozenset(self.labels)
+        self.stores = MappingProxyType(self.stores)
+        self.attributes = frozenset(self.attributes)
+        return self
+
     @classmethod
     def of(cls, tree: cst.CSTNode) -> "NameRoles":
         """The roles of a tree no scope walk indexed (a converted module): one walk."""
@@ -143,7 +151,7 @@ class NameRoles:
             if mark is not None and mark(roles, node):
                 continue
             stack.extend(children(node))
-        return roles
+        return roles.freeze()
 
     # -- one name ----------------------------------------------------------------------
     def is_reference(self, name: cst.Name) -> bool:
