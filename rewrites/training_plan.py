@@ -4,8 +4,8 @@ statements, which optimizer each backward feeds, and the forward code before eac
 torch keeps gradients in the parameters (``.grad``) between ``backward()`` and ``step()``;
 MindSpore returns them from a gradient function. MS211 (``rewrites/passes/training_step.py``)
 rewrites the statements this module finds. A plan is made once per file that calls
-``.backward(``, from the original tree: statement lists only, plus CPython's ``ast`` over the
-name index (``transpile.engine.names``: names read and written), never a walk of the whole tree.
+``.backward(``, from the original tree: statement lists only, plus the file's name index
+(``FileFacts.names``: the names each statement reads and writes), never a walk of the whole tree.
 """
 from __future__ import annotations
 
