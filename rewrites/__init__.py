@@ -73,5 +73,5 @@ def pipeline_of(*passes: type) -> Pipeline:
 def _pipeline(stages) -> Pipeline:
     t = tables()
     return Pipeline(stages, dict(t.modules), set(t.source_roots) | LOWERED_ROOTS,
-                    aliases=dict(t.aliases), analyse=FileFacts, builds_on_source=builds_on_torch,
+                    aliases=dict(t.aliases), analyse=FileFacts.build, builds_on_source=builds_on_torch,
                     compiled_method=compiled_method)

@@ -10,17 +10,22 @@ and ``original`` in ``leave_*``).
 """
 from __future__ import annotations
 
-import ast
 import re
-from typing import Callable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping
 
 import libcst as cst
 
+from transpile.engine.context import FileContext
+from transpile.engine.facts import Facts
+from transpile.engine.names import NameRoles, identifiers
 from transpile.engine.walk import ScopeIndex
 
 from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
+from .analysis.backward import is_backward_call
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
@@ -54,24 +59,33 @@ def _self_attribute(expr) -> str | None:
     return None
 
 
-class FileFacts:
-    """Facts about one file for the passes; see the module docstring."""
+@dataclass(frozen=True, eq=False)
+class FileFacts(Facts):
+    """Facts about one file for the passes; see the module docstring. Built by ``build``;
+    frozen: the facts a pass reads are those every other pass reads."""
 
-    def __init__(self, module: cst.Module, ctx) -> None:
-        self.module = module
-        self.ctx = ctx
-        self.index = ScopeIndex(module, INDEXED)
-        self._memo: dict[tuple[str, int], object] = {}
-        self.emitted_definitions = {stmt.name.value for stmt in module.body
-                                    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value)}
+    module: cst.Module  # the original tree
+    ctx: FileContext
+    index: ScopeIndex
+    emitted_definitions: frozenset[str]  # top-level definitions an earlier run emitted
+    target_cells: frozenset[str]  # Cells of the file written for MindSpore
+    _memo: dict = field(default_factory=dict, repr=False)  # (fact, id(node)) -> the answer
+
+    @classmethod
+    def build(cls, module: cst.Module, ctx: FileContext) -> "FileFacts":
+        names = NameRoles()  # which names are references, filled by the index's walk
+        index = ScopeIndex(module, INDEXED, names)
+        names.freeze()
+        emitted = frozenset(stmt.name.value for stmt in module.body
+                            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and is_emitted_name(stmt.name.value))
         for stmt in module.body:
-            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in self.emitted_definitions:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in emitted:
                 ctx.freeze(stmt)
         # definitions written for MindSpore (a file converted partly by hand) stay as written
         target_roots = tables().framework_roots - ctx.source_roots
-        for definition in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots):
+        for definition in target_definitions(module, ctx.imports.bindings, ctx.source_roots, target_roots, names):
             ctx.freeze(definition)
-        self.target_cells = target_cell_classes(module, ctx)  # Cells of the file written for MindSpore
+        return cls(names, module, ctx, index, emitted, target_cell_classes(module, ctx))
 
     def _once(self, fact: str, node: cst.CSTNode, compute: Callable[[], object]):
         key = (fact, id(node))
@@ -83,20 +97,20 @@ class FileFacts:
         """Where the file trains (``rewrites/training_plan.py``); None where it calls no
         ``.backward(`` (the text settles most files at once)."""
         return self._once("training_plan", self.module, lambda: make_plan(
-            self.module, self.ctx.imports.qualify, *self.torch_optimizers(), reads_grads=self._reads_grads())
+            self.module, self.ctx.imports.qualify, self.names, *self.torch_optimizers(), reads_grads=self._reads_grads())
             if ".backward(" in self.ctx.source else None)
 
     def _reads_grads(self) -> bool:
         """Whether the file reads an attribute ``grad`` (``p.grad``, ``p.grad.norm()``)."""
-        if not re.search(r"\.grad\b", self.ctx.source):
-            return False
-        try:  # CPython's parser: attributes are not in the index, and training files only ask
-            tree = ast.parse(self.ctx.source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
-        return any(isinstance(node, ast.Attribute) and node.attr == "grad" for node in ast.walk(tree))
+        return "grad" in self.names.attributes
 
-    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]:
+    def calls_backward_anywhere(self) -> bool:
+        """Whether the file calls ``.backward()`` anywhere (``analysis.backward.is_backward_call``):
+        a training script. A file without the text is answered at once."""
+        return self._once("calls_backward_anywhere", self.module, lambda: ".backward(" in self.ctx.source and any(
+            map(is_backward_call, self.nodes(self.module, (cst.Call,)))))
+
+    def torch_optimizers(self) -> tuple[frozenset[str], frozenset[str], Mapping[str, frozenset[str]]]:
         """The code of what the file binds to a torch optimizer (``optimizer``, ``self.opt``)
         and to a torch lr scheduler, anywhere in the file; and per optimizer, the models whose
         ``parameters()`` its constructor is given (``netD`` for ``Adam(netD.parameters())``)."""
@@ -105,7 +119,7 @@ class FileFacts:
             schedulers: set[str] = set()
             models: dict[str, frozenset[str]] = {}
             if "optim" not in self.ctx.source:
-                return frozenset(), frozenset(), models
+                return frozenset(), frozenset(), MappingProxyType(models)
             for node in self.nodes(self.module, (cst.Assign,)):
                 qual = self.ctx.imports.qualify(node.value.func) if isinstance(node.value, cst.Call) else None
                 if not qual or not qual.startswith("torch.optim.") or not qual.rsplit(".", 1)[-1][:1].isupper():
@@ -116,11 +130,16 @@ class FileFacts:
                 if not scheduler:
                     given = frozenset(_PARAMETERS_OF.findall(code(node.value)))
                     models.update((target, given) for target in targets)
-            return frozenset(optimizers), frozenset(schedulers), models
+            return frozenset(optimizers), frozenset(schedulers), MappingProxyType(models)
         return self._once("torch_optimizers", self.module, compute)
 
     def nodes(self, scope, kinds, enter=None):
         return self.index.nodes(scope, kinds, enter)
+
+    def identifiers(self, scope: cst.CSTNode) -> frozenset[str]:
+        """Every identifier written in ``scope`` (a function or the module), variable or label:
+        a name a pass binds there avoids them all (``syntax.free_name``)."""
+        return self._once("identifiers", scope, lambda: frozenset(identifiers(scope)))
 
     # -- classes -------------------------------------------------------------------
     def tensor_attributes(self, class_node: cst.ClassDef) -> frozenset[str]:
@@ -141,7 +160,7 @@ class FileFacts:
             return frozenset(found)
         return self._once("tensor_attributes", class_node, compute)
 
-    def registered_buffers(self, class_node: cst.ClassDef) -> dict:
+    def registered_buffers(self, class_node: cst.ClassDef) -> Mapping:
         """``self.register_buffer("X", t, persistent=p)`` in the class (nested classes left
         out): X -> the ``persistent`` argument as written (None: torch's default True)."""
         def compute():
@@ -154,7 +173,7 @@ class FileFacts:
                 persistent = next((a.value for a in node.args if a.keyword and a.keyword.value == "persistent"),
                                   node.args[2].value if len(node.args) > 2 and not node.args[2].keyword else None)
                 found[node.args[0].value.evaluated_value] = persistent
-            return found
+            return MappingProxyType(found)
         return self._once("registered_buffers", class_node, compute)
 
     def forward_helpers(self, class_node: cst.ClassDef) -> frozenset[str]:
@@ -180,7 +199,7 @@ class FileFacts:
             return frozenset(reached - set(roots))
         return self._once("forward_helpers", class_node, compute)
 
-    def layer_attributes(self, class_node: cst.ClassDef, tables) -> dict:
+    def layer_attributes(self, class_node: cst.ClassDef, tables) -> Mapping:
         """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or
         ``self.add_module('X', nn.Y(...))``) anywhere in a class body: attribute X -> Y's
         table entry. A construction the tables cannot convert (an unknown argument) stays a
@@ -209,7 +228,7 @@ class FileFacts:
                     continue
                 if entry is not None and attr is not None:
                     found[attr] = entry
-            return found
+            return MappingProxyType(found)
         return self._once("layer_attributes", class_node, compute)
 
     # -- functions -----------------------------------------------------------------
@@ -355,7 +374,7 @@ class FileFacts:
         return self._once("empty_1d_tensor", self.module, lambda: next(
             (c for c in self.nodes(self.module, (cst.Call,)) if _makes_empty_1d(c, self.ctx)), None))
 
-    def call_site_tensor_params(self, roots: set[str]) -> dict[str, set[str]]:
+    def call_site_tensor_params(self, roots: set[str]) -> Mapping[str, frozenset[str]]:
         """Parameters of the file's top-level functions that receive a tensor where the file
         calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
         ``reduce_loss(loss, reduction)`` from a function in which ``loss`` is a tensor. They
@@ -363,7 +382,8 @@ class FileFacts:
         every method of a top-level class (forward/construct parameters are tensors) and
         each top-level statement, to a fixed point: a parameter counts once any call passes
         it a tensor."""
-        return self._once("call_site_tensor_params", self.module, lambda: _call_site_tensor_params(self, roots))
+        return self._once("call_site_tensor_params", self.module, lambda: MappingProxyType(
+            {name: frozenset(params) for name, params in _call_site_tensor_params(self, roots).items()}))
 
 
 _SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn"))

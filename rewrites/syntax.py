@@ -3,8 +3,7 @@ source signature, literals, emitting calls, operands and expressions safe to rep
 from __future__ import annotations
 
 import ast
-import re
-from typing import Any
+from typing import Any, Collection
 
 import libcst as cst
 
@@ -236,10 +235,11 @@ def module_spellings(ctx) -> tuple[str, str, str]:
     return tuple(code(ctx.reference(f"{m}.x")).rsplit(".", 1)[0] for m in ("mindspore", "mindspore.ops", "mindspore.nn"))
 
 
-def free_name(source: str, name: str) -> str:
-    """``name``, or ``name`` with a number where ``source`` (a file or a function) already uses it."""
+def free_name(taken: Collection[str], name: str) -> str:
+    """``name``, or ``name`` with a number where it is ``taken`` (``FileFacts.identifiers``
+    of a function or the file)."""
     candidate, n = name, 1
-    while re.search(rf"\b{candidate}\b", source):
+    while candidate in taken:
         n += 1
         candidate = f"{name}_{n}"
     return candidate

@@ -25,34 +25,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from transpile.engine.walk import read
+from transpile.engine.names import NameRoles
 
 
-class _ImportedRoots:
+def _imported_roots(node: cst.CSTNode, bindings: dict[str, str], names: NameRoles) -> set[str]:
     """The top-level packages of the imported names a definition uses (``nn`` bound to
-    ``mindspore.nn``: ``mindspore``); attribute names and keywords are not uses."""
-
-    def __init__(self, bindings: dict[str, str]) -> None:
-        self.bindings = bindings
-        self.roots: set[str] = set()
-        self._not_uses: set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._not_uses.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._not_uses.add(id(node.keyword))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._not_uses and node.value in self.bindings:
-            self.roots.add(self.bindings[node.value].split(".")[0])
-
-
-def _imported_roots(node: cst.CSTNode, bindings: dict[str, str]) -> set[str]:
-    visitor = _ImportedRoots(bindings)
-    read(node, visitor)  # the project's reader: LibCST's visit rebuilds every node it passes
-    return visitor.roots
+    ``mindspore.nn``: ``mindspore``)."""
+    return {bindings[name.value].split(".")[0] for name in names.references(node) if name.value in bindings}
 
 
 def _bases_are_target(node: cst.ClassDef, bindings: dict[str, str], target_roots: frozenset[str],
@@ -73,7 +52,7 @@ def _bases_are_target(node: cst.ClassDef, bindings: dict[str, str], target_roots
 
 
 def target_definitions(module: cst.Module, bindings: dict[str, str], source_roots: set[str],
-                       target_roots: frozenset[str]) -> list[cst.CSTNode]:
+                       target_roots: frozenset[str], names: NameRoles) -> list[cst.CSTNode]:
     """The top-level classes and functions of ``module`` written for the target framework
     (see the module docstring), in file order."""
     found: list[cst.CSTNode] = []
@@ -83,7 +62,7 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
     for stmt in module.body:
         if not isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
             continue
-        roots = _imported_roots(stmt, bindings)
+        roots = _imported_roots(stmt, bindings, names)
         if not roots & target_roots:
             continue
         if isinstance(stmt, cst.ClassDef):
@@ -91,7 +70,7 @@ def target_definitions(module: cst.Module, bindings: dict[str, str], source_root
                 continue
             target_classes.add(stmt.name.value)
             if roots & source_roots or torch_shaped(stmt):
-                found.extend(_methods_naming_no(source_roots, stmt, bindings))
+                found.extend(_methods_naming_no(source_roots, stmt, bindings, names))
                 continue
         elif roots & source_roots:
             continue
@@ -111,8 +90,9 @@ def torch_shaped(class_node: cst.ClassDef) -> bool:
     return "forward" in names and "construct" not in names
 
 
-def _methods_naming_no(roots: set[str], class_node: cst.ClassDef, bindings: dict[str, str]) -> list[cst.FunctionDef]:
+def _methods_naming_no(roots: set[str], class_node: cst.ClassDef, bindings: dict[str, str],
+                       names: NameRoles) -> list[cst.FunctionDef]:
     """The methods of ``class_node`` that use no imported name of ``roots`` (not ``forward``:
     torch's name, which becomes ``construct``)."""
     return [m for m in _methods(class_node)
-            if m.name.value != "forward" and not _imported_roots(m, bindings) & roots]
+            if m.name.value != "forward" and not _imported_roots(m, bindings, names) & roots]

@@ -4,16 +4,18 @@ statements, which optimizer each backward feeds, and the forward code before eac
 torch keeps gradients in the parameters (``.grad``) between ``backward()`` and ``step()``;
 MindSpore returns them from a gradient function. MS211 (``rewrites/passes/training_step.py``)
 rewrites the statements this module finds. A plan is made once per file that calls
-``.backward(``, from the original tree: statement lists only, plus CPython's ``ast`` over the
-code of each scope that trains (names read and written), never a walk of the whole tree.
+``.backward(``, from the original tree: statement lists only, plus the file's name index
+(``FileFacts.names``: the names each statement reads and writes), never a walk of the whole tree.
 """
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import libcst as cst
+
+from transpile.engine.names import DEL, LOAD, STORE, NameRoles
+from transpile.engine.walk import children, iter_nodes
 
 CLIP_NORM = "torch.nn.utils.clip_grad_norm_"
 CLIP_VALUE = "torch.nn.utils.clip_grad_value_"
@@ -45,7 +47,7 @@ class TrainingStatement:
     simple: bool = False  # step follows in the same block: the gradients are a local
     region: list = field(default_factory=list)  # forward statements moved into the function
     span: int = 0  # statements between the previous training statement and the backward
-    scope_code: str = ""  # the code of the function (or module) holding it: the names it uses
+    scope: cst.CSTNode | None = None  # the function (or module) holding it
     params: tuple[str, ...] = ()  # names the function takes (read before it writes them)
     outputs: tuple[str, ...] = ()  # names it returns besides the loss
     problem: str = ""
@@ -69,10 +71,11 @@ class TrainingPlan:
         return [self.statements[id(s)] for s in body if id(s) in self.statements]
 
 
-def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], schedulers: frozenset[str],
+def make_plan(module: cst.Module, qualify, names: NameRoles, optimizers: frozenset[str], schedulers: frozenset[str],
               models: dict[str, frozenset[str]], reads_grads: bool = False) -> TrainingPlan | None:
     """The file's training statements, or None where it has none; ``optimizers``,
-    ``schedulers`` and the ``models`` each optimizer is given: as ``FileFacts.torch_optimizers``.
+    ``schedulers`` and the ``models`` each optimizer is given: as ``FileFacts.torch_optimizers``;
+    ``names``: the roles of the module's names (``FileFacts.names``).
     Where the file reads a parameter's ``.grad`` (``reads_grads``), every optimizer keeps its
     gradients (accumulation mode), which puts them on the parameters too."""
     statements: dict[int, TrainingStatement] = {}
@@ -85,14 +88,13 @@ def make_plan(module: cst.Module, qualify, optimizers: frozenset[str], scheduler
                 s.simple = False
         if not any(s.kind == "backward" for s in found):
             continue
-        scope_code = scope.code if isinstance(scope, cst.Module) else code_of(scope)
-        scope_loads = _loads(ast.parse(scope_code))
+        scope_loads = names.load_counts(scope)
         for s in list(found):  # a guard found is appended
             if s.kind == "backward" and s.optimizer is not None:
-                _region(s, found, scope_loads)
+                _region(s, found, scope_loads, names)
         _leave_troubled(found)
         for s in found:
-            s.scope_code = scope_code
+            s.scope = scope
             statements[id(s.stmt)] = s
             blocks.add(id(s.block))
             if s.kind == "backward" and not s.problem:
@@ -281,21 +283,22 @@ def _position(block: list, stmt) -> int:
     return next(i for i, candidate in enumerate(block) if candidate is stmt)
 
 
-def _region(backward: TrainingStatement, found: list[TrainingStatement], scope_loads: dict[str, int]) -> None:
+def _region(backward: TrainingStatement, found: list[TrainingStatement], scope_loads: dict[str, int],
+            names: NameRoles) -> None:
     """The statements before the backward (back to the block's start or the previous
     training statement; zero_grad calls are stepped over) that compute the loss. Where the
     backward sits in an ``if`` body and the loss is computed (wholly or partly) before the
     ``if`` (``if phase == "train": loss.backward()``), the statements before the ``if``,
     provided the body holds only training statements before the backward: the ``if`` is then
     a part of kind "guard", appended to ``found``."""
-    _forward_region(backward, backward.stmt, backward.block, found, scope_loads)
-    loss_reads = set(_loads(ast.parse(code_of(backward.loss), mode="eval")))
+    _forward_region(backward, backward.stmt, backward.block, found, scope_loads, names)
+    loss_reads = set(names.load_counts(backward.loss))
     # names computed before the region that the loss depends on: gradients do not flow
     # into a function through them
     before = (loss_reads - set(backward.stored)) | set(backward.reads_before)
     guard = _guard(backward) if backward.container is not None else None
     if guard is not None:
-        _forward_region(guard, guard.stmt, guard.block, found, scope_loads)
+        _forward_region(guard, guard.stmt, guard.block, found, scope_loads, names)
         if before & set(guard.stored):
             if backward.region:
                 backward.problem = ("the loss is computed partly before the 'if' holding its backward(): "
@@ -320,7 +323,7 @@ def _guard(backward: TrainingStatement) -> TrainingStatement | None:
 
 
 def _forward_region(part: TrainingStatement, anchor, block: list, found: list[TrainingStatement],
-                    scope_loads: dict[str, int]) -> None:
+                    scope_loads: dict[str, int], names: NameRoles) -> None:
     """``part``'s region, span, params, outputs and stored names: the statements of ``block``
     before ``anchor`` back to the previous training statement."""
     ours = {id(s.stmt): s for s in found}
@@ -332,28 +335,26 @@ def _forward_region(part: TrainingStatement, anchor, block: list, found: list[Tr
     # a zero_grad between the loss and its backward is stepped over; one before the loss ends it
     start = at
     while start > boundary:
-        if id(block[start - 1]) in ours and _computes(part, [s for s in block[start:at] if id(s) not in ours]):
+        if id(block[start - 1]) in ours and _computes(part, [s for s in block[start:at] if id(s) not in ours], names):
             break
         start -= 1
     if start > boundary and _reads_from(part, [s for s in block[start:at] if id(s) not in ours],
-                                        [s for s in block[boundary:start] if id(s) not in ours]):
+                                        [s for s in block[boundary:start] if id(s) not in ours], names):
         start = boundary  # a value made before the zero_grad keeps its gradient path inside the function
     region = [stmt for stmt in block[start:at] if id(stmt) not in ours]
     # statements that leave the block (return, break, ...) cannot move into a function
-    trees = [ast.parse(code_of(stmt)) for stmt in region]
-    for i in range(len(trees) - 1, -1, -1):
-        if _leaves(trees[i]):
-            region, trees = region[i + 1:], trees[i + 1:]
+    for i in range(len(region) - 1, -1, -1):
+        if _leaves(region[i]):
+            region = region[i + 1:]
             break
-    loss_reads = set(_loads(ast.parse(code_of(part.loss), mode="eval"))) if part.loss is not None else set()
-    region, trees = _without_unused_prefix(region, trees, loss_reads)
+    loss_names = names.load_counts(part.loss) if part.loss is not None else {}
+    region = _without_unused_prefix(region, set(loss_names), names)
     part.region = region
-    reads = _Names()
-    for tree in trees:
-        reads.visit(tree)
+    reads = _Names(names)
+    for stmt in region:
+        reads.visit(stmt)
     part.stored, part.reads_before = tuple(reads.stored), tuple(reads.read_first)
-    loss_names = _loads(ast.parse(code_of(part.loss), mode="eval")) if part.loss is not None else {}
-    region_loads = _loads_of(trees)
+    region_loads = _loads_of(region, names)
     part.params = tuple(n for n in reads.read_first if n in reads.stored)
     loss_name = part.loss.value if isinstance(part.loss, cst.Name) else None
     # returned: what the code outside the region and the loss expression reads
@@ -362,7 +363,7 @@ def _forward_region(part: TrainingStatement, anchor, block: list, found: list[Tr
                                                 or n in reads.read_first))
 
 
-def _without_unused_prefix(region: list, trees: list, loss_reads: set[str]) -> tuple[list, list]:
+def _without_unused_prefix(region: list, loss_reads: set[str], names: NameRoles) -> list:
     """``region`` without its first statements that compute only plain numbers nothing after
     them in it (nor the loss) reads (``D_x = output.mean().item()`` logged after an earlier
     backward): they stay before the function, where they ran anyway. A tensor computed inside
@@ -371,70 +372,82 @@ def _without_unused_prefix(region: list, trees: list, loss_reads: set[str]) -> t
     outside), so statements binding other values stay in, and so do those that may change a
     value in place (a method ending in ``_``, a subscript or attribute assigned)."""
     first = 0
-    while first < len(region) - 1 and _plain_statement(trees[first]):
-        later = set(loss_reads).union(*(_loads(tree) for tree in trees[first + 1:]))
-        reads = _Names()
-        reads.visit(trees[first])
+    while first < len(region) - 1 and _plain_statement(region[first]):
+        later = set(loss_reads).union(*(names.load_counts(stmt) for stmt in region[first + 1:]))
+        reads = _Names(names)
+        reads.visit(region[first])
         if set(reads.stored) & later:
             break
         first += 1
-    return region[first:], trees[first:]
+    return region[first:]
 
 
 _PLAIN_CALLS = frozenset({"float", "int", "len", "bool", "str", "print"})
 _PLAIN_METHODS = frozenset({"item", "tolist"})
 
 
-def _plain_statement(tree: ast.Module) -> bool:
+_CONSTANT_TYPES = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)
+
+
+def _constant(expr) -> bool:
+    """A literal Python folds into one constant (``3``, ``"a" "b"``, ``None``; not ``-1``)."""
+    if isinstance(expr, _CONSTANT_TYPES):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("None", "True", "False")
+    return isinstance(expr, cst.ConcatenatedString) and _constant(expr.left) and _constant(expr.right)
+
+
+def _plain_statement(stmt) -> bool:
     """A statement binding only plain numbers (``.item()``, ``float(...)``, literals) or
     printing, and changing nothing in place."""
-    if len(tree.body) != 1:
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return False
-    stmt = tree.body[0]
-    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
-        value = stmt.value
-    elif isinstance(stmt, ast.Expr):
-        value = stmt.value
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets):
+        value = small.value
+    elif isinstance(small, cst.Expr):
+        value = small.value
     else:
         return False
-    if isinstance(value, ast.Constant):
+    if _constant(value):
         return True
-    if not isinstance(value, ast.Call):
+    if not isinstance(value, cst.Call):
         return False
     func = value.func
-    plain = ((isinstance(func, ast.Attribute) and func.attr in _PLAIN_METHODS)
-             or (isinstance(func, ast.Name) and func.id in _PLAIN_CALLS))
-    return plain and not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                             and n.func.attr.endswith("_") and not n.func.attr.startswith("_")
-                             for n in ast.walk(value))
+    plain = ((isinstance(func, cst.Attribute) and func.attr.value in _PLAIN_METHODS)
+             or (isinstance(func, cst.Name) and func.value in _PLAIN_CALLS))
+    return plain and not any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                             and n.func.attr.value.endswith("_") and not n.func.attr.value.startswith("_")
+                             for n in iter_nodes(value))
 
 
-def _reads_from(part: TrainingStatement, region: list, earlier: list) -> bool:
+def _reads_from(part: TrainingStatement, region: list, earlier: list, names: NameRoles) -> bool:
     """Whether ``region`` (or the loss) reads a name one of the ``earlier`` statements binds
     (``fake = netG(z)`` before ``optimizerD.zero_grad()``): MindSpore differentiates through
     it only when it is computed inside the function."""
-    reads = _Names()
+    reads = _Names(names)
     for stmt in region:
-        reads.visit(ast.parse(code_of(stmt)))
+        reads.visit(stmt)
     needed = set(reads.read_first)
     if part.loss is not None:
-        needed |= set(_loads(ast.parse(code_of(part.loss), mode="eval"))) - set(reads.stored)
-    bound = _Names()
+        needed |= set(names.load_counts(part.loss)) - set(reads.stored)
+    bound = _Names(names)
     for stmt in earlier:
-        bound.visit(ast.parse(code_of(stmt)))
+        bound.visit(stmt)
     return bool(needed & set(bound.stored))
 
 
-def _computes(backward: TrainingStatement, statements: list) -> bool:
+def _computes(backward: TrainingStatement, statements: list, names: NameRoles) -> bool:
     """Whether ``statements`` compute the backward's loss (bind its name, or anything at all
     where the loss is an expression)."""
     if not statements:
         return False
     if not isinstance(backward.loss, cst.Name):
         return True
-    reads = _Names()
+    reads = _Names(names)
     for stmt in statements:
-        reads.visit(ast.parse(code_of(stmt)))
+        reads.visit(stmt)
     return backward.loss.value in reads.stored
 
 
@@ -451,43 +464,41 @@ def _leave_troubled(found: list[TrainingStatement]) -> None:
     found[:] = [s for s in found if s.kind == "backward" or s.optimizer not in troubled]
 
 
-def _leaves(tree: ast.AST) -> bool:
-    """A return, yield, await, global/nonlocal, or a break/continue outside a loop of its own."""
-    def walk(node, in_loop):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(child, (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
-                return True
-            if isinstance(child, (ast.Break, ast.Continue)) and not in_loop:
-                return True
-            if walk(child, in_loop or isinstance(child, (ast.For, ast.While, ast.AsyncFor))):
-                return True
-        return False
-    return walk(tree, False)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_LEAVING = (cst.Return, cst.Yield, cst.Await, cst.Global, cst.Nonlocal)
 
 
-def _loads(tree: ast.AST) -> dict[str, int]:
+def _leaves(stmt) -> bool:
+    """A return, yield, await, global/nonlocal, or a break/continue outside a loop of its own
+    (nested functions, classes and lambdas left out)."""
+    def leaves(node, in_loop) -> bool:
+        if isinstance(node, _SCOPES):
+            return False
+        if isinstance(node, _LEAVING) or (isinstance(node, (cst.Break, cst.Continue)) and not in_loop):
+            return True
+        inside = in_loop or isinstance(node, (cst.For, cst.While))
+        return any(leaves(child, inside) for child in children(node))
+    return leaves(stmt, False)
+
+
+def _loads_of(statements, names: NameRoles) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
-
-
-def _loads_of(trees) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for tree in trees:
-        for name, n in _loads(tree).items():
+    for stmt in statements:
+        for name, n in names.load_counts(stmt).items():
             counts[name] = counts.get(name, 0) + n
     return counts
 
 
-class _Names(ast.NodeVisitor):
-    """Names a run of statements writes (in order) and those it reads before writing them,
-    in evaluation order; nested scopes' own names left out."""
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
-    def __init__(self) -> None:
+
+class _Names:
+    """Names a run of statements writes (in order) and those it reads before writing them,
+    in Python's evaluation order (an assignment's value before its targets); nested scopes'
+    own names left out. Ask with nodes of the tree ``names`` indexes."""
+
+    def __init__(self, names: NameRoles) -> None:
+        self.names = names
         self.stored: list[str] = []
         self.read_first: list[str] = []
 
@@ -495,57 +506,79 @@ class _Names(ast.NodeVisitor):
         if name not in self.stored:
             self.stored.append(name)
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            if node.id not in self.stored and node.id not in self.read_first:
-                self.read_first.append(node.id)
-        else:
-            self._store(node.id)
+    def _read(self, name: str) -> None:
+        if name not in self.stored and name not in self.read_first:
+            self.read_first.append(name)
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
-        for target in node.targets:
-            self.visit(target)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
+    def visit(self, node) -> None:
+        kind = type(node)
+        if kind is cst.Name:
+            role = self.names.role(node)
+            if role == LOAD:
+                self._read(node.value)
+            elif role == STORE or role == DEL:
+                self._store(node.value)
+        elif kind is cst.Assign:
             self.visit(node.value)
-        self.visit(node.target)
+            for target in node.targets:
+                self.visit(target.target)
+        elif kind is cst.AnnAssign:  # the annotation is not read
+            if node.value is not None:
+                self.visit(node.value)
+            self.visit(node.target)
+        elif kind is cst.AugAssign:
+            if isinstance(node.target, cst.Name):
+                self._read(node.target.value)
+            self.visit(node.value)
+            self.visit(node.target)
+        elif kind is cst.NamedExpr:
+            self.visit(node.value)
+            self.visit(node.target)
+        elif kind is cst.For and node.asynchronous is None:
+            self.visit(node.iter)
+            self.visit(node.target)
+            self.visit(node.body)
+            if node.orelse is not None:
+                self.visit(node.orelse)
+        elif kind in _COMPREHENSIONS:
+            self.visit(node.for_in.iter)  # the rest is the comprehension's own scope
+        elif kind is cst.Lambda:
+            p = node.params
+            for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+                if param.default is not None:
+                    self.visit(param.default)
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            for decorator in node.decorators:
+                self.visit(decorator)
+            self._store(node.name.value)
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            for alias in (node.names if isinstance(node.names, (tuple, list)) else ()):
+                name = alias.asname.name.value if alias.asname is not None else _dotted(alias.name)
+                self._store(name.split(".")[0])
+            if isinstance(node.names, cst.ImportStar):
+                self._store("*")
+        elif kind is cst.IfExp:  # Python's order: the test first
+            self.visit(node.test)
+            self.visit(node.body)
+            self.visit(node.orelse)
+        elif kind is cst.Dict:  # every key, then every value
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.visit(element.key)
+            for element in node.elements:
+                self.visit(element.value)
+        elif kind is cst.Call:  # positional arguments, then keywords and **
+            self.visit(node.func)
+            for arg in node.args:
+                if arg.keyword is None and arg.star != "**":
+                    self.visit(arg.value)
+            for arg in node.args:
+                if arg.keyword is not None or arg.star == "**":
+                    self.visit(arg.value)
+        else:
+            for child in children(node):
+                self.visit(child)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if isinstance(node.target, ast.Name):
-            self.visit_Name(ast.Name(node.target.id, ast.Load()))
-        self.visit(node.value)
-        self.visit(node.target)
 
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        self.visit(node.value)
-        self.visit(node.target)
-
-    def visit_For(self, node: ast.For) -> None:
-        self.visit(node.iter)
-        self.visit(node.target)
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
-
-    def _comprehension(self, node) -> None:
-        self.visit(node.generators[0].iter)  # the rest is the comprehension's own scope
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-            self.visit(default)
-
-    def visit_FunctionDef(self, node) -> None:
-        for decorator in node.decorator_list:
-            self.visit(decorator)
-        self._store(node.name)
-
-    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
-
-    def visit_Import(self, node) -> None:
-        for alias in node.names:
-            self._store((alias.asname or alias.name).split(".")[0])
-
-    visit_ImportFrom = visit_Import
+def _dotted(node) -> str:
+    return node.value if isinstance(node, cst.Name) else f"{_dotted(node.value)}.{node.attr.value}"

@@ -21,5 +21,4 @@ def calls_backward(facts, scope) -> bool:
 def file_calls_backward(facts) -> bool:
     """Whether the file calls ``.backward()`` anywhere: a training script (MS103, MS213 and
     MS214 ask; the answer is kept, and a file without the text is answered at once)."""
-    return facts._once("file_calls_backward", facts.module, lambda: ".backward(" in facts.ctx.source and any(
-        map(is_backward_call, facts.nodes(facts.module, (cst.Call,)))))
+    return facts.calls_backward_anywhere()

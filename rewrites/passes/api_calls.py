@@ -16,6 +16,7 @@ from ..analysis.scaffolding import scaffolding_names
 class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
+    reads = frozenset({"empty_1d_tensor", "list_attributes", "list_names", "module", "names", "nodes"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
         "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",
@@ -84,33 +85,20 @@ class ApiCalls(Pass):
         return result
 
     # bare references: base classes, dtypes, annotations, layers passed as values.
-    # Names that only look like references (x.Linear, f(bias=...), def nn()) are skipped.
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self._call_funcs.add(id(node.attr))
         if self.ctx.imports.qualify(node) in self._scaffolding:
             return False  # MS206's: torch.jit.is_scripting is not the module torch.jit
         return self._source_qualname(node) is None
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._call_funcs.add(id(node.keyword))
-
     def visit_Annotation(self, node: cst.Annotation) -> None:
         self._call_funcs.update(type_positions(node))  # MS210 converts the types of annotations
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._call_funcs.add(id(node.name))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._call_funcs.add(id(node.name))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._call_funcs.add(id(node.name))
 
     def leave_Attribute(self, original, updated):
         return self._reference(original, updated)
 
     def leave_Name(self, original, updated):
+        if not self.facts.names.is_reference(original):
+            return updated  # names that only look like references: x.Linear, f(bias=...), def nn()
         return self._reference(original, updated)
 
     def _reference(self, original, updated):

@@ -53,6 +53,7 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 class CellClass(Pass):
     id = "MS101"
     name = "cell-class"
+    reads = frozenset({"target_cells"})
     summary = "nn.Module subclasses become nn.Cell; forward becomes construct."
     other_codes = {
         OUTSIDE_CODE: "the file imports a package built on torch from outside the converted tree: it cannot "

@@ -44,6 +44,7 @@ CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL
 class CellContainers(Pass):
     id = "MS102"
     name = "cell-containers"
+    reads = frozenset({"assignments_and_calls", "target_cells"})
     summary = "Lists of layers held as attributes become nn.CellList."
     examples = (
         Example(

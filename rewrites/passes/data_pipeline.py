@@ -61,6 +61,7 @@ def _batch_kind(ctx, loader: cst.Call) -> str | None:
 class DataPipeline(Pass):
     id = "MS212"
     name = "data-pipeline"
+    reads = frozenset({"module"})
     summary = "loader.dataset of a DataLoader (now a MindSpore pipeline) -> the torch dataset it wraps."
     examples = (
         Example(

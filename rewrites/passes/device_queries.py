@@ -27,6 +27,7 @@ FLAGS = {"is_cuda": "cuda", "is_cpu": "cpu"}
 class DeviceQueries(Pass):
     id = "MS209"
     name = "device-queries"
+    reads = frozenset({"assigned_attributes"})
     summary = "x.device.type, x.is_cuda, x.is_cpu -> torch's device type, from MindSpore's device name."
     examples = (
         Example(

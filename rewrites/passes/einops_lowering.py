@@ -379,6 +379,7 @@ class _Operand:
 class EinopsLowering(Pass):
     id = "MS208"
     name = "einops-lowering"
+    reads = frozenset({"emitted_definitions", "names"})
     summary = ("einops calls and Rearrange/Reduce layers with literal patterns lowered to MindSpore "
                "reshape/permute/reductions/broadcast (einops has no MindSpore backend).")
     examples = (
@@ -400,7 +401,7 @@ class EinopsLowering(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.helpers: dict[str, str] = {}  # emitted source (its name as {name}) -> name
-        self._skip: set[int] = set()  # names that are not references (call targets, keywords, ...)
+        self._skip: set[int] = set()  # call targets (their calls are lowered, or stay)
         # the file defines the einops backend already (converted before: emitted definitions
         # are left as they are, their handlers never called)
         self._has_backend = any(n.startswith(BACKEND_NAME) for n in getattr(ctx.facts, "emitted_definitions", ()))
@@ -566,25 +567,15 @@ class EinopsLowering(Pass):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self._skip.add(id(node.attr))
         return self._einops(node) is None  # einops.layers.torch.Rearrange names one thing
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._skip.add(id(node.name))
-
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._skip.add(id(node.name))
         if any(self._einops(b.value) == BACKEND_BASE for b in node.bases):
             self._has_backend = True  # converted before: the backend is there
 
     def leave_Name(self, original, updated):
+        if not self.facts.names.is_reference(original):
+            return updated  # names that only look like references: x.rearrange, f(rearrange=...), def rearrange()
         return self._reference(original, updated)
 
     def leave_Attribute(self, original, updated):

@@ -100,6 +100,7 @@ class _CutGradients(cst.CSTTransformer):
 class GradMode(Pass):
     id = "MS213"
     name = "grad-mode"
+    reads = frozenset({"identifiers", "module", "nodes", "training_plan"})
     summary = ("with torch.no_grad()/inference_mode()/enable_grad()/set_grad_enabled()/autocast() and their "
                "decorators -> the body alone; values of a no-grad block in differentiated code -> ops.stop_gradient.")
     examples = (
@@ -263,7 +264,7 @@ class GradMode(Pass):
 
     def _flag_name(self, scope) -> str:
         """A name for set_grad_enabled's flag that the function does not use."""
-        return free_name(self.ctx.source if isinstance(scope, cst.Module) else code(scope), "grad_enabled")
+        return free_name(self.facts.identifiers(scope), "grad_enabled")
 
     def _helper(self) -> cst.Name:
         return runtime_helper(self.ctx, HELPER)

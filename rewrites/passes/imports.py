@@ -13,67 +13,23 @@ import libcst as cst
 from transpile.engine.diagnostics import Safety, Severity
 from transpile.engine.import_table import build_dotted, dotted_name
 from transpile.engine.passes import Example, Pass
-from transpile.engine.walk import read
+from transpile.engine.names import scoped_references
 
 from ..syntax import code
 from ..table_calls import LOWERED_ROOTS, tables
 from ..analysis.annotations import forward_reference_names
 
 
-class _NameUses(cst.CSTVisitor):
+def used_names(module: cst.Module, imports) -> set[str]:
     """The names the code uses, except where a function or class binds the name itself
-    (its ``one_hot = ...`` uses no imported ``one_hot``)."""
-
-    def __init__(self, imports) -> None:
-        self.names: set[str] = set()
-        self.imports = imports
-        self._scopes: list[cst.CSTNode] = []
-
-    def _use(self, name: str) -> None:
-        if name in self.names:
-            return  # a use already found (the scope lookup is the costly part)
-        if not self._scopes or not self.imports.hidden(name, self._scopes):
-            self.names.add(name)
-
-    def _scope(self, node, outer: tuple) -> bool:
-        """Read what ``node`` evaluates outside its scope (``outer``), then its body inside."""
-        for part in outer:
-            read(part, self)
-        self._scopes.append(node)
-        read(node.body, self)
-        self._scopes.pop()
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        p = node.params
-        params = (*p.posonly_params, *p.params, *p.kwonly_params,
-                  *(s for s in (p.star_arg, p.star_kwarg) if isinstance(s, cst.Param)))
-        outer = [x for param in params for x in (param.default, param.annotation) if x is not None]
-        return self._scope(node, (*node.decorators, *outer, *([node.returns] if node.returns else [])))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return self._scope(node, (*node.decorators, *node.bases, *node.keywords))
-
-    def visit_Import(self, node) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        head = node
-        while isinstance(head, cst.Attribute):
-            head = head.value
-        if isinstance(head, cst.Name):
-            self._use(head.value)
-            return False
-        return True
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self._use(node.value)
-
-    def visit_Annotation(self, node: cst.Annotation) -> None:
-        self.names |= forward_reference_names(node)  # "ms.Tensor" uses ms (MS210 writes it)
+    (its ``one_hot = ...`` uses no imported ``one_hot``); a quoted annotation's names too."""
+    used: set[str] = set()
+    for node, scopes in scoped_references(module, also=(cst.Annotation,)):
+        if type(node) is cst.Annotation:
+            used |= forward_reference_names(node)  # "ms.Tensor" uses ms (MS210 writes it)
+        elif node.value not in used and (not scopes or not imports.hidden(node.value, list(scopes))):
+            used.add(node.value)  # (the scope lookup is the costly part: once per name found)
+    return used
 
 
 def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:
@@ -110,9 +66,7 @@ class Imports(Pass):
         self._import_fallback = 0  # inside a try whose handler catches ImportError
 
     def visit_Module(self, node: cst.Module) -> None:
-        uses = _NameUses(self.ctx.imports)
-        read(node, uses)
-        self.used = uses.names
+        self.used = used_names(node, self.ctx.imports)
         self.exported = _all_names(node)
         for i, stmt in enumerate(node.body):
             if isinstance(stmt, cst.SimpleStatementLine) and any(

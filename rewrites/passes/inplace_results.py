@@ -29,6 +29,7 @@ from ..syntax import Unconvertible, bind
 class InplaceResults(Pass):
     id = "MS207"
     name = "inplace-results"
+    reads = frozenset({"returns_mutated_param"})
     summary = ("A call, made as a statement, to a helper that changes its argument in place and returns it "
                "gets its result assigned back (GRAPH mode does not change the caller's tensor).")
     examples = (

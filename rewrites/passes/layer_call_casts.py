@@ -28,6 +28,7 @@ from ..table_calls import tables
 class LayerCallCasts(Pass):
     id = "MS203"
     name = "layer-call-casts"
+    reads = frozenset({"layer_attributes", "module", "nodes", "qualified_calls"})
     summary = "Calls of built layers: argument casts (loss labels -> int32) and call hooks (MultiheadAttention results)."
     examples = (
         Example(

@@ -89,6 +89,7 @@ def distinctive_attributes(tables) -> dict[str, str]:
 class LayerParams(Pass):
     id = "MS204"
     name = "layer-params"
+    reads = frozenset({"apply_callbacks", "layer_attributes", "string_literals"})
     summary = "Parameter attributes of converted layers take MindSpore's names (bn.weight -> bn.gamma)."
     examples = (
         Example(

@@ -163,6 +163,7 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
 class LayerValues(Pass):
     id = "MS205"
     name = "layer-values"
+    reads = frozenset({"emitted_definitions", "list_names", "names", "string_literals"})
     summary = "torch layer classes passed as values take torch's arguments; subclasses of torch layers are built with them."
     runs_after = {
         "MS211": "MS211 rewrites the module's statements (leave_Module) before MS205 inserts its definitions there",
@@ -229,17 +230,6 @@ class LayerValues(Pass):
         self._no_value -= 1
         return updated
 
-    # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._skip.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._skip.add(id(node.keyword))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._skip.add(id(node.name))
-
     def visit_Import(self, node) -> bool:
         return False
 
@@ -271,6 +261,8 @@ class LayerValues(Pass):
         return cst.parse_expression(f"{code(updated.value)}.{new}")
 
     def leave_Name(self, original, updated):
+        if not self.facts.names.is_reference(original):
+            return updated  # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
         return self._value(original, updated)
 
     def _value(self, original, updated):
@@ -301,7 +293,6 @@ class LayerValues(Pass):
 
     # -- subclasses of torch layers ---------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._skip.add(id(node.name))
         for base in node.bases:
             self._skip.add(id(base.value))
         layers = [e for e in (self._entry(b.value) for b in node.bases) if e is not None and e.kind == "class"]

@@ -71,6 +71,10 @@ SAME_INIT = frozenset("torch.nn." + n for n in (
 class ModuleMethods(Pass):
     id = "MS103"
     name = "module-methods"
+    reads = frozenset({
+        "assignments_and_calls", "calls_backward_anywhere", "forward_helpers", "layer_attributes", "module", "nodes",
+        "registered_buffers", "target_cells"
+    })
     summary = "nn.Module tree methods become Cell methods; SequentialCells filled after construction run their new cells."
     examples = (
         Example(

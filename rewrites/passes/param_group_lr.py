@@ -149,6 +149,7 @@ def _binary_operator(op: cst.BaseAugOp) -> cst.BaseBinaryOp:
 class ParamGroupLr(Pass):
     id = "MS215"
     name = "param-group-lr"
+    reads = frozenset({"module", "nodes"})
     summary = ("optimizer.param_groups[i]['lr'] reads -> float(...); writes -> assigned into MindSpore's lr "
                "Parameter, which the optimizer and its schedulers read.")
     examples = (

@@ -95,6 +95,7 @@ def _axes(elements) -> list[int | None]:
 class SliceBounds(Pass):
     id = "MS306"
     name = "slice-bounds"
+    reads = frozenset({"list_names"})
     summary = ("Slices of empty axes: x[:-k] -> x[:max(n - k, 0)]; a write to an empty region of several sliced "
                "axes is skipped.")
     examples = (

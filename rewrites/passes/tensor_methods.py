@@ -38,6 +38,7 @@ FORWARD_NAMES = ("forward", "construct")
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
+    reads = frozenset({"call_site_tensor_params", "forward_helpers", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",

@@ -65,6 +65,9 @@ def _has_call(node: cst.BaseExpression) -> bool:
 class TrainingScript(Pass):
     id = "MS214"
     name = "training-script"
+    reads = frozenset({
+        "calls_backward_anywhere", "device_names", "module", "nodes", "target_cells", "torch_optimizers"
+    })
     summary = ("A training script's set-up on CPU: device moves and CUDA housekeeping left without effect removed, "
                "cuDNN switches removed, device.type read off a device's name, models built in train mode (a fresh "
                "Cell is in eval mode), optimizer.load_state_dict through load_param_into_net.")

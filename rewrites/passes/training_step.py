@@ -51,6 +51,7 @@ MARKER = "# transpile:"  # the comments passes leave on statements they could no
 class TrainingStep(Pass):
     id = "MS211"
     name = "training-step"
+    reads = frozenset({"identifiers", "training_plan"})
     summary = ("zero_grad / loss.backward() / clip_grad_norm_ / optimizer.step() -> a forward function, "
                "mindspore.value_and_grad and optimizer(grads).")
     examples = (
@@ -189,10 +190,11 @@ class TrainingStep(Pass):
 
     def _choose_names(self, part: TrainingStatement) -> None:
         """The names the pass binds: locals of the function, so only its own code can clash."""
-        scope = part.scope_code
-        if scope not in self._names:
-            self._names[scope] = tuple(free_name(scope, n) for n in ("grads", "forward_fn", "grads_finite"))
-        self.grads, self.forward, self.finite = self._names[scope]
+        scope = part.scope
+        if id(scope) not in self._names:
+            taken = self.facts.identifiers(scope)
+            self._names[id(scope)] = tuple(free_name(taken, n) for n in ("grads", "forward_fn", "grads_finite"))
+        self.grads, self.forward, self.finite = self._names[id(scope)]
 
     def _line(self, text: str, deeper: int = 0) -> cst.BaseStatement:
         """A statement the pass writes, laid out by black at the block's depth (plus ``deeper``)."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .diagnostics import Diagnostic, Safety, Severity
+from .facts import Facts
+from .names import NameRoles
 from .import_table import dotted_name, ImportTable, build_dotted
 from .positions import start_positions
 
@@ -76,7 +78,7 @@ class FileContext:
         self.definitions: dict[str, str] = {}
         # What the rewrites' analysis knows about this file (built by the pipeline's
         # ``analyse``, read by the passes; the engine never looks inside).
-        self.facts: object = None
+        self.facts: Facts | None = None
         # The functions, classes and lambdas the traversal is inside, outermost first
         # (original nodes).
         self.open_scopes: list[cst.CSTNode] = []
@@ -327,7 +329,9 @@ class _SourceRespeller(cst.CSTTransformer):
     def __init__(self, ctx: FileContext, original: cst.CSTNode) -> None:
         super().__init__()
         self.ctx = ctx
-        self.not_references: set[int] = set()  # attribute and keyword names
+        # the original's names (a declined edit: the one subtree read, not the file's index,
+        # which a later stage's originals are not in)
+        self.names = NameRoles.of(original)
         self.left: set[int] = set()  # the nodes of ``original``: code no edit replaced
         stack = [original]
         while stack:
@@ -347,12 +351,7 @@ class _SourceRespeller(cst.CSTTransformer):
     def visit_ImportFrom(self, node) -> bool:
         return False
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.not_references.add(id(node.keyword))
-
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        self.not_references.add(id(node.attr))
         return self._qualified(node) is None
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
@@ -360,7 +359,7 @@ class _SourceRespeller(cst.CSTTransformer):
         return self.ctx.keep_source(qual, original) if qual else updated
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        if id(original) in self.not_references:
+        if not self.names.is_reference(original):
             return updated
         qual = self._qualified(original)
         return self.ctx.keep_source(qual, original) if qual else updated

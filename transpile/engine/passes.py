@@ -34,11 +34,16 @@ class Pass:
     runs_after: ClassVar[Mapping[str, str]] = {}
     # The codes it reports besides its id, each with what it means (`transpile passes CODE`)
     other_codes: ClassVar[Mapping[str, str]] = {}
+    # The facts (attributes of ``ctx.facts``) its handlers read, directly or through the hooks
+    # and analyses they call: what it depends on, beside the node in hand.
+    # tests/test_pass_rules.py and tests/test_fact_reads.py hold it to what the pass reads.
+    reads: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx
 
     @property
     def facts(self):
-        """What the analysis knows about the file being converted (shared by all passes)."""
+        """What the analysis knows about the file being converted (shared by all passes,
+        frozen; the pass reads those it lists in ``reads``)."""
         return self.ctx.facts

@@ -71,7 +71,11 @@ def field_order(node: CSTNode) -> tuple[str, ...]:
     if order is None:
         recorder = _FieldRecorder(node)
         node._visit_and_replace_children(recorder)
-        order = _FIELD_ORDER[kind] = tuple(dict.fromkeys(recorder.fields))
+        order = tuple(dict.fromkeys(recorder.fields))
+        # LibCST leaves out a field it holds None in (an f-string's ``format_spec``): an order
+        # learnt from such a node would skip that field in every later node of the type
+        if getattr(node, "format_spec", False) is not None:
+            _FIELD_ORDER[kind] = order
     return order
 
 
@@ -234,8 +238,12 @@ class ScopeIndex:
     scope is listed in its parent at its place, so ``nodes`` can step into it.
     """
 
-    def __init__(self, module: cst.Module, kinds: Iterable[type]) -> None:
+    def __init__(self, module: cst.Module, kinds: Iterable[type], names=None) -> None:
+        """``names``: a ``names.NameRoles`` to fill on the way (the file's name index, with
+        no walk of its own); nothing inside an import statement is listed then."""
         self.kinds = frozenset(kinds) | SCOPE_TYPES
+        self._names = names
+        self._markers = names.markers if names is not None else {}
         held = self._held = {id(module): []}
         top = held[id(module)]
         self._spans: dict[int, tuple[int, int]] = {}  # top-level statement -> its share of ``top``
@@ -246,9 +254,13 @@ class ScopeIndex:
 
     def _visit(self, node: CSTNode, held: list) -> None:
         kind = type(node)
+        mark = self._markers.get(kind)
+        entered = mark is None or not mark(self._names, node)
         if kind not in SCOPE_TYPES:
             if kind in self.kinds:
                 held.append(node)
+            if not entered:
+                return
             for child in children(node):
                 self._visit(child, held)
             return

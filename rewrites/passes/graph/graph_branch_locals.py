@@ -22,6 +22,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
+from transpile.engine.names import DEL, LOAD
 from transpile.engine.passes import Example, Pass
 
 
@@ -51,6 +52,7 @@ def _exits(block) -> bool:
 class GraphBranchLocals(Pass):
     id = "MS308"
     name = "graph-branch-locals"
+    reads = frozenset({"names"})
     summary = "A local bound in only some branches of an if and read after it is set to None first (GRAPH_MODE)."
     examples = (
         Example(
@@ -68,7 +70,7 @@ class GraphBranchLocals(Pass):
         self._step = 0  # order of binds and reads in the function
         self._first_bound: list[dict[str, int]] = []  # per function: name -> step it is first bound
         self._reads: list[dict[str, int]] = []  # per function: name -> last step it is read
-        self._stores: set[int] = set()  # ids of Name nodes that are no reads (assignment targets, keywords, attributes)
+        self._updated: set[int] = set()  # ids of the names augmented assignments bind (they read them too)
         self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
         self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
@@ -118,16 +120,9 @@ class GraphBranchLocals(Pass):
             for branch in self._branches:  # an if nested in a branch binds into it too
                 branch.add(name)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._mark_stores(t.target)
-
     def leave_Assign(self, original, updated):
         self._bind(n for t in original.targets for n in _bound_names(t.target))
         return updated
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._mark_stores(node.target)
 
     def leave_AnnAssign(self, original, updated):
         if original.value is not None:
@@ -143,32 +138,18 @@ class GraphBranchLocals(Pass):
             self._bind(_bound_names(original.asname.name))
         return updated
 
-    def _mark_stores(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self._stores.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._mark_stores(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._mark_stores(target.value)
-
-    # names that are no variables: a keyword argument's (f(mask=m)), an attribute's (x.mask)
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._stores.add(id(node.keyword))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._stores.add(id(node.attr))
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._updated.add(id(node.target))  # ``y += 1`` reads y before it binds it
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self._reads and id(node) not in self._stores:
+        role = self.facts.names.role(node)
+        if self._reads and (role == LOAD or role == DEL or id(node) in self._updated):
             self._step += 1
             self._reads[-1][node.value] = self._step
 
     # -- loops: a value may come from an earlier iteration -------------------------------------
     def visit_For(self, node: cst.For) -> None:
         self._loops += 1
-        self._mark_stores(node.target)
 
     def leave_For(self, original, updated):
         self._loops -= 1

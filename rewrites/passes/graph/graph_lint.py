@@ -17,7 +17,7 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.import_table import dotted_name
 from transpile.engine.passes import Example, Pass
-from transpile.engine.walk import read
+from transpile.engine.names import identifiers
 
 from ...syntax import NOT_LITERAL, literal_value
 from ...table_calls import tables
@@ -38,6 +38,7 @@ class GraphLint(Pass):
         "MS208": "MS501 names the third-party calls left once the others are done; MS208 lowers einops calls to MindSpore ops",
     }
     name = "graph-lint"
+    reads = frozenset({"loss_layers"})
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     other_codes = {
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
@@ -177,12 +178,4 @@ def _all_literal(call: cst.Call) -> bool:
 
 
 def _mentions_tensor(expr, lint: GraphLint) -> bool:
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            nonlocal found
-            found = found or node.value in lint.scope
-
-    read(expr, Finder())
-    return found
+    return any(name in lint.scope for name in identifiers(expr))

@@ -31,6 +31,7 @@ CONDITIONAL = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.Generato
 class GraphListPop(Pass):
     id = "MS307"
     name = "graph-list-pop"
+    reads = frozenset({"list_names"})
     summary = "lst.pop() nested in an expression in construct -> its own assignment (GRAPH_MODE miscompiles it)."
     examples = (
         Example(

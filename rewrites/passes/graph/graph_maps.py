@@ -25,7 +25,7 @@ import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
-from transpile.engine.walk import read
+from transpile.engine.names import identifiers
 
 from ...syntax import Unconvertible, name_chain
 from ...table_calls import convert_call, tables
@@ -37,6 +37,7 @@ PARTIAL = "functools.partial"
 class GraphMaps(Pass):
     id = "MS304"
     name = "graph-maps"
+    reads = frozenset({"empty_1d_tensor"})
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
     examples = (
         Example(
@@ -86,10 +87,10 @@ class GraphMaps(Pass):
                 return updated
             element = fn.body
         elif name_chain(fn):
-            names = _fresh(_names_in(fn), len(iterables))
+            names = _fresh(identifiers(fn), len(iterables))
             element = cst.Call(func=fn, args=[cst.Arg(cst.Name(n)) for n in names])
         elif self._partial(original.args[0].value):
-            names = _fresh(_names_in(fn), len(iterables))
+            names = _fresh(identifiers(fn), len(iterables))
             element = self._inline_partial(original.args[0].value, fn, names)
         else:
             return updated
@@ -145,17 +146,6 @@ def _plain_params(params: cst.Parameters) -> list[str] | None:
     if any(p.default is not None for p in params.params):
         return None
     return [p.name.value for p in params.params]
-
-
-def _names_in(expr) -> set[str]:
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    read(expr, Names())
-    return found
 
 
 def _fresh(used: set[str], count: int) -> list[str]:

@@ -21,6 +21,7 @@ CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}
 class GraphScalars(Pass):
     id = "MS303"
     name = "graph-scalars"
+    reads = frozenset({"loss_layers"})
     summary = "Keep tensors instead of Python scalars (.item(), float(t), int(t)) in construct."
     runs_after = {
         "MS202": "MS303 rewrites int(t.item()) whole from the call MS202 made of it",
