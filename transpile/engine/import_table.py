@@ -187,6 +187,7 @@ class ImportTable:
                         scan(handler.body.body)
 
         scan(module.body)
+        del scan  # the recursive closure is a cycle holding the table
         # Lazy imports inside functions (``import torch`` in a config method, to load
         # faster) bind names the function's code uses as the module's own would; a name
         # the module binds at its level keeps that binding.

@@ -630,6 +630,18 @@ class Pipeline:
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         ctx = FileContext(source, filename, self.module_map, self.aliases)
+        try:
+            return self._convert_with(ctx, module, source, filename, debug, inherited, package, tree_source,
+                                      record_edits, declined)
+        finally:
+            # The passes and the facts hold the context and it holds them: a cycle that
+            # kept each file's trees alive until the cyclic collector traced them all
+            # (seconds on a large tree). Emptied, reference counting frees them at once.
+            vars(ctx).clear()
+
+    def _convert_with(self, ctx: FileContext, module: cst.Module, source: str, filename: str, debug: bool,
+                      inherited: dict[str, str], package, tree_source: bool, record_edits: bool,
+                      declined: frozenset) -> ConversionResult:
         ctx.imports = ImportTable.from_module(module)
         ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
         for name, qualified in inherited.items():

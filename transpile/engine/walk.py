@@ -144,7 +144,10 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
             updated = node
         return on_leave(node, updated)
 
-    return walk(node)
+    try:
+        return walk(node)
+    finally:
+        del walk  # the recursive closure is a cycle holding the driver (and through it the tree)
 
 
 def _dispatch(reader_type: type) -> tuple[dict, dict]:
@@ -185,7 +188,10 @@ def read(node: CSTNode, reader) -> None:
         if leave is not None:
             leave(reader, node)
 
-    walk(node)
+    try:
+        walk(node)
+    finally:
+        del walk  # the recursive closure is a cycle holding the reader
 
 
 def iter_nodes(node: CSTNode, prune: Callable[[CSTNode], bool] | None = None) -> Iterable[CSTNode]:
