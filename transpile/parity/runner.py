@@ -25,11 +25,10 @@ from typing import Iterable, Sequence
 from ..engine.diagnostics import Diagnostic
 from .compare import OutputDiff
 from .localise import Localisation
+from .modes import DEFAULT_TIMEOUT, MODES
 from .spec import ParitySpec, SpecError, find_specs, load_spec
 from .weights import Transfer
 
-MODES = ("PYNATIVE", "GRAPH")
-DEFAULT_TIMEOUT = 300.0
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 
 
