@@ -150,19 +150,21 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        if updated is original and type(original) not in _TRACKED and type(original).__name__ not in self._leave:
+        kind = type(original)
+        leaves = self._leave.get(kind.__name__)
+        if updated is original and leaves is None and kind not in _TRACKED:
             return original  # unchanged, no handler, no statement or scope to close (most nodes)
         if id(original) in self.ctx.frozen:
             return original
-        if updated is not original and type(original) in _OPERAND_FIELDS:
+        if updated is not original and kind in _OPERAND_FIELDS:
             updated = _parenthesize_replaced(original, updated)
         result = last = updated
-        late = type(original) in _LEFT_BY_ALL
+        late = kind in _LEFT_BY_ALL
         claimed = self.ctx.claimed
-        for handler in self._leave.get(type(original).__name__, ()):
+        for handler in leaves or ():
             if claimed and id(original) in claimed and self._after_claim(handler, original):
                 continue
-            if not isinstance(result, type(original)):
+            if type(result) is not kind:  # (LibCST's node classes are final: isinstance through ABCMeta is slow)
                 if not late:
                     break  # an expression replaced by another kind: later passes see the new one
                 # A statement or scope removed or replaced: the later passes still see it
@@ -184,7 +186,6 @@ class StageTransformer(cst.CSTTransformer):
                 if self.debug:
                     check_node(new, type(handler.__self__).id)
                 result = new
-        kind = type(original)
         if kind in SCOPE_TYPES:
             self.ctx.open_scopes.pop()
             if kind is not cst.Lambda:
