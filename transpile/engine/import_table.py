@@ -40,9 +40,15 @@ def build_dotted(name: str) -> cst.BaseExpression:
     return node
 
 
-# Statement-level nodes that may hold an import inside a function (expressions cannot).
-_BLOCKS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler,
-           cst.ExceptStarHandler, cst.MatchCase)
+# Statement-level nodes that may hold an import inside a function (expressions cannot), as
+# a set of concrete types (isinstance against LibCST's abstract bases is slow on every node).
+_BLOCKS = frozenset(
+    t for t in vars(cst).values()
+    if isinstance(t, type) and issubclass(t, (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally,
+                                              cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase))
+    and not getattr(t, "__abstractmethods__", None)
+)
+_LINES = frozenset({cst.SimpleStatementLine, cst.SimpleStatementSuite})
 
 
 def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: bool) -> None:
@@ -50,13 +56,14 @@ def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: 
     expressions are most of its nodes, and never hold one). ``walk.children``: LibCST's
     ``node.children`` visits the node to list them, which cost more than the rest."""
     for child in children(node):
-        if isinstance(child, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        kind = type(child)
+        if kind in _LINES:
             if in_function:
                 for small in child.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         table.add(small)
-        elif isinstance(child, _BLOCKS):
-            _add_function_imports(table, child, in_function or isinstance(child, cst.FunctionDef))
+        elif kind in _BLOCKS:
+            _add_function_imports(table, child, in_function or kind is cst.FunctionDef)
 
 
 def _bound_names(target: cst.CSTNode):
