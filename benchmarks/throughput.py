@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import compileall
+import importlib.util
 import hashlib
 import json
 import os
@@ -61,8 +63,6 @@ LABELS = {
 
 # -- the trees --------------------------------------------------------------------
 def torch_nn() -> Path:
-    import importlib.util
-
     spec = importlib.util.find_spec("torch")  # found, not imported: torch is slow to import
     return Path(spec.origin).parent / "nn"
 
@@ -257,6 +257,17 @@ def report_paconvert(corpora: list[tuple[str, Path]]) -> None:
               f"(target {PACONVERT_TARGET:g}x){note}")
 
 
+def compile_sources() -> None:
+    """Byte-compile transpile's packages, as installing a package does: with
+    PYTHONDONTWRITEBYTECODE set (an editable install in such a shell) every start of the
+    command would compile them again, which PaConvert's installed package never does."""
+    for package in ("transpile", "rewrites"):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                compileall.compile_dir(folder, quiet=1)
+
+
 def _met(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
@@ -288,6 +299,7 @@ def main(argv: list[str]) -> int:
     for label, tree in trees:
         report_tree(label, tree)
     if not args.no_paconvert:
+        compile_sources()
         report_paconvert(trees if args.tree else paconvert_corpora(trees))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} cores: above that, the times "
           f"include waiting for a core)")

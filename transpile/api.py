@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from .engine.diagnostics import Diagnostic, error as _error
 from .engine.edits import Edit, EditKey
+from .engine.formatting import load_black
 from .engine.pipeline import ConversionResult, Pipeline
 
 __all__ = ["convert_code", "convert_notebook", "ConversionResult"]
@@ -21,6 +22,14 @@ def shared_pipeline() -> Pipeline:
     from .rewrites import default_pipeline  # shipped inside the package
 
     return default_pipeline()
+
+
+def prepare() -> None:
+    """Build what every conversion uses (the pipeline and its tables, black): done once
+    per process, and before forking workers, which then inherit it instead of each
+    building it again. Raises what building the pipeline raises."""
+    shared_pipeline()
+    load_black()
 
 
 def convert_code(source: str, *, filename: str | None = None, debug: bool = False,

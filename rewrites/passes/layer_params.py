@@ -60,6 +60,21 @@ def torch_class_names(tables) -> dict[str, str]:
             if len(torch) == 1 and ms not in torch and ms[:1].isupper()}
 
 
+_TABLE_NAMES: dict[int, tuple] = {}
+
+
+def _table_names(tables) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str], str]:
+    """``distinctive_attributes``, ``parameter_names`` and ``torch_class_names`` of
+    ``tables``, and those torch class names joined by NULs: derived once per tables (each
+    went through every entry, for every file). Read only."""
+    known = _TABLE_NAMES.get(id(tables))
+    if known is None or known[0] is not tables:
+        class_names = torch_class_names(tables)
+        known = _TABLE_NAMES[id(tables)] = (tables, distinctive_attributes(tables), parameter_names(tables),
+                                            class_names, "\0".join(class_names.values()))
+    return known[1:]
+
+
 def parameter_names(tables) -> dict[str, tuple[str, ...]]:
     """torch layer parameters that converted layers name otherwise, with every MindSpore name
     (``weight``: ``gamma``, ``embedding_table``, ...)."""
@@ -107,13 +122,13 @@ class LayerParams(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
-        self._distinctive = distinctive_attributes(self.tables)
-        self._parameter_names = parameter_names(self.tables)
-        self._class_names = torch_class_names(self.tables)
+        self._distinctive, self._parameter_names, self._class_names, torch_names = _table_names(self.tables)
         # only a file holding a string a renamed class answers otherwise ("Linear" is no part of
-        # "Dense") compares class names that need torch's
+        # "Dense") compares class names that need torch's (a string in no torch class name, as
+        # most are, is ruled out by one search of them all)
         self._names_compared = any(
-            len(text) >= 3 and any(text in torch and text not in ms for ms, torch in self._class_names.items())
+            len(text) >= 3 and text in torch_names
+            and any(text in torch and text not in ms for ms, torch in self._class_names.items())
             for text in self.facts.string_literals())
         self._any_layer: list[str | None] = []  # per open function: its parameter that is a layer of any class
         self._targets: set[int] = set()  # ids of attributes assigned or deleted

@@ -145,7 +145,7 @@ class ModuleMethods(Pass):
         buffer = self._buffer_write(original, updated)
         if buffer is not None:
             return buffer
-        if not self._namespaces or len(original.targets) != 1:
+        if not self._namespaces or not self._namespaces[-1] or len(original.targets) != 1:
             return updated
         if code(original.targets[0].target) not in self._namespaces[-1]:
             return updated

@@ -51,6 +51,8 @@ def _small(line: cst.SimpleStatementLine):
 
 
 def _same_code(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    if type(b) is cst.Call and type(a) in (cst.Name, cst.Attribute, cst.Subscript) and not a.rpar:
+        return False  # (most assignments: a call's code ends with ")", the target's does not)
     return "".join(code(a).split()) == "".join(code(b).split())
 
 

@@ -6,8 +6,7 @@ import os
 import shlex
 import sys
 
-from ..parity.report import format_table  # noqa: F401  (the samples table; kept importable from here)
-from ..parity.runner import DEFAULT_MEMORY_LIMIT_GB, DEFAULT_TIMEOUT, MEMORY_LIMIT_VARIABLE, MODES, memory_limit
+from ..parity.modes import DEFAULT_MEMORY_LIMIT_GB, DEFAULT_TIMEOUT, MEMORY_LIMIT_VARIABLE, MODES, memory_limit
 from .exit_codes import EXIT_INTERRUPTED, EXIT_MISMATCH, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 
 PARITY_EPILOG = f"""\
@@ -300,3 +299,12 @@ def cmd_weights(args) -> int:
     else:
         print(format_weights(result, verbose=args.verbose))
     return EXIT_OK if result.ok else EXIT_MISMATCH
+
+
+def __getattr__(name: str):
+    """``format_table`` (the samples table) stays importable from here, imported on first use."""
+    if name == "format_table":
+        from ..parity.report import format_table
+
+        return format_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,8 @@ from libcst._nodes.internal import CodegenState
 
 
 @functools.lru_cache(maxsize=1)
-def _black():
+def load_black():
+    """The black module, imported on first use (a fifth of a second)."""
     import black
 
     return black
@@ -22,7 +23,7 @@ def black_layout(code: str, line_length: int = 88) -> str:
     """``code`` as black lays it out (black's default mode but for the line length).
     Remembered: the same statements and emitted definitions recur in every file, and
     black is the costliest step of a conversion. Raises what black raises."""
-    black = _black()
+    black = load_black()
     return black.format_str(code, mode=black.Mode(line_length=line_length))
 
 

@@ -12,14 +12,23 @@ from .walk import children
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a chain of Names and Attributes, else None."""
+    # (type identity, not isinstance: LibCST's node classes are final, and isinstance
+    # through their ABC metaclass was a tenth of the passes' time, called on every name)
+    kind = type(node)
+    if kind is _NAME:
+        return node.value
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while kind is _ATTRIBUTE:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+        kind = type(node)
+    if kind is not _NAME:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
+
+
+_NAME, _ATTRIBUTE = cst.Name, cst.Attribute
 
 
 def build_dotted(name: str) -> cst.BaseExpression:
@@ -31,9 +40,15 @@ def build_dotted(name: str) -> cst.BaseExpression:
     return node
 
 
-# Statement-level nodes that may hold an import inside a function (expressions cannot).
-_BLOCKS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally, cst.ExceptHandler,
-           cst.ExceptStarHandler, cst.MatchCase)
+# Statement-level nodes that may hold an import inside a function (expressions cannot), as
+# a set of concrete types (isinstance against LibCST's abstract bases is slow on every node).
+_BLOCKS = frozenset(
+    t for t in vars(cst).values()
+    if isinstance(t, type) and issubclass(t, (cst.BaseCompoundStatement, cst.BaseSuite, cst.Else, cst.Finally,
+                                              cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase))
+    and not getattr(t, "__abstractmethods__", None)
+)
+_LINES = frozenset({cst.SimpleStatementLine, cst.SimpleStatementSuite})
 
 
 def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: bool) -> None:
@@ -41,13 +56,14 @@ def _add_function_imports(table: "ImportTable", node: cst.CSTNode, in_function: 
     expressions are most of its nodes, and never hold one). ``walk.children``: LibCST's
     ``node.children`` visits the node to list them, which cost more than the rest."""
     for child in children(node):
-        if isinstance(child, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        kind = type(child)
+        if kind in _LINES:
             if in_function:
                 for small in child.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)):
                         table.add(small)
-        elif isinstance(child, _BLOCKS):
-            _add_function_imports(table, child, in_function or isinstance(child, cst.FunctionDef))
+        elif kind in _BLOCKS:
+            _add_function_imports(table, child, in_function or kind is cst.FunctionDef)
 
 
 def _bound_names(target: cst.CSTNode):
@@ -190,6 +206,7 @@ class ImportTable:
                         scan(handler.body.body)
 
         scan(module.body)
+        del scan  # the recursive closure is a cycle holding the table
         # Lazy imports inside functions (``import torch`` in a config method, to load
         # faster) bind names the function's code uses as the module's own would; a name
         # the module binds at its level keeps that binding.

@@ -152,19 +152,21 @@ class StageTransformer(cst.CSTTransformer):
         return descend
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        if updated is original and type(original) not in _TRACKED and type(original).__name__ not in self._leave:
+        kind = type(original)
+        leaves = self._leave.get(kind.__name__)
+        if updated is original and leaves is None and kind not in _TRACKED:
             return original  # unchanged, no handler, no statement or scope to close (most nodes)
         if id(original) in self.ctx.frozen:
             return original
-        if updated is not original and type(original) in _OPERAND_FIELDS:
+        if updated is not original and kind in _OPERAND_FIELDS:
             updated = _parenthesize_replaced(original, updated)
         result = last = updated
-        late = type(original) in _LEFT_BY_ALL
+        late = kind in _LEFT_BY_ALL
         claimed = self.ctx.claimed
-        for handler in self._leave.get(type(original).__name__, ()):
+        for handler in leaves or ():
             if claimed and id(original) in claimed and self._after_claim(handler, original):
                 continue
-            if not isinstance(result, type(original)):
+            if type(result) is not kind:  # (LibCST's node classes are final: isinstance through ABCMeta is slow)
                 if not late:
                     break  # an expression replaced by another kind: later passes see the new one
                 # A statement or scope removed or replaced: the later passes still see it
@@ -186,7 +188,6 @@ class StageTransformer(cst.CSTTransformer):
                 if self.debug:
                     check_node(new, type(handler.__self__).id)
                 result = new
-        kind = type(original)
         if kind in SCOPE_TYPES:
             self.ctx.open_scopes.pop()
             if kind is not cst.Lambda:
@@ -621,6 +622,11 @@ class Pipeline:
         finally:
             if collecting:
                 gc.enable()
+                # What the file left in cycles (black's trees have parent links) is freed
+                # now: the trees freed since count against the collector's allocation count,
+                # which then never reached its threshold, and every file's cyclic garbage
+                # stayed in memory until the end of a run.
+                gc.collect(0)
 
     def _run(self, source: str, filename: str, debug: bool, inherited: dict[str, str] | None, package,
              record_edits: bool, declined) -> ConversionResult:
@@ -676,6 +682,18 @@ class Pipeline:
         """The module converted, its top-level statements numbered in ``keep`` left as they
         are (marked, with an error); None when the converted code does not parse."""
         ctx = FileContext(source, filename, self.module_map, self.aliases)
+        try:
+            return self._convert_with(ctx, module, source, filename, debug, inherited, package, tree_source,
+                                      record_edits, declined)
+        finally:
+            # The passes and the facts hold the context and it holds them: a cycle that
+            # kept each file's trees alive until the cyclic collector traced them all
+            # (seconds on a large tree). Emptied, reference counting frees them at once.
+            vars(ctx).clear()
+
+    def _convert_with(self, ctx: FileContext, module: cst.Module, source: str, filename: str, debug: bool,
+                      inherited: dict[str, str], package, tree_source: bool, record_edits: bool,
+                      declined: frozenset) -> ConversionResult:
         ctx.imports = ImportTable.from_module(module)
         ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
         for name, qualified in inherited.items():

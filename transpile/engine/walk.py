@@ -81,12 +81,14 @@ def field_order(node: CSTNode) -> tuple[str, ...]:
 
 def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]:
     """The child nodes of ``node`` in lexical order, layout left out."""
-    for name in field_order(node):
+    node_kinds = _IS_NODE
+    for name in _FIELD_ORDER.get(type(node)) or field_order(node):
         value = getattr(node, name)
-        if is_node(value):
-            if type(value) not in skip:
+        kind = type(value)
+        if node_kinds.get(kind) or (kind not in node_kinds and is_node(value)):
+            if kind not in skip:
                 yield value
-        elif type(value) is tuple or type(value) is list:
+        elif kind is tuple or kind is list:
             for item in value:
                 if type(item) not in skip:
                     yield item
@@ -103,14 +105,16 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
     """Transform ``node`` with ``driver.on_visit``/``on_leave``; returns the new node, a
     RemovalSentinel or a FlattenSentinel, like ``CSTNode.visit``."""
     on_visit, on_leave = driver.on_visit, driver.on_leave
+    orders, node_kinds = _FIELD_ORDER, _IS_NODE  # (looked up inline: these run for every field of every node)
 
     def walk(node: CSTNode):
         if on_visit(node):
             changes = None
-            for name in field_order(node):
+            for name in orders.get(type(node)) or field_order(node):
                 value = getattr(node, name)
-                if is_node(value):
-                    if type(value) in skip:
+                kind = type(value)
+                if node_kinds.get(kind) or (kind not in node_kinds and is_node(value)):
+                    if kind in skip:
                         continue
                     new = walk(value)
                     if new is not value:
@@ -120,7 +124,7 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
                             raise TypeError(f"{type(node).__name__}.{name} cannot hold a sequence")
                         changes = changes or {}
                         changes[name] = new
-                elif type(value) is tuple or type(value) is list:
+                elif kind is tuple or kind is list:
                     items = None
                     for i, item in enumerate(value):
                         if type(item) in skip:
@@ -148,7 +152,10 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
             updated = node
         return on_leave(node, updated)
 
-    return walk(node)
+    try:
+        return walk(node)
+    finally:
+        del walk  # the recursive closure is a cycle holding the driver (and through it the tree)
 
 
 def _dispatch(reader_type: type) -> tuple[dict, dict]:
@@ -189,7 +196,10 @@ def read(node: CSTNode, reader) -> None:
         if leave is not None:
             leave(reader, node)
 
-    walk(node)
+    try:
+        walk(node)
+    finally:
+        del walk  # the recursive closure is a cycle holding the reader
 
 
 def iter_nodes(node: CSTNode, prune: Callable[[CSTNode], bool] | None = None) -> Iterable[CSTNode]:

@@ -838,7 +838,7 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
             done(i)
         return serial
     try:
-        api._pipeline()  # built once here: forked workers inherit it
+        api.prepare()  # built once here: forked workers inherit it
     except Exception:
         pass  # each file reports it as an internal error
     results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)

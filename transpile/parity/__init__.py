@@ -16,15 +16,36 @@ Every run of user code happens in a child process (``_child``) with a time limit
 this package itself never imports torch or MindSpore in the caller's process and
 never prints.
 """
-from .compare import ComparisonError, OutputDiff
-from .emit import EmitError, emit_test, render_test
-from .localise import Divergence, Localisation, SourceLine
-from .runner import (
-    MODES, ModeResult, SampleResult, WeightsResult, convert_weights, load_specs, run_mode, run_parity, run_sample,
-    run_samples,
-)
-from .spec import InputSpec, MaskRule, ParitySpec, SpecError, find_specs, load_spec, make_spec, parse_input
-from .weights import Transfer
+import importlib
+
+# Each public name and the module that defines it, imported on first use: the command line
+# imports this package for its options, and numpy (the comparisons) is slow to import.
+_HOMES = {
+    "ComparisonError": "compare", "OutputDiff": "compare",
+    "EmitError": "emit", "emit_test": "emit", "render_test": "emit",
+    "Divergence": "localise", "Localisation": "localise", "SourceLine": "localise",
+    "MODES": "modes",
+    "ModeResult": "runner", "SampleResult": "runner", "WeightsResult": "runner", "convert_weights": "runner",
+    "load_specs": "runner", "run_mode": "runner", "run_parity": "runner", "run_sample": "runner",
+    "run_samples": "runner",
+    "InputSpec": "spec", "MaskRule": "spec", "ParitySpec": "spec", "SpecError": "spec", "find_specs": "spec",
+    "load_spec": "spec", "make_spec": "spec", "parse_input": "spec",
+    "Transfer": "weights",
+}
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
 
 __all__ = [
     "MODES", "ModeResult", "SampleResult", "WeightsResult", "convert_weights", "load_specs", "run_mode",

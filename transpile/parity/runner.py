@@ -27,16 +27,10 @@ from typing import Iterable, Sequence
 from ..engine.diagnostics import Diagnostic
 from .compare import OutputDiff
 from .localise import Localisation
+from .modes import DEFAULT_TIMEOUT, MODES, memory_limit
 from .spec import ParitySpec, SpecError, find_specs, load_spec, module_name
 from .weights import Transfer
 
-MODES = ("PYNATIVE", "GRAPH")
-DEFAULT_TIMEOUT = 300.0
-# The address space a child may take (RLIMIT_AS): torch and MindSpore with a small model
-# take under 3 GiB of it; a model that would take the machine down gets a MemoryError
-# instead. $TRANSPILE_CHILD_MEMORY_GB (``parity --memory-limit``) sets another; 0: none.
-DEFAULT_MEMORY_LIMIT_GB = 16.0
-MEMORY_LIMIT_VARIABLE = "TRANSPILE_CHILD_MEMORY_GB"
 CHECKPOINT_SUFFIXES = (".pt", ".pth", ".bin", ".safetensors")
 
 
@@ -241,17 +235,6 @@ def allow_children() -> None:
     _CHILDREN.stopped = False
 
 
-def memory_limit() -> int | None:
-    """The address space a child may take, in bytes (None: no limit): from
-    ``$TRANSPILE_CHILD_MEMORY_GB``, else ``DEFAULT_MEMORY_LIMIT_GB``; ValueError for a bad value."""
-    text = os.environ.get(MEMORY_LIMIT_VARIABLE, "")
-    try:
-        gigabytes = float(text) if text.strip() else DEFAULT_MEMORY_LIMIT_GB
-    except ValueError:
-        gigabytes = -1.0
-    if not gigabytes >= 0:
-        raise ValueError(f"${MEMORY_LIMIT_VARIABLE} must be a number of GiB >= 0 (0: no limit), not {text!r}")
-    return int(gigabytes * 2**30) or None
 
 
 def _limit_memory(proc: subprocess.Popen, limit: int | None) -> None:

@@ -18,10 +18,10 @@ in them; other code keeps its ``all``.
 from __future__ import annotations
 
 import libcst as cst
-import libcst.matchers as m
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import iter_nodes
 
 
 
@@ -42,8 +42,8 @@ class GraphAssertAll(Pass):
         if not self.ctx.compiled or len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assert):
             return updated
         test = updated.body[0].test
-        if not (isinstance(test, cst.Call) and m.matches(test.func, m.Name("all")) and len(test.args) == 1
-                and "all" not in self.ctx.imports.bindings and not test.args[0].keyword and not test.args[0].star):
+        if not (isinstance(test, cst.Call) and type(test.func) is cst.Name and test.func.value == "all"
+                and len(test.args) == 1 and "all" not in self.ctx.imports.bindings and not test.args[0].keyword and not test.args[0].star):
             return updated
         comp = test.args[0].value
         if not isinstance(comp, (cst.ListComp, cst.GeneratorExp)):
@@ -53,8 +53,8 @@ class GraphAssertAll(Pass):
                 or not isinstance(loop.target, cst.Name)):
             return updated
         name = loop.target.value
-        inside = len(m.findall(comp, m.Name(name)))
-        if len(m.findall(self.ctx.current_function, m.Name(name))) != inside:
+        inside = _name_count(comp, name)
+        if _name_count(self.ctx.current_function, name) != inside:
             return updated  # the name is used elsewhere in the function: the loop would rebind it
         self.ctx.report(original, self.id, "assert all(...) of a comprehension is a loop of asserts: "
                         "GRAPH_MODE evaluates all() without the module's names", Severity.INFO)
@@ -62,3 +62,8 @@ class GraphAssertAll(Pass):
         return cst.For(target=loop.target, iter=loop.iter,
                        body=cst.IndentedBlock([cst.SimpleStatementLine([check])]),
                        leading_lines=updated.leading_lines)
+
+
+def _name_count(node: cst.CSTNode, name: str) -> int:
+    """How many ``Name`` nodes spell ``name`` under ``node`` (attribute and keyword names too)."""
+    return sum(1 for n in iter_nodes(node) if type(n) is cst.Name and n.value == name)
