@@ -684,7 +684,7 @@ class Pipeline:
         ctx = FileContext(source, filename, self.module_map, self.aliases)
         try:
             return self._convert_with(ctx, module, source, filename, debug, inherited, package, tree_source,
-                                      record_edits, declined)
+                                      record_edits, declined, keep)
         finally:
             # The passes and the facts hold the context and it holds them: a cycle that
             # kept each file's trees alive until the cyclic collector traced them all
@@ -693,7 +693,7 @@ class Pipeline:
 
     def _convert_with(self, ctx: FileContext, module: cst.Module, source: str, filename: str, debug: bool,
                       inherited: dict[str, str], package, tree_source: bool, record_edits: bool,
-                      declined: frozenset) -> ConversionResult:
+                      declined: frozenset, keep: frozenset[int]) -> ConversionResult | None:
         ctx.imports = ImportTable.from_module(module)
         ctx.imports.open_scopes = ctx.open_scopes  # names a function binds hide the imports
         for name, qualified in inherited.items():
