@@ -1,7 +1,7 @@
 """The rewrites made for GRAPH_MODE, run in PYNATIVE and GRAPH mode against torch.
 
 A rewrite made so that GRAPH_MODE compiles a construct (the MS3xx passes, and MS202's
-spelled-out ``x[i] += v``, MS207's reassigned helper results) runs in PYNATIVE too: the
+spelled-out ``x[i] += v``, MS207's helper results assigned back) runs in PYNATIVE too: the
 user's code is converted once, not per mode. Each is kept only where it computes what
 torch computes in both modes (issue 30, item 4): this module converts one torch file
 holding a Module per case, imports the tool's output (GRAPH_MODE reads construct from
@@ -154,6 +154,18 @@ class SliceBounds(nn.Module):
         return x[:-1] * 2, x[:, -2:]
 
 
+def _add_shortcut(x, shortcut):  # MViT's: changes x in place and returns it
+    x[:, 1:] += shortcut[:, 1:]
+    return x
+
+
+class InplaceHelper(nn.Module):
+    def forward(self, x, q):
+        y = x * 1
+        _add_shortcut(y, q)
+        return y
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -205,6 +217,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "AssertAll": ((), [(X34[:2, :2],), (TIES[:2],)]),
     "SliceBounds": ((), [(X34,), (X34[:1],)]),  # a first axis of 1 (of 0: EMPTY_AXIS_RUNS)
     "AugmentedIndex": ((), [(X34, X34[0]), (TIES, TIES[2])]),
+    "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
 }
 
 # pass -> its cases; each case's lines carry the pass's diagnostic
@@ -221,6 +234,7 @@ GROUPS = {
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
+    "MS207": ["InplaceHelper"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
