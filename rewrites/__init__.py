@@ -7,6 +7,7 @@ from .passes.annotation_types import AnnotationTypes
 from .passes.api_calls import ApiCalls
 from .passes.autograd_function import AutogradFunction
 from .passes.einops_lowering import EinopsLowering
+from .passes.feature_checks import FeatureChecks
 from .facts import FileFacts
 from .table_calls import LOWERED_ROOTS, tables
 from .passes.bool_index import BoolIndex
@@ -53,7 +54,7 @@ from .analysis.compiled import compiled_method
 # Stage 2: Imports runs alone and last: it must see which names the converted code still
 # uses, and the imports the other passes asked for.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphLint),
     (Imports,),
 )
 

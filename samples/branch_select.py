@@ -1,8 +1,8 @@
 """Seed 000's last example: a branch on a tensor condition whose arms differ in shape.
 
-torch returns the selected values (a dynamic shape) or zeros. The converted code
-multiplies by the mask instead (MS301), so both arms have x's shape and the branch
-compiles in GRAPH_MODE.
+torch returns the selected values (a dynamic shape) or zeros. The converted code keeps
+the selection (MS301 leaves a plain boolean-indexed read as it is: a mask multiply would
+give x's shape, not torch's), and both modes run it.
 """
 import torch
 

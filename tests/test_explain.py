@@ -16,7 +16,7 @@ from transpile.explain import (Explanation, PassExplanation, UnknownPassError, e
                                pass_docs)
 
 # line 8: nn.Linear -> nn.Dense (MS201); line 9: declined by its comment; line 11: forward
-# -> construct (MS101, its code spans lines 11-13); line 13: boolean indexing (MS301, unsafe)
+# -> construct (MS101, its code spans lines 11-13); line 13: boolean indexing (MS301: a note, the selection kept)
 MODEL = """\
 import torch
 import torch.nn as nn
@@ -105,7 +105,7 @@ def test_explain_groups_edits_by_pass() -> None:
     linear = [e for e in by_id["MS201"].edits if e.line == 8]
     assert len(linear) == 1 and "nn.Dense(" in linear[0].after and linear[0].applied
     assert [e.line for e in by_id["MS201"].edits] == sorted(e.line for e in by_id["MS201"].edits)
-    assert by_id["MS301"].edits[0].safety is Safety.UNSAFE
+    assert by_id["MS301"].edits == [] and [d.line for d in by_id["MS301"].diagnostics] == [13]
     firsts = [p.first_line for p in explanation.passes]
     assert firsts == sorted(firsts)
 
@@ -169,7 +169,7 @@ def test_explain_text(model: Path) -> None:
     assert out.startswith(f"{model}: ") and "(1 declined)" in out
     assert f"--- {model}:8 (before MS201)" in out
     assert "    -nn.Linear(4, 2)\n    +nn.Dense(in_channels=4" in out
-    assert "line 13, col 16: applied; unsafe" in out and "why: boolean indexing" in out
+    assert "model.py:13:16: MS301 info: boolean indexing y[y > 0]" in out  # a note, no edit
     assert out.count("=== MS201 ") == 1  # grouped: one section per pass
     assert "\x1b[" not in out  # piped: no colour
 

@@ -52,11 +52,12 @@ STATUS: dict[str, tuple[str, str]] = {
         "same x (each script draws its own x: MindSpore's initializers also draw from numpy's generator)",
     ),
     "000_box_select_torch": (
-        PARTIAL,
-        "box[mask] becomes a mask multiply (MS301, documented): MindSpore keeps all rows with the "
-        "unselected ones zeroed, so the kept rows are compared with torch's selection and the rest must be 0",
+        MATCHES,
+        "box[mask] is left a selection (both modes run it): the kept rows, on the page's inputs, none kept, "
+        "all kept and more rows",
     ),
-    "000_class_loss_pt": (MATCHES, "the page's inputs: the top-70% loss (torch.topk with a tensor k -> sort/mask, MS302)"),
+    "000_class_loss_pt": (MATCHES, "the page's inputs: the top-70% loss (torch.topk with a tensor k, only "
+                                   "averaged -> sort and rank mask, MS302)"),
     "002_network_to_dtype": (MATCHES, "forward and loss on copied weights after the .to(float32) calls"),
     "002_named_parameters": (MATCHES, "what the snippet prints (parameter names, the frozen bias left out)"),
     "002_state_dict_save_load": (MATCHES, "the parameters written, saved, loaded into a new layer, and its output"),
@@ -257,14 +258,13 @@ def test_000_box_select_torch(run):
     np.testing.assert_array_equal(box, m["box"])
     rng = np.random.default_rng(3)
     cases = [(box, iou), (box, np.array([0.9, 0.1, 0.5], np.float32)), (box, np.zeros(3, np.float32)),
+             (box, np.ones(3, np.float32)),
              (rng.uniform(0, 1, (6, 4)).astype(np.float32), rng.uniform(0, 1, 6).astype(np.float32))]
     for b, s in cases:
         selected = t["box_select_torch"](torch.from_numpy(b), torch.from_numpy(s)).numpy()
-        masked = m["box_select_torch"](mindspore.Tensor(b), mindspore.Tensor(s)).asnumpy()
-        keep = s > 0.3
-        assert masked.shape == b.shape  # MS301: the full shape is kept
-        np.testing.assert_allclose(masked[keep], selected, atol=ATOL, rtol=RTOL)
-        assert np.all(masked[~keep] == 0)
+        kept = m["box_select_torch"](mindspore.Tensor(b), mindspore.Tensor(s)).asnumpy()
+        assert kept.shape == selected.shape  # one row per kept box, as in torch
+        np.testing.assert_allclose(kept, selected, atol=ATOL, rtol=RTOL)
 
 
 @pytest.mark.framework

@@ -1,20 +1,30 @@
-"""MS301: boolean indexing becomes a multiply by the mask (seed 000, box_select_ms2).
+"""MS301: boolean-indexed writes become in-place masked updates; masked reductions keep a static shape.
 
-``x[mask]`` has a shape that depends on the data, which GRAPH_MODE cannot compile
-well. ``x * mask`` (the mask broadcast over x's trailing axes) keeps x's shape with
-the unselected rows zeroed. That changes the result's shape, so the rewrite is
-unsafe and says so. ``x[mask] = v`` becomes ``masked_fill``/``where``, and
-``x[mask] op= v`` becomes ``x = where(mask, x op v, x)``: both write the receiver
-twice, so a receiver that cannot be (``a.diagonal()[mask] *= -1`` writes into a view)
-stays as it is, marked. A boolean-indexed subscript is never replaced where it is
-written to, nor a selection inside a written target (``x[m, y[m]] = v``): other targets
-(``del``, ``for``, tuples, several targets) are marked.
+``x[mask]`` has a shape that depends on the data, which GRAPH_MODE compiles as a dynamic
+shape; a boolean-indexed write of a tensor it does not compile at all (MindSpore 2.10:
+``x[m] *= -1`` fails in BroadcastTo). The rewrites compute what torch computes in both
+modes (tests/differential/test_graph_rewrites.py):
+
+* ``x[m] = v`` -> ``x[...] = masked_fill(x, m, v)`` (a number) or ``x[...] = where(m, v, x)``,
+  and ``x[m] op= v`` -> ``x[...] = where(m, x op v, x)``: written in place, so other
+  references to ``x`` see the write in PYNATIVE as in torch. A read ``y[m]`` with the
+  same mask inside the value becomes ``y`` (``where`` takes only the masked entries).
+  The receiver is written twice, so one that cannot be (``a.diagonal()[mask] *= -1``
+  writes into a view) stays as it is, marked. A boolean-indexed subscript is never
+  replaced where it is written to, nor a selection inside a written target
+  (``x[m, y[m]] = v``): other targets (``del``, ``for``, tuples, several targets) are marked.
+* ``x[m].sum()`` / ``.mean()`` / ``.max()`` / ``.min()`` -> the reduction of
+  ``where(m, x, neutral)``: the same value, unselected infinities and NaNs left out.
+
+A plain read ``x[m]`` is left as it is (both modes run it): a mask multiply would keep
+x's shape where torch's selection has one row per True, and zeroed rows where torch has
+none. In compiled code it gets a note (a dynamic shape in GRAPH_MODE).
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from transpile.engine.diagnostics import Safety, Severity
+from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import iter_nodes
 
@@ -29,17 +39,17 @@ MASK_METHODS = frozenset({"bool", "logical_not", "logical_and", "logical_or", "i
 class BoolIndex(Pass):
     id = "MS301"
     name = "bool-index"
-    summary = "Boolean indexing becomes a mask multiply (shape kept, rows zeroed)."
+    summary = "Boolean-indexed writes become in-place masked updates; masked reductions keep a static shape."
     examples = (
         Example(
-            "import torch\ndef box_select(box, iou_score):\n    mask = iou_score > 0.3\n    return box[mask]\n",
-            "def box_select(box, iou_score):\n    mask = iou_score > 0.3\n"
-            "    return box * mask.reshape(mask.shape + (1,) * (box.ndim - mask.ndim)).astype(\n"
-            "        box.dtype\n    )\n",
+            "import torch\ndef total(box, iou_score):\n    mask = iou_score > 0.3\n    return box[mask].sum()\n",
+            "from mindspore import ops\ndef total(box, iou_score):\n    mask = iou_score > 0.3\n"
+            "    return ops.where(\n        mask.reshape(mask.shape + (1,) * (box.ndim - mask.ndim)),\n"
+            "        box,\n        ops.zeros_like(box),\n    ).sum()\n",
         ),
         Example(
             "import torch\ndef flip(x, s):\n    x[s < 0] *= -1\n    return x\n",
-            "from mindspore import ops\ndef flip(x, s):\n    x = ops.where(\n"
+            "from mindspore import ops\ndef flip(x, s):\n    x[...] = ops.where(\n"
             "        (s < 0).reshape((s < 0).shape + (1,) * (x.ndim - (s < 0).ndim)), x * (-1), x\n    )\n"
             "    return x\n",
         ),
@@ -50,6 +60,8 @@ class BoolIndex(Pass):
         self._masks: list[set[str]] = [set()]
         self._reduced: set[int] = set()  # selections that are only reduced
         self._written: set[int] = set()  # subscripts written to (targets): never a mask multiply
+        self._write_masks: list[tuple[int, object]] = []  # (statement id, its mask or None) of open writes
+        self._elementwise_reads: set[int] = set()  # subscripts that are a masked write's value or its operands
 
     def visit_FunctionDef(self, node) -> None:
         self._masks.append(set())
@@ -97,6 +109,7 @@ class BoolIndex(Pass):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._note_written(node.target)
+        self._enter_write(node, [node.target], node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._note_written(node.target)
@@ -114,7 +127,28 @@ class BoolIndex(Pass):
         if node.asname is not None:
             self._note_written(node.asname.name)
 
+    def _enter_write(self, statement, targets, value) -> None:
+        """The mask of a masked write ``x[m] = v`` (None for other statements), so a read
+        ``y[m]`` that is ``v`` or an operand of its arithmetic is known to be taken at the
+        written entries only (elementwise: ``where(m, y, x)`` reads y at m alone)."""
+        written = [s for t in targets for s in self._masked_targets(t)]
+        mask = self._mask_index(written[0]) if len(written) == 1 == len(targets) else None
+        self._write_masks.append((id(statement), mask))
+        if mask is not None:
+            self._elementwise_reads.update(id(n) for n in _elementwise_operands(value) if isinstance(n, cst.Subscript))
+
+    def _leave_write(self, statement) -> None:
+        if self._write_masks and self._write_masks[-1][0] == id(statement):
+            self._write_masks.pop()
+
+    def _same_mask_as_write(self, sub: cst.Subscript) -> bool:
+        if id(sub) not in self._elementwise_reads:
+            return False
+        mask, written = self._mask_index(sub), self._write_masks[-1][1] if self._write_masks else None
+        return mask is not None and written is not None and mask.deep_equals(written)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._enter_write(node, [t.target for t in node.targets], node.value)
         for t in node.targets:
             self._note_written(t.target)
         if self._is_mask(node.value):
@@ -145,13 +179,14 @@ class BoolIndex(Pass):
         x = updated.func.value.value
         mask = updated.func.value.slice[0].slice.value  # with the other passes' rewrites
         reduction = found[2]
-        xs, m = code(_atom(x)), code(_broadcast(mask, x, cast=True))
-        ops = code(self.ctx.reference("mindspore.ops.ones_like").value)
+        xs, m = code(_atom(x)), code(_broadcast(mask, x, cast=False))
+        ops = code(self.ctx.reference("mindspore.ops.where").value)
+        # where, not a product: an unselected inf or NaN times 0 is NaN
         text = {
-            "sum": f"({xs} * {m}).sum()",
-            "mean": f"({xs} * {m}).sum() / ({ops}.ones_like({xs}) * {m}).sum()",
-            "max": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('-inf'))).max()",
-            "min": f"{ops}.where({m} > 0, {xs}, {ops}.full_like({xs}, float('inf'))).min()",
+            "sum": f"{ops}.where({m}, {xs}, {ops}.zeros_like({xs})).sum()",
+            "mean": f"{ops}.where({m}, {xs}, {ops}.zeros_like({xs})).sum() / {ops}.where({m}, {ops}.ones_like({xs}), {ops}.zeros_like({xs})).sum()",
+            "max": f"{ops}.where({m}, {xs}, {ops}.full_like({xs}, float('-inf'))).max()",
+            "min": f"{ops}.where({m}, {xs}, {ops}.full_like({xs}, float('inf'))).min()",
         }[reduction]
         self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
@@ -162,24 +197,22 @@ class BoolIndex(Pass):
             return updated
         if self._mask_index(original) is None:
             return updated
-        mask = updated.slice[0].slice.value  # with the other passes' rewrites
-        self.ctx.count_converted()
-        self.ctx.report(
-            original, self.id,
-            f"boolean indexing {code(original)} replaced by a mask multiply: the result keeps the full "
-            "shape with unselected entries zeroed; code that relies on the selected count must use the mask",
-            Severity.WARNING, Safety.UNSAFE,
-        )
-        value = updated.value
-        return cst.BinaryOperation(left=_atom(value), operator=cst.Multiply(),
-                                 right=_broadcast(mask, value, cast=True))
+        if self._same_mask_as_write(original):  # x[m] = y[m]: where(m, y, x) takes y at m only
+            return updated.value
+        if self.ctx.compiled:
+            self.ctx.report(original, self.id, f"boolean indexing {code(original)}: a shape that depends on the "
+                            "data, a dynamic shape in GRAPH_MODE", Severity.INFO)
+        return updated
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        self._leave_write(original)
         written = [s for t in original.targets for s in self._masked_targets(t.target)]
         if not written:
             return updated
         if len(original.targets) != 1 or original.targets[0].target is not written[0]:
             return self._leave_marked(original, updated, written, "an assignment to several targets")
+        if self._reads_a_selection(original.value, written[0]):
+            return self._leave_marked(original, updated, written, "an assignment of a selection's result")
         parts = self._receiver_and_mask(original, written[0], updated.targets[0].target)
         if parts is None:
             return updated
@@ -193,13 +226,16 @@ class BoolIndex(Pass):
         return self._rebind(original, updated, target, self._where(mask, value, target))
 
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
-        """``x[m] op= v`` -> ``x = where(m, x op v, x)``."""
+        """``x[m] op= v`` -> ``x[...] = where(m, x op v, x)``."""
+        self._leave_write(original)
         written = self._masked_targets(original.target)
         if not written:
             return updated
         binary = getattr(cst, type(original.operator).__name__.removesuffix("Assign"))
         if binary is cst.MatrixMultiply:
             return self._leave_marked(original, updated, written, "a matrix-multiply assignment")
+        if self._reads_a_selection(original.value, written[0]):
+            return self._leave_marked(original, updated, written, "an assignment of a selection's result")
         parts = self._receiver_and_mask(original, written[0], updated.target)
         if parts is None:
             return updated
@@ -233,6 +269,15 @@ class BoolIndex(Pass):
                           "where() (only `x[m] = v` and `x[m] op= v` are converted)")
         return updated
 
+    def _reads_a_selection(self, value, written: cst.Subscript) -> bool:
+        """Whether ``value`` holds a boolean selection other than an elementwise read with
+        the written mask (``cumsum(y[m])`` has the selected count's shape: where() over the
+        whole tensor cannot place it)."""
+        mask = self._mask_index(written)
+        return any(isinstance(n, cst.Subscript) and self._mask_index(n) is not None and id(n) not in self._reduced
+                   and not (id(n) in self._elementwise_reads and self._mask_index(n).deep_equals(mask))
+                   for n in iter_nodes(value))
+
     def _receiver_and_mask(self, statement, original: cst.Subscript, updated):
         """(receiver, mask) of a masked write, with the other passes' rewrites; None, with
         a marker, when the receiver cannot be evaluated and written twice."""
@@ -248,13 +293,27 @@ class BoolIndex(Pass):
         return cst.parse_expression(f"{ops}.where({code(_broadcast(mask, target, cast=False))}, {code(value)}, {code(target)})")
 
     def _rebind(self, original, updated, target, value) -> cst.Assign:
+        """``target[...] = value``: the masked update written into the tensor itself, as
+        torch's write is (a rebinding would leave other references to it unchanged)."""
         self.ctx.count_converted()
-        self.ctx.report(
-            original, self.id,
-            f"masked assignment to {code(target)} rebinds it to a new tensor (other references keep the old values)",
-            Severity.WARNING, Safety.UNSAFE,
-        )
+        self.ctx.report(original, self.id, f"masked write to {code(target)}: written in place as a where() over the "
+                        "whole tensor (GRAPH_MODE compiles no boolean-indexed write of a tensor)", Severity.INFO)
+        if not isinstance(target, cst.Subscript):  # x[0] = ... writes into x already
+            target = cst.Subscript(value=_atom(target), slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
         return cst.Assign(targets=[cst.AssignTarget(target)], value=value, semicolon=updated.semicolon)
+
+
+ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+
+def _elementwise_operands(value):
+    """``value`` and, through arithmetic operators and unary signs, its operands."""
+    yield value
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, ELEMENTWISE):
+        yield from _elementwise_operands(value.left)
+        yield from _elementwise_operands(value.right)
+    elif isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        yield from _elementwise_operands(value.expression)
 
 
 def _atom(expr):

@@ -178,6 +178,14 @@ class CellClass(Pass):
             return updated.with_changes(name=cst.Name("construct"))
         return updated
 
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        """``forward`` named in a Cell's class body (``__call__ = forward``, ``forward =
+        wrap(forward)``) is the method renamed ``construct``: left as it was, it would be
+        a NameError when the class is built."""
+        if original.value == "forward" and self._scopes and self._scopes[-1] == "cell":
+            return updated.with_changes(value="construct")
+        return updated
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``."""
         if original.attr.value != "forward":

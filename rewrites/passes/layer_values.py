@@ -160,6 +160,17 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
         return source
 
 
+def _attribute_name(entry, attr: str) -> str | None:
+    """MindSpore's name of a torch layer's attribute (a parameter, or one holding a
+    constructor argument), when it has another one."""
+    new = entry.weights.get(attr)
+    if new is None and attr not in ("weight", "bias"):
+        new = entry.rename.get(attr)
+        if new is not None and (new.startswith("has_") or new == "*"):
+            new = None
+    return new if new and new != attr else None
+
+
 class LayerValues(Pass):
     id = "MS205"
     name = "layer-values"
@@ -216,6 +227,18 @@ class LayerValues(Pass):
             if isinstance(classes, cst.Tuple):
                 self._skip.update(id(e.value) for e in classes.elements)
 
+    def visit_MatchClass(self, node: cst.MatchClass) -> None:
+        self._skip.add(id(node.cls))  # case nn.Linear(): a class tested, as by isinstance
+
+    def leave_MatchClass(self, original: cst.MatchClass, updated: cst.MatchClass):
+        """``case nn.Linear(in_features=4)``: the attributes a class pattern reads have
+        MindSpore's names (``in_channels``), as ``self.in_features`` in a subclass has."""
+        entry = self._entry(original.cls)
+        if entry is None:
+            return updated
+        kwds = [k.with_changes(key=cst.Name(_attribute_name(entry, k.key.value) or k.key.value)) for k in updated.kwds]
+        return updated.with_changes(kwds=kwds)
+
     def visit_Annotation(self, node) -> None:
         self._no_value += 1
 
@@ -250,12 +273,8 @@ class LayerValues(Pass):
         if entry is None or not (isinstance(original.value, cst.Name) and original.value.value == "self"):
             return None
         attr = original.attr.value
-        new = entry.weights.get(attr)
-        if new is None and attr not in ("weight", "bias"):
-            new = entry.rename.get(attr)
-            if new is not None and (new.startswith("has_") or new == "*"):
-                new = None
-        if not new or new == attr:
+        new = _attribute_name(entry, attr)
+        if not new:
             return None
         self.ctx.count_converted()
         return cst.parse_expression(f"{code(updated.value)}.{new}")

@@ -1,16 +1,25 @@
-"""MS302: ``torch.topk`` with a k that is not a constant -> sort, k-th value, mask.
+"""MS302: ``torch.topk`` with a k that is not a constant, only summed or averaged -> sort and rank mask.
 
-MindSpore cannot compile TopK with a variable k in GRAPH_MODE (seed 000, the
-ClassLoss example). The values become ``x * mask`` (full shape, the top k kept and
-the rest zeroed; ties with the k-th value are kept too), and a later ``.mean()`` of
-them becomes ``ops.sum(values) / ops.sum(mask)``. Unsafe: the result keeps x's shape.
+A TopK whose k is not a constant has a shape that depends on data, which GRAPH_MODE
+compiles as a dynamic shape (or, on some backends, not at all: seed 000, the ClassLoss
+example). Where the values are only reduced whole (every use is ``values.mean()`` or
+``values.sum()``) and the indices are dropped, the values become the sorted input with
+every entry ranked past k zeroed (full shape, static), and ``values.mean()`` becomes
+``ops.sum(values) / ops.sum(mask)``: the same sum and mean as torch's, ties and k equal
+to the size included (tests/differential/test_graph_rewrites.py runs both modes).
+
+Any other use of the values (indexing them, as GPT's sampling does with ``v[:, [-1]]``)
+needs their real shape: the call is left to the table (``ops.topk``, which takes a
+variable k in both modes), with a note in compiled code.
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from transpile.engine.diagnostics import Safety, Severity
+from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
+
+from transpile.engine.walk import iter_nodes
 
 from ..syntax import NOT_LITERAL, Unconvertible, bind, code, literal_value
 
@@ -21,20 +30,26 @@ TOPK_PARAMS = ("input", "k", "dim", "largest", "sorted")
 class TopkMask(Pass):
     id = "MS302"
     name = "topk-mask"
-    summary = "torch.topk with a variable k becomes sort + k-th value + mask."
+    summary = "torch.topk with a variable k whose values are only summed or averaged becomes sort + rank mask."
     examples = (
         Example(
             "import torch\ndef f(con, k):\n    loss, _ = torch.topk(con, k=k)\n    return loss.mean()\n",
             "from mindspore import ops\ndef f(con, k):\n"
             "    loss_sorted, _ = ops.sort(con, axis=-1, descending=True)\n"
-            "    loss_mask = (con >= ops.expand_dims(ops.gather(loss_sorted, k - 1, -1), -1)).astype(\n"
-            "        con.dtype\n    )\n    loss = con * loss_mask\n    return ops.sum(loss) / ops.sum(loss_mask)\n",
+            "    loss_mask = (ops.cumsum(ops.ones_like(loss_sorted), axis=-1) <= k).astype(con.dtype)\n"
+            "    loss = ops.where(loss_mask > 0, loss_sorted, ops.zeros_like(loss_sorted))\n"
+            "    return ops.sum(loss) / ops.sum(loss_mask)\n",
+        ),
+        Example(  # the values indexed (GPT's sampling): left to the table
+            "import torch\ndef f(logits, k):\n    v, _ = torch.topk(logits, k)\n    return v[:, [-1]]\n",
+            "from mindspore import ops\ndef f(logits, k):\n    v, _ = ops.topk(input=logits, k=k)\n    return v[:, [-1]]\n",
         ),
     )
 
     def __init__(self, ctx):
         super().__init__(ctx)
         self._masks: list[dict[str, str]] = [{}]  # per function: values name -> mask name
+        self._reduced_only: dict[tuple[int, str], bool] = {}  # (function id, name) -> only reduced
 
     def visit_FunctionDef(self, node) -> None:
         self._masks.append({})
@@ -91,6 +106,25 @@ class TopkMask(Pass):
             return None  # a constant k compiles: the table converts it
         return values, indices, args
 
+    def _only_reduced(self, name: str) -> bool:
+        """Whether every use of ``name`` in the function but its one assignment is a
+        whole ``name.mean()`` or ``name.sum()`` (any other use needs torch's shape)."""
+        function = self.ctx.current_function
+        if function is None:
+            return False
+        key = (id(function), name)
+        if key not in self._reduced_only:
+            mentions = reductions = 0
+            for node in iter_nodes(function.body):
+                if isinstance(node, cst.Name) and node.value == name:
+                    mentions += 1
+                elif (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+                      and node.func.attr.value in ("mean", "sum") and isinstance(node.func.value, cst.Name)
+                      and node.func.value.value == name):
+                    reductions += 1
+            self._reduced_only[key] = mentions == 1 + reductions
+        return self._reduced_only[key]
+
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated):
         found = self._match(original)
         if found is None:
@@ -107,22 +141,28 @@ class TopkMask(Pass):
             self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, "torch.topk with a variable k and a variable largest=")
             return updated
+        if not self._only_reduced(values):
+            if self.ctx.compiled:
+                self.ctx.report(original, self.id, f"torch.topk with a k that is not a constant: {values} has a "
+                                "shape that depends on k, a dynamic shape in GRAPH_MODE", Severity.INFO)
+            return updated
         ops = code(self.ctx.reference("mindspore.ops.sort").value)
         x, k = code(args["input"]), code(args["k"])
+        x_atom = x if isinstance(args["input"], (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) else f"({x})"
         sorted_, mask = f"{values}_sorted", f"{values}_mask"
-        compare = ">=" if largest else "<="
+        # a mask by rank, not by value: ties with the k-th value count once, as in torch
         lines = [
             f"{sorted_}, _ = {ops}.sort({x}, axis={dim}, descending={bool(largest)})",
-            f"{mask} = ({x} {compare} {ops}.expand_dims({ops}.gather({sorted_}, {k} - 1, {dim}), {dim})).astype({x}.dtype)",
-            f"{values} = {x} * {mask}",
+            f"{mask} = ({ops}.cumsum({ops}.ones_like({sorted_}), axis={dim}) <= {k}).astype({x_atom}.dtype)",
+            f"{values} = {ops}.where({mask} > 0, {sorted_}, {ops}.zeros_like({sorted_}))",
         ]
         self._masks[-1][values] = mask
         self.ctx.count_converted()
         self.ctx.report(
             original, self.id,
-            f"torch.topk with variable k={k}: {values} keeps the full shape (the top k kept, the rest zeroed, "
-            f"ties kept); {mask} marks the kept entries",
-            Severity.WARNING, Safety.UNSAFE,
+            f"torch.topk with variable k={k}: {values} keeps the full shape (the sorted values, those ranked "
+            f"past k zeroed), only summed or averaged here; {mask} marks the kept entries",
+            Severity.INFO,
         )
         stmts = [cst.parse_statement(line + "\n") for line in lines]
         stmts[0] = stmts[0].with_changes(leading_lines=updated.leading_lines)

@@ -624,7 +624,7 @@ forms("Tensor.type_as", "other=b", (X, ints(2)))
 case("Tensor.type_as", "a.type_as(b)", (ints(3, 4), X), "to-float")
 forms("Tensor.numpy", "", (X,))
 case("Tensor.numpy", "a.numpy(force=False)", (X,), "keyword")
-# in forward, MS303 keeps 0-d tensors instead of .item() (GRAPH_MODE); elsewhere .item() stays
+# .item() stays a Python number everywhere (MS303 only notes it in forward); the cases run in a helper
 case("Tensor.item", "t = torch.sum(a)\nreturn t.item()", (X,), "sum", method="helper")
 case("Tensor.item", "t = torch.abs(a)\nreturn t.item()", (np.array([3], np.int64),), "int", method="helper")
 case("Tensor.item", "t = torch.abs(a)\nreturn t.item() + 1", (np.array([2.5], F32),), "arithmetic", method="helper")

@@ -1,9 +1,12 @@
-"""MS303: ``.item()``, ``float(t)`` and ``int(t)`` on tensors inside construct.
+"""MS303: ``.item()``, ``float(t)`` and ``int(t)`` on tensors inside construct: a note.
 
-A Python scalar taken from a tensor forces a sync in PYNATIVE and is not a graph
-value in GRAPH_MODE; where a 0-d tensor works just as well (arithmetic,
-comparisons, return values) the tensor is kept. Arguments of ``range()`` and
-indices need Python ints and are left alone.
+A Python scalar taken from a tensor forces a sync in PYNATIVE, and GRAPH_MODE computes
+it in Python (MindSpore 2.10's JIT fallback compiles it). Keeping the 0-d tensor instead
+is not what torch computes: forward then returns a Tensor where torch returns a Python
+number (``steps = int(n)``), and ``x / float(s)`` takes s's dtype where torch keeps x's
+(tests/differential/test_graph_rewrites.py). So the code is left as it is and the pass
+says where such a scalar is taken in compiled code. Arguments of ``range()`` and
+indices need Python ints anyway and get no note.
 """
 from __future__ import annotations
 
@@ -15,14 +18,14 @@ from transpile.engine.passes import Example, Pass
 from ...table_calls import tables
 from ...tensor_inference import TensorScope, forward_params, is_tensor
 
-CASTS = {"float": "mindspore.float32", "int": "mindspore.int32"}
+CASTS = frozenset({"float", "int"})  # the casts to Python numbers
 
 
 class GraphScalars(Pass):
     id = "MS303"
     name = "graph-scalars"
     reads = frozenset({"loss_layers"})
-    summary = "Keep tensors instead of Python scalars (.item(), float(t), int(t)) in construct."
+    summary = "A note where construct takes a Python scalar from a tensor (.item(), float(t), int(t)); the code is kept."
     runs_after = {
         "MS202": "MS303 rewrites int(t.item()) whole from the call MS202 made of it",
     }
@@ -30,8 +33,8 @@ class GraphScalars(Pass):
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n        s = x.sum().item()\n"
             "        return x / float(s)\n",
-            "import mindspore.nn as nn\nimport mindspore as ms\nfrom mindspore import ops\nclass M(nn.Cell):\n"
-            "    def construct(self, x):\n        s = ops.sum(input=x)\n        return x / s.astype(ms.float32)\n",
+            "import mindspore.nn as nn\nfrom mindspore import ops\nclass M(nn.Cell):\n"
+            "    def construct(self, x):\n        s = ops.sum(input=x).item()\n        return x / float(s)\n",
         ),
     )
 
@@ -101,12 +104,11 @@ class GraphScalars(Pass):
         inner = _strip_scalar(cast)
         if inner is None or not self._tensor_or_scalar_of_one(inner):
             return updated
-        self.ctx.count_converted()
-        self.ctx.report(original, self.id, "Python scalar from a tensor in construct: the 0-d tensor is kept", Severity.INFO)
-        if isinstance(cast.func, cst.Attribute):  # x.item()
-            return updated.func.value
-        dtype = self.ctx.reference(CASTS[cast.func.value])
-        return cst.Call(func=cst.Attribute(value=updated.args[0].value, attr=cst.Name("astype")), args=[cst.Arg(dtype)])
+        # a 0-d tensor in its place would change forward's results (their type, the dtype of
+        # the arithmetic): the note only
+        self.ctx.report(original, self.id, "Python scalar from a tensor in construct: a sync in PYNATIVE, computed "
+                        "in Python by GRAPH_MODE (kept: a 0-d tensor would change the results' types)", Severity.INFO)
+        return updated
 
 
 def _strip_scalar(expr):
