@@ -59,6 +59,26 @@ def converter_commit() -> str:
     return head + (" (converter sources modified in the work tree)" if dirty else "")
 
 
+def copy_package_data(py: str, config: dict) -> int:
+    """The non-Python files of each package (a version.txt read at import, shipped configs)
+    beside the converted code, as an installed package has them; the harness converts and
+    copies only ``*.py``. Returns how many files were copied."""
+    import shutil
+
+    count = 0
+    for pkg, where in harness.package_dirs(py, list(config["packages"])).items():
+        dest = harness.WORK / "converted" / pkg
+        for path in Path(where).rglob("*"):
+            if path.is_dir() or path.suffix in (".py", ".pyc") or "__pycache__" in path.parts:
+                continue
+            target = dest / path.relative_to(where)
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                count += 1
+    return count
+
+
 def verdict_kind(row: dict, mode: str) -> tuple[str, str]:
     """One model in one mode: (match | mismatch | convert error | build error | run error |
     torch error | not run, the first line of the error)."""
@@ -137,6 +157,7 @@ def main(argv=None) -> int:
     harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((harness.WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
     conv = harness.convert_packages(py, config)
+    print(f"copied {copy_package_data(py, config)} package data files beside the converted code")
     deps = harness.ms_deps(config)
     results: dict[str, dict] = {m["name"]: {} for m in models}
     tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in args.modes]
