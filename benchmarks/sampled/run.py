@@ -133,6 +133,50 @@ def record_first_contact(rows: list[dict], models: list[dict], modes: list[str])
     return len(new)
 
 
+KINDS = ("match", "mismatch", "convert error", "build error", "run error", "torch error")
+FC_START = "<!-- sampled-first-contact:start -->"
+FC_END = "<!-- sampled-first-contact:end -->"
+
+
+def first_contact_tables(entries: list[dict]) -> str:
+    """Per family and overall: models, and per mode how many fell in each verdict kind."""
+    def pct(k, n):
+        return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "-"
+
+    lines = []
+    for mode in harness.MODES:
+        key = mode.lower()
+        lines += [f"**{mode}**", "", "| family | models | " + " | ".join(KINDS) + " |",
+                  "| --- | --- | " + " | ".join("---" for _ in KINDS) + " |"]
+        for fam in sorted({e["family"] for e in entries}) + ["all"]:
+            rs = [e for e in entries if fam in ("all", e["family"])]
+            counts = [sum(e.get(key) == k for e in rs) for k in KINDS]
+            label = f"**{fam}**" if fam == "all" else fam
+            lines.append(f"| {label} | {len(rs)} | " + " | ".join(
+                pct(c, len(rs)) if k == "match" else str(c) for k, c in zip(KINDS, counts)) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_first_contact_md() -> str:
+    """first_contact.md: the tables, then each model's verdicts and first error line."""
+    entries = tomllib.loads(FIRST_CONTACT.read_text(encoding="utf-8")).get("model", [])
+    commits = sorted({e["commit"] for e in entries})
+    packages = sorted({e["package"] for e in entries})
+    head = (f"# Sampled benchmark: first contact\n\nWritten by `benchmarks/sampled/run.py` from "
+            f"`first_contact.toml`: each model's verdict the first time it ran, with the converter "
+            f"at {', '.join(commits)}. {len(entries)} models from {len(packages)} packages.\n\n")
+    rows = ["| model | package | family | PYNATIVE | GRAPH | first error (PYNATIVE, else GRAPH) |",
+            "| --- | --- | --- | --- | --- | --- |"]
+    for e in entries:
+        why = (e.get("pynative_error") or e.get("graph_error") or "").replace("|", "\\|")
+        rows.append(f"| {e['name']} | {e['package']} | {e['family']} | {e.get('pynative')} | {e.get('graph')} "
+                    f"| {why[:300]} |")
+    tables = first_contact_tables(entries)
+    (HERE / "first_contact.md").write_text(head + tables + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return tables
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=str(HERE / "models.toml"))
@@ -143,7 +187,19 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per (model, mode)")
     ap.add_argument("--torch-python", default=None)
     ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
+    ap.add_argument("--report", action="store_true",
+                    help="only rewrite first_contact.md and the README's first-contact tables from first_contact.toml")
     args = ap.parse_args(argv)
+    if args.report:
+        tables = write_first_contact_md()
+        readme = BENCH / "README.md"
+        doc = readme.read_text(encoding="utf-8")
+        if FC_START in doc and FC_END in doc:
+            head, rest = doc.split(FC_START, 1)
+            _, tail = rest.split(FC_END, 1)
+            readme.write_text(f"{head}{FC_START}\n{tables}{FC_END}{tail}", encoding="utf-8")
+        print(tables)
+        return 0
     harness.WORK.mkdir(parents=True, exist_ok=True)
     config_path = Path(args.config)
     config = tomllib.loads(config_path.read_text(encoding="utf-8"))
@@ -172,6 +228,7 @@ def main(argv=None) -> int:
             print(f"{mode:<8} {name:<36} {res.get('seconds', 0):7.1f}s  {what}", flush=True)
     rows = harness.build_rows(models, torch_meta, conv, results)
     added = record_first_contact(rows, models, args.modes)
+    fc_tables = write_first_contact_md() if FIRST_CONTACT.exists() else ""
     text = harness.table(rows)
     summ = harness.family_table(rows) + "\n\n" + harness.summary(rows)
     print("\n" + text + "\n\n" + summ)
@@ -193,7 +250,12 @@ def main(argv=None) -> int:
         if README_START in doc and README_END in doc:
             head, rest = doc.split(README_START, 1)
             _, tail = rest.split(README_END, 1)
-            readme.write_text(f"{head}{README_START}\n{text}\n\n{summ}\n{README_END}{tail}", encoding="utf-8")
+            doc = f"{head}{README_START}\n{text}\n\n{summ}\n{README_END}{tail}"
+        if FC_START in doc and FC_END in doc and fc_tables:
+            head, rest = doc.split(FC_START, 1)
+            _, tail = rest.split(FC_END, 1)
+            doc = f"{head}{FC_START}\n{fc_tables}{FC_END}{tail}"
+        readme.write_text(doc, encoding="utf-8")
     print(f"\n{time.perf_counter() - start:.0f} s; {added} first-contact verdicts recorded; details in {out / 'results.md'}")
     return 0
 
