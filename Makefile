@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser demo test test-fast docs bench bench-models bench-corpora fuzz clean
+.PHONY: install browser demo test test-fast docs bench bench-models bench-sampled bench-corpora fuzz clean
 
 install: $(STAMP)
 
@@ -58,6 +58,11 @@ bench: install
 # real models, converted and parity-checked (creates benchmarks/.venv-tv for the torch side)
 bench-models: install
 	$(BIN)/python benchmarks/models/run.py
+
+# the sampled benchmark (issue 29): packages drawn from the registry list, in draw order;
+# the torch side in benchmarks/.venv-sampled; records each new model's first-contact verdict
+bench-sampled: install
+	$(BIN)/python benchmarks/sampled/run.py
 
 # four real corpora (torch/nn, torchvision, timm, transformers' modeling files), fetched
 # into benchmarks/.corpora: crashes, unparsable outputs, second-pass changes, rate

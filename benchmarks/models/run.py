@@ -47,6 +47,7 @@ BENCH = HERE.parent
 REPO = BENCH.parent
 WORK = BENCH / ".work"
 DEFAULT_VENV = BENCH / ".venv-tv"
+DEPS = BENCH / ".work" / "deps"  # the MindSpore side's pure-Python packages, shared by every --work directory
 REL = 1e-4  # tolerance: REL * max(1, max|torch output|) ...
 FACTOR = 10.0  # ... or FACTOR * |torch float32 - torch float64|, whichever is larger
 MODES = ("PYNATIVE", "GRAPH")
@@ -85,8 +86,9 @@ def torch_python(args, config) -> str:
 def ms_deps(config) -> str:
     """The pure-Python packages converted model code still imports (yaml, einops' absence
     checks, loggers, ...) go into ``benchmarks/.work/deps`` (``pip install --target``), put
-    LAST on the MindSpore side's sys.path: the main venv stays as it is."""
-    target = BENCH / ".work" / "deps"  # shared by every --work directory
+    LAST on the MindSpore side's sys.path: the main venv stays as it is (``DEPS``; the sampled
+    benchmark sets its own)."""
+    target = DEPS
     stamp = target / ".installed"
     want = json.dumps(config.get("ms_deps", {}).get("pip", []))
     if not (stamp.exists() and stamp.read_text() == want):
