@@ -236,3 +236,21 @@ def test_the_cache_fingerprint_hashes_every_python_and_toml_file_of_the_tool():
                 if "__pycache__" not in p.parts}
     assert {ROOT / "transpile" / "engine" / "pipeline.py", ROOT / "rewrites" / "tables" / "nn_layers.toml"} <= expected
     assert set(tool_files()) == expected
+
+
+def test_no_tracked_file_is_a_symbolic_link_or_a_gitignored_path():
+    """What the repository tracks is its own: a symbolic link committed from a worktree
+    (benchmarks/.corpora, linked to the main checkout's corpora) becomes, checked out, a link
+    to itself, and a merge that brings it replaces the ignored directory it names."""
+    import subprocess
+
+    if not (ROOT / ".git").exists():
+        import pytest
+
+        pytest.skip("not a git checkout")
+    staged = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    links = [line.split("\t", 1)[1] for line in staged.splitlines() if line.startswith("120000 ")]
+    assert not links, f"symbolic links tracked: {links}"
+    ignored = subprocess.run(["git", "ls-files", "--cached", "--ignored", "--exclude-standard"], cwd=ROOT,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert not ignored, f"tracked paths that .gitignore excludes: {ignored}"
