@@ -183,10 +183,10 @@ def test_a_symlink_loop_is_reported_as_such(tmp_path) -> None:
     proc = cli("convert", "tree", "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for name in ("a.py", "b", "d1", "d2"):
-        assert f"tree/{name}:0:1: MS001 warning: skipped: symlink loop" in proc.stderr, name
+        assert f"tree/{name}:1:1: MS001 warning: skipped: symlink loop" in proc.stderr, name
     assert (tmp_path / "out" / "good.py").is_file()
     alone = cli("convert", "tree/a.py", "-o", "x.py", cwd=tmp_path)
-    assert alone.returncode == 1 and "tree/a.py:0:1: MS000 error: symlink loop" in alone.stderr, alone.stderr
+    assert alone.returncode == 1 and "tree/a.py:1:1: MS000 error: symlink loop" in alone.stderr, alone.stderr
 
 
 # -- item 2: hand edits and unrelated files in -o are never overwritten without a record ----

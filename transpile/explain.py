@@ -58,10 +58,12 @@ class UnknownPassError(LookupError):
         self.pass_id, self.known = pass_id, known
 
 
-def _pipeline():
-    from .api import shared_pipeline as default  # the one the library converts with (built once)
+def _stages():
+    """The default pipeline's stages of pass classes: what the library converts with, read
+    without building the pipeline (its tables), so a summary's titles cost no conversion set-up."""
+    from .rewrites import STAGES
 
-    return default()
+    return STAGES
 
 
 def _module_doc(pass_type: type) -> str:
@@ -74,7 +76,7 @@ def pass_docs() -> list[PassDoc]:
     """Every pass of the default pipeline, in the order they run."""
     return [PassDoc(p.id, p.name, p.summary, number, _module_doc(p), tuple(p.examples), p.derived_edits,
                     tuple(sorted(p.other_codes.items())))
-            for number, stage in enumerate(_pipeline().stages, 1) for p in stage]
+            for number, stage in enumerate(_stages(), 1) for p in stage]
 
 
 def pass_doc(pass_id: str) -> PassDoc:
