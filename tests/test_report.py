@@ -261,3 +261,18 @@ def test_cli_report_usage(tree, tmp_path, monkeypatch, capsys, args, message):
     assert main(["convert", str(tree), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_no_rate_when_nothing_was_converted(tmp_path):
+    """A tree whose torch uses all lack a mapping says so, as the command line does, rather
+    than "conversion rate 0.0%" (issue 30, item 8)."""
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "b.py").write_text(UNSUPPORTED)
+    report, html = _render(root)
+    assert report.converted_uses == 0 and report.unconverted_uses == 2
+    rate = html[html.index('id="conversion-rate"'):]
+    rate = rate[:rate.index("</div>")]
+    assert "0.0%" not in rate
+    assert "no torch use converted" in " ".join(rate.split())
+    assert _Page(html).counts["measured_uses"] == "2"
