@@ -195,6 +195,23 @@ def run_ms(name: str, mode: str, timeout: float, deps: str) -> dict:
 
 
 # -- 4. the table ------------------------------------------------------------------------
+def run_ms_modes(models, torch_meta, modes, jobs: int, timeout: float, deps: str, width: int = 32) -> dict:
+    """Each model whose torch side ran, in each mode, on ``jobs`` threads (each run is its own
+    process); a line per run as it finishes. Model name -> mode -> the MindSpore side's result."""
+    results: dict[str, dict] = {m["name"]: {} for m in models}
+    tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in modes]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(run_ms, name, mode, timeout, deps): (name, mode) for name, mode in tasks}
+        for fut in futures:
+            name, mode = futures[fut]
+            res = fut.result()
+            results[name][mode] = res
+            what = res.get("error") or (f"match, {_fmt(res.get('max_abs_diff'))}" if res.get("match")
+                                        else f"MISMATCH, {_fmt(res.get('max_abs_diff'))}")
+            say(f"{mode:<8} {name:<{width}} {res.get('seconds', 0):7.1f}s  {what}")
+    return results
+
+
 def model_tolerance(meta: dict, results: dict) -> float | None:
     """The smallest tolerance of a model's outputs: as ms_side judged them (from the arrays),
     else from the torch side's summary (verdict.tolerance, with this run's settings)."""
@@ -393,17 +410,7 @@ def main(argv=None) -> int:
     conv = convert_packages(py, config)
     deps = ms_deps(config)
 
-    results: dict[str, dict] = {m["name"]: {} for m in models}
-    tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in args.modes]
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_ms, name, mode, args.timeout, deps): (name, mode) for name, mode in tasks}
-        for fut in futures:
-            name, mode = futures[fut]
-            res = fut.result()
-            results[name][mode] = res
-            what = res.get("error") or (f"match, {_fmt(res.get('max_abs_diff'))}" if res.get("match")
-                                        else f"MISMATCH, {_fmt(res.get('max_abs_diff'))}")
-            say(f"{mode:<8} {name:<32} {res.get('seconds', 0):7.1f}s  {what}")
+    results = run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps)
 
     rows = build_rows(models, torch_meta, conv, results)
     text = table(rows)

@@ -25,7 +25,6 @@ import subprocess
 import sys
 import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -215,17 +214,7 @@ def main(argv=None) -> int:
     conv = harness.convert_packages(py, config)
     print(f"copied {copy_package_data(py, config)} package data files beside the converted code")
     deps = harness.ms_deps(config)
-    results: dict[str, dict] = {m["name"]: {} for m in models}
-    tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in args.modes]
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {pool.submit(harness.run_ms, name, mode, args.timeout, deps): (name, mode) for name, mode in tasks}
-        for fut in futures:
-            name, mode = futures[fut]
-            res = fut.result()
-            results[name][mode] = res
-            what = res.get("error") or (f"match, {harness._fmt(res.get('max_abs_diff'))}" if res.get("match")
-                                        else f"MISMATCH, {harness._fmt(res.get('max_abs_diff'))}")
-            print(f"{mode:<8} {name:<36} {res.get('seconds', 0):7.1f}s  {what}", flush=True)
+    results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=36)
     rows = harness.build_rows(models, torch_meta, conv, results)
     added = record_first_contact(rows, models, args.modes)
     fc_tables = write_first_contact_md() if FIRST_CONTACT.exists() else ""
