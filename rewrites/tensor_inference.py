@@ -88,17 +88,21 @@ def forward_params(node: cst.FunctionDef) -> list[str]:
 def annotated_tensors(node: cst.FunctionDef, ctx) -> list[str]:
     """Parameters annotated as tensors: ``x: Tensor``, ``b: torch.Tensor``,
     ``m: Optional[Tensor]``, ``m: Tensor | None``."""
-    def is_tensor_type(expr) -> bool:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
-            return is_tensor_type(expr.left) or is_tensor_type(expr.right)
-        if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-            head = ctx.imports.qualify(expr.value) or (expr.value.value if isinstance(expr.value, cst.Name) else "")
-            if head.rsplit(".", 1)[-1] == "Optional":
-                return is_tensor_type(expr.slice[0].slice.value)
-            return False
-        return ctx.imports.qualify(expr) == "torch.Tensor"
+    return [p.name.value for p in named_params(node)
+            if p.annotation is not None and _is_tensor_type(p.annotation.annotation, ctx)]
 
-    return [p.name.value for p in named_params(node) if p.annotation is not None and is_tensor_type(p.annotation.annotation)]
+
+def _is_tensor_type(expr, ctx) -> bool:
+    # (a module-level function: a recursive closure over ctx is a reference cycle that kept
+    # each file's whole tree alive until the cyclic collector found it)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        return _is_tensor_type(expr.left, ctx) or _is_tensor_type(expr.right, ctx)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        head = ctx.imports.qualify(expr.value) or (expr.value.value if isinstance(expr.value, cst.Name) else "")
+        if head.rsplit(".", 1)[-1] == "Optional":
+            return _is_tensor_type(expr.slice[0].slice.value, ctx)
+        return False
+    return ctx.imports.qualify(expr) == "torch.Tensor"
 
 
 def is_tensor(expr: cst.BaseExpression, scope: TensorScope, ctx, roots: set[str]) -> bool:

@@ -24,20 +24,23 @@ def _kept(code: str, line_length: int = 88) -> bool:
 
 
 def test_every_statement_kept_is_left_as_it_is_by_black():
-    kept = 0
-    for path in sorted((ROOT / "samples").rglob("*.py")) + sorted((ROOT / "transpile").glob("*.py")):
+    kept = exploded = 0
+    for path in sorted((ROOT / "samples").rglob("*.py")) + sorted((ROOT / "transpile" / "engine").glob("*.py")):
         for stmt in _lines(cst.parse_module(path.read_text(encoding="utf-8"))):
             code = code_of(stmt)
-            if black_keeps(stmt, code, 88):
-                kept += 1
-                assert black_layout(code, 88) == code, (path, code)
-    assert kept > 500  # the check saw statements of every kind it accepts
+            for line_length in (88,):
+                if black_keeps(stmt, code, line_length):
+                    kept += 1
+                    exploded += code.count("\n") > 1
+                    assert black_layout(code, line_length) == code, (path, code)
+    assert kept > 500 and exploded > 5  # the check saw statements of every kind it accepts
 
 
 @pytest.mark.parametrize("code", [
     "x = f(a, b=1)\n", "return a.b[i, 1:n]\n", "import a.b as c\n", "from a import b, c\n",
     "y: int = [v for v in w if v]\n", "raise ValueError(f\"bad {x}\") from err\n", "pass  # a note\n",
     "t = a, b\n", "n = sum(x for x in y)\n", "z = -a + (b or c) * d\n", "s = {\"k\": 1.5, **m}\n",
+    "x = f(\n    a,\n    b=g(c, d),\n)\n", "return m.h(\n    *args,\n    **kw,\n)\n", "f(\n    a,\n)\n",
 ])
 def test_black_layout_is_kept(code):
     assert black_layout(code, 88) == code
@@ -54,6 +57,14 @@ def test_black_layout_is_kept(code):
     "x=1\n", "f( a )\n", "x = a  #note\n",  # spacing
     "x = f(aaaaaaaaaa, bbbbbbbbbb, cccccccccc, dddddddddd, eeeeeeeeee, ffffffffff, gggggggggg)\n",  # too long
     '"a docstring"\n', "x = 1; y = 2\n", "del (a)\n", "x = lambda a: a\n",
+    "f(\n    a, b,\n)\n",  # two arguments on a line: black puts one to a line
+    "f(\n    a,\n    b\n)\n",  # no trailing comma: black joins the lines
+    "f(\n    a,\n\n    b,\n)\n",  # an empty line
+    "f(\n    a,  # note\n)\n",  # a comment inside
+    "f(\n  a,\n)\n",  # indented by two
+    "f(\n    (a),\n)\n",  # redundant parentheses inside
+    "f(\n    " + "a" * 90 + ",\n)\n",  # an argument line too long
+    "x = (f)(\n    a,\n)\n",
 ])
 def test_what_black_may_change_goes_to_black(code):
     assert not _kept(code)

@@ -231,3 +231,4 @@ def test_a_claimed_node_is_left_by_the_later_passes_but_its_children_are_not() -
     assert "y = keep(wrapped(other(1)))" in run([ClaimCalls, WrapCalls], source).code
     # a pass before the claimer still sees the node
     assert "y = wrapped(keep(wrapped(other(1))))" in run([WrapCalls, ClaimCalls], source).code
+

@@ -359,10 +359,64 @@ def _small(stmt) -> None:
         raise _NotKept
 
 
+def _line_break(ws, indent: str) -> None:
+    """A bare line break inside brackets, the next line indented by ``indent``."""
+    if type(ws) is not cst.ParenthesizedWhitespace or ws.empty_lines or not ws.indent:
+        raise _NotKept
+    first = ws.first_line
+    if first.whitespace.value or first.comment is not None or first.newline.value is not None:
+        raise _NotKept
+    _ws(ws.last_line, indent)
+
+
+def _exploded(stmt) -> None:
+    """A call whose arguments stand one to a line, each followed by a comma: black's layout
+    of a call with a trailing comma (a "magic" one: black never joins those lines), when
+    each line fits. Changed statements of formatted sources are mostly of this shape."""
+    kind = type(stmt)
+    if kind is cst.Expr:
+        call = stmt.value
+    elif kind is cst.Assign:
+        for target in stmt.targets:
+            _ws(target.whitespace_before_equal, " ")
+            _ws(target.whitespace_after_equal, " ")
+            _top(target.target)
+        call = stmt.value
+    elif kind is cst.Return:
+        _ws(stmt.whitespace_after_return, " ")
+        call = stmt.value
+    else:
+        raise _NotKept
+    if type(call) is not cst.Call or call.lpar or not call.args:
+        raise _NotKept
+    _ws(call.whitespace_after_func)
+    _expr(call.func, call)
+    _line_break(call.whitespace_before_args, "    ")
+    for i, arg in enumerate(call.args):
+        if arg.star not in ("", "*", "**") or arg.comma is cst.MaybeSentinel.DEFAULT \
+                or type(arg.value) is cst.GeneratorExp:
+            raise _NotKept
+        _ws(arg.whitespace_after_star)
+        _ws(arg.whitespace_after_arg)
+        _ws(arg.comma.whitespace_before)
+        _line_break(arg.comma.whitespace_after, "" if i == len(call.args) - 1 else "    ")
+        if arg.keyword is not None:
+            if arg.equal is cst.MaybeSentinel.DEFAULT:
+                raise _NotKept
+            _ws(arg.equal.whitespace_before)
+            _ws(arg.equal.whitespace_after)
+        _expr(arg.value, call)
+
+
 def black_keeps(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> bool:
     """Whether black would give ``code`` (``stmt``'s text, no leading lines) unchanged."""
-    if len(stmt.body) != 1 or len(code) > line_length + 1 or not code.isascii() or "\\" in code \
-            or code.count("\n") != 1 or not code.endswith("\n"):
+    if len(stmt.body) != 1 or not code.isascii() or "\\" in code or not code.endswith("\n"):
+        return False
+    one_line = code.count("\n") == 1
+    if one_line:
+        if len(code) > line_length + 1:
+            return False
+    elif any(len(line) > line_length for line in code.split("\n")):
         return False
     trailing = stmt.trailing_whitespace
     if trailing.newline.value is not None:
@@ -379,7 +433,7 @@ def black_keeps(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> b
     if small.semicolon is not cst.MaybeSentinel.DEFAULT:
         return False
     try:
-        _small(small)
+        _small(small) if one_line else _exploded(small)
     except (_NotKept, AttributeError):  # (a field left to LibCST's default: black decides)
         return False
     return True

@@ -233,6 +233,7 @@ def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tu
             walk(child)
 
     walk(tree)
+    del walk  # (the recursive closure and its cell are a cycle holding the tree's names)
     return found
 
 

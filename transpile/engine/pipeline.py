@@ -19,7 +19,7 @@ from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
 from .positions import start_positions
-from .walk import SCOPE_TYPES, transform
+from .walk import SCOPE_TYPES, skippable, transform
 
 Stage = tuple[type[Pass], ...]
 
@@ -108,6 +108,9 @@ class StageTransformer(cst.CSTTransformer):
         self._compiled_method = compiled_method or (lambda ctx, function, cls: False)
         self.debug = debug
         self._visit, self._leave = _handler_tables(passes)
+        # Subtrees that can hold no node a pass handles are not entered: what the traversal
+        # tracks (statements, scopes) matters only to handlers inside them.
+        self.skip = skippable(frozenset(self._visit) | frozenset(self._leave))
         self._position = {p.id: i for i, p in enumerate(passes)}  # a claim skips the passes after its owner
         self._edits = 0
         self._edit_marks: list[int] = []
@@ -714,7 +717,8 @@ class Pipeline:
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
             # (blaming that pass), and the whole tree after each stage.
-            current = transform(current, StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method))
+            driver = StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method)
+            current = transform(current, driver, driver.skip)
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))
         if kept:

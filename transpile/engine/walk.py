@@ -12,6 +12,9 @@ updated)`` like a ``CSTTransformer``; ``read(node, reader)`` calls a reader's
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
 import weakref
 from typing import Callable, Iterable
 
@@ -92,6 +95,51 @@ def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]
             for item in value:
                 if type(item) not in skip:
                     yield item
+
+
+@functools.cache
+def _may_hold() -> dict[type, frozenset[type]]:
+    """For each concrete LibCST node type, the node types its subtrees may hold, read from
+    the type annotations of its fields (an abstract base stands for its concrete
+    subclasses) and closed over."""
+    concrete = [t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, CSTNode)
+                and not inspect.isabstract(t) and hasattr(t, "__dataclass_fields__")]
+
+    def named(annotation, found: set[type]) -> None:
+        if isinstance(annotation, type):
+            if issubclass(annotation, CSTNode):
+                found.update(t for t in concrete if issubclass(t, annotation))
+            return
+        for argument in typing.get_args(annotation):
+            named(argument, found)
+
+    direct: dict[type, set[type]] = {}
+    for kind in concrete:
+        hints = typing.get_type_hints(kind)
+        direct[kind] = set()
+        for name in kind.__dataclass_fields__:
+            if name in hints:
+                named(hints[name], direct[kind])
+    held = {kind: set(inner) for kind, inner in direct.items()}
+    changed = True
+    while changed:
+        changed = False
+        for kind, inner in held.items():
+            grown = inner.union(*(held[t] for t in inner))
+            if len(grown) != len(inner):
+                held[kind], changed = grown, True
+    return {kind: frozenset(inner) for kind, inner in held.items()}
+
+
+@functools.lru_cache(maxsize=256)
+def skippable(handled: frozenset[str]) -> frozenset[type]:
+    """The node types a walk whose handlers are for the types named in ``handled`` need not
+    enter: layout, and every type whose subtrees can hold no handled node (a walk that only
+    handles statements skips every expression)."""
+    may_hold = _may_hold()
+    return LAYOUT_TYPES | frozenset(
+        kind for kind, inner in may_hold.items()
+        if kind.__name__ not in handled and not any(t.__name__ in handled for t in inner))
 
 
 def _removed_value(parent: CSTNode, name: str):
@@ -184,7 +232,7 @@ def read(node: CSTNode, reader) -> None:
     ``reader.leave_<Type>(node)``; layout nodes are skipped unless the reader handles them."""
     visits, leaves = _dispatch(type(reader))
     handled = {t for t in LAYOUT_TYPES if t.__name__ in visits or t.__name__ in leaves}
-    skip = LAYOUT_TYPES - handled if handled else LAYOUT_TYPES
+    skip = skippable(frozenset(visits) | frozenset(leaves)) - handled
 
     def walk(node: CSTNode) -> None:
         name = type(node).__name__
