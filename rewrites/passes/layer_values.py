@@ -29,10 +29,13 @@ layer, a subclass without ``__init__`` gets one that converts at run time, and
 """
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
+from transpile.engine.formatting import black_layout
 from transpile.engine.walk import read
 
 from ..table_calls import convert_call, tables
@@ -116,6 +119,13 @@ def torch_signature(entry, name: str) -> str:
     return f"# torch's parameter names, for inspect.signature\n{name}.__init__.__wrapped__ = lambda {params}: None\n"
 
 
+@functools.lru_cache(maxsize=512)
+def _statements(source: str) -> tuple[cst.BaseStatement, ...]:
+    """The statements of an emitted definition's source (the same few recur in every file;
+    LibCST's nodes are immutable, so files share them)."""
+    return tuple(cst.parse_module(source).body)
+
+
 def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
     """The argument converter; for a layer also the factory that stands for the class;
     for a function passed as a value (``caller``), a function taking torch's arguments."""
@@ -153,9 +163,7 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
             + torch_signature(entry, name)
         )
     try:
-        import black
-
-        return black.format_str(source, mode=black.Mode())
+        return black_layout(source)
     except Exception:  # noqa: BLE001 - unformatted is still correct
         return source
 
@@ -481,7 +489,7 @@ class LayerValues(Pass):
         defs = []
         two_blank = [cst.EmptyLine(), cst.EmptyLine()]
         for name in sorted(sources):
-            for i, stmt in enumerate(cst.parse_module(sources[name]).body):
+            for i, stmt in enumerate(_statements(sources[name])):
                 defs.append(stmt.with_changes(leading_lines=two_blank) if i == 0 else stmt)
         body = list(updated.body)
         index = after_imports(body)

@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .collector import collector_paused
+
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
 
 
@@ -180,7 +182,9 @@ class PackageIndex:
         a run recorded before overwriting them, so that facts come from their first form)."""
         root = root.resolve()
         texts = texts or {}
-        self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve())) for f in files if f.suffix == ".py"}
+        with collector_paused():
+            self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve()))
+                           for f in files if f.suffix == ".py"}
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import gc
 import re
 import sys
 import weakref
@@ -19,6 +18,7 @@ from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
 from .positions import start_positions
+from .collector import collector_paused
 from .walk import SCOPE_TYPES, skippable, transform
 
 Stage = tuple[type[Pass], ...]
@@ -615,21 +615,10 @@ class Pipeline:
 
         Never raises for bad input: a file not valid Python, nested too deeply or too
         large for memory comes back failed, with a diagnostic."""
-        # LibCST's trees are large and hold no reference cycles: the cyclic collector
-        # scanning them while a file converts took a fifth of the time and freed nothing
-        # (reference counting frees them). It is paused for the file, then as it was.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        # The collector is paused for the file (its trees hold no cycles); what the file
+        # left in cycles (black's trees have parent links) is freed after it.
+        with collector_paused(collect_after=0):
             return self._run(source, filename, debug, inherited, package, record_edits, declined)
-        finally:
-            if collecting:
-                gc.enable()
-                # What the file left in cycles (black's trees have parent links) is freed
-                # now: the trees freed since count against the collector's allocation count,
-                # which then never reached its threshold, and every file's cyclic garbage
-                # stayed in memory until the end of a run.
-                gc.collect(0)
 
     def _run(self, source: str, filename: str, debug: bool, inherited: dict[str, str] | None, package,
              record_edits: bool, declined) -> ConversionResult:
