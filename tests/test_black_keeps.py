@@ -80,3 +80,42 @@ def test_layout_libcst_writes_itself():
         code = code_of(stmt)
         assert code == expected
         assert black_keeps(stmt, code, 88) == (black_layout(code, 88) == code)
+
+
+def test_a_call_split_without_black_is_laid_out_as_black_lays_it_out():
+    """formatting._split_call: the lines of samples and the engine, at line lengths that
+    make them too long, split as black splits them wherever it answers."""
+    from transpile.engine.formatting import _split_call
+
+    split = hugged = 0
+    for path in sorted((ROOT / "samples").rglob("*.py")) + sorted((ROOT / "transpile" / "engine").glob("*.py")):
+        for stmt in _lines(cst.parse_module(path.read_text(encoding="utf-8"))):
+            code = code_of(stmt)
+            if code.count("\n") != 1:
+                continue
+            for line_length in (40, 60):
+                result = _split_call(stmt, code, line_length)
+                if result is not None:
+                    split += 1
+                    laid_out = code_of(result)
+                    hugged += not laid_out.rstrip("\n)").endswith(",")
+                    assert laid_out == black_layout(code, line_length), (path, code)
+    assert split > 100 and 20 < hugged < split  # both layouts were checked
+
+
+@pytest.mark.parametrize("code, split", [
+    ("x = some_function(first_argument, second_argument, keyword=third_argument)\n", True),  # hugged
+    ("raise ValueError(f\"the message is {value}, {other}\")\n", True),
+    ("return self.layer.method(first_argument_name, second_argument_name, third, fourth_one)\n", True),  # exploded
+    ("x = f(*args, first_argument_name, second_argument_name, third_argument_name, fourth)\n", False),  # *args
+    ("x = some_function(first_argument, second_argument, keyword=third_argument)  # note\n", False),
+    ("f(a)(first_argument, second_argument, keyword=third_argument, another=4444444)\n", True),
+])
+def test_a_long_call_is_split_as_black_would_or_left_to_black(code, split):
+    from transpile.engine.formatting import _split_call
+
+    stmt = cst.parse_statement(code)
+    result = _split_call(stmt, code_of(stmt), 40)
+    assert (result is not None) == split
+    if split:
+        assert code_of(result) == black_layout(code, 40)
