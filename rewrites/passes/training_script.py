@@ -39,6 +39,8 @@ from ..analysis.backward import file_calls_backward
 SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")
 # methods moving a Module or tensor to a device: they return it (or a copy) unchanged here
 DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+# a torch device's fields read on its converted value (a string), by run-time helpers
+DEVICE_FIELDS = {"type": "_torch_device_type", "index": "_torch_device_index"}
 
 
 def _only(arg: cst.Arg) -> cst.Arg:
@@ -90,6 +92,7 @@ class TrainingScript(Pass):
         self.cells = CellNames(ctx)
         self._training = file_calls_backward(ctx.facts)
         self._classes = 0  # open classes: models built inside one are its children
+        self._called: set[int] = set()  # ids of the callees of calls
 
     # -- what is a Module where (fed to CellNames) -------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -178,14 +181,32 @@ class TrainingScript(Pass):
         value = self._in_train_mode(original, original.value, updated.value)
         return updated if value is None else updated.with_changes(value=value)
 
-    # -- a device's type: the device is its name now --------------------------------------
+    # -- a device's type and index: the device is its name now ----------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))  # x.type(torch.float16) is the tensor method
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda') on such a name."""
-        if not (original.attr.value == "type" and isinstance(original.value, cst.Name)
-                and original.value.value in self.facts.device_names()):
+        """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda'), ``device.index``
+        -> ``_torch_device_index(device)`` (None, 0, ...) on a device: a name bound to
+        ``torch.device(...)``, a ``torch.device(...)`` call, or a name or attribute called a
+        device (``get_device(device).type``, ``self.device.index``; ``x.device.type`` is
+        MS209's)."""
+        helper = DEVICE_FIELDS.get(original.attr.value)
+        if helper is None or id(original) in self._called or not self._a_device(original.value):
             return updated
+        if helper == "_torch_device_type" and type(original.value) is cst.Attribute and original.value.attr.value == "device":
+            return updated  # x.device.type: MS209's
         self.ctx.count_converted()
-        return cst.Call(func=runtime_helper(self.ctx, "_torch_device_type"), args=[cst.Arg(updated.value)])
+        return cst.Call(func=runtime_helper(self.ctx, helper), args=[cst.Arg(updated.value)])
+
+    def _a_device(self, value: cst.BaseExpression) -> bool:
+        if type(value) is cst.Call:
+            return self.ctx.imports.qualify(value.func) == "torch.device"
+        if type(value) is cst.Name:
+            return value.value in self.facts.device_names() or "device" in value.value.lower()
+        if type(value) is cst.Attribute:
+            return "device" in value.attr.value.lower() and not self.ctx.imports.qualify(value)
+        return False
 
     # -- statements left without effect; cuDNN switches ----------------------------------
     def _switch(self, line: cst.SimpleStatementLine) -> bool:
