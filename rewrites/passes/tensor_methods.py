@@ -28,11 +28,15 @@ from transpile.engine.passes import Example, Pass
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..analysis.devices import is_device_move
+from ..runtime.registry import runtime_helper
 from ..hooks.tensor_methods import looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
 FORWARD_NAMES = ("forward", "construct")
+# tensor attributes a MindSpore tensor lacks or answers otherwise, read through the run-time
+# resolver where the receiver may be a tensor (a Parameter keeps its own flag)
+RESOLVED_MEMBERS = frozenset({"requires_grad"})
 
 
 class TensorMethods(Pass):
@@ -204,6 +208,9 @@ class TensorMethods(Pass):
         prop = self._tensor_property(original, updated)
         if prop is not None:
             return prop
+        resolved = self._resolved_member(original, updated)
+        if resolved is not None:
+            return resolved
         cast = self._type_info_field(original)
         if cast is not None:  # torch.finfo(d).max: numpy's field is a numpy scalar
             return cst.Call(func=cst.Name(cast), args=[cst.Arg(updated)])
@@ -217,6 +224,24 @@ class TensorMethods(Pass):
         elif id(value) not in self._converted:
             return updated
         return cst.Subscript(value=operand(value), slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
+
+    def _resolved_member(self, original: cst.Attribute, updated: cst.Attribute):
+        """``x.requires_grad`` read -> ``_torch_tensor_member(x, "requires_grad")``: a MindSpore
+        tensor has no such flag (only a Parameter does); the resolver answers torch's where
+        ``x`` is a tensor and reads ``x``'s own attribute otherwise. Writes, imported modules'
+        attributes and ``self.X`` (a Cell's own parameters and attributes) are left."""
+        name = original.attr.value
+        receiver = original.value
+        if name not in RESOLVED_MEMBERS or id(original) in self._written or self.ctx.imports.qualify(original) is not None:
+            return None
+        if plainly_not_tensor(receiver, self.ctx) or (
+                type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self"):
+            return None
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".{name} of {code(receiver)!r}: a MindSpore tensor has no such flag; "
+                        "_torch_tensor_member answers torch's when it runs", Severity.INFO)
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_tensor_member"),
+                        args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func

@@ -40,7 +40,7 @@ SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backe
 # methods moving a Module or tensor to a device: they return it (or a copy) unchanged here
 DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
 # a torch device's fields read on its converted value (a string), by run-time helpers
-DEVICE_FIELDS = {"type": "_torch_device_type", "index": "_torch_device_index"}
+DEVICE_FIELDS = {"type": "_torch_device_type", "index": "_torch_index_of_device"}
 
 
 def _only(arg: cst.Arg) -> cst.Arg:
@@ -187,7 +187,7 @@ class TrainingScript(Pass):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda'), ``device.index``
-        -> ``_torch_device_index(device)`` (None, 0, ...) on a device: a name bound to
+        -> ``_torch_index_of_device(device)`` (None, 0, ...) on a device: a name bound to
         ``torch.device(...)``, a ``torch.device(...)`` call, or a name or attribute called a
         device (``get_device(device).type``, ``self.device.index``; ``x.device.type`` is
         MS209's)."""

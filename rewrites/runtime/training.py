@@ -20,8 +20,8 @@ def _torch_device_type(device):
     return kind
 
 
-def _torch_device_index(device):
-    """torch's device index (None, 0, 1, ...) of a device string ('cuda:1') or a MindSpore
+def _torch_index_of_device(device):
+    """torch's device.index (None, 0, 1, ...) of a device string ('cuda:1') or a MindSpore
     device name ('CPU'): None where none is written, as torch.device("cuda").index is
     (transpile MS214)."""
     _, _, index = str(device).partition(":")
