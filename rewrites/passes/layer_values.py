@@ -528,9 +528,10 @@ class LayerValues(Pass):
         if not values:
             if module not in self.tables.modules and self.tables.lookup(module) is not None:
                 entry = self.tables.lookup(module)  # setattr(Base, name, getattr(nn.LSTM, name))
-                return self._unconverted_lookup(
-                    original, updated, f"an attribute of the class {module} named at run time: "
-                    f"{entry.target or 'its MindSpore counterpart'} does not have torch's methods")
+                self.ctx.count_unconverted()
+                self.ctx.mark(original, self.id, f"getattr: an attribute of {module} named at run time, read on "
+                              f"{entry.target or 'its MindSpore counterpart'}, which does not have torch's methods")
+                return updated
             return self._unconverted_lookup(original, updated, f"an attribute of {module} named at run time")
         self.ctx.count_converted()
         table = cst.Dict([cst.DictElement(cst.SimpleString(repr(n)), v) for n, v in values.items()])

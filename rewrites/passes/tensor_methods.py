@@ -29,20 +29,21 @@ from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..analysis.devices import is_device_move
 from ..runtime.registry import runtime_helper
-from ..hooks.tensor_methods import looks_like_dtype
+from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
 FORWARD_NAMES = ("forward", "construct")
-# tensor attributes a MindSpore tensor lacks or answers otherwise, read through the run-time
-# resolver where the receiver may be a tensor (a Parameter keeps its own flag)
-RESOLVED_MEMBERS = frozenset({"requires_grad"})
+# tensor attributes a MindSpore tensor lacks or answers otherwise, and methods whose meaning
+# differs, read through the run-time resolver where the receiver may be a tensor
+RESOLVED_ATTRIBUTES = frozenset({"requires_grad"})
+RESOLVED_METHODS = frozenset({"to"})
 
 
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "forward_helpers", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -232,7 +233,7 @@ class TensorMethods(Pass):
         attributes and ``self.X`` (a Cell's own parameters and attributes) are left."""
         name = original.attr.value
         receiver = original.value
-        if name not in RESOLVED_MEMBERS or id(original) in self._written or self.ctx.imports.qualify(original) is not None:
+        if name not in RESOLVED_ATTRIBUTES or id(original) in self._written or self.ctx.imports.qualify(original) is not None:
             return None
         if plainly_not_tensor(receiver, self.ctx) or (
                 type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self"):
@@ -242,6 +243,19 @@ class TensorMethods(Pass):
                         "_torch_tensor_member answers torch's when it runs", Severity.INFO)
         return cst.Call(func=runtime_helper(self.ctx, "_torch_tensor_member"),
                         args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
+
+    def _resolved_call(self, original: cst.Call, updated: cst.Call):
+        """``x.to(a)`` on a receiver that may be a tensor, a Module or anything else, with
+        arguments that are not plainly devices: ``_torch_tensor_member(x, "to")(a)``, torch's
+        meaning on a MindSpore tensor (another tensor's dtype, a dtype), the receiver's own
+        method otherwise."""
+        method = original.func.attr.value
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".{method}(): receiver {code(original.func.value)!r} may not be a tensor; "
+                        "_torch_tensor_member decides when it runs", Severity.INFO)
+        member = cst.Call(func=runtime_helper(self.ctx, "_torch_tensor_member"),
+                          args=[cst.Arg(updated.func.value), cst.Arg(cst.SimpleString(f'"{method}"'))])
+        return updated.with_changes(func=member)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
@@ -254,6 +268,8 @@ class TensorMethods(Pass):
         if plainly_not_tensor(receiver, self.ctx) or self._target_result(receiver):
             return updated
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
+            if func.attr.value in RESOLVED_METHODS and _undecided_argument(original):  # x.to(other)
+                return self._resolved_call(original, updated)
             if not _tensor_only(entry, original):
                 # a torch-looking use left as it is: it counts against the conversion rate
                 self.ctx.count_unconverted()
@@ -364,6 +380,13 @@ def _tensor_only(entry, call: cst.Call) -> bool:
     if not entry.tensor_only:
         return False
     return not any(looks_like_dtype(a.value) for a in call.args)
+
+
+def _undecided_argument(call: cst.Call) -> bool:
+    """``x.to(a)`` with an argument by position that is plainly neither a dtype nor a device:
+    it may be a tensor, whose dtype torch takes."""
+    return any(a.keyword is None and not a.star and not looks_like_dtype(a.value) and not looks_like_device(a.value)
+               for a in call.args)
 
 
 def _safe_anyway(method: str, call: cst.Call) -> bool:

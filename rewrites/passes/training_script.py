@@ -188,9 +188,9 @@ class TrainingScript(Pass):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda'), ``device.index``
         -> ``_torch_index_of_device(device)`` (None, 0, ...) on a device: a name bound to
-        ``torch.device(...)``, a ``torch.device(...)`` call, or a name or attribute called a
-        device (``get_device(device).type``, ``self.device.index``; ``x.device.type`` is
-        MS209's)."""
+        ``torch.device(...)``, a ``torch.device(...)`` call, or a name, attribute or call
+        result called a device (``device.type``, ``self.device.index``,
+        ``get_device(name).type``; ``x.device.type`` is MS209's)."""
         helper = DEVICE_FIELDS.get(original.attr.value)
         if helper is None or id(original) in self._called or not self._a_device(original.value):
             return updated
@@ -200,8 +200,12 @@ class TrainingScript(Pass):
         return cst.Call(func=runtime_helper(self.ctx, helper), args=[cst.Arg(updated.value)])
 
     def _a_device(self, value: cst.BaseExpression) -> bool:
-        if type(value) is cst.Call:
-            return self.ctx.imports.qualify(value.func) == "torch.device"
+        if type(value) is cst.Call:  # torch.device(...), or the package's get_device(...)
+            qual = self.ctx.imports.qualify(value.func)
+            if qual is not None:
+                return qual == "torch.device"
+            callee = value.func.attr if type(value.func) is cst.Attribute else value.func
+            return type(callee) is cst.Name and "device" in callee.value.lower()
         if type(value) is cst.Name:
             return value.value in self.facts.device_names() or "device" in value.value.lower()
         if type(value) is cst.Attribute:
