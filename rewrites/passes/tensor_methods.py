@@ -38,6 +38,8 @@ FORWARD_NAMES = ("forward", "construct")
 # differs, read through the run-time resolver where the receiver may be a tensor
 RESOLVED_ATTRIBUTES = frozenset({"requires_grad"})
 RESOLVED_METHODS = frozenset({"to"})
+# a Module's methods yielding its parameters (last in each item): names bound to them are Parameters
+PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 
 
 class TensorMethods(Pass):
@@ -68,6 +70,7 @@ class TensorMethods(Pass):
         self._written: set[int] = set()  # ids of attributes written to or through (x.real[i] = v)
         self.numpy_scope = TensorScope()  # names bound to numpy values (np.log(n) / 2)
         self._cast: set[int] = set()  # ids of expressions already inside float()/int()
+        self._parameter_names: list[set[str]] = [set()]  # per function: names bound to a Module's parameters
 
     def visit_Module(self, node: cst.Module) -> None:
         self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
@@ -98,12 +101,31 @@ class TensorMethods(Pass):
             for attr in self._attributes[-1]:  # self.class_token = nn.Parameter(...)
                 self.scope.add(attr)
         self._in_class.append(False)
+        self._parameter_names.append(set())
 
     def leave_FunctionDef(self, original, updated):
         self.scope.pop()
         self.numpy_scope.pop()
         self._in_class.pop()
+        self._parameter_names.pop()
         return updated
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note_parameters(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._note_parameters(node.target, node.iter)
+
+    def _note_parameters(self, target: cst.BaseExpression, values: cst.BaseExpression) -> None:
+        """``for p in model.parameters()``, ``for n, p in m.named_parameters()``: ``p`` is a
+        Parameter, which keeps its own ``requires_grad`` in MindSpore."""
+        if not (type(values) is cst.Call and type(values.func) is cst.Attribute
+                and values.func.attr.value in PARAMETER_ITERATORS):
+            return
+        if type(target) is cst.Tuple and target.elements:
+            target = target.elements[-1].value
+        if type(target) is cst.Name:
+            self._parameter_names[-1].add(target.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._is_numpy(node.value):
@@ -236,7 +258,8 @@ class TensorMethods(Pass):
         if name not in RESOLVED_ATTRIBUTES or id(original) in self._written or self.ctx.imports.qualify(original) is not None:
             return None
         if plainly_not_tensor(receiver, self.ctx) or (
-                type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self"):
+                type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self") or (
+                type(receiver) is cst.Name and receiver.value in self._parameter_names[-1]):
             return None
         self.ctx.count_converted()
         self.ctx.report(original, self.id, f".{name} of {code(receiver)!r}: a MindSpore tensor has no such flag; "
