@@ -16,10 +16,21 @@ A torch function called with ``*args``/``**kwargs`` that cannot be matched to it
 parameters where it is written (``torch.zeros(1, dim, **dd)``) has its arguments
 converted the same way when it runs.
 
-``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU`` used as a value. A name known only
-at run time (``getattr(torch.nn, config.norm_class_name)``) becomes a lookup in the
-converted values of the names the file writes as strings (a config's defaults); a
-module with no such name is left, marked and counted unconverted.
+``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU`` used as a value. A name built at run
+time from a template (``"Conv%dd" % dims``, ``f"BatchNorm{n}d"``, ``"Pool" + str(n)``,
+``"Conv{}d".format(n)``) becomes a lookup in every name of the module the tables know
+that the template can spell; a name with no written part
+(``getattr(torch.nn, config.norm_class_name)``) a lookup in the converted values of the
+names the file writes as strings (a config's defaults); a module with no such name is
+left, marked and counted unconverted. An attribute of a torch layer class named at run
+time (``setattr(Base, name, getattr(nn.LSTM, name))``, copying torch's methods) is marked:
+the MindSpore class does not have torch's methods.
+
+An explicit call of a torch base class's method on the instance
+(``nn.Linear.__init__(self, a, b, **kw)``, ``nn.Module.__init__(self)``,
+``nn.Conv2d.forward(self, x)``) goes to the MindSpore class: ``__init__`` with the
+arguments the entry converts for a constructor call (at run time through ``**kw``),
+``forward`` as ``construct``.
 
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the

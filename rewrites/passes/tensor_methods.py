@@ -17,6 +17,14 @@ unpacked from ``map(lambda t: <tensor>, xs)``), a parameter's ``.data``
 are never touched. On other receivers, a method only tensors have (``tensor_only`` in
 tables/tensor_methods.toml: ``size``, ``view``, ``unsqueeze``, ...) is converted with a
 note; any other is left, reported, and counted as an unconverted torch use.
+
+Members whose meaning differs in MindSpore go through ONE run-time resolver,
+``_torch_tensor_member(x, name)`` (rewrites/runtime/tensor_queries.py), where the receiver
+may be a tensor and the converter cannot tell (a note on the line): ``x.requires_grad``
+read (a MindSpore tensor has no flag; a Parameter keeps its own: ``self.X`` and names bound
+by a loop over ``parameters()`` are left), and ``x.to(a)`` with an ``a`` that is plainly
+neither a dtype nor a device (``torch.arange(n).to(other)`` takes the other tensor's dtype).
+On anything but a MindSpore tensor the resolver reads the object's own member.
 """
 from __future__ import annotations
 

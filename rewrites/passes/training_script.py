@@ -4,8 +4,11 @@
   bare value (``model.cuda()`` -> ``model``, ``torch.cuda.empty_cache()`` -> ``None``, the
   tables' ``no_op`` entries) and an assignment of a name to itself
   (``x, y = x.to(device), y.to(device)`` -> ``x, y = x, y``).
-- ``device.type`` on a name bound to ``torch.device(...)`` (a string once converted) ->
-  ``_torch_device_type(device)`` (MS209's helper).
+- ``device.type`` / ``device.index`` on a device value (a string once converted): a name
+  bound to ``torch.device(...)``, the call itself, or a name, attribute or call result
+  called a device (``get_device(name).type``) -> ``_torch_device_type(device)`` (MS209's
+  helper: 'cpu', 'cuda') / ``_torch_index_of_device(device)`` (None, 1, ...). With
+  ``torch.cuda.is_available()`` False, the converted script takes torch's CPU path.
 - cuDNN and TF32 switches (``torch.backends.cudnn.benchmark = True``,
   ``torch.backends.cuda.matmul.allow_tf32 = ...``) are removed: MindSpore's CPU kernels
   have no such choice.
