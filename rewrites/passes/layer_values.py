@@ -491,6 +491,8 @@ class LayerValues(Pass):
         target = self.ctx.reference(entry.target)
         instance, rest = updated.args[0], updated.with_changes(args=updated.args[1:])
         method = BASE_METHODS[func.attr.value]
+        if method == "construct" and entry.call_hook:
+            return None  # the layer's calls are rewritten (LSTM's hidden state): MS201 marks it
         if method != "__init__" or not (entry.params or entry.kwonly):
             args = [instance, *rest.args]  # forward's arguments, or a class taking the same ones
         else:
