@@ -48,7 +48,7 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import read
 
-from ..table_calls import convert_call, tables
+from ..table_calls import convert_args, convert_call, tables
 from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
@@ -286,6 +286,8 @@ class LayerValues(Pass):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        if type(node.func) is cst.Attribute:  # nn.Linear.reset_parameters(self): a class's method, not a value
+            self._skip.add(id(node.func.value))
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass", "type") and len(node.args) >= 2:
             classes = node.args[1].value
             self._skip.add(id(classes))
@@ -481,15 +483,17 @@ class LayerValues(Pass):
         constructor call (at run time when they cannot be matched here), ``forward`` as
         ``construct``. Left to MS201 (marked) when the entry cannot convert them."""
         func = original.func
-        if not (type(func) is cst.Attribute and func.attr.value in BASE_METHODS and original.args
+        if not (type(func) is cst.Attribute and original.args
                 and not original.args[0].star and original.args[0].keyword is None):
             return None
         entry = self._entry(func.value)
         if entry is None or entry.kind != "class" or entry.unsupported or not entry.target \
                 or entry.target.startswith("."):
             return None
-        target = self.ctx.reference(entry.target)
         instance, rest = updated.args[0], updated.with_changes(args=updated.args[1:])
+        if func.attr.value not in BASE_METHODS:
+            return self._module_method_call(original, updated, entry, instance, rest)
+        target = self.ctx.reference(entry.target)
         method = BASE_METHODS[func.attr.value]
         if method == "construct" and entry.call_hook:
             return None  # the layer's calls are rewritten (LSTM's hidden state): MS201 marks it
@@ -511,6 +515,25 @@ class LayerValues(Pass):
         self.ctx.count_converted()
         args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]  # laid out by black
         return updated.with_changes(func=cst.Attribute(value=target, attr=cst.Name(method)), args=args)
+
+    def _module_method_call(self, original: cst.Call, updated: cst.Call, entry, instance: cst.Arg, rest: cst.Call):
+        """``nn.Linear.train(self, mode)`` -> ``nn.Dense.set_train(self, mode=mode)``: a Module
+        method the Cell has under another name (tables/module_methods.toml, no hook), called
+        through the class with the converted arguments."""
+        method = self.tables.module_methods.get(original.func.attr.value)
+        if method is None or method.hook or not (method.target or "").startswith("."):
+            return None
+        try:
+            args = convert_args(self.ctx, method, rest, self.id, original=original)
+        except Unconvertible:
+            return None
+        if "*" in args:
+            return None
+        self.ctx.claim(original, self.id)  # MS201 has no entry for Class.method and would mark it
+        self.ctx.count_converted()
+        func = cst.Attribute(value=self.ctx.reference(entry.target), attr=cst.Name(method.target[1:]))
+        keywords = [cst.Arg(value, keyword=cst.Name(name)) for name, value in args.items()]
+        return updated.with_changes(func=func, args=[instance.with_changes(comma=cst.MaybeSentinel.DEFAULT), *keywords])
 
     def _torch_getattr(self, original: cst.Call, updated: cst.Call):
         """``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU``. With a name known only at

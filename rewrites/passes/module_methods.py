@@ -296,13 +296,14 @@ class ModuleMethods(Pass):
         """``flatten_parameters()`` anywhere; ``reset_parameters()`` where the layer is known
         (super()/self in a subclass of a torch layer, a layer attribute of the class)."""
         receiver = original.func.value
-        if (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
-                self.ctx.imports.qualify(original.func) is not None) or updated.args:
+        through_class = self._through_layer_class(original, method)
+        if through_class is None and ((isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
+                self.ctx.imports.qualify(original.func) is not None) or updated.args):
             return updated
         entry = self.methods[method]
         note = entry.note
         if method == "reset_parameters":
-            layer = self._reset_layer(receiver)
+            layer = self._reset_layer(receiver) if through_class is None else through_class
             if layer is None:
                 return updated
             fn = self.ctx.innermost(cst.FunctionDef)
@@ -318,6 +319,17 @@ class ModuleMethods(Pass):
         self.ctx.report(original, self.id, f"{code(receiver)}.{method}(): {note}", Severity.INFO)
         self._dropped.add(id(original))
         return HOOKS[entry.hook].function(self.ctx, entry, {}, updated.func.value)
+
+    def _through_layer_class(self, call: cst.Call, method: str) -> str | None:
+        """``nn.Linear.reset_parameters(self)`` in a method of a class: the torch layer whose
+        method is called on the instance through its class (loralib's form), else None."""
+        qual = self.ctx.imports.qualify(call.func)
+        if (qual is None or not qual.startswith("torch.nn.") or len(call.args) != 1 or call.args[0].star
+                or call.args[0].keyword is not None or self.ctx.innermost(cst.ClassDef) is None):
+            return None
+        layer = qual.removesuffix(f".{method}")
+        entry = tables().lookup(layer)
+        return layer if entry is not None and entry.kind == "class" else None
 
     def _reset_layer(self, receiver) -> str | None:
         """The torch layer whose reset_parameters ``receiver.reset_parameters()`` runs:

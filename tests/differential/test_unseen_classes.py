@@ -46,6 +46,21 @@ class LoRAEmbedding(nn.Embedding):
         nn.Embedding.__init__(self, num_embeddings, embedding_dim, **kwargs)
 
 
+class Merged(nn.Linear):  # loralib's reset_parameters and train through the base class
+    def __init__(self, n, m):
+        nn.Linear.__init__(self, n, m)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn.Linear.reset_parameters(self)
+
+    def train(self, mode=True):
+        return nn.Linear.train(self, mode)
+
+    def freeze(self):
+        return nn.Module.eval(self)
+
+
 class Wrapper(nn.Module):
     def __init__(self):
         nn.Module.__init__(self)
@@ -173,6 +188,18 @@ def test_no_warning_on_converted_classes(built):
 def test_explicit_base_calls(built, name, args, shape):
     _, torch_ns, ms_ns = built
     _run_both(torch_ns[name](*args), ms_ns[name](*args), *shape)
+
+
+def test_explicit_base_method_calls(built):
+    """reset_parameters while built (MindSpore drew torch's distributions), and Module
+    methods the Cell names otherwise (train -> set_train), called through the class."""
+    _, torch_ns, ms_ns = built
+    torch_net, ms_net = torch_ns["Merged"](4, 3), ms_ns["Merged"](4, 3)
+    assert torch_net.train(True) is torch_net and ms_net.train(True) is ms_net
+    assert ms_net.training is torch_net.training is True
+    assert torch_net.freeze() is torch_net and ms_net.freeze() is ms_net
+    assert ms_net.training is torch_net.training is False
+    _run_both(torch_net, ms_net, 2, 4)
 
 
 def test_explicit_base_call_keywords(built):
