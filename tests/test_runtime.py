@@ -258,3 +258,10 @@ def test_private_state_dict_hooks() -> None:
     module_methods._torch_register_load_state_dict_pre_hook(net, lambda state, prefix, *rest: seen.append(prefix))
     net.load_state_dict({k.removeprefix("renamed."): v for k, v in net.state_dict().items()})
     assert seen == [""]
+
+
+def test_python_number_of_a_numpy_scalar() -> None:
+    number = MODULES["torch_functions"]._torch_python_number
+    assert type(number(np.int64(5))) is int and type(number(np.float32(0.5))) is float
+    assert number(3) == 3 and number(tensor([1.0])).shape == (1,)
+    assert ms.ops.arange(number(np.int64(-2)), number(np.int64(3))).shape == (5,)

@@ -9,7 +9,8 @@ classes 2, 3 and 5), each converted as a general rule and run against torch:
 * device values keep ``.type`` and ``.index`` and take torch's CPU path on a machine
   without a GPU (MS214);
 * the tensor-member resolver on receivers the converter cannot type: ``x.requires_grad``,
-  ``a.to(b)`` with ``b`` a tensor, a dtype or a device (MS202);
+  ``a.to(b)`` with ``b`` a tensor, a dtype or a device (MS202); ``torch.arange`` bounds
+  computed from a numpy array's element (crfseg: MindSpore's arange refuses numpy ints);
 * layer names computed at run time (``getattr(nn, "Conv%dd" % dims)``,
   ``getattr(nn, f"BatchNorm{n}d")``) find every layer the tables know (MS205).
 
@@ -131,6 +132,10 @@ def scaled(x):
 
 def arange_like(x, n):  # crfseg's form: a range in another tensor's dtype
     return torch.arange(n).to(x) * x.sum()
+
+
+def gaussian_offsets(filter_size, i, x):  # crfseg's: bounds from an element of a numpy array
+    return torch.arange(-(filter_size[i] // 2), filter_size[i] // 2 + 1).to(x) * x.shape[0]
 
 
 def cast_to(x, target):
@@ -278,6 +283,12 @@ def test_tensor_member_resolver(built):
         expected = torch_ns["arange_like"](torch.tensor(like), 4)
         assert got.asnumpy().dtype == expected.numpy().dtype
         np.testing.assert_allclose(got.asnumpy(), expected.numpy())
+    sizes = np.broadcast_to(np.int64(5), 2)
+    for like in (np.ones(3, np.float32), np.ones(2, np.float64)):
+        got = ms_ns["gaussian_offsets"](sizes, 1, mindspore.Tensor(like)).asnumpy()
+        expected = torch_ns["gaussian_offsets"](sizes, 1, torch.tensor(like)).numpy()
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
     as_half = ms_ns["cast_to"](mindspore.Tensor(x), mindspore.float16)
     assert as_half.dtype == mindspore.float16
     assert ms_ns["cast_to"](mindspore.Tensor(x), "cpu").dtype == mindspore.float32
