@@ -9,6 +9,7 @@ from typing import Callable
 
 import libcst as cst
 
+from .runtime.registry import runtime_helper
 from .syntax import Unconvertible, code, literal, literal_value, name_chain, operand_code
 
 
@@ -152,3 +153,34 @@ def size_tuple(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
             return items[0]
         return cst.Tuple([cst.Element(item) for item in items])
     return value
+
+
+def _python_number_at_run_time(target: str) -> list[str]:
+    """The arguments of a call converted when it runs: numpy scalars as Python numbers."""
+    return [f"if type({target}).__module__ == 'numpy':", f"    {target} = {target}.item()"]
+
+
+@transform(at_run_time=_python_number_at_run_time)
+def python_number(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """A bound computed from an element of an array (crfseg's ``filter_size[i] // 2``, a
+    numpy int64 where ``filter_size`` is a numpy array) -> ``_torch_python_number(...)``:
+    torch.arange takes numpy scalars, MindSpore's arange refuses them in PYNATIVE mode.
+    Literals, names, shapes (``x.shape[1]``) and calls pass as they are, and so does
+    compiled code (GRAPH mode reads numpy scalars as constants)."""
+    if ctx is None or ctx.compiled or not _indexes_an_array(value):
+        return value
+    return cst.Call(func=runtime_helper(ctx, "_torch_python_number"), args=[cst.Arg(value)])
+
+
+def _indexes_an_array(node: cst.BaseExpression) -> bool:
+    """Arithmetic over an element of something other than a shape or size."""
+    kind = type(node)
+    if kind is cst.Subscript:
+        base = node.value
+        return not ((type(base) is cst.Attribute and base.attr.value in ("shape", "size"))
+                    or type(base) is cst.Call or (type(base) is cst.Name and "shape" in base.value))
+    if kind is cst.UnaryOperation:
+        return _indexes_an_array(node.expression)
+    if kind is cst.BinaryOperation:
+        return _indexes_an_array(node.left) or _indexes_an_array(node.right)
+    return False

@@ -226,3 +226,42 @@ def test_foreach_in_place_copies_the_results() -> None:
 @pytest.mark.parametrize("size_average, reduce, expected", [(None, None, "mean"), (False, None, "sum"), (True, False, "none")])
 def test_legacy_reduction(size_average, reduce, expected: str) -> None:
     assert functional._legacy_reduction(size_average, reduce) == expected
+
+
+# -- issue 29's unseen classes: device fields, the tensor-member resolver, private hooks ----
+@pytest.mark.parametrize("device, kind, index", [("cpu", "cpu", None), ("cuda:1", "cuda", 1), ("CPU", "cpu", None),
+                                                  ("GPU:0", "cuda", 0)])
+def test_device_type_and_index(device: str, kind: str, index) -> None:
+    assert training._torch_device_type(device) == kind
+    assert training._torch_index_of_device(device) == index
+
+
+def test_tensor_member_resolver() -> None:
+    queries = MODULES["tensor_queries"]
+    x = tensor([1.0, 2.0])
+    assert queries._torch_tensor_member(x, "requires_grad") is False
+    assert queries._torch_tensor_member(ms.Parameter(x, name="w"), "requires_grad") is True
+    assert queries._torch_tensor_member(ms.Parameter(x, name="v", requires_grad=False), "requires_grad") is False
+    to = queries._torch_tensor_member(tensor([1, 2], ms.int64), "to")
+    assert to(tensor([0.5], ms.float64)).dtype == ms.float64
+    assert to(ms.float16).dtype == ms.float16 and to("cpu").dtype == ms.int64 and to(dtype=ms.int32).dtype == ms.int32
+    holder = type("Holder", (), {"requires_grad": "own"})()
+    assert queries._torch_tensor_member(holder, "requires_grad") == "own"
+
+
+def test_private_state_dict_hooks() -> None:
+    net = ms.nn.SequentialCell([ms.nn.Dense(2, 3)])
+    module_methods._torch_register_state_dict_hook(
+        net, lambda cell, state, prefix, meta: {"renamed." + k: v for k, v in state.items()})
+    assert sorted(net.state_dict()) == ["renamed.0.bias", "renamed.0.weight"]
+    seen = []
+    module_methods._torch_register_load_state_dict_pre_hook(net, lambda state, prefix, *rest: seen.append(prefix))
+    net.load_state_dict({k.removeprefix("renamed."): v for k, v in net.state_dict().items()})
+    assert seen == [""]
+
+
+def test_python_number_of_a_numpy_scalar() -> None:
+    number = MODULES["torch_functions"]._torch_python_number
+    assert type(number(np.int64(5))) is int and type(number(np.float32(0.5))) is float
+    assert number(3) == 3 and number(tensor([1.0])).shape == (1,)
+    assert ms.ops.arange(number(np.int64(-2)), number(np.int64(3))).shape == (5,)

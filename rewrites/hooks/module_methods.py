@@ -35,3 +35,17 @@ def get_submodule(ctx, entry, args, receiver) -> cst.BaseExpression:
 def get_parameter(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``m.get_parameter("fc.weight")`` -> ``_get_parameter(cell=m, target="fc.weight")``."""
     return _helper_call(ctx, "_get_parameter", receiver, args)
+
+
+@hook()
+def register_state_dict_hook(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``m._register_state_dict_hook(h)`` -> ``_torch_register_state_dict_hook(cell=m, hook=h)``:
+    the Cell's post-hook, taking the state dict the hook returns."""
+    return _helper_call(ctx, "_torch_register_state_dict_hook", receiver, args)
+
+
+@hook()
+def register_load_state_dict_pre_hook(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``m._register_load_state_dict_pre_hook(h, with_module)`` -> the Cell's public pre-hook,
+    given the Cell first only when torch would."""
+    return _helper_call(ctx, "_torch_register_load_state_dict_pre_hook", receiver, args)

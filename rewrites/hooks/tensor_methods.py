@@ -9,6 +9,9 @@ import re
 import libcst as cst
 
 from ..syntax import NOT_LITERAL, Unconvertible, code, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain
+from transpile.engine.diagnostics import Severity
+
+from ..runtime.registry import runtime_helper
 from .registry import hook
 # hooks shared with torch_functions.toml (torch.where and Tensor.where are one conversion)
 from .torch_functions import (  # noqa: F401
@@ -106,17 +109,25 @@ def tensor_to(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.to(...)``: devices go (MindSpore places tensors by ``set_device``), dtypes stay.
 
     ``x.to(dtype)``, ``x.to(device, dtype)``, ``x.to(dtype=...)`` -> ``x.astype(dtype)``;
-    ``x.to(device)`` -> ``x``. ``x.to(other_tensor)`` -> ``x.astype(other.dtype)`` only
-    when the argument is plainly not a device or dtype is not knowable: refused.
+    ``x.to(device)`` -> ``x``. An argument that may be a tensor (whose dtype torch takes),
+    a dtype or a device (``x.to(other)``): ``_torch_tensor_member(x, "to")(other)`` decides
+    when it runs, with a note.
     """
     dtype = args.pop("dtype", None)
-    for value in args.pop("*", []):
+    given = args.pop("*", [])
+    for value in given:
         if looks_like_dtype(value):
             if dtype is not None:
                 raise Unconvertible("two dtypes given")
             dtype = value
         elif not (looks_like_device(value) or (isinstance(value, cst.Name) and value.value in ctx.facts.device_names())):
-            raise Unconvertible(f"cannot tell whether {code(value)!r} is a device, a dtype or a tensor")
+            # a tensor (its dtype), a dtype or a device: decided when it runs
+            ctx.report(value, "MS202", f"Tensor.to({code(value)}): a device, a dtype or a tensor; "
+                       "_torch_tensor_member decides when it runs", Severity.INFO)
+            resolved = cst.Call(func=runtime_helper(ctx, "_torch_tensor_member"),
+                                args=[cst.Arg(receiver), cst.Arg(cst.SimpleString('"to"'))])
+            values = [cst.Arg(v.value, star="*") if type(v) is cst.StarredElement else cst.Arg(v) for v in given] + ([cst.Arg(dtype, keyword=cst.Name("dtype"))] if dtype is not None else [])
+            return cst.Call(func=resolved, args=values)
     if dtype is None:
         return receiver
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("astype")), {"dtype": dtype})

@@ -19,6 +19,8 @@ class ApiCalls(Pass):
     reads = frozenset({"empty_1d_tensor", "list_attributes", "list_names", "module", "names", "nodes"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
+        "MS103": "MS103 drops nn.Linear.reset_parameters(self) called through the class while the layer is built, "
+                 "which MS201 has no entry for and would mark",
         "MS104": "MS104 makes nn.Cell the base of an autograd Function, which MS201 has no entry for and would mark",
         "MS205": "MS205 puts a factory in place of a torch layer class used as a value or called with **kwargs",
         "MS213": "MS213 claims a with item's set_grad_enabled(flag) call (it goes; its flag stays), which MS201 would mark",

@@ -16,10 +16,21 @@ A torch function called with ``*args``/``**kwargs`` that cannot be matched to it
 parameters where it is written (``torch.zeros(1, dim, **dd)``) has its arguments
 converted the same way when it runs.
 
-``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU`` used as a value. A name known only
-at run time (``getattr(torch.nn, config.norm_class_name)``) becomes a lookup in the
-converted values of the names the file writes as strings (a config's defaults); a
-module with no such name is left, marked and counted unconverted.
+``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU`` used as a value. A name built at run
+time from a template (``"Conv%dd" % dims``, ``f"BatchNorm{n}d"``, ``"Pool" + str(n)``,
+``"Conv{}d".format(n)``) becomes a lookup in every name of the module the tables know
+that the template can spell; a name with no written part
+(``getattr(torch.nn, config.norm_class_name)``) a lookup in the converted values of the
+names the file writes as strings (a config's defaults); a module with no such name is
+left, marked and counted unconverted. An attribute of a torch layer class named at run
+time (``setattr(Base, name, getattr(nn.LSTM, name))``, copying torch's methods) is marked:
+the MindSpore class does not have torch's methods.
+
+An explicit call of a torch base class's method on the instance
+(``nn.Linear.__init__(self, a, b, **kw)``, ``nn.Module.__init__(self)``,
+``nn.Conv2d.forward(self, x)``) goes to the MindSpore class: ``__init__`` with the
+arguments the entry converts for a constructor call (at run time through ``**kw``),
+``forward`` as ``construct``.
 
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
@@ -30,6 +41,7 @@ layer, a subclass without ``__init__`` gets one that converts at run time, and
 from __future__ import annotations
 
 import functools
+import re
 
 import libcst as cst
 
@@ -38,13 +50,17 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.formatting import black_layout
 from transpile.engine.walk import read
 
-from ..table_calls import convert_call, tables
+from ..table_calls import convert_args, convert_call, tables
 from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
 from ..analysis.layer_factories import converted_at_run_time, factory_possible, transform_lines
 
 PREFIX = "_torch_"
+
+# the methods of a torch layer class called on an instance through the class
+# (``nn.Linear.__init__(self, ...)``), with their MindSpore names
+BASE_METHODS = {"__init__": "__init__", "forward": "construct"}
 
 
 def factory_name(entry) -> str:
@@ -168,6 +184,54 @@ def factory_source(ctx, entry, name: str, caller: bool = False) -> str:
         return source
 
 
+def name_template(node) -> re.Pattern | None:
+    """The names a string built at run time can spell, as a pattern, when part of it is
+    written (``f"BatchNorm{n}d"``, ``"Conv%dd" % dims``, ``"Conv" + str(n) + "d"``);
+    None for a name with no written part (``config.norm_class_name``)."""
+    parts = _template_parts(node)
+    if parts is None or not any(type(p) is str for p in parts):
+        return None
+    return re.compile("".join(re.escape(p) if type(p) is str else p.pattern for p in parts))
+
+
+_ANY = re.compile(".+")
+_NUMBER = re.compile("-?[0-9]+")
+_FORMAT_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*[0-9*]*(?:\.[0-9*]+)?[hlL]?([diouxXeEfFgGcrsa%])")
+
+
+def _template_parts(node) -> list | None:
+    """Written text (str) and patterns for the parts computed at run time."""
+    value = literal_value(node) if type(node) in (cst.SimpleString, cst.ConcatenatedString) else None
+    if type(value) is str:
+        return [value]
+    if type(node) is cst.FormattedString:
+        return [p.value if type(p) is cst.FormattedStringText else _ANY for p in node.parts]
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
+        left, right = _template_parts(node.left), _template_parts(node.right)
+        return None if left is None or right is None else [*left, *right]
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
+        text = literal_value(node.left) if type(node.left) is cst.SimpleString else None
+        if type(text) is not str:
+            return None
+        parts: list = []
+        at = 0
+        for spec in _FORMAT_SPEC.finditer(text):
+            parts.append(text[at:spec.start()])
+            kind = spec.group(1)
+            parts.append("%" if kind == "%" else _NUMBER if kind in "diu" else _ANY)
+            at = spec.end()
+        parts.append(text[at:])
+        return parts
+    if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "format" \
+            and type(node.func.value) is cst.SimpleString:  # "Conv{}d".format(dims)
+        text = literal_value(node.func.value)
+        if type(text) is not str or "{{" in text:
+            return None
+        pieces = re.split(r"\{[^{}]*\}", text)
+        return [p for i, piece in enumerate(pieces) for p in ((piece,) if i == 0 else (_ANY, piece))]
+    return [_ANY] if type(node) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call) else None
+
+
 def _attribute_name(entry, attr: str) -> str | None:
     """MindSpore's name of a torch layer's attribute (a parameter, or one holding a
     constructor argument), when it has another one."""
@@ -229,6 +293,8 @@ class LayerValues(Pass):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._skip.add(id(node.func))
+        if type(node.func) is cst.Attribute:  # nn.Linear.reset_parameters(self): a class's method, not a value
+            self._skip.add(id(node.func.value))
         if isinstance(node.func, cst.Name) and node.func.value in ("isinstance", "issubclass", "type") and len(node.args) >= 2:
             classes = node.args[1].value
             self._skip.add(id(classes))
@@ -390,6 +456,9 @@ class LayerValues(Pass):
         looked_up = self._torch_getattr(original, updated)
         if looked_up is not None:
             return looked_up
+        base_call = self._explicit_base_call(original, updated)
+        if base_call is not None:
+            return base_call
         if any(a.star for a in original.args):
             entry = self._entry(original.func)
             if factory_possible(entry):  # nn.Conv2d(cin, cout, bias=False, **kwargs): ApiCalls left it
@@ -413,6 +482,66 @@ class LayerValues(Pass):
         self.ctx.count_converted()
         return result.with_changes(func=updated.func)
 
+    def _explicit_base_call(self, original: cst.Call, updated: cst.Call):
+        """``nn.Linear.__init__(self, a, b, **kw)``, ``nn.Module.__init__(self)``,
+        ``nn.Conv2d.forward(self, x)``: a base class's method called through the torch
+        name, the instance first. The base became the MindSpore class, so the call goes
+        to that class: ``__init__`` with the arguments the entry converts for a
+        constructor call (at run time when they cannot be matched here), ``forward`` as
+        ``construct``. Left to MS201 (marked) when the entry cannot convert them."""
+        func = original.func
+        if not (type(func) is cst.Attribute and original.args
+                and not original.args[0].star and original.args[0].keyword is None):
+            return None
+        entry = self._entry(func.value)
+        if entry is None or entry.kind != "class" or entry.unsupported or not entry.target \
+                or entry.target.startswith("."):
+            return None
+        instance, rest = updated.args[0], updated.with_changes(args=updated.args[1:])
+        if func.attr.value not in BASE_METHODS:
+            return self._module_method_call(original, updated, entry, instance, rest)
+        target = self.ctx.reference(entry.target)
+        method = BASE_METHODS[func.attr.value]
+        if method == "construct" and entry.call_hook:
+            return None  # the layer's calls are rewritten (LSTM's hidden state): MS201 marks it
+        if method != "__init__" or not (entry.params or entry.kwonly):
+            args = [instance, *rest.args]  # forward's arguments, or a class taking the same ones
+        else:
+            try:
+                built = convert_call(self.ctx, entry, rest, self.id, original=original)
+                if not (type(built) is cst.Call and built.func.deep_equals(target)):
+                    raise Unconvertible("the entry builds an expression, not a call of its class")
+                args = [instance, *built.args]
+            except Unconvertible:
+                if not factory_possible(entry):
+                    return None
+                name = factory_name(entry)
+                self.needed[name] = entry
+                args = [instance, cst.Arg(cst.Call(func=cst.Name(f"{name}_args"), args=rest.args), star="**")]
+        self.ctx.claim(original, self.id)  # MS201 has no entry for Class.method and would mark it
+        self.ctx.count_converted()
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args]  # laid out by black
+        return updated.with_changes(func=cst.Attribute(value=target, attr=cst.Name(method)), args=args)
+
+    def _module_method_call(self, original: cst.Call, updated: cst.Call, entry, instance: cst.Arg, rest: cst.Call):
+        """``nn.Linear.train(self, mode)`` -> ``nn.Dense.set_train(self, mode=mode)``: a Module
+        method the Cell has under another name (tables/module_methods.toml, no hook), called
+        through the class with the converted arguments."""
+        method = self.tables.module_methods.get(original.func.attr.value)
+        if method is None or method.hook or not (method.target or "").startswith("."):
+            return None
+        try:
+            args = convert_args(self.ctx, method, rest, self.id, original=original)
+        except Unconvertible:
+            return None
+        if "*" in args:
+            return None
+        self.ctx.claim(original, self.id)  # MS201 has no entry for Class.method and would mark it
+        self.ctx.count_converted()
+        func = cst.Attribute(value=self.ctx.reference(entry.target), attr=cst.Name(method.target[1:]))
+        keywords = [cst.Arg(value, keyword=cst.Name(name)) for name, value in args.items()]
+        return updated.with_changes(func=func, args=[instance.with_changes(comma=cst.MaybeSentinel.DEFAULT), *keywords])
+
     def _torch_getattr(self, original: cst.Call, updated: cst.Call):
         """``getattr(torch.nn, "GELU")`` is ``torch.nn.GELU``. With a name known only at
         run time (``getattr(torch.nn, config.norm_class_name)``) it becomes a lookup in
@@ -432,9 +561,20 @@ class LayerValues(Pass):
                 return self._unconverted_lookup(original, updated, f"{module}.{name} has no MindSpore counterpart here")
             self.ctx.count_converted()
             return value
-        values = {n: v for n in sorted(self.facts.string_literals()) if n.isidentifier()
-                  and (v := self._converted_value(f"{module}.{n}")) is not None}
+        pattern = name_template(original.args[1].value)
+        if pattern is not None:  # getattr(nn, f"Conv{dims}d"): every name of the module's the tables know
+            candidates = sorted(e.source.rsplit(".", 1)[1] for e in self.tables.all_entries()
+                                if e.source.rsplit(".", 1)[0] == module and pattern.fullmatch(e.source.rsplit(".", 1)[1]))
+        else:
+            candidates = [n for n in sorted(self.facts.string_literals()) if n.isidentifier()]
+        values = {n: v for n in candidates if (v := self._converted_value(f"{module}.{n}")) is not None}
         if not values:
+            if module not in self.tables.modules and self.tables.lookup(module) is not None:
+                entry = self.tables.lookup(module)  # setattr(Base, name, getattr(nn.LSTM, name))
+                self.ctx.count_unconverted()
+                self.ctx.mark(original, self.id, f"getattr: an attribute of {module} named at run time, read on "
+                              f"{entry.target or 'its MindSpore counterpart'}, which does not have torch's methods")
+                return updated
             return self._unconverted_lookup(original, updated, f"an attribute of {module} named at run time")
         self.ctx.count_converted()
         table = cst.Dict([cst.DictElement(cst.SimpleString(repr(n)), v) for n, v in values.items()])

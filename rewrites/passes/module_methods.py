@@ -55,6 +55,9 @@ _PAIR_METHODS = {"add_module": ("name", "module"), "register_module": ("name", "
                  "register_parameter": ("name", "param")}
 _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
+# Module methods no tensor or other common object has: converted on any receiver
+_MODULE_ONLY = frozenset({"_register_state_dict_hook", "_register_load_state_dict_pre_hook",
+                          "register_full_backward_hook", "register_full_backward_pre_hook"})
 # torch layers whose MindSpore counterpart, built with the converted arguments, draws the
 # distributions torch's reset_parameters draws (compared in tests/differential/
 # test_torch_quirks.py): reset_parameters() while it is built changes nothing.
@@ -293,13 +296,14 @@ class ModuleMethods(Pass):
         """``flatten_parameters()`` anywhere; ``reset_parameters()`` where the layer is known
         (super()/self in a subclass of a torch layer, a layer attribute of the class)."""
         receiver = original.func.value
-        if (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
-                self.ctx.imports.qualify(original.func) is not None) or updated.args:
+        through_class = self._through_layer_class(original, method)
+        if through_class is None and ((isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings) or (
+                self.ctx.imports.qualify(original.func) is not None) or updated.args):
             return updated
         entry = self.methods[method]
         note = entry.note
         if method == "reset_parameters":
-            layer = self._reset_layer(receiver)
+            layer = self._reset_layer(receiver) if through_class is None else through_class
             if layer is None:
                 return updated
             fn = self.ctx.innermost(cst.FunctionDef)
@@ -315,6 +319,17 @@ class ModuleMethods(Pass):
         self.ctx.report(original, self.id, f"{code(receiver)}.{method}(): {note}", Severity.INFO)
         self._dropped.add(id(original))
         return HOOKS[entry.hook].function(self.ctx, entry, {}, updated.func.value)
+
+    def _through_layer_class(self, call: cst.Call, method: str) -> str | None:
+        """``nn.Linear.reset_parameters(self)`` in a method of a class: the torch layer whose
+        method is called on the instance through its class (loralib's form), else None."""
+        qual = self.ctx.imports.qualify(call.func)
+        if (qual is None or not qual.startswith("torch.nn.") or len(call.args) != 1 or call.args[0].star
+                or call.args[0].keyword is not None or self.ctx.innermost(cst.ClassDef) is None):
+            return None
+        layer = qual.removesuffix(f".{method}")
+        entry = tables().lookup(layer)
+        return layer if entry is not None and entry.kind == "class" else None
 
     def _reset_layer(self, receiver) -> str | None:
         """The torch layer whose reset_parameters ``receiver.reset_parameters()`` runs:
@@ -353,7 +368,7 @@ class ModuleMethods(Pass):
             return cst.parse_expression(f"self._cells.{method}()")
         if method in _PARAMETER_METHODS or method in ("train", "eval"):
             return self._cell_method(original, updated, method)
-        if method in self.methods and self.methods[method].target == f".{method}":
+        if method in self.methods and (self.methods[method].target == f".{method}" or method in _MODULE_ONLY):
             return self._same_method(original, updated, self.methods[method])
         if method not in (*_TREE_METHODS, *_PAIR_METHODS):
             return updated
@@ -465,6 +480,7 @@ class ModuleMethods(Pass):
         has requires_grad_ too)."""
         receiver = original.func.value
         known = entry.source.startswith("torch.optim.") or self.cells.is_cell(receiver) or (  # no Module has it
+            entry.source.rsplit(".", 1)[1] in _MODULE_ONLY) or (
             self.cells.is_cell_expr(receiver)) or (
             # an item of a known Module (model[0], a Sequential's layer): the helper also
             # takes a parameter (an item of a ParameterList)
@@ -512,12 +528,15 @@ class ModuleMethods(Pass):
                     return updated
             else:
                 args.append(arg.with_changes(keyword=cst.Name(entry.rename[name])) if name in entry.rename else arg)
-        if all(a is b for a, b in zip(args, updated.args)) and len(args) == len(updated.args):
+        func = updated.func
+        if entry.target != f".{method}":  # register_full_backward_hook -> register_backward_hook
+            func = func.with_changes(attr=self._target(method))
+        elif all(a is b for a, b in zip(args, updated.args)) and len(args) == len(updated.args):
             return updated  # as written: the statement keeps its layout
         if args:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         self.ctx.count_converted()
-        return updated.with_changes(args=args)
+        return updated.with_changes(func=func, args=args)
 
 
 def _defines(node: cst.ClassDef, name: str) -> bool:

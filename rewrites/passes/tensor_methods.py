@@ -17,6 +17,14 @@ unpacked from ``map(lambda t: <tensor>, xs)``), a parameter's ``.data``
 are never touched. On other receivers, a method only tensors have (``tensor_only`` in
 tables/tensor_methods.toml: ``size``, ``view``, ``unsqueeze``, ...) is converted with a
 note; any other is left, reported, and counted as an unconverted torch use.
+
+Members whose meaning differs in MindSpore go through ONE run-time resolver,
+``_torch_tensor_member(x, name)`` (rewrites/runtime/tensor_queries.py), where the receiver
+may be a tensor and the converter cannot tell (a note on the line): ``x.requires_grad``
+read (a MindSpore tensor has no flag; a Parameter keeps its own: ``self.X`` and names bound
+by a loop over ``parameters()`` are left), and ``x.to(a)`` with an ``a`` that is plainly
+neither a dtype nor a device (``torch.arange(n).to(other)`` takes the other tensor's dtype).
+On anything but a MindSpore tensor the resolver reads the object's own member.
 """
 from __future__ import annotations
 
@@ -28,17 +36,24 @@ from transpile.engine.passes import Example, Pass
 from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..analysis.devices import is_device_move
-from ..hooks.tensor_methods import looks_like_dtype
+from ..runtime.registry import runtime_helper
+from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
 FORWARD_NAMES = ("forward", "construct")
+# tensor attributes a MindSpore tensor lacks or answers otherwise, and methods whose meaning
+# differs, read through the run-time resolver where the receiver may be a tensor
+RESOLVED_ATTRIBUTES = frozenset({"requires_grad"})
+RESOLVED_METHODS = frozenset({"to"})
+# a Module's methods yielding its parameters (last in each item): names bound to them are Parameters
+PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 
 
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "forward_helpers", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -63,6 +78,7 @@ class TensorMethods(Pass):
         self._written: set[int] = set()  # ids of attributes written to or through (x.real[i] = v)
         self.numpy_scope = TensorScope()  # names bound to numpy values (np.log(n) / 2)
         self._cast: set[int] = set()  # ids of expressions already inside float()/int()
+        self._parameter_names: list[set[str]] = [set()]  # per function: names bound to a Module's parameters
 
     def visit_Module(self, node: cst.Module) -> None:
         self._called_with_tensors = self.facts.call_site_tensor_params(self.roots)
@@ -93,12 +109,31 @@ class TensorMethods(Pass):
             for attr in self._attributes[-1]:  # self.class_token = nn.Parameter(...)
                 self.scope.add(attr)
         self._in_class.append(False)
+        self._parameter_names.append(set())
 
     def leave_FunctionDef(self, original, updated):
         self.scope.pop()
         self.numpy_scope.pop()
         self._in_class.pop()
+        self._parameter_names.pop()
         return updated
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note_parameters(node.target, node.iter)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._note_parameters(node.target, node.iter)
+
+    def _note_parameters(self, target: cst.BaseExpression, values: cst.BaseExpression) -> None:
+        """``for p in model.parameters()``, ``for n, p in m.named_parameters()``: ``p`` is a
+        Parameter, which keeps its own ``requires_grad`` in MindSpore."""
+        if not (type(values) is cst.Call and type(values.func) is cst.Attribute
+                and values.func.attr.value in PARAMETER_ITERATORS):
+            return
+        if type(target) is cst.Tuple and target.elements:
+            target = target.elements[-1].value
+        if type(target) is cst.Name:
+            self._parameter_names[-1].add(target.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._is_numpy(node.value):
@@ -204,6 +239,9 @@ class TensorMethods(Pass):
         prop = self._tensor_property(original, updated)
         if prop is not None:
             return prop
+        resolved = self._resolved_member(original, updated)
+        if resolved is not None:
+            return resolved
         cast = self._type_info_field(original)
         if cast is not None:  # torch.finfo(d).max: numpy's field is a numpy scalar
             return cst.Call(func=cst.Name(cast), args=[cst.Arg(updated)])
@@ -218,6 +256,38 @@ class TensorMethods(Pass):
             return updated
         return cst.Subscript(value=operand(value), slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
 
+    def _resolved_member(self, original: cst.Attribute, updated: cst.Attribute):
+        """``x.requires_grad`` read -> ``_torch_tensor_member(x, "requires_grad")``: a MindSpore
+        tensor has no such flag (only a Parameter does); the resolver answers torch's where
+        ``x`` is a tensor and reads ``x``'s own attribute otherwise. Writes, imported modules'
+        attributes and ``self.X`` (a Cell's own parameters and attributes) are left."""
+        name = original.attr.value
+        receiver = original.value
+        if name not in RESOLVED_ATTRIBUTES or id(original) in self._written or self.ctx.imports.qualify(original) is not None:
+            return None
+        if plainly_not_tensor(receiver, self.ctx) or (
+                type(receiver) is cst.Attribute and type(receiver.value) is cst.Name and receiver.value.value == "self") or (
+                type(receiver) is cst.Name and receiver.value in self._parameter_names[-1]):
+            return None
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".{name} of {code(receiver)!r}: a MindSpore tensor has no such flag; "
+                        "_torch_tensor_member answers torch's when it runs", Severity.INFO)
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_tensor_member"),
+                        args=[cst.Arg(updated.value), cst.Arg(cst.SimpleString(f'"{name}"'))])
+
+    def _resolved_call(self, original: cst.Call, updated: cst.Call):
+        """``x.to(a)`` on a receiver that may be a tensor, a Module or anything else, with
+        arguments that are not plainly devices: ``_torch_tensor_member(x, "to")(a)``, torch's
+        meaning on a MindSpore tensor (another tensor's dtype, a dtype), the receiver's own
+        method otherwise."""
+        method = original.func.attr.value
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".{method}(): receiver {code(original.func.value)!r} may not be a tensor; "
+                        "_torch_tensor_member decides when it runs", Severity.INFO)
+        member = cst.Call(func=runtime_helper(self.ctx, "_torch_tensor_member"),
+                          args=[cst.Arg(updated.func.value), cst.Arg(cst.SimpleString(f'"{method}"'))])
+        return updated.with_changes(func=member)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         if not isinstance(func, cst.Attribute) or self.ctx.imports.qualify(func) is not None:
@@ -229,6 +299,8 @@ class TensorMethods(Pass):
         if plainly_not_tensor(receiver, self.ctx) or self._target_result(receiver):
             return updated
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
+            if func.attr.value in RESOLVED_METHODS and _undecided_argument(original):  # x.to(other)
+                return self._resolved_call(original, updated)
             if not _tensor_only(entry, original):
                 # a torch-looking use left as it is: it counts against the conversion rate
                 self.ctx.count_unconverted()
@@ -339,6 +411,13 @@ def _tensor_only(entry, call: cst.Call) -> bool:
     if not entry.tensor_only:
         return False
     return not any(looks_like_dtype(a.value) for a in call.args)
+
+
+def _undecided_argument(call: cst.Call) -> bool:
+    """``x.to(a)`` with an argument by position that is plainly neither a dtype nor a device:
+    it may be a tensor, whose dtype torch takes."""
+    return any(a.keyword is None and not a.star and not looks_like_dtype(a.value) and not looks_like_device(a.value)
+               for a in call.args)
 
 
 def _safe_anyway(method: str, call: cst.Call) -> bool:

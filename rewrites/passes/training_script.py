@@ -4,8 +4,11 @@
   bare value (``model.cuda()`` -> ``model``, ``torch.cuda.empty_cache()`` -> ``None``, the
   tables' ``no_op`` entries) and an assignment of a name to itself
   (``x, y = x.to(device), y.to(device)`` -> ``x, y = x, y``).
-- ``device.type`` on a name bound to ``torch.device(...)`` (a string once converted) ->
-  ``_torch_device_type(device)`` (MS209's helper).
+- ``device.type`` / ``device.index`` on a device value (a string once converted): a name
+  bound to ``torch.device(...)``, the call itself, or a name, attribute or call result
+  called a device (``get_device(name).type``) -> ``_torch_device_type(device)`` (MS209's
+  helper: 'cpu', 'cuda') / ``_torch_index_of_device(device)`` (None, 1, ...). With
+  ``torch.cuda.is_available()`` False, the converted script takes torch's CPU path.
 - cuDNN and TF32 switches (``torch.backends.cudnn.benchmark = True``,
   ``torch.backends.cuda.matmul.allow_tf32 = ...``) are removed: MindSpore's CPU kernels
   have no such choice.
@@ -39,6 +42,8 @@ from ..analysis.backward import file_calls_backward
 SWITCH_PREFIXES = ("torch.backends.cudnn.", "torch.backends.cuda.", "torch.backends.mkldnn.", "torch.backends.mps.")
 # methods moving a Module or tensor to a device: they return it (or a copy) unchanged here
 DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+# a torch device's fields read on its converted value (a string), by run-time helpers
+DEVICE_FIELDS = {"type": "_torch_device_type", "index": "_torch_index_of_device"}
 
 
 def _only(arg: cst.Arg) -> cst.Arg:
@@ -90,6 +95,7 @@ class TrainingScript(Pass):
         self.cells = CellNames(ctx)
         self._training = file_calls_backward(ctx.facts)
         self._classes = 0  # open classes: models built inside one are its children
+        self._called: set[int] = set()  # ids of the callees of calls
 
     # -- what is a Module where (fed to CellNames) -------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -178,14 +184,36 @@ class TrainingScript(Pass):
         value = self._in_train_mode(original, original.value, updated.value)
         return updated if value is None else updated.with_changes(value=value)
 
-    # -- a device's type: the device is its name now --------------------------------------
+    # -- a device's type and index: the device is its name now ----------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self._called.add(id(node.func))  # x.type(torch.float16) is the tensor method
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda') on such a name."""
-        if not (original.attr.value == "type" and isinstance(original.value, cst.Name)
-                and original.value.value in self.facts.device_names()):
+        """``device.type`` -> ``_torch_device_type(device)`` ('cpu', 'cuda'), ``device.index``
+        -> ``_torch_index_of_device(device)`` (None, 0, ...) on a device: a name bound to
+        ``torch.device(...)``, a ``torch.device(...)`` call, or a name, attribute or call
+        result called a device (``device.type``, ``self.device.index``,
+        ``get_device(name).type``; ``x.device.type`` is MS209's)."""
+        helper = DEVICE_FIELDS.get(original.attr.value)
+        if helper is None or id(original) in self._called or not self._a_device(original.value):
             return updated
+        if helper == "_torch_device_type" and type(original.value) is cst.Attribute and original.value.attr.value == "device":
+            return updated  # x.device.type: MS209's
         self.ctx.count_converted()
-        return cst.Call(func=runtime_helper(self.ctx, "_torch_device_type"), args=[cst.Arg(updated.value)])
+        return cst.Call(func=runtime_helper(self.ctx, helper), args=[cst.Arg(updated.value)])
+
+    def _a_device(self, value: cst.BaseExpression) -> bool:
+        if type(value) is cst.Call:  # torch.device(...), or the package's get_device(...)
+            qual = self.ctx.imports.qualify(value.func)
+            if qual is not None:
+                return qual == "torch.device"
+            callee = value.func.attr if type(value.func) is cst.Attribute else value.func
+            return type(callee) is cst.Name and "device" in callee.value.lower()
+        if type(value) is cst.Name:
+            return value.value in self.facts.device_names() or "device" in value.value.lower()
+        if type(value) is cst.Attribute:
+            return "device" in value.attr.value.lower() and not self.ctx.imports.qualify(value)
+        return False
 
     # -- statements left without effect; cuDNN switches ----------------------------------
     def _switch(self, line: cst.SimpleStatementLine) -> bool:

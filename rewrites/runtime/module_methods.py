@@ -53,3 +53,27 @@ def _get_parameter(cell, target):
     """torch's Module.get_parameter: the parameter at a dotted path ("fc.weight")."""
     path, _, item = target.rpartition(".")
     return getattr(_get_submodule(cell, path), item)
+
+
+def _torch_register_state_dict_hook(cell, hook):
+    """torch's private Module._register_state_dict_hook: hook(module, state_dict, prefix,
+    local_metadata) runs after the state dict is filled, and a dict it returns is the state
+    dict. The Cell's post-hook must return None, so the returned dict's items replace the
+    state dict's (torch keeps a new dict a child's hook returns only at the top)."""
+    def post_hook(module, state_dict, prefix, local_metadata):
+        result = hook(module, state_dict, prefix, local_metadata)
+        if result is not None and result is not state_dict:
+            items = list(result.items())
+            state_dict.clear()
+            state_dict.update(items)
+
+    return cell.register_state_dict_post_hook(post_hook)
+
+
+def _torch_register_load_state_dict_pre_hook(cell, hook, with_module=False):
+    """torch's private Module._register_load_state_dict_pre_hook: hook(state_dict, prefix,
+    local_metadata, strict, missing_keys, unexpected_keys, error_msgs), with the module first
+    when with_module; the Cell's public pre-hook always passes it first."""
+    if with_module:
+        return cell.register_load_state_dict_pre_hook(hook)
+    return cell.register_load_state_dict_pre_hook(lambda module, *args: hook(*args))

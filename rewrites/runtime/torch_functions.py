@@ -208,3 +208,12 @@ def _torch_load(path):
         return value
 
     return rebuild(json.loads(structure))
+
+
+def _torch_python_number(value):
+    """A numpy scalar (an element of a numpy array) as the Python number it holds; any
+    other value as it is: MindSpore's arange refuses numpy integers, torch's takes them
+    (transpile MS201)."""
+    if not isinstance(value, ms.Tensor) and hasattr(value, "item") and hasattr(value, "dtype"):
+        return value.item()
+    return value

@@ -20,6 +20,14 @@ def _torch_device_type(device):
     return kind
 
 
+def _torch_index_of_device(device):
+    """torch's device.index (None, 0, 1, ...) of a device string ('cuda:1') or a MindSpore
+    device name ('CPU'): None where none is written, as torch.device("cuda").index is
+    (transpile MS214)."""
+    _, _, index = str(device).partition(":")
+    return int(index) if index else None
+
+
 def _torch_load_state_dict(optimizer, state_dict):
     """torch's optimizer.load_state_dict: a MindSpore optimizer's state (moments, step count)
     loaded by load_param_into_net, which only warns about keys it misses or does not know;

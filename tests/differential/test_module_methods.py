@@ -143,6 +143,52 @@ for form, call in {"positional": "h = m.register_forward_pre_hook(lambda mod, in
                                   "with_kwargs=True)"}.items():
     case("register_forward_pre_hook", STATE + call + PRE, form)
 
+# State-dict hooks, torch's public ones (the Cell's, same names) and private ones (composed)
+for form, call in {"positional": "h = m.register_state_dict_pre_hook(lambda mod, prefix, keep: seen.append(prefix))",
+                   "keyword": "h = m.register_state_dict_pre_hook(hook=lambda mod, prefix, keep: seen.append(prefix))",
+                   "nested": "h = nn.Sequential(m).register_state_dict_pre_hook(lambda mod, p, keep: seen.append(len(p)))"
+                   }.items():
+    case("register_state_dict_pre_hook",
+         STATE + "seen = []\n" + call + "\nnn.Sequential(m).state_dict()\nh.remove()\nm.state_dict()\nreturn seen", form)
+DROP = "def drop(mod, sd, prefix, meta):\n    sd.pop(prefix + 'scale')\n"
+for form, call in {"positional": "m.register_state_dict_post_hook(drop)",
+                   "keyword": "m.register_state_dict_post_hook(hook=drop)",
+                   "removed": "m.register_state_dict_post_hook(drop).remove()"}.items():
+    case("register_state_dict_post_hook", STATE + DROP + call + "\n" + KEYS.format("nn.Sequential(m).state_dict()"), form)
+OLD_NAMES = ("def back(mod, sd, prefix, meta, strict, missing, unexpected, errors):\n"
+             "    for k in [k for k in sd if k.startswith('old.')]:\n        sd[k[4:]] = sd.pop(k)\n"
+             "sd = {'old.' + k: v for k, v in m.state_dict().items()}\n")
+for form, call in {"positional": "n.register_load_state_dict_pre_hook(back)",
+                   "keyword": "n.register_load_state_dict_pre_hook(hook=back)",
+                   "function": "n.register_load_state_dict_pre_hook(lambda *args: back(*args))"}.items():
+    case("register_load_state_dict_pre_hook", STATE + OLD_NAMES + call + "\nr = n.load_state_dict(sd)" + LOADED, form)
+AFTER = ("seen = []\nsd = m.state_dict()\nsd.pop('scale')\n{}\n"
+         "n.load_state_dict(sd, strict=False)\nreturn seen")
+for form, call in {"positional": "n.register_load_state_dict_post_hook(lambda mod, k: seen.append(sorted(k.missing_keys)))",
+                   "keyword": "n.register_load_state_dict_post_hook(hook=lambda mod, k: seen.append(len(k.unexpected_keys)))",
+                   "removed": "n.register_load_state_dict_post_hook(lambda mod, k: seen.append(1)).remove()"}.items():
+    case("register_load_state_dict_post_hook", STATE + AFTER.format(call), form)
+RENAME = "lambda mod, sd, prefix, meta: {k.replace('fc.', 'proj.'): v for k, v in sd.items()}"
+for form, call in {"positional": f"m._register_state_dict_hook({RENAME})",
+                   "keyword": f"m._register_state_dict_hook(hook={RENAME})",
+                   "in-place": "m._register_state_dict_hook(lambda mod, sd, prefix, meta: [sd.pop(prefix + 'scale')] and None)"}.items():
+    case("_register_state_dict_hook", STATE + call + "\n" + KEYS.format("m.state_dict()"), form)
+PRIVATE_BACK = ("def back(sd, prefix, meta, strict, missing, unexpected, errors):\n"
+                "    for k in [k for k in sd if k.startswith('old.')]:\n        sd[k[4:]] = sd.pop(k)\n"
+                "sd = {'old.' + k: v for k, v in m.state_dict().items()}\n")
+for form, call in {"positional": "n._register_load_state_dict_pre_hook(back, False)",
+                   "keyword": "n._register_load_state_dict_pre_hook(hook=back)",
+                   "with-module": "n._register_load_state_dict_pre_hook(lambda mod, *rest: back(*rest), with_module=True)"}.items():
+    case("_register_load_state_dict_pre_hook", STATE + PRIVATE_BACK + call + "\nr = n.load_state_dict(sd)" + LOADED, form)
+# Full backward hooks: registered and removed without touching the forward pass here;
+# their gradients are compared in test_unseen_classes.py (a backward pass on both sides)
+UNTOUCHED = "\ny = m(x)\nh.remove()\nreturn y - m(x)"
+for name in ("register_full_backward_hook", "register_full_backward_pre_hook"):
+    hook = "lambda mod, gi, go: None" if name == "register_full_backward_hook" else "lambda mod, go: None"
+    for form, call in {"positional": f"h = m.{name}({hook})", "keyword": f"h = m.{name}(hook={hook}, prepend=False)",
+                       "child": f"h = m.fc.{name}({hook})"}.items():
+        case(name, STATE + call + UNTOUCHED, form)
+
 # Methods the Cell lacks, composed beside the code
 FLAGS = "\nreturn [p.requires_grad for p in m.parameters()], r is m"
 for form, call in {"positional": "r = m.requires_grad_(False)", "keyword": "r = m.requires_grad_(requires_grad=False)",

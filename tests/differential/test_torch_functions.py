@@ -611,6 +611,10 @@ case("Tensor.to", "a.to('cpu')", (X,), "device")
 case("Tensor.to", "a.to(device='cpu', dtype=torch.float16)", (X,), "keyword", **EXACT)
 case("Tensor.to", "a.to('cpu', torch.int64)", (X,), "device-dtype")
 case("Tensor.to", "a.to(b.dtype)", (X, ints(2)), "other-dtype")
+# another tensor: its dtype, through the run-time resolver (the converter cannot tell a
+# tensor from a dtype or a device by the name)
+case("Tensor.to", "a.to(b)", (X, arr(2, dtype="float64")), "other-tensor")
+case("Tensor.to", "a.to(b)", (X, ints(2)), "other-int-tensor")
 case("Tensor.to", "device = 'cpu'\n        return a.to(device)", (X,), "device-variable")
 case("Tensor.to", "a.to(torch.float64, non_blocking=False, copy=False)", (X,), "flags")
 for name in ("float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool"):
@@ -846,7 +850,6 @@ REFUSED = {
     "torch.diff": "torch.diff(a, n=k)",
     "torch.diag": "torch.diag(a + b)",
     "torch.select": "torch.select(a, d, 0)",
-    "Tensor.to": "a.to(b)",
     "torch.vander": "torch.vander(a, increasing=True)",
     "Tensor.storage": "a.storage()",
 }
