@@ -80,6 +80,38 @@ def test_star_imported_torch_names_convert(tmp_path):
     assert "import torch" not in absolute
 
 
+def test_imports_star_importers_use_are_kept_converted_where_they_are_bound(tmp_path):
+    """``acts.py`` uses none of its imports: modules star-importing it use ``nn`` and ``F``.
+    Dropping them (as unused) left those modules without the names."""
+    root = _tree(tmp_path, FILES) / "pkg"
+    index = PackageIndex(root, sorted(root.rglob("*.py")))
+    assert {"nn", "F"} <= set(index.facts(root / "acts.py").star_used)
+    assert "nn" not in index.facts(root / "only.py").star_used  # __all__ = ["F"]: restricted.py uses F
+    report = convert_paths([root], output=tmp_path / "out", jobs=1, cache=False)
+    assert report.count("failed") == 0
+    acts = (tmp_path / "out" / "acts.py").read_text()
+    assert "import mindspore.nn as nn" in acts and "torch" not in acts  # no star importer uses torch itself
+
+
+@pytest.mark.framework
+def test_star_imported_names_run_after_conversion(tmp_path):
+    import subprocess
+    import sys
+
+    root = _tree(tmp_path / "src", FILES) / "pkg"
+    out = tmp_path / "out" / "pkg"
+    convert_paths([root], output=out, jobs=1, cache=False)
+    script = ("import numpy as np, mindspore as ms\n"
+              "from pkg.sub.relative import act, LAYERS\n"
+              "from pkg.sub.absolute import seq\n"
+              "x = ms.Tensor(np.array([[-1.0, 2.0]], np.float32))\n"
+              "print(act(x).asnumpy().tolist(), seq()(x).shape, sorted(LAYERS))\n")
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", script], cwd=out.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "[[0.0, 2.0]] (1, 3) ['relu', 'tanh']" in proc.stdout
+
+
 def test_single_file_without_the_tree_is_left(tmp_path):
     """Alone, the file cannot know what the star import brings: nothing is guessed."""
     root = _tree(tmp_path, FILES) / "pkg"

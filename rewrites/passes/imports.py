@@ -62,12 +62,16 @@ class Imports(Pass):
         self._depth = 0
         self._first_source_import: int | None = None
         self.exported: set[str] = set()  # names listed in __all__
+        self.star_exported: set[str] = set()  # without __all__: names files star-importing this one use
         self._reexport = False  # the import line being converted re-exports on purpose
         self._import_fallback = 0  # inside a try whose handler catches ImportError
 
     def visit_Module(self, node: cst.Module) -> None:
         self.used = used_names(node, self.ctx.imports)
         self.exported = _all_names(node)
+        package = self.ctx.package
+        if not self.exported and package is not None:  # without __all__ a star import hands on every public name
+            self.exported = self.star_exported = {name for name in package.star_used if not name.startswith("_")}
         for i, stmt in enumerate(node.body):
             if isinstance(stmt, cst.SimpleStatementLine) and any(
                 self._is_source_import(s) for s in stmt.body
@@ -105,8 +109,9 @@ class Imports(Pass):
 
     def _unused(self, binding: str) -> bool:
         """Not used in this file and not re-exported either: a re-export is a name in
-        ``__all__``, an import marked ``# noqa``, or one inside ``try: ... except
-        ImportError:`` (a fallback import is there for other modules to import)."""
+        ``__all__`` (without one, a name files star-importing this one use), an import
+        marked ``# noqa``, or one inside ``try: ... except ImportError:`` (a fallback
+        import is there for other modules to import)."""
         if binding in self.used:
             return False
         return not (binding in self.exported or self._reexport or self._import_fallback)
@@ -122,6 +127,8 @@ class Imports(Pass):
 
     def _keep(self, binding: str, qual: str, small) -> None:
         why = (f"{binding!r} is still used by code that was not converted" if binding in self.used
+               else f"{binding!r} is used by modules of the tree that star-import this one and has no drop-in "
+                    "MindSpore counterpart" if binding in self.star_exported
                else f"{binding!r} is re-exported (__all__, # noqa or an ImportError fallback) and has no drop-in MindSpore counterpart")
         self.ctx.report_text(
             code(small), self.id, f"import of {qual} kept: {why}", Severity.WARNING,

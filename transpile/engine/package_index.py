@@ -37,11 +37,16 @@ class PackageFacts:
     names: dict[str, str] = field(default_factory=dict)  # spelling in the file -> tree class it names
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tree class -> qualified bases
     outside: tuple[str, ...] = ()  # top-level packages imported from outside the tree (not stdlib)
+    # names that files star-importing this one (directly or through another star import)
+    # use without binding them: what its imports hand on, even where the file itself no
+    # longer uses them
+    star_used: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A stable text of everything handed over (for the result cache's key)."""
         return json.dumps([self.module, sorted(self.inherited.items()), sorted(self.names.items()),
-                           sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside)])
+                           sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside),
+                           list(self.star_used)])
 
     def base_roots(self) -> set[str]:
         """Top-level packages of the bases, outside the tree, of the tree classes the file
@@ -187,6 +192,7 @@ class PackageIndex:
                            for f in files if f.suffix == ".py"}
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
+        self._star_used: dict[str, frozenset[str]] | None = None
 
     # -- star-imported import bindings (unchanged behaviour) -------------------
     def _exported(self, module: str, seen: set[str]) -> dict[str, str]:
@@ -280,6 +286,28 @@ class PackageIndex:
             out.append(resolved if resolved is not None else UNKNOWN + (spelled or ""))
         return tuple(out)
 
+    def star_used(self, module: str) -> frozenset[str]:
+        """The names files star-importing ``module`` (directly or through another star
+        import) use and do not bind themselves."""
+        if self._star_used is None:
+            used: dict[str, set[str]] = {}
+            for info in self._files.values():
+                if not info.stars:
+                    continue
+                own = info.bindings.keys() | info.local.keys() | info.classes.keys()
+                heads = {spelled.partition(".")[0] for spelled in info.spellings} - own
+                reached, todo = set(), list(info.stars)
+                while todo:
+                    star = todo.pop()
+                    if star in reached:
+                        continue
+                    reached.add(star)
+                    used.setdefault(star, set()).update(heads)
+                    if star in self._modules:
+                        todo.extend(self._modules[star].stars)
+            self._star_used = {name: frozenset(names) for name, names in used.items()}
+        return self._star_used.get(module, frozenset())
+
     def facts(self, path: Path) -> PackageFacts:
         """What ``path`` is handed: see :class:`PackageFacts`."""
         info = self._files.get(path.resolve())
@@ -303,7 +331,7 @@ class PackageIndex:
         outside = sorted(r for r in info.imported_roots
                          if r not in self._tree_roots and r not in sys.stdlib_module_names)
         return PackageFacts(info.module, self.inherited(path), names,
-                            dict(sorted(bases.items())), tuple(outside))
+                            dict(sorted(bases.items())), tuple(outside), tuple(sorted(self.star_used(info.module))))
 
 
 # A file importing a package from outside the tree that it cannot run without once the
