@@ -217,6 +217,16 @@ def test_filled_diagonal_wraps_tall_matrices() -> None:
     assert close(out, expected)
 
 
+def test_out_is_written_in_place_resized_and_cast() -> None:
+    out = ms.ops.zeros((0,), ms.int64)
+    alias = out
+    returned = inplace._torch_out(tensor([[1.7, 2.2]]), out)
+    assert returned is out and alias.shape == (1, 2) and alias.dtype == ms.int64 and close(alias, [[1, 2]])
+    pair = (ms.ops.zeros((2,)), ms.ops.zeros((2,), ms.int64))
+    values, indices = inplace._torch_out(ms.ops.max(tensor([[1.0, 5.0], [4.0, 2.0]]), 1), pair)
+    assert values is pair[0] and close(pair[0], [5.0, 4.0]) and close(pair[1], [1, 0])
+
+
 def test_foreach_in_place_copies_the_results() -> None:
     tensors = [ms.Parameter(tensor([1.0, 2.0]), name="a"), ms.Parameter(tensor([3.0]), name="b")]
     out = foreach._foreach(lambda t, a: t + a, tensors, 10.0, inplace=True)

@@ -841,7 +841,6 @@ REFUSED = {
     "Tensor.type": "a.type()",
     "torch.normal": "torch.normal(a, b)",
     "torch.norm": "torch.norm(a, 'nuc')",
-    "torch.cat": "torch.cat([a, b], out=b)",
     "torch.rand": "torch.rand(2, generator=g)",
     "torch.diff": "torch.diff(a, n=k)",
     "torch.diag": "torch.diag(a + b)",
