@@ -173,10 +173,12 @@ def _without_out(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, where: cst.
     rest = call.with_changes(args=[a for a in call.args if a.value is not value])
     if literal_value(value) is None:
         return rest, None
-    parts = value.elements if type(value) in (cst.Tuple, cst.List) else ()
-    if any(type(part.value) is cst.Subscript for part in parts) or type(value) is cst.Subscript:
-        ctx.report(where, pass_id, f"{entry.source}: out= is a slice; in MindSpore a slice is a copy, so the "
-                   "tensor it was taken from is not written: assign the result into the slice", Severity.WARNING)
+    parts = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List) else [value]
+    if any(type(part) not in (cst.Name, cst.Attribute) for part in parts):
+        # torch's x[0], x.narrow(...), x.view(...) share x's memory; MindSpore's are copies
+        ctx.report(where, pass_id, f"{entry.source}: out= is an expression (a slice or view in torch); in MindSpore "
+                   "it is a copy, so the tensor it was taken from is not written: assign the result into it",
+                   Severity.WARNING)
     if ctx.compiled:
         ctx.report(where, pass_id, f"{entry.source}: out= is written with Tensor.assign_value, which GRAPH mode "
                    "does not compile: in a Cell run in GRAPH_MODE, assign the result instead", Severity.WARNING)

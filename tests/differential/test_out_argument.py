@@ -144,3 +144,19 @@ def test_every_entry_taking_out_has_an_out_case() -> None:
     """Every converted function whose torch signature has ``out`` is called with it here."""
     covered = {c.api for c in SUITE.cases if c.form.startswith("out")}
     assert not [api for api in OUT_ENTRIES if api not in covered], NOT_DERIVED
+
+
+def test_out_written_where_mindspore_cannot_reach_is_reported() -> None:
+    """An out= that is a view in torch (its writes reach the tensor it was taken from) is a
+    copy in MindSpore; an out= in compiled code is written by an op GRAPH mode refuses."""
+    from transpile import convert_code
+
+    source = ("import torch\nimport torch.nn as nn\n\n\ndef f(a, buf):\n    torch.mul(a, 2, out=buf[0])\n"
+              "    torch.add(a, 1, out=buf)\n    return buf\n\n\nclass M(nn.Module):\n"
+              "    def forward(self, a, o):\n        return torch.add(a, 1, out=o)\n")
+    result = convert_code(source)
+    warnings = {(d.line, d.message.split(": ", 1)[1].split(";")[0]) for d in result.diagnostics if d.code == "MS201"}
+    assert warnings == {(6, "out= is an expression (a slice or view in torch)"),
+                        (13, "out= is written with Tensor.assign_value, which GRAPH mode does not compile: in a Cell "
+                             "run in GRAPH_MODE, assign the result instead")}, result.diagnostics
+    assert result.code.count("_torch_out(") == 4  # three calls and the definition
