@@ -90,11 +90,29 @@ def f_layer_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     return cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
 
 
-@hook()
+@hook(consumes=("max_norm", "norm_type"))
 def f_embedding(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """F.embedding(input, weight) is weight[input]: ops.gather(weight, input, 0).
-    (ops.embedding has no CPU kernel; padding_idx only changes the gradient.)"""
+    (ops.embedding has no CPU kernel; padding_idx only changes the gradient.) With
+    max_norm, ``_torch_f_embedding`` renormalises the rows looked up in weight first,
+    as torch does in place."""
+    max_norm = args.pop("max_norm", None)
+    norm_type = args.pop("norm_type", None)
+    if max_norm is not None and literal_value(max_norm) is not None:
+        extra = {"norm_type": norm_type} if norm_type is not None else {}
+        return keyword_call(runtime_helper(ctx, "_torch_f_embedding"),
+                            {"input": args["input"], "weight": args["weight"], "max_norm": max_norm, **extra})
     return target_call(ctx, "mindspore.ops.gather", {}, (args["weight"], args["input"], literal(0)))
+
+
+@hook(consumes=("alpha",))
+def f_elu_alpha(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """F.elu with alpha 1.0 is ops.elu; another alpha (MindSpore's Elu kernel takes only
+    1.0) the composed ``_torch_elu``."""
+    alpha = args.pop("alpha", None)
+    if alpha is None or literal_value(alpha) == 1.0:
+        return args
+    return keyword_call(runtime_helper(ctx, "_torch_elu"), {"input": args["input_x"], "alpha": alpha})
 
 
 @hook()

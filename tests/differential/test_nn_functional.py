@@ -94,6 +94,10 @@ TANH_WHY = "MindSpore's CPU tanh is a fast approximation: abs error up to ~3e-4 
 forms("relu", "input=a, inplace=False", (M,), req=1)
 forms("relu6", "input=a, inplace=False", (WIDE,), req=1)
 forms("elu", "input=a, alpha=1.0, inplace=False", (M,), req=1)
+# alpha other than 1.0: MindSpore's Elu kernel refuses it, composed (float64 and large inputs too)
+forms("elu", "input=a, alpha=0.8, inplace=False", (M,), req=1, minimal="a, 0.8")
+case("elu", "F.elu(a, alpha=2.5)", (arr(3, 5, dtype="float64", low=-80, high=80),), "alpha-float64")
+case("elu", "alpha = 0.3\n    return F.elu(a, alpha)", (M,), "alpha-variable")
 forms("selu", "input=a, inplace=False", (M,), req=1)
 forms("celu", "input=a, alpha=0.5, inplace=False", (M,), req=1)
 forms("leaky_relu", "input=a, negative_slope=0.2, inplace=False", (M,), req=1)
@@ -257,6 +261,11 @@ forms("ctc_loss", "log_probs=a, targets=b, input_lengths=c, target_lengths=d, bl
 EMB = arr(10, 3)
 forms("embedding", "input=a, weight=b, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), EMB), req=2, extra=("a, b, padding_idx=0",))
+# max_norm: the rows looked up renormalised in weight itself first (weight compared after the call)
+case("embedding", "w = b * 1\n    r = F.embedding(a, w, max_norm=1.0)\n    return r, w", (ints(2, 5, high=10), EMB), "max_norm")
+case("embedding", "w = b * 3\n    r = F.embedding(a, w, 0, 0.5, 1.0)\n    return r, w", (ints(3, 2, high=10), EMB), "max_norm-positional")
+case("embedding", "w = b * 1\n    r = F.embedding(input=a, weight=w, max_norm=4.0, norm_type=3.0)\n    return r, w",
+     (ints(4, high=10), EMB), "max_norm-keyword")
 forms("one_hot", "input=a, num_classes=6", (ints(3, 4, high=6),))
 forms("pad", "input=a, pad=(1, 2, 0, 3), mode='constant', value=0.5", (X2,), req=2,
       extra=("a, (1, 2, 1, 0), mode='reflect'", "a, (1, 1, 2, 0), mode='replicate'", "a, (1, 2, 2, 1), mode='circular'"))
@@ -368,7 +377,6 @@ def test_entries_match_installed_signatures():
 UNCONVERTED = [
     ("F.softmax(x)", "dim is not given"),
     ("F.log_softmax(x, 1, dtype=torch.float64)", "no dtype"),
-    ("F.elu(x, alpha=0.5)", "alpha=1.0"),
     ("F.layer_norm(x, (4, 8))", "spans 2 axes"),
     ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", "fractional"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialiasing"),
@@ -377,7 +385,6 @@ UNCONVERTED = [
     ("F.mse_loss(x, y, weight=w)", "element weight"),
     ("F.kl_div(x, y, log_target=True)", "probabilities only"),
     ("F.multi_margin_loss(x, y, margin=0.5)", "integer margin"),
-    ("F.embedding(x, w, max_norm=1.0)", "renormalising"),
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=False)", "torch raises"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),

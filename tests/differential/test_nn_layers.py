@@ -24,6 +24,10 @@ C = LayerCase
 # scale of the kept values (1 / (1 - p)), from a tensor of ones.
 DROP_STATS = "((m(a) == 0).float().mean(), m(a).max())"
 DROP_WHY = "random mask: compares the dropped fraction (about 1000 draws) and the kept scale"
+RRELU_STATS = "((-m(a)).min(), (-m(a)).max(), (-m(a)).mean())"
+RRELU_WHY = "random slopes (4096 draws): compares their least, greatest and mean"
+ALPHA_STATS = "(m(a).mean(), m(a).std())"
+ALPHA_WHY = "random mask: compares the mean and spread alpha dropout keeps (8192 draws)"
 INSTANCE_NORM_EXTRA = ("gamma", "beta")
 INSTANCE_NORM_WHY = "converted to GroupNorm(C, C), which keeps fixed gamma=1/beta=0 when affine=False"
 X1 = randn(2, 4, 16)
@@ -272,6 +276,15 @@ CASES: list[LayerCase] = [
     *forms("nn.LeakyReLU", [("negative_slope", "0.1"), ("inplace", "False")], 0, (X2,)),
     *forms("nn.PReLU", [("num_parameters", "4"), ("init", "0.1")], 0, (X2,)),
     *forms("nn.ELU", [("alpha", "1.0"), ("inplace", "False")], 0, (X2,)),
+    # alpha other than 1.0: MindSpore's Elu kernel refuses it, the layer is composed
+    *forms("nn.ELU", [("alpha", "0.8"), ("inplace", "False")], 0, (X2,), minimal="0.8"),
+    C("nn.ELU(alpha=2.5)", (Input(lambda r: r.standard_normal((3, 5)).astype("float64") * 40, "randn(3, 5) * 40 f64"),)),
+    # RReLU: the fixed slope (lower + upper) / 2 outside training; in training a slope per
+    # element drawn uniformly in [lower, upper] (read off an input of -1: -m(a) is the slopes)
+    *forms("nn.RReLU", [("lower", "0.1"), ("upper", "0.3"), ("inplace", "False")], 0, (X2,)),
+    C("nn.RReLU(0.2, 0.6)", (const(-np.ones((64, 64))),), train=True, call=RRELU_STATS, atol=0.01, rtol=0.0,
+      why=RRELU_WHY),
+    C("nn.RReLU()", (const(-np.ones((64, 64))),), train=True, call=RRELU_STATS, atol=0.01, rtol=0.0, why=RRELU_WHY),
     *forms("nn.SELU", [("inplace", "False")], 0, (X2,)),
     *forms("nn.CELU", [("alpha", "0.5"), ("inplace", "False")], 0, (X2,)),
     *forms("nn.GELU", [("approximate", "'tanh'")], 0, (X2,)),
@@ -358,11 +371,37 @@ CASES: list[LayerCase] = [
     C("nn.Dropout3d(0.3)", (X3,), train=True, compare="shape", why="random mask"),
     C("nn.Dropout3d(0.3)", (const(np.ones((16, 64, 2, 2, 1))),), train=True, call=DROP_STATS, atol=0.05, rtol=0.0, why=DROP_WHY),
     C("nn.Dropout3d(p=0.7)", (const(np.ones((16, 64, 2, 2, 1))),), train=True, call=DROP_STATS, atol=0.05, rtol=0.0, why=DROP_WHY),
+    # alpha dropout: the identity outside training; in training mean and variance kept
+    # (self-normalising: of a standard normal input, about 0 and 1)
+    *forms("nn.AlphaDropout", [("p", "0.2"), ("inplace", "False")], 0, (X2,)),
+    C("nn.AlphaDropout(0.3)", (randn(128, 64),), train=True, call=ALPHA_STATS, atol=0.05, rtol=0.0, why=ALPHA_WHY),
+    C("nn.AlphaDropout(0.3)", (randn(16, 8),), train=True, compare="shape", why="random mask"),
+    *forms("nn.FeatureAlphaDropout", [("p", "0.2"), ("inplace", "False")], 0, (X2,)),
+    C("nn.FeatureAlphaDropout(0.4)", (randn(64, 128, 4),), train=True, call=ALPHA_STATS, atol=0.05, rtol=0.0,
+      why=ALPHA_WHY),
+    C("nn.FeatureAlphaDropout(0.5)", (const(np.ones((32, 64, 3))),), train=True,
+      call="(lambda y: (y.std(-1).max(), (y[:, :, 0] > 1).float().mean()))(m(a))", atol=0.05, rtol=0.0,
+      why="random mask: whole channels dropped or kept (each channel constant), about half kept of 2048"),
     # -- embedding ---------------------------------------------------------------
+    # max_norm: the rows a call looks up renormalised in the table first (the table compared after the call)
+    *forms("nn.Embedding", [("num_embeddings", "10"), ("embedding_dim", "3"), ("padding_idx", "0"),
+                            ("max_norm", "1.0"), ("norm_type", "2.0")], 2, (randint(10, 2, 5),),
+           minimal="10, 3, max_norm=1.0", compare_state=True),
+    C("nn.Embedding(10, 4, max_norm=0.5, norm_type=1.0)", (randint(10, 3, 4),), compare_state=True),
+    C("nn.Embedding(6, 4, max_norm=5.0)", (randint(6, 7),), compare_state=True),
     *forms("nn.Embedding", [("num_embeddings", "10"), ("embedding_dim", "3"), ("padding_idx", "0"),
                             ("max_norm", "None"), ("norm_type", "2.0"), ("scale_grad_by_freq", "False"),
                             ("sparse", "False")], 2, (randint(10, 2, 5),)),
     C("nn.Embedding(10, 3, sparse=True)", (randint(10, 4),)),
+    # -- distances (the inputs broadcast) -------------------------------------------
+    *forms("nn.CosineSimilarity", [("dim", "1"), ("eps", "1e-6")], 0, (randn(4, 5), randn(4, 5))),
+    C("nn.CosineSimilarity(dim=-1)", (randn(3, 1, 5), randn(1, 4, 5))),
+    C("nn.CosineSimilarity(0)", (randn(5, 3), randn(5, 1))),
+    C("nn.CosineSimilarity()", (randn(2, 6, 3), randn(6, 3))),
+    *forms("nn.PairwiseDistance", [("p", "1.0"), ("eps", "1e-4"), ("keepdim", "True")], 0, (randn(4, 5), randn(4, 5))),
+    C("nn.PairwiseDistance(p=3.0)", (randn(3, 1, 5), randn(1, 4, 5))),
+    C("nn.PairwiseDistance()", (randn(4, 5), randn(1, 5))),
+    C("nn.PairwiseDistance(keepdim=True)", (randn(4, 5), randn(5))),
     # -- recurrent ---------------------------------------------------------------
     *forms("nn.RNN", [("input_size", "4"), ("hidden_size", "5"), ("num_layers", "2"), ("nonlinearity", "'relu'"),
                       ("bias", "True"), ("batch_first", "True"), ("dropout", "0.0"), ("bidirectional", "True")], 2,
@@ -648,15 +687,11 @@ UNCONVERTED = [
     ("nn.ConvTranspose2d(4, 4, 3, stride=2, output_padding=1)", "larger than padding"),
     ("nn.ConvTranspose2d(3, 3, 3, padding_mode='reflect')", "'zeros' only"),
     ("nn.LSTM(4, 5, proj_size=2)", "proj_size"),
-    ("nn.Embedding(10, 3, max_norm=1.0)", "renormalise"),
     ("nn.InstanceNorm2d(4, track_running_stats=True)", "running statistics"),
     ("nn.LocalResponseNorm(4)", "odd"),
     ("nn.AdaptiveMaxPool1d(4, return_indices=True)", "cannot return indices"),
     ("nn.Softplus()", "no Softplus"),
     ("nn.ParameterList()", "Parameter$N"),
-    ("nn.RReLU()", "random slope"),
-    ("nn.CosineSimilarity()", "metric"),
-    ("nn.ELU(alpha=0.5)", "alpha=1.0"),
     ("nn.BCELoss(weight=w)", "does not broadcast weight"),
     ("nn.SoftMarginLoss()", "no CPU kernel"),
     ("nn.TripletMarginLoss()", "no CPU kernel"),
