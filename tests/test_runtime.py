@@ -236,3 +236,21 @@ def test_foreach_in_place_copies_the_results() -> None:
 @pytest.mark.parametrize("size_average, reduce, expected", [(None, None, "mean"), (False, None, "sum"), (True, False, "none")])
 def test_legacy_reduction(size_average, reduce, expected: str) -> None:
     assert functional._legacy_reduction(size_average, reduce) == expected
+
+
+def test_gumbel_softmax_hard_is_one_hot_with_the_soft_samples_gradient() -> None:
+    """Straight-through: a hard sample is the one-hot of the soft sample's argmax, and its
+    gradient is the soft sample's (the same noise: the same seed before each draw)."""
+    logits = tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    weights = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+    def loss(values, hard):
+        ms.set_seed(7)
+        return (functional._torch_gumbel_softmax(values, 0.5, hard) * weights).sum()
+
+    hard_grad = ms.grad(lambda values: loss(values, True))(logits)
+    soft_grad = ms.grad(lambda values: loss(values, False))(logits)
+    ms.set_seed(7)
+    sample = functional._torch_gumbel_softmax(logits, 0.5, True).asnumpy()
+    assert close(sample.sum(-1), [1.0, 1.0]) and set(np.unique(sample)) <= {0.0, 1.0}
+    assert np.abs(hard_grad.asnumpy()).sum() > 0 and close(hard_grad, soft_grad.asnumpy())

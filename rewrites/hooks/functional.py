@@ -9,6 +9,7 @@ from ..runtime.registry import runtime_helper
 from ..syntax import (NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
+from .torch_indexing import run_time_helper  # noqa: F401  (losses composed beside the code: the entries' hook)
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
 
 
@@ -369,3 +370,15 @@ def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible(f"reduction={code(value)} is not a string")
     table = ", ".join(f"{k!r}: {n}" for k, n in REDUCTION_CODES.items()).replace("'", '"')
     return cst.parse_expression(f"{{{table}}}[{code(value)}]")
+
+
+@hook(consumes=("weight",))
+def f_bce_weight(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """F.binary_cross_entropy is ops.binary_cross_entropy; with a weight (MindSpore's CPU
+    kernel reads past one smaller than the input) the composed ``_torch_binary_cross_entropy``."""
+    weight = args.pop("weight", None)
+    if weight is None or literal_value(weight) is None:
+        return args
+    rest = {k: v for k, v in args.items() if k not in ("logits", "labels")}
+    return keyword_call(runtime_helper(ctx, "_torch_binary_cross_entropy"),
+                        {"input": args["logits"], "target": args["labels"], "weight": weight, **rest})

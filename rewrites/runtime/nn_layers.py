@@ -10,6 +10,8 @@ the module imports with MindSpore installed, for its tests.
 import mindspore as ms
 from mindspore import nn, ops
 
+from .functional import (_torch_binary_cross_entropy, _torch_multilabel_margin_loss, _torch_soft_margin_loss,
+                         _torch_triplet_margin_loss)
 from .nn_ops import _torch_dropout, _torch_elu, _torch_embedding_renorm, _torch_rrelu
 
 
@@ -269,3 +271,57 @@ class _TorchEmbedding(nn.Embedding):
             ops.assign(self.embedding_table, _torch_embedding_renorm(self.embedding_table, ids, self.max_norm,
                                                                      self.norm_type))
         return super().construct(ids)
+
+
+# Losses MindSpore lacks on CPU, or whose kernel refuses torch's arguments: Cells calling
+# the composed functions of runtime/functional.py.
+class _TorchElementLoss(nn.Cell):
+    """A loss of (input, target) whose only setting is torch's reduction; a subclass
+    computes it. (Copies are written sorted by name: a base sorts before its subclasses.)"""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class _TorchSoftMarginLoss(_TorchElementLoss):
+    """torch.nn.SoftMarginLoss (MindSpore's has no CPU kernel)."""
+
+    def construct(self, input, target):
+        return _torch_soft_margin_loss(input, target, self.reduction)
+
+
+class _TorchMultiLabelMarginLoss(_TorchElementLoss):
+    """torch.nn.MultiLabelMarginLoss (MindSpore's has no CPU kernel and takes int32 targets only)."""
+
+    def construct(self, input, target):
+        return _torch_multilabel_margin_loss(input, target, self.reduction)
+
+
+class _TorchTripletMarginLoss(nn.Cell):
+    """torch.nn.TripletMarginLoss (MindSpore's has no CPU kernel and takes an int p only)."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.norm = p
+        self.eps = eps
+        self.swap = swap
+        self.reduction = reduction
+
+    def construct(self, anchor, positive, negative):
+        return _torch_triplet_margin_loss(anchor, positive, negative, self.margin, self.norm, self.eps, self.swap,
+                                          self.reduction)
+
+
+class _TorchBCELoss(nn.Cell):
+    """torch.nn.BCELoss with a weight, broadcast to the input (MindSpore's CPU kernel
+    reads past a weight of another shape)."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.weight = weight
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return _torch_binary_cross_entropy(input, target, self.weight, self.reduction)

@@ -1,7 +1,8 @@
 """The layers and functions composed where MindSpore's kernel refuses torch's argument
 values or MindSpore lacks the layer (nn.ELU(alpha != 1), RReLU, AlphaDropout,
 FeatureAlphaDropout, Embedding(max_norm=...), CosineSimilarity, PairwiseDistance with
-broadcasting, F.elu(alpha != 1), log of integer tensors), run in a model in PYNATIVE and
+broadcasting, F.elu(alpha != 1), log of integer tensors) and the losses composed (SoftMargin,
+TripletMargin, MultiLabelMargin, BCE with a weight, poisson_nll_loss, ...), run in a model in PYNATIVE and
 GRAPH mode against torch (evaluation mode: the random ones are the identity or a fixed
 slope there). Their call forms are in test_nn_layers.py and test_nn_functional.py.
 """
@@ -32,11 +33,29 @@ class Composed(nn.Module):
         h = self.fdrop(self.drop(self.rrelu(self.elu(x))))
         return (h, F.elu(x, 2.0), e, self.cos(e, e[:, :1]), self.dist(x, x[:1]),
                 torch.log(ids), ids.log2(), torch.log1p(ids))
+
+
+class Losses(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.soft = nn.SoftMarginLoss()
+        self.triplet = nn.TripletMarginLoss(margin=0.5, p=1.0, swap=True)
+        self.multilabel = nn.MultiLabelMarginLoss(reduction="none")
+        self.bce = nn.BCELoss(weight=torch.tensor([0.5, 1.0, 1.5, 2.0, 0.8]))
+
+    def forward(self, x, ids):
+        y = torch.sigmoid(x)
+        sign = torch.where(x > 0, 1.0, -1.0)
+        return (self.soft(x, sign), self.triplet(x, x.flip(0), x * 2), self.multilabel(x, ids[:, :5] % 5),
+                self.bce(y, y.flip(0)), F.poisson_nll_loss(x, y * 3, full=True),
+                F.triplet_margin_with_distance_loss(x, x.flip(0), x * 2, swap=True),
+                F.binary_cross_entropy(y, y.flip(0), torch.tensor([[2.0], [1.0], [0.5]])))
 """
 
 
 @pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
-def test_composed_layers_run_in_both_modes(mode, tmp_path, monkeypatch):
+@pytest.mark.parametrize("model", ["Composed", "Losses"])
+def test_composed_layers_run_in_both_modes(model, mode, tmp_path, monkeypatch):
     import importlib
     import sys
 
@@ -57,10 +76,11 @@ def test_composed_layers_run_in_both_modes(mode, tmp_path, monkeypatch):
     ms_ns = vars(importlib.import_module("composed_values_case"))
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 5)).astype("float32") * 3
-    ids = rng.integers(0, 10, (3, 4))
-    t_model, m_model = torch_ns["Composed"]().eval(), ms_ns["Composed"]()
-    with torch.no_grad():
-        t_model.emb.weight.mul_(2)  # rows above max_norm
+    ids = rng.integers(0, 10, (3, 6))
+    t_model, m_model = torch_ns[model]().eval(), ms_ns[model]()
+    if model == "Composed":
+        with torch.no_grad():
+            t_model.emb.weight.mul_(2)  # rows above max_norm
     assert not copy_weights(t_model, m_model)
     m_model.set_train(False)
     with torch.no_grad():
@@ -74,4 +94,5 @@ def test_composed_layers_run_in_both_modes(mode, tmp_path, monkeypatch):
     for e, a in zip(expected, actual):
         assert str(e.dtype).removeprefix("torch.") == str(a.dtype).lower()
         np.testing.assert_allclose(a.asnumpy(), e.numpy(), atol=1e-5, rtol=1e-5)
-    np.testing.assert_allclose(m_model.emb.embedding_table.asnumpy(), t_model.emb.weight.detach().numpy(), atol=1e-6)
+    if model == "Composed":
+        np.testing.assert_allclose(m_model.emb.embedding_table.asnumpy(), t_model.emb.weight.detach().numpy(), atol=1e-6)
