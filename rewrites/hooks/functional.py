@@ -106,7 +106,12 @@ def f_embedding(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
     return target_call(ctx, "mindspore.ops.gather", {}, (args["weight"], args["input"], literal(0)))
 
 
-@hook(consumes=("alpha",))
+def f_elu_alpha_at_run_time(entry) -> list[str]:
+    return ['if kwargs.pop("alpha", 1.0) != 1.0:',
+            '    raise ValueError("alpha: F.elu passed as a value takes alpha=1.0 only (MindSpore\'s Elu kernel)")']
+
+
+@hook(consumes=("alpha",), at_run_time=f_elu_alpha_at_run_time)
 def f_elu_alpha(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """F.elu with alpha 1.0 is ops.elu; another alpha (MindSpore's Elu kernel takes only
     1.0) the composed ``_torch_elu``."""
@@ -372,7 +377,13 @@ def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
     return cst.parse_expression(f"{{{table}}}[{code(value)}]")
 
 
-@hook(consumes=("weight",))
+def f_bce_weight_at_run_time(entry) -> list[str]:
+    return ['if kwargs.pop("weight", None) is not None:',
+            '    raise ValueError("weight: F.binary_cross_entropy passed as a value takes no weight (MindSpore\'s CPU '
+            'kernel does not broadcast it)")']
+
+
+@hook(consumes=("weight",), at_run_time=f_bce_weight_at_run_time)
 def f_bce_weight(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
     """F.binary_cross_entropy is ops.binary_cross_entropy; with a weight (MindSpore's CPU
     kernel reads past one smaller than the input) the composed ``_torch_binary_cross_entropy``."""
