@@ -569,6 +569,11 @@ CASES: list[LayerCase] = [
                                     ("size_average", "None"), ("reduce", "None"), ("reduction", "'none'")], 0,
            (P, T, randn(4, 5))),
     C("nn.TripletMarginLoss(p=3, reduction='sum')", (P, T, randn(4, 5))),
+    # the defining modules' spellings resolve to the same entries
+    C("torch.nn.modules.loss.TripletMarginLoss(margin=2.0)", (P, T, randn(4, 5)), primary="torch.nn.TripletMarginLoss"),
+    C("torch.nn.modules.loss.SoftMarginLoss()", (P, sign(4, 5)), primary="torch.nn.SoftMarginLoss"),
+    C("torch.nn.modules.distance.CosineSimilarity(0)", (randn(5, 3), randn(5, 1)), primary="torch.nn.CosineSimilarity"),
+    C("torch.nn.modules.activation.ELU(0.3)", (X2,), primary="torch.nn.ELU"),
     *forms("nn.BCEWithLogitsLoss", [("weight", W5), ("size_average", "None"), ("reduce", "None"),
                                     ("reduction", "'sum'"), ("pos_weight", W5)], 0, (P, TPROB)),
     C("nn.BCEWithLogitsLoss(reduction='none')", (P, TPROB)),
