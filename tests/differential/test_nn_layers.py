@@ -237,6 +237,15 @@ CASES: list[LayerCase] = [
     *forms("nn.BatchNorm2d", [("num_features", "4"), ("eps", "1e-3"), ("momentum", "0.2"), ("affine", "True"),
                               ("track_running_stats", "True")], 1, (X2,)),
     C("nn.BatchNorm2d(4, momentum=0.01, bias=True)", (X2,)),
+    # without parameters or running statistics, in 2-D and 3-D, evaluated and training
+    C("nn.BatchNorm2d(4, affine=False)", (X2,), extra_ms_params=("gamma", "beta"),
+      why="MindSpore keeps fixed gamma=1/beta=0 parameters when affine=False"),
+    C("nn.BatchNorm3d(4, affine=False, track_running_stats=False)", (X3,),
+      extra_ms_params=("bn2d.gamma", "bn2d.beta", "bn2d.moving_mean", "bn2d.moving_variance"),
+      why="affine=False and use_batch_statistics=True: MindSpore keeps fixed gamma/beta and unused moving statistics"),
+    C("nn.BatchNorm2d(4, track_running_stats=False)", (X2,), train=True,
+      extra_ms_params=("moving_mean", "moving_variance"),
+      why="use_batch_statistics=True: MindSpore keeps unused moving statistics"),
     # training: batch statistics, and running statistics updated with torch's momentum
     C("nn.BatchNorm1d(4, momentum=0.3)", (randn(8, 4),), train=True, compare_state=True),
     C("nn.BatchNorm2d(4)", (X2,), train=True, compare_state=True),
