@@ -143,6 +143,10 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
     """The converted call (raises Unconvertible); ``original`` as for convert_args."""
     if entry.unsupported:
         raise Unconvertible(entry.unsupported)
+    call, out = _without_out(ctx, entry, call, pass_id, original or call)
+    if out is not None:
+        converted = convert_call(ctx, entry, call, pass_id, receiver, original)
+        return keyword_call(runtime_helper(ctx, "_torch_out"), {"result": converted, "out": out})
     if not entry.params and not entry.kwonly and not entry.hook and (receiver is None or entry.target.startswith(".")):
         # a pure rename: the arguments pass as they are (nn.Sequential(a, b));
         # a method that becomes a function (x.abs() -> ops.abs(input=x)) takes the receiver below
@@ -150,6 +154,35 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
             return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
         return call.with_changes(func=ctx.reference(entry.target))
     return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id, original=original), receiver)
+
+
+OUT_ARG = "out"
+# what the run-time converter of a function passed as a value (MS205) says to a non-None out=
+OUT_REFUSED_AT_RUN_TIME = "out: out= is not supported; assign the result"
+
+
+def _without_out(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, where: cst.Call):
+    """torch's ``out=`` taken off the call, one rule for every entry that takes it: (the
+    call without it, the out expression, or None when there is none or it is None). The
+    caller writes the result into it (runtime ``_torch_out``)."""
+    if OUT_ARG not in entry.kwonly and OUT_ARG not in entry.params:
+        return call, None
+    value = bind(call, entry.params, entry.kwonly).get(OUT_ARG)
+    if value is None:
+        return call, None
+    rest = call.with_changes(args=[a for a in call.args if a.value is not value])
+    if literal_value(value) is None:
+        return rest, None
+    parts = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List) else [value]
+    if any(type(part) not in (cst.Name, cst.Attribute) for part in parts):
+        # torch's x[0], x.narrow(...), x.view(...) share x's memory; MindSpore's are copies
+        ctx.report(where, pass_id, f"{entry.source}: out= is an expression (a slice or view in torch); in MindSpore "
+                   "it is a copy, so the tensor it was taken from is not written: assign the result into it",
+                   Severity.WARNING)
+    if ctx.compiled:
+        ctx.report(where, pass_id, f"{entry.source}: out= is written with Tensor.assign_value, which GRAPH mode "
+                   "does not compile: in a Cell run in GRAPH_MODE, assign the result instead", Severity.WARNING)
+    return rest, value
 
 
 def build_call(ctx, entry: ApiEntry, args: dict[str, Any], receiver=None) -> cst.BaseExpression:

@@ -217,6 +217,16 @@ def test_filled_diagonal_wraps_tall_matrices() -> None:
     assert close(out, expected)
 
 
+def test_out_is_written_in_place_resized_and_cast() -> None:
+    out = ms.ops.zeros((0,), ms.int64)
+    alias = out
+    returned = inplace._torch_out(tensor([[1.7, 2.2]]), out)
+    assert returned is out and alias.shape == (1, 2) and alias.dtype == ms.int64 and close(alias, [[1, 2]])
+    pair = (ms.ops.zeros((2,)), ms.ops.zeros((2,), ms.int64))
+    values, indices = inplace._torch_out(ms.ops.max(tensor([[1.0, 5.0], [4.0, 2.0]]), 1), pair)
+    assert values is pair[0] and close(pair[0], [5.0, 4.0]) and close(pair[1], [1, 0])
+
+
 def test_foreach_in_place_copies_the_results() -> None:
     tensors = [ms.Parameter(tensor([1.0, 2.0]), name="a"), ms.Parameter(tensor([3.0]), name="b")]
     out = foreach._foreach(lambda t, a: t + a, tensors, 10.0, inplace=True)
@@ -265,3 +275,21 @@ def test_python_number_of_a_numpy_scalar() -> None:
     assert type(number(np.int64(5))) is int and type(number(np.float32(0.5))) is float
     assert number(3) == 3 and number(tensor([1.0])).shape == (1,)
     assert ms.ops.arange(number(np.int64(-2)), number(np.int64(3))).shape == (5,)
+
+
+def test_gumbel_softmax_hard_is_one_hot_with_the_soft_samples_gradient() -> None:
+    """Straight-through: a hard sample is the one-hot of the soft sample's argmax, and its
+    gradient is the soft sample's (the same noise: the same seed before each draw)."""
+    logits = tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    weights = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+    def loss(values, hard):
+        ms.set_seed(7)
+        return (functional._torch_gumbel_softmax(values, 0.5, hard) * weights).sum()
+
+    hard_grad = ms.grad(lambda values: loss(values, True))(logits)
+    soft_grad = ms.grad(lambda values: loss(values, False))(logits)
+    ms.set_seed(7)
+    sample = functional._torch_gumbel_softmax(logits, 0.5, True).asnumpy()
+    assert close(sample.sum(-1), [1.0, 1.0]) and set(np.unique(sample)) <= {0.0, 1.0}
+    assert np.abs(hard_grad.asnumpy()).sum() > 0 and close(hard_grad, soft_grad.asnumpy())

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from transpile.rewrites.table_calls import LEGACY_REDUCTION_ARGS, TABLE_DIR, tables
+from transpile.rewrites.table_calls import LEGACY_REDUCTION_ARGS, OUT_ARG, TABLE_DIR, tables
 from transpile.rewrites.hooks import HOOKS
 from transpile.engine.tables import TableError, load_tables
 
@@ -279,7 +279,7 @@ def test_emitted_keywords_exist_in_the_target(entry) -> None:
     assert names, f"{entry.target} takes only **kwargs: list it in UNCHECKED_TARGETS"
     emitted = {entry.rename.get(p.lstrip("*"), p.lstrip("*")) for p in entry.params}
     emitted |= {entry.rename.get(k, k) for k in entry.kwonly} | set(entry.set)
-    emitted -= set(entry.drop) | set(entry.unsupported_args) | set(LEGACY_REDUCTION_ARGS) | {"*"}
+    emitted -= set(entry.drop) | set(entry.unsupported_args) | set(LEGACY_REDUCTION_ARGS) | {"*", OUT_ARG}
     if entry.receiver:
         emitted.add(entry.receiver)
     if entry.hook:

@@ -9,6 +9,7 @@ from ..runtime.registry import runtime_helper
 from ..syntax import (NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
+from .torch_indexing import run_time_helper  # noqa: F401  (losses composed beside the code: the entries' hook)
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
 
 
@@ -90,11 +91,34 @@ def f_layer_norm(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     return cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
 
 
-@hook()
+@hook(consumes=("max_norm", "norm_type"))
 def f_embedding(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     """F.embedding(input, weight) is weight[input]: ops.gather(weight, input, 0).
-    (ops.embedding has no CPU kernel; padding_idx only changes the gradient.)"""
+    (ops.embedding has no CPU kernel; padding_idx only changes the gradient.) With
+    max_norm, ``_torch_f_embedding`` renormalises the rows looked up in weight first,
+    as torch does in place."""
+    max_norm = args.pop("max_norm", None)
+    norm_type = args.pop("norm_type", None)
+    if max_norm is not None and literal_value(max_norm) is not None:
+        extra = {"norm_type": norm_type} if norm_type is not None else {}
+        return keyword_call(runtime_helper(ctx, "_torch_f_embedding"),
+                            {"input": args["input"], "weight": args["weight"], "max_norm": max_norm, **extra})
     return target_call(ctx, "mindspore.ops.gather", {}, (args["weight"], args["input"], literal(0)))
+
+
+def f_elu_alpha_at_run_time(entry) -> list[str]:
+    return ['if kwargs.pop("alpha", 1.0) != 1.0:',
+            '    raise ValueError("alpha: F.elu passed as a value takes alpha=1.0 only (MindSpore\'s Elu kernel)")']
+
+
+@hook(consumes=("alpha",), at_run_time=f_elu_alpha_at_run_time)
+def f_elu_alpha(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """F.elu with alpha 1.0 is ops.elu; another alpha (MindSpore's Elu kernel takes only
+    1.0) the composed ``_torch_elu``."""
+    alpha = args.pop("alpha", None)
+    if alpha is None or literal_value(alpha) == 1.0:
+        return args
+    return keyword_call(runtime_helper(ctx, "_torch_elu"), {"input": args["input_x"], "alpha": alpha})
 
 
 @hook()
@@ -351,3 +375,21 @@ def reduction_enum(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible(f"reduction={code(value)} is not a string")
     table = ", ".join(f"{k!r}: {n}" for k, n in REDUCTION_CODES.items()).replace("'", '"')
     return cst.parse_expression(f"{{{table}}}[{code(value)}]")
+
+
+def f_bce_weight_at_run_time(entry) -> list[str]:
+    return ['if kwargs.pop("weight", None) is not None:',
+            '    raise ValueError("weight: F.binary_cross_entropy passed as a value takes no weight (MindSpore\'s CPU '
+            'kernel does not broadcast it)")']
+
+
+@hook(consumes=("weight",), at_run_time=f_bce_weight_at_run_time)
+def f_bce_weight(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """F.binary_cross_entropy is ops.binary_cross_entropy; with a weight (MindSpore's CPU
+    kernel reads past one smaller than the input) the composed ``_torch_binary_cross_entropy``."""
+    weight = args.pop("weight", None)
+    if weight is None or literal_value(weight) is None:
+        return args
+    rest = {k: v for k, v in args.items() if k not in ("logits", "labels")}
+    return keyword_call(runtime_helper(ctx, "_torch_binary_cross_entropy"),
+                        {"input": args["logits"], "target": args["labels"], "weight": weight, **rest})

@@ -495,3 +495,45 @@ def rnn_call(ctx, entry, call: cst.Call) -> cst.BaseExpression:
         return call
     helper = runtime_helper(ctx, "_torch_rnn_call")
     return call.with_changes(func=helper, args=[cst.Arg(call.func), *call.args])
+
+
+@hook(not_a_value="the layer becomes a Cell emitted beside the code: call it where it is built")
+def runtime_cell(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """A layer MindSpore lacks, or whose kernel refuses torch's argument values ->
+    ``_Torch<Name>(**args)``, the Cell of runtime/nn_layers.py computing torch's result
+    (``nn.RReLU(0.1, 0.3)`` -> ``_TorchRReLU(lower=0.1, upper=0.3)``)."""
+    return keyword_call(runtime_helper(ctx, "_Torch" + entry.source.rsplit(".", 1)[-1]), args)
+
+
+def elu_alpha_at_run_time(entry) -> list[str]:
+    return ['if kwargs.get("alpha", 1.0) != 1.0:',
+            '    raise ValueError("alpha: nn.ELU passed as a value takes alpha=1.0 only (MindSpore\'s Elu kernel)")']
+
+
+@hook(consumes=("alpha",), at_run_time=elu_alpha_at_run_time)
+def elu_alpha(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """``nn.ELU()`` / ``nn.ELU(1.0)`` is MindSpore's nn.ELU; another alpha (its Elu kernel
+    takes only 1.0) the composed ``_TorchELU(alpha=...)``."""
+    alpha = args.pop("alpha", None)
+    if alpha is None or literal_value(alpha) == 1.0:
+        return args
+    return keyword_call(runtime_helper(ctx, "_TorchELU"), {"alpha": alpha})
+
+
+def embedding_max_norm_at_run_time(entry) -> list[str]:
+    return ['if kwargs.pop("max_norm", None) is not None:',
+            '    raise ValueError("max_norm: nn.Embedding passed as a value does not renormalise rows")',
+            'kwargs.pop("norm_type", None)']
+
+
+@hook(consumes=("max_norm", "norm_type"), at_run_time=embedding_max_norm_at_run_time)
+def embedding_max_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """``nn.Embedding(n, d, max_norm=m)`` -> ``_TorchEmbedding(...)``, MindSpore's
+    nn.Embedding renormalising the rows it looks up first as torch does; without
+    max_norm (norm_type then changes nothing) MindSpore's own."""
+    max_norm = args.pop("max_norm", None)
+    norm_type = args.pop("norm_type", None)
+    if max_norm is None or literal_value(max_norm) is None:
+        return args
+    extra = {"max_norm": max_norm, **({"norm_type": norm_type} if norm_type is not None else {})}
+    return keyword_call(runtime_helper(ctx, "_TorchEmbedding"), {**args, **extra})

@@ -20,6 +20,7 @@ from .torch_functions import (  # noqa: F401
     bernoulli,
     bincount,
     cast_input_dtype,
+    float_input,
     diag,
     unique_sorted,
     diff_n,

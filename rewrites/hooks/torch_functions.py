@@ -661,3 +661,13 @@ def _loads_state_dicts_only(ctx) -> bool:
     into_modules = {id(c.args[0].value) for c in calls if c.args and isinstance(c.func, cst.Attribute)
                     and c.func.attr.value == "load_state_dict"}
     return loads <= into_modules
+
+
+@hook()
+def float_input(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.log(x)`` / ``x.log()`` -> ``ops.log(input=_torch_float_input(input=x))``:
+    torch computes an integer or bool tensor's log in float32; MindSpore's CPU kernels
+    refuse it (the helper passes a float tensor as it is)."""
+    source = receiver if receiver is not None else args.pop("input")
+    promoted = keyword_call(runtime_helper(ctx, "_torch_float_input"), {"input": source})
+    return keyword_call(ctx.reference(entry.target), {"input": promoted, **args})

@@ -80,12 +80,15 @@ def as_functional_(ctx, entry, args, receiver) -> cst.BaseExpression:
 @hook(not_a_value=_NOT_A_VALUE)
 def rrelu_eval(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``F.rrelu(x, lower, upper)`` outside training is ``F.leaky_relu(x, (lower + upper) / 2)``
-    (torch's fixed slope); ``torch.rrelu_(x)`` copies it into ``x``. In training the
-    slopes are random: MindSpore's random stream cannot give torch's."""
+    (torch's fixed slope); ``torch.rrelu_(x)`` copies it into ``x``. In training (or
+    training known only when it runs) ``_torch_rrelu`` draws a slope per element
+    uniformly in [lower, upper]: torch's distribution, not its draws."""
     training = args.pop("training", None)
-    if training is not None and literal_value(training) is not False:
-        raise Unconvertible(f"training={code(training)}: a random slope per element (MindSpore's random stream differs)")
     lower, upper = (args.pop(k, literal(d)) for k, d in (("lower", 1.0 / 8), ("upper", 1.0 / 3)))
+    if training is not None and literal_value(training) is not False:
+        result = keyword_call(runtime_helper(ctx, "_torch_rrelu"),
+                              {"input": args["input"], "lower": lower, "upper": upper, "training": training})
+        return copy_into(args["input"], result) if entry.source.endswith("_") else result
     lv, uv = literal_value(lower), literal_value(upper)
     if isinstance(lv, (int, float)) and isinstance(uv, (int, float)):
         slope = literal((lv + uv) / 2)

@@ -50,7 +50,7 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.formatting import black_layout
 from transpile.engine.walk import read
 
-from ..table_calls import convert_args, convert_call, tables
+from ..table_calls import OUT_ARG, OUT_REFUSED_AT_RUN_TIME, convert_args, convert_call, tables
 from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
@@ -94,6 +94,8 @@ def converter_source(ctx, entry, name: str) -> str:
             "if rest:",
             f"    kwargs[{var!r}] = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else tuple(rest)",
         ]
+    if OUT_ARG in entry.source_args():  # a value's caller does not write into out= (table_calls does)
+        body += [f"if kwargs.pop({OUT_ARG!r}, None) != None:", f"    raise ValueError({OUT_REFUSED_AT_RUN_TIME!r})"]
     for arg, reason in entry.unsupported_args.items():
         if arg in entry.allowed:
             allowed = None if entry.allowed[arg] == "None" else entry.allowed[arg]

@@ -61,3 +61,18 @@ def _torch_renormed(input, indices, max_norm, norm_type):
     named[indices.reshape(-1)] = True
     scale = ops.where(ops.logical_and(named, norms > max_norm), max_norm / (norms + 1e-7), 1.0)
     return input * scale.reshape(-1, 1).astype(input.dtype)
+
+
+def _torch_out(result, out):
+    """torch's ``out=`` argument: the result written into ``out`` in place and ``out``
+    returned (a tuple of outs for an op with several results: each written, the same
+    named tuple type returned). As in torch, ``out`` takes the result's shape when it
+    differs (torch resizes it) and keeps its own dtype (the result is cast to it).
+    ``Tensor.assign_value`` replaces the tensor's data in the same object, so every
+    name bound to ``out`` sees it; GRAPH mode does not compile it."""
+    if isinstance(out, (tuple, list)):
+        for part, target in zip(result, out):
+            target.assign_value(part.astype(target.dtype))
+        return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+    out.assign_value(result.astype(out.dtype))
+    return out

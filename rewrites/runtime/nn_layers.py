@@ -10,6 +10,10 @@ the module imports with MindSpore installed, for its tests.
 import mindspore as ms
 from mindspore import nn, ops
 
+from .functional import (_torch_binary_cross_entropy, _torch_multilabel_margin_loss, _torch_soft_margin_loss,
+                         _torch_triplet_margin_loss)
+from .nn_ops import _torch_dropout, _torch_elu, _torch_embedding_renorm, _torch_rrelu
+
 
 # torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
 # themselves (F.pad; padding='same': d * (k - 1) in all, the extra one after) and
@@ -167,3 +171,157 @@ def _torch_interpolate(input, size=None, scale_factor=None, mode="nearest", alig
         if mode not in ("trilinear", "area"):
             recompute_scale_factor = True
     return ops.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
+
+
+# Layers whose MindSpore kernel refuses torch's argument values, or that MindSpore lacks:
+# Cells computing torch's result from the functions of runtime/nn_ops.py.
+class _TorchELU(nn.Cell):
+    """torch.nn.ELU with alpha other than 1.0 (MindSpore's Elu kernel takes only 1.0)."""
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = alpha
+
+    def construct(self, input):
+        return _torch_elu(input, self.alpha)
+
+
+class _TorchRReLU(nn.Cell):
+    """torch.nn.RReLU: a random slope per negative element in training, the fixed
+    (lower + upper) / 2 outside it (MindSpore's nn.RReLU draws in both)."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+
+    def construct(self, input):
+        return _torch_rrelu(input, self.lower, self.upper, self.training)
+
+
+class _TorchAlphaDropout(nn.Cell):
+    """torch.nn.AlphaDropout: the identity outside training; in training each element
+    dropped with probability p to SELU's negative saturation, then mean and variance
+    restored (mindspore.nn has no AlphaDropout)."""
+
+    feature = False
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
+    def construct(self, input):
+        return _torch_dropout(input, self.p, self.training, alpha=True, feature=self.feature)
+
+
+class _TorchFeatureAlphaDropout(_TorchAlphaDropout):
+    """torch.nn.FeatureAlphaDropout: AlphaDropout of whole channels."""
+
+    feature = True
+
+
+def _torch_pair_shape(a, b):
+    """The shape two shapes broadcast to, in what GRAPH mode compiles (torch's rule: of
+    two sizes one is 1 or both are equal)."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    return tuple([n if m == 1 else m for m, n in zip(a, b)])
+
+
+class _TorchCosineSimilarity(nn.Cell):
+    """torch.nn.CosineSimilarity: the inputs broadcast to one shape, then the cosine
+    along dim (mindspore.nn.CosineSimilarity is a metric, not a layer)."""
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim = dim
+        self.eps = eps
+
+    def construct(self, x1, x2):
+        shape = _torch_pair_shape(x1.shape, x2.shape)
+        return ops.cosine_similarity(x1.broadcast_to(shape), x2.broadcast_to(shape), self.dim, self.eps)
+
+
+class _TorchPairwiseDistance(nn.Cell):
+    """torch.nn.PairwiseDistance: the p-norm of x1 - x2 + eps over the last axis (the
+    inputs broadcast; mindspore.nn has no such cell)."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def construct(self, x1, x2):
+        return ops.vector_norm(x1 - x2 + self.eps, self.norm, -1, self.keepdim)
+
+
+class _TorchEmbedding(nn.Embedding):
+    """torch.nn.Embedding with max_norm: the rows a call looks up renormalised in the
+    table first, as torch does in place (MindSpore's nn.Embedding has no max_norm)."""
+
+    def __init__(self, vocab_size, embedding_size, padding_idx=None, max_norm=None, norm_type=2.0, **kwargs):
+        super().__init__(vocab_size, embedding_size, padding_idx=padding_idx, **kwargs)
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+
+    def construct(self, ids):
+        if self.max_norm is not None:
+            ops.assign(self.embedding_table, _torch_embedding_renorm(self.embedding_table, ids, self.max_norm,
+                                                                     self.norm_type))
+        return super().construct(ids)
+
+
+# Losses MindSpore lacks on CPU, or whose kernel refuses torch's arguments: Cells calling
+# the composed functions of runtime/functional.py.
+class _TorchElementLoss(nn.Cell):
+    """A loss of (input, target) whose only setting is torch's reduction; a subclass
+    computes it. (Copies are written sorted by name: a base sorts before its subclasses.)"""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class _TorchSoftMarginLoss(_TorchElementLoss):
+    """torch.nn.SoftMarginLoss (MindSpore's has no CPU kernel)."""
+
+    def construct(self, input, target):
+        return _torch_soft_margin_loss(input, target, self.reduction)
+
+
+class _TorchMultiLabelMarginLoss(_TorchElementLoss):
+    """torch.nn.MultiLabelMarginLoss (MindSpore's has no CPU kernel and takes int32 targets only)."""
+
+    def construct(self, input, target):
+        return _torch_multilabel_margin_loss(input, target, self.reduction)
+
+
+class _TorchTripletMarginLoss(nn.Cell):
+    """torch.nn.TripletMarginLoss (MindSpore's has no CPU kernel and takes an int p only)."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, reduction="mean"):
+        super().__init__()
+        self.margin = margin
+        self.norm = p
+        self.eps = eps
+        self.swap = swap
+        self.reduction = reduction
+
+    def construct(self, anchor, positive, negative):
+        return _torch_triplet_margin_loss(anchor, positive, negative, self.margin, self.norm, self.eps, self.swap,
+                                          self.reduction)
+
+
+class _TorchBCELoss(nn.Cell):
+    """torch.nn.BCELoss with a weight, broadcast to the input (MindSpore's CPU kernel
+    reads past a weight of another shape)."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__()
+        self.weight = weight
+        self.reduction = reduction
+
+    def construct(self, input, target):
+        return _torch_binary_cross_entropy(input, target, self.weight, self.reduction)

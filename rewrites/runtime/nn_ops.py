@@ -125,3 +125,39 @@ def _torch_conv_tbc(input, weight, bias, pad=0):
     channels) input with a (kernel, in, out) weight."""
     y = ops.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, stride=1, pad_mode="pad", padding=pad)
     return y.permute(2, 0, 1)
+
+
+def _torch_elu(input, alpha=1.0):
+    """torch's elu with any alpha (MindSpore's Elu kernel takes only 1.0): x where x > 0,
+    alpha * (exp(x) - 1) elsewhere; the exponential of min(x, 0), so a large x gives no
+    inf that the gradient of the branch not taken would multiply by zero."""
+    return ops.where(input > 0, input, alpha * (ops.exp(ops.minimum(input, 0)) - 1))
+
+
+def _torch_rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """torch's rrelu: negative values times a slope, in training drawn uniformly in
+    [lower, upper] for each element (torch's distribution, not its draws), outside
+    training the fixed (lower + upper) / 2."""
+    if training:
+        slope = ops.rand(*input.shape, dtype=input.dtype) * (upper - lower) + lower
+    else:
+        slope = (lower + upper) / 2
+    return ops.where(input >= 0, input, input * slope)
+
+
+def _torch_embedding_renorm(weight, input, max_norm, norm_type=2.0):
+    """torch's embedding_renorm_: the rows of weight that input looks up whose norm
+    exceeds max_norm scaled to max_norm / (norm + 1e-7), the others kept; the new table
+    (torch writes it into weight, the caller assigns it)."""
+    norms = ops.norm(weight, norm_type, dim=1)
+    looked_up = ops.zeros((weight.shape[0],), ms.float32).index_fill(0, input.reshape(-1).astype(ms.int32), 1.0) > 0
+    scale = ops.where(looked_up & (norms > max_norm), max_norm / (norms + 1e-7), ops.ones_like(norms))
+    return ops.stop_gradient(weight * scale.reshape(-1, 1))
+
+
+def _torch_f_embedding(input, weight, max_norm=None, norm_type=2.0):
+    """torch's F.embedding: the rows of weight input names; with max_norm, the rows
+    looked up renormalised in weight itself first (torch changes weight in place)."""
+    if max_norm is not None:
+        weight.assign_value(_torch_embedding_renorm(weight, input, max_norm, norm_type))
+    return ops.gather(weight, input, 0)

@@ -480,3 +480,12 @@ def _torch_segment_reduce(data, reduce, lengths=None, indices=None, offsets=None
         size = lengths.reshape((-1,) + (1,) * (x.ndim - 1)).astype(x.dtype)
         out = ops.where(size > 0, out / size, ops.full_like(out, empty if initial is None else initial))
     return ops.moveaxis(out, 0, axis)
+
+
+def _torch_float_input(input):
+    """An integer or bool tensor as float32, torch's default dtype, which torch's float-only
+    math (log, log1p, log2, log10) computes in; MindSpore's CPU kernels take floats only.
+    A float or complex tensor passes as it is."""
+    if input.is_floating_point() or input.is_complex():
+        return input
+    return input.astype(ms.float32)

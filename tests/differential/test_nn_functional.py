@@ -94,6 +94,10 @@ TANH_WHY = "MindSpore's CPU tanh is a fast approximation: abs error up to ~3e-4 
 forms("relu", "input=a, inplace=False", (M,), req=1)
 forms("relu6", "input=a, inplace=False", (WIDE,), req=1)
 forms("elu", "input=a, alpha=1.0, inplace=False", (M,), req=1)
+# alpha other than 1.0: MindSpore's Elu kernel refuses it, composed (float64 and large inputs too)
+forms("elu", "input=a, alpha=0.8, inplace=False", (M,), req=1, minimal="a, 0.8")
+case("elu", "F.elu(a, alpha=2.5)", (arr(3, 5, dtype="float64", low=-80, high=80),), "alpha-float64")
+case("elu", "alpha = 0.3\n    return F.elu(a, alpha)", (M,), "alpha-variable")
 forms("selu", "input=a, inplace=False", (M,), req=1)
 forms("celu", "input=a, alpha=0.5, inplace=False", (M,), req=1)
 forms("leaky_relu", "input=a, negative_slope=0.2, inplace=False", (M,), req=1)
@@ -249,6 +253,35 @@ forms("multi_margin_loss", "input=a, target=b, p=2, margin=2, weight=c, size_ave
       (M, LABELS, W5), req=2, extra=("a, b, margin=3.0, reduction='none'",))
 forms("gaussian_nll_loss", "input=a, target=b, var=c, full=True, eps=1e-5, reduction='sum'",
       (M, M2, pos(4, 5)), req=3)
+# losses MindSpore lacks on CPU (or whose kernel refuses the weight), composed beside the code
+forms("binary_cross_entropy", "input=a, target=b, weight=c, size_average=None, reduce=None, reduction='none'",
+      (PROB, TPROB, W5), req=2, minimal="a, b, c", extra=("a, b, c, reduction='sum'", "a, b, c * 0 + 2, size_average=False"))
+case("binary_cross_entropy", "F.binary_cross_entropy(a, b, weight=c)", (PROB.astype("float64"), TPROB.astype("float64"),
+     W5.astype("float64")), "float64")
+case("binary_cross_entropy", "F.binary_cross_entropy(a, b, c)", (np.array([[0.0, 1.0, 0.5]], "float32"),
+     np.array([[1.0, 0.0, 0.5]], "float32"), np.array([[2.0], ], "float32")), "log-clamped")
+forms("soft_margin_loss", "input=a, target=b, size_average=None, reduce=None, reduction='sum'", (M, SIGN), req=2,
+      extra=("a * 40, b, reduction='none'", "a, b, size_average=False"))
+M3 = arr(4, 5)
+forms("triplet_margin_loss", "anchor=a, positive=b, negative=c, margin=0.5, p=1.0, eps=1e-4, swap=True, size_average=None, "
+      "reduce=None, reduction='none'", (M, M2, M3), req=3, extra=("a, b, c, p=3, reduction='sum'", "a[0], b[0], c[0]"))
+forms("triplet_margin_with_distance_loss", "anchor=a, positive=b, negative=c", (M, M2, M3),
+      kw="distance_function=None, margin=2.0, swap=True, reduction='sum'",
+      extra=("a, b, c, distance_function=lambda x, y: 1 - F.cosine_similarity(x, y), reduction='none'",))
+MLM_TARGET = np.array([[3, 0, -1, 1, 2], [0, 1, 2, 3, 4], [-1, 0, 0, 0, 0], [1, 1, -1, 0, 0]], "int64")
+forms("multilabel_margin_loss", "input=a, target=b, size_average=None, reduce=None, reduction='sum'", (M, MLM_TARGET),
+      req=2, extra=("a, b, reduction='none'", "a[0], b[0]"))
+COUNTS = ints(4, 5, high=6).astype("float32")
+forms("poisson_nll_loss", "input=a, target=b, log_input=True, full=True, size_average=None, eps=1e-6, reduce=None, "
+      "reduction='none'", (M, COUNTS), req=2, extra=("a.abs(), b, log_input=False, reduction='sum'",))
+# gumbel_softmax: random; compared by shape, by the one-hot a hard sample is, and by how
+# often each class wins over 4000 draws of the same logits (the softmax of logits / 1)
+forms("gumbel_softmax", "logits=a, tau=0.5, hard=False, eps=1e-10, dim=-1", (M,), req=1, random=True, why="random")
+case("gumbel_softmax", "y = F.gumbel_softmax(a, hard=True, dim=0)\n    return y.sum(0), ((y == 0) | (y == 1)).all()",
+     (M,), "hard-one-hot")
+case("gumbel_softmax", "F.gumbel_softmax(a.expand(4000, 5), hard=True).mean(0)", (arr(1, 5),), "hard-frequencies",
+     atol=0.04, rtol=0.0, why="4000 random draws: each class's share is within about 0.03 of its probability")
+case("gumbel_softmax", "y = F.gumbel_softmax(a, tau=2.0)\n    return y.sum(-1), (y > 0).all()", (X2,), "soft-sums")
 CTC = (_log_softmax(arr(10, 2, 5)), ints(2, 4, low=1, high=5), np.array([10, 8]), np.array([4, 3]))
 forms("ctc_loss", "log_probs=a, targets=b, input_lengths=c, target_lengths=d, blank=0, reduction='sum', zero_infinity=True",
       CTC, req=4)
@@ -257,6 +290,11 @@ forms("ctc_loss", "log_probs=a, targets=b, input_lengths=c, target_lengths=d, bl
 EMB = arr(10, 3)
 forms("embedding", "input=a, weight=b, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False",
       (ints(2, 5, high=10), EMB), req=2, extra=("a, b, padding_idx=0",))
+# max_norm: the rows looked up renormalised in weight itself first (weight compared after the call)
+case("embedding", "w = b * 1\n    r = F.embedding(a, w, max_norm=1.0)\n    return r, w", (ints(2, 5, high=10), EMB), "max_norm")
+case("embedding", "w = b * 3\n    r = F.embedding(a, w, 0, 0.5, 1.0)\n    return r, w", (ints(3, 2, high=10), EMB), "max_norm-positional")
+case("embedding", "w = b * 1\n    r = F.embedding(input=a, weight=w, max_norm=4.0, norm_type=3.0)\n    return r, w",
+     (ints(4, high=10), EMB), "max_norm-keyword")
 forms("one_hot", "input=a, num_classes=6", (ints(3, 4, high=6),))
 forms("pad", "input=a, pad=(1, 2, 0, 3), mode='constant', value=0.5", (X2,), req=2,
       extra=("a, (1, 2, 1, 0), mode='reflect'", "a, (1, 1, 2, 0), mode='replicate'", "a, (1, 2, 2, 1), mode='circular'"))
@@ -368,16 +406,13 @@ def test_entries_match_installed_signatures():
 UNCONVERTED = [
     ("F.softmax(x)", "dim is not given"),
     ("F.log_softmax(x, 1, dtype=torch.float64)", "no dtype"),
-    ("F.elu(x, alpha=0.5)", "alpha=1.0"),
     ("F.layer_norm(x, (4, 8))", "spans 2 axes"),
     ("F.interpolate(x, scale_factor=1.5, mode='bilinear')", "fractional"),
     ("F.interpolate(x, size=(4, 4), mode='bilinear', antialias=True)", "antialiasing"),
     ("F.one_hot(x)", "num_classes is not given"),
-    ("F.binary_cross_entropy(x, y, weight=w)", "does not broadcast weight"),
     ("F.mse_loss(x, y, weight=w)", "element weight"),
     ("F.kl_div(x, y, log_target=True)", "probabilities only"),
     ("F.multi_margin_loss(x, y, margin=0.5)", "integer margin"),
-    ("F.embedding(x, w, max_norm=1.0)", "renormalising"),
     ("F.instance_norm(x, running_mean=m, running_var=v)", "running statistics"),
     ("F.batch_norm(x, None, None, training=False)", "torch raises"),
     ("F.scaled_dot_product_attention(q, k, v, attn_mask=m[0])", "attn_mask"),
@@ -385,8 +420,6 @@ UNCONVERTED = [
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
     ("F.relu_(x + 1)", "used twice"),
-    ("F.soft_margin_loss(x, y)", "no CPU kernel"),
-    ("F.rrelu(x, training=True)", "random slope"),
     ("F._Reduction.get_enum('avg')", "not a valid value for reduction"),
 ]
 

@@ -24,6 +24,10 @@ C = LayerCase
 # scale of the kept values (1 / (1 - p)), from a tensor of ones.
 DROP_STATS = "((m(a) == 0).float().mean(), m(a).max())"
 DROP_WHY = "random mask: compares the dropped fraction (about 1000 draws) and the kept scale"
+RRELU_STATS = "((-m(a)).min(), (-m(a)).max(), (-m(a)).mean())"
+RRELU_WHY = "random slopes (4096 draws): compares their least, greatest and mean"
+ALPHA_STATS = "(m(a).mean(), m(a).std())"
+ALPHA_WHY = "random mask: compares the mean and spread alpha dropout keeps (8192 draws)"
 INSTANCE_NORM_EXTRA = ("gamma", "beta")
 INSTANCE_NORM_WHY = "converted to GroupNorm(C, C), which keeps fixed gamma=1/beta=0 when affine=False"
 X1 = randn(2, 4, 16)
@@ -233,6 +237,15 @@ CASES: list[LayerCase] = [
     *forms("nn.BatchNorm2d", [("num_features", "4"), ("eps", "1e-3"), ("momentum", "0.2"), ("affine", "True"),
                               ("track_running_stats", "True")], 1, (X2,)),
     C("nn.BatchNorm2d(4, momentum=0.01, bias=True)", (X2,)),
+    # without parameters or running statistics, in 2-D and 3-D, evaluated and training
+    C("nn.BatchNorm2d(4, affine=False)", (X2,), extra_ms_params=("gamma", "beta"),
+      why="MindSpore keeps fixed gamma=1/beta=0 parameters when affine=False"),
+    C("nn.BatchNorm3d(4, affine=False, track_running_stats=False)", (X3,),
+      extra_ms_params=("bn2d.gamma", "bn2d.beta", "bn2d.moving_mean", "bn2d.moving_variance"),
+      why="affine=False and use_batch_statistics=True: MindSpore keeps fixed gamma/beta and unused moving statistics"),
+    C("nn.BatchNorm2d(4, track_running_stats=False)", (X2,), train=True,
+      extra_ms_params=("moving_mean", "moving_variance"),
+      why="use_batch_statistics=True: MindSpore keeps unused moving statistics"),
     # training: batch statistics, and running statistics updated with torch's momentum
     C("nn.BatchNorm1d(4, momentum=0.3)", (randn(8, 4),), train=True, compare_state=True),
     C("nn.BatchNorm2d(4)", (X2,), train=True, compare_state=True),
@@ -272,6 +285,15 @@ CASES: list[LayerCase] = [
     *forms("nn.LeakyReLU", [("negative_slope", "0.1"), ("inplace", "False")], 0, (X2,)),
     *forms("nn.PReLU", [("num_parameters", "4"), ("init", "0.1")], 0, (X2,)),
     *forms("nn.ELU", [("alpha", "1.0"), ("inplace", "False")], 0, (X2,)),
+    # alpha other than 1.0: MindSpore's Elu kernel refuses it, the layer is composed
+    *forms("nn.ELU", [("alpha", "0.8"), ("inplace", "False")], 0, (X2,), minimal="0.8"),
+    C("nn.ELU(alpha=2.5)", (Input(lambda r: r.standard_normal((3, 5)).astype("float64") * 40, "randn(3, 5) * 40 f64"),)),
+    # RReLU: the fixed slope (lower + upper) / 2 outside training; in training a slope per
+    # element drawn uniformly in [lower, upper] (read off an input of -1: -m(a) is the slopes)
+    *forms("nn.RReLU", [("lower", "0.1"), ("upper", "0.3"), ("inplace", "False")], 0, (X2,)),
+    C("nn.RReLU(0.2, 0.6)", (const(-np.ones((64, 64))),), train=True, call=RRELU_STATS, atol=0.01, rtol=0.0,
+      why=RRELU_WHY),
+    C("nn.RReLU()", (const(-np.ones((64, 64))),), train=True, call=RRELU_STATS, atol=0.01, rtol=0.0, why=RRELU_WHY),
     *forms("nn.SELU", [("inplace", "False")], 0, (X2,)),
     *forms("nn.CELU", [("alpha", "0.5"), ("inplace", "False")], 0, (X2,)),
     *forms("nn.GELU", [("approximate", "'tanh'")], 0, (X2,)),
@@ -358,11 +380,37 @@ CASES: list[LayerCase] = [
     C("nn.Dropout3d(0.3)", (X3,), train=True, compare="shape", why="random mask"),
     C("nn.Dropout3d(0.3)", (const(np.ones((16, 64, 2, 2, 1))),), train=True, call=DROP_STATS, atol=0.05, rtol=0.0, why=DROP_WHY),
     C("nn.Dropout3d(p=0.7)", (const(np.ones((16, 64, 2, 2, 1))),), train=True, call=DROP_STATS, atol=0.05, rtol=0.0, why=DROP_WHY),
+    # alpha dropout: the identity outside training; in training mean and variance kept
+    # (self-normalising: of a standard normal input, about 0 and 1)
+    *forms("nn.AlphaDropout", [("p", "0.2"), ("inplace", "False")], 0, (X2,)),
+    C("nn.AlphaDropout(0.3)", (randn(128, 64),), train=True, call=ALPHA_STATS, atol=0.05, rtol=0.0, why=ALPHA_WHY),
+    C("nn.AlphaDropout(0.3)", (randn(16, 8),), train=True, compare="shape", why="random mask"),
+    *forms("nn.FeatureAlphaDropout", [("p", "0.2"), ("inplace", "False")], 0, (X2,)),
+    C("nn.FeatureAlphaDropout(0.4)", (randn(64, 128, 4),), train=True, call=ALPHA_STATS, atol=0.05, rtol=0.0,
+      why=ALPHA_WHY),
+    C("nn.FeatureAlphaDropout(0.5)", (const(np.ones((32, 64, 3))),), train=True,
+      call="(lambda y: (y.std(-1).max(), (y[:, :, 0] > 1).float().mean()))(m(a))", atol=0.05, rtol=0.0,
+      why="random mask: whole channels dropped or kept (each channel constant), about half kept of 2048"),
     # -- embedding ---------------------------------------------------------------
+    # max_norm: the rows a call looks up renormalised in the table first (the table compared after the call)
+    *forms("nn.Embedding", [("num_embeddings", "10"), ("embedding_dim", "3"), ("padding_idx", "0"),
+                            ("max_norm", "1.0"), ("norm_type", "2.0")], 2, (randint(10, 2, 5),),
+           minimal="10, 3, max_norm=1.0", compare_state=True),
+    C("nn.Embedding(10, 4, max_norm=0.5, norm_type=1.0)", (randint(10, 3, 4),), compare_state=True),
+    C("nn.Embedding(6, 4, max_norm=5.0)", (randint(6, 7),), compare_state=True),
     *forms("nn.Embedding", [("num_embeddings", "10"), ("embedding_dim", "3"), ("padding_idx", "0"),
                             ("max_norm", "None"), ("norm_type", "2.0"), ("scale_grad_by_freq", "False"),
                             ("sparse", "False")], 2, (randint(10, 2, 5),)),
     C("nn.Embedding(10, 3, sparse=True)", (randint(10, 4),)),
+    # -- distances (the inputs broadcast) -------------------------------------------
+    *forms("nn.CosineSimilarity", [("dim", "1"), ("eps", "1e-6")], 0, (randn(4, 5), randn(4, 5))),
+    C("nn.CosineSimilarity(dim=-1)", (randn(3, 1, 5), randn(1, 4, 5))),
+    C("nn.CosineSimilarity(0)", (randn(5, 3), randn(5, 1))),
+    C("nn.CosineSimilarity()", (randn(2, 6, 3), randn(6, 3))),
+    *forms("nn.PairwiseDistance", [("p", "1.0"), ("eps", "1e-4"), ("keepdim", "True")], 0, (randn(4, 5), randn(4, 5))),
+    C("nn.PairwiseDistance(p=3.0)", (randn(3, 1, 5), randn(1, 4, 5))),
+    C("nn.PairwiseDistance()", (randn(4, 5), randn(1, 5))),
+    C("nn.PairwiseDistance(keepdim=True)", (randn(4, 5), randn(5))),
     # -- recurrent ---------------------------------------------------------------
     *forms("nn.RNN", [("input_size", "4"), ("hidden_size", "5"), ("num_layers", "2"), ("nonlinearity", "'relu'"),
                       ("bias", "True"), ("batch_first", "True"), ("dropout", "0.0"), ("bidirectional", "True")], 2,
@@ -515,6 +563,26 @@ CASES: list[LayerCase] = [
     *forms("nn.BCELoss", [("weight", "None"), ("size_average", "None"), ("reduce", "None"), ("reduction", "'sum'")], 0,
            (PROB, TPROB)),
     C("nn.BCELoss(reduction='none')", (PROB, TPROB)),
+    # a weight (broadcast to the input): MindSpore's CPU kernel reads past it, the loss is composed
+    *forms("nn.BCELoss", [("weight", W5), ("size_average", "None"), ("reduce", "None"), ("reduction", "'none'")], 0,
+           (PROB, TPROB), minimal=f"{W5}"),
+    C(f"nn.BCELoss(weight={W5}, size_average=False)", (PROB, TPROB)),
+    C("nn.BCELoss(torch.tensor([[2.0], [0.5], [1.0], [3.0]]), reduction='sum')", (PROB, TPROB)),
+    # losses with no MindSpore CPU kernel: composed
+    *forms("nn.SoftMarginLoss", [("size_average", "None"), ("reduce", "None"), ("reduction", "'sum'")], 0, (P, sign(4, 5))),
+    C("nn.SoftMarginLoss(reduction='none')", (P, sign(4, 5))),
+    *forms("nn.MultiLabelMarginLoss", [("size_average", "None"), ("reduce", "None"), ("reduction", "'sum'")], 0,
+           (P, const([[3, 0, -1, 1, 2], [0, 1, 2, 3, 4], [-1, 0, 0, 0, 0], [1, 1, -1, 0, 0]], "int64"))),
+    C("nn.MultiLabelMarginLoss(reduction='none')", (randn(5), const([4, 2, -1, 0, 0], "int64"))),
+    *forms("nn.TripletMarginLoss", [("margin", "0.5"), ("p", "1.0"), ("eps", "1e-4"), ("swap", "True"),
+                                    ("size_average", "None"), ("reduce", "None"), ("reduction", "'none'")], 0,
+           (P, T, randn(4, 5))),
+    C("nn.TripletMarginLoss(p=3, reduction='sum')", (P, T, randn(4, 5))),
+    # the defining modules' spellings resolve to the same entries
+    C("torch.nn.modules.loss.TripletMarginLoss(margin=2.0)", (P, T, randn(4, 5)), primary="torch.nn.TripletMarginLoss"),
+    C("torch.nn.modules.loss.SoftMarginLoss()", (P, sign(4, 5)), primary="torch.nn.SoftMarginLoss"),
+    C("torch.nn.modules.distance.CosineSimilarity(0)", (randn(5, 3), randn(5, 1)), primary="torch.nn.CosineSimilarity"),
+    C("torch.nn.modules.activation.ELU(0.3)", (X2,), primary="torch.nn.ELU"),
     *forms("nn.BCEWithLogitsLoss", [("weight", W5), ("size_average", "None"), ("reduce", "None"),
                                     ("reduction", "'sum'"), ("pos_weight", W5)], 0, (P, TPROB)),
     C("nn.BCEWithLogitsLoss(reduction='none')", (P, TPROB)),
@@ -648,18 +716,11 @@ UNCONVERTED = [
     ("nn.ConvTranspose2d(4, 4, 3, stride=2, output_padding=1)", "larger than padding"),
     ("nn.ConvTranspose2d(3, 3, 3, padding_mode='reflect')", "'zeros' only"),
     ("nn.LSTM(4, 5, proj_size=2)", "proj_size"),
-    ("nn.Embedding(10, 3, max_norm=1.0)", "renormalise"),
     ("nn.InstanceNorm2d(4, track_running_stats=True)", "running statistics"),
     ("nn.LocalResponseNorm(4)", "odd"),
     ("nn.AdaptiveMaxPool1d(4, return_indices=True)", "cannot return indices"),
     ("nn.Softplus()", "no Softplus"),
     ("nn.ParameterList()", "Parameter$N"),
-    ("nn.RReLU()", "random slope"),
-    ("nn.CosineSimilarity()", "metric"),
-    ("nn.ELU(alpha=0.5)", "alpha=1.0"),
-    ("nn.BCELoss(weight=w)", "does not broadcast weight"),
-    ("nn.SoftMarginLoss()", "no CPU kernel"),
-    ("nn.TripletMarginLoss()", "no CPU kernel"),
     ("nn.KLDivLoss(log_target=True)", "probabilities only"),
     ("nn.Buffer(t, persistent=False)", "non-persistent"),
     ("nn.Hardtanh(min_value=-2.0)", "deprecated"),

@@ -127,6 +127,15 @@ case("torch.einsum", 'torch.einsum("nchw,nc->nhw", a, b)', (arr(2, 3, 4, 5), arr
 case("torch.einsum", 'torch.einsum("bij->bji", a)', (arr(2, 3, 4),), "transpose")
 case("torch.einsum", 'torch.einsum("ij->", a)', (arr(3, 4),), "total")
 case("torch.einsum", 'torch.einsum("ijk,k->ij", a, b)', (arr(2, 3, 4), arr(4)), "vector")
+# float-only math of integer and bool tensors: torch computes them in float32 (MindSpore's CPU kernels refuse them)
+for name in ("log", "log10", "log1p", "log2"):
+    case(f"torch.{name}", f"torch.{name}(a)", (ints(3, 4, low=1, high=50),), "int64")
+    case(f"torch.{name}", f"torch.{name}(input=a)", (ints(3, 4, low=0, high=9, dtype="int32"),), "int32")
+    case(f"torch.{name}", f"torch.{name}(a)", (bools(3, 4),), "bool")
+    case(f"Tensor.{name}", f"a.{name}()", (ints(3, 4, low=1, high=50),), "int64")
+    case(f"Tensor.{name}", f"(a * 2).{name}()", (ints(2, 5, low=0, high=7, dtype="uint8"),), "uint8")
+    case(f"torch.{name}", f"torch.{name}(a)", (pos(3, 4, dtype="float64"),), "float64")
+case("torch.special.log1p", "torch.special.log1p(a)", (ints(3, 4, high=9),), "int64")
 # torch.special: aliases of the elementwise functions, ndtr as 0.5 * erfc(-x / sqrt(2))
 for name in ("erf", "erfc", "expm1", "log1p", "expit", "ndtr"):
     forms(f"torch.special.{name}", "input=a", (X,))
@@ -845,7 +854,6 @@ REFUSED = {
     "Tensor.type": "a.type()",
     "torch.normal": "torch.normal(a, b)",
     "torch.norm": "torch.norm(a, 'nuc')",
-    "torch.cat": "torch.cat([a, b], out=b)",
     "torch.rand": "torch.rand(2, generator=g)",
     "torch.diff": "torch.diff(a, n=k)",
     "torch.diag": "torch.diag(a + b)",

@@ -189,6 +189,19 @@ for api, call in (("torch.rrelu", "torch.rrelu"), ("torch.nn.functional.rrelu", 
     last = "generator=None" if api == "torch.rrelu" else "inplace=False"
     forms(api, f"input=a, lower=0.1, upper=0.3, training=False, {last}", (M,), req=1, extra=("a, 0.2",))
     CASES.append(Case(api, f"lo, hi = 0.05, 0.25\n        return {call}(a, lo, hi)", (M,), "variables"))
+# rrelu in training: a slope per element drawn uniformly in [lower, upper] (torch's
+# distribution, not its draws): of an input of -1, the least, greatest and mean slope of 4096
+NEG = -np.ones((64, 64), "float32")
+RRELU_WHY = "random slopes (4096 draws): compares their least, greatest and mean"
+for api, call in (("torch.rrelu", "torch.rrelu"), ("torch.nn.functional.rrelu", "F.rrelu")):
+    CASES.append(Case(api, f"s = -{call}(a, 0.2, 0.6, True)\n        return s.min(), s.max(), s.mean()", (NEG,), "train",
+                      atol=0.01, rtol=0.0, why=RRELU_WHY))
+    CASES.append(Case(api, f"s = -{call}(input=a, training=True)\n        return s.min(), s.max(), s.mean()", (NEG,),
+                      "train-keyword", atol=0.01, rtol=0.0, why=RRELU_WHY))
+    CASES.append(Case(api, f"y = {call}(a, training=True)\n        return y.shape, ((y == a) | (a < 0)).all()", (M,),
+                      "train-positive-kept"))
+CASES.append(Case("torch.nn.functional.rrelu_", "F.rrelu_(a, 0.2, 0.6, training=True)\n        s = -a\n"
+                  "        return s.min(), s.max(), s.mean()", (NEG,), "train", atol=0.01, rtol=0.0, why=RRELU_WHY))
 for api, call in (("torch.rrelu_", "torch.rrelu_"), ("torch.nn.functional.rrelu_", "F.rrelu_")):
     CASES.append(Case(api, f"y = {call}(a, 0.1, 0.3, False)\n        return a, y", (M,), "positional"))
     CASES.append(Case(api, f"y = {call}(input=a, lower=0.1, upper=0.3, training=False)\n        return a, y", (M,), "keyword"))
@@ -243,7 +256,6 @@ REFUSED = [
     ("torch.grid_sampler(x, g, 2, 0, False)", "no bicubic"),
     ("F.grid_sample(x, g, mode='bicubic')", "no bicubic"),
     ("torch.kl_div(x, y, 3)", "not one of torch's codes"),
-    ("F.rrelu(x, training=True)", "random slope"),
     ("torch.selu_(x + 1)", "used twice"),
     ("F.alpha_dropout(x, 0.2, True, inplace=flag)", "inplace chosen at run time"),
     ("torch.embedding(w, x, 0, True)", "scale gradients"),
