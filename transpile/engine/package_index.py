@@ -22,6 +22,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .type_index import ModuleTypes, TypeIndex, resolve_module, scan_types
+
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
 
 
@@ -35,11 +37,13 @@ class PackageFacts:
     names: dict[str, str] = field(default_factory=dict)  # spelling in the file -> tree class it names
     class_bases: dict[str, tuple[str, ...]] = field(default_factory=dict)  # tree class -> qualified bases
     outside: tuple[str, ...] = ()  # top-level packages imported from outside the tree (not stdlib)
+    types: TypeIndex = field(default_factory=TypeIndex)  # what attributes and names hold (type_index.py)
 
     def fingerprint(self) -> str:
         """A stable text of everything handed over (for the result cache's key)."""
         return json.dumps([self.module, sorted(self.inherited.items()), sorted(self.names.items()),
-                           sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside)])
+                           sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside),
+                           self.types.fingerprint()])
 
     def base_roots(self) -> set[str]:
         """Top-level packages of the bases, outside the tree, of the tree classes the file
@@ -59,6 +63,7 @@ class _ModuleInfo:
     spellings: set[str] = field(default_factory=set)  # dotted names the file uses
     imported_roots: set[str] = field(default_factory=set)  # top-level packages of absolute imports
     public: frozenset[str] | None = None  # __all__, when it is a literal
+    types: ModuleTypes = field(default_factory=ModuleTypes)  # what its code builds (type_index.py)
 
 
 def module_name(path: Path, root: Path) -> tuple[str, str]:
@@ -103,9 +108,18 @@ def _base_spelling(node: ast.expr) -> str | None:
 def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
     """What ``path`` (its ``text`` when given, else read) says of itself."""
     module, package = module_name(path, root)
+    try:
+        text = path.read_text(encoding="utf-8-sig") if text is None else text
+    except (UnicodeDecodeError, OSError, ValueError):
+        return _ModuleInfo(module, package)
+    return _scan_text(text, module, package)
+
+
+def _scan_text(text: str, module: str, package: str) -> _ModuleInfo:
+    """What the module ``module`` of package ``package`` with source ``text`` says of itself."""
     info = _ModuleInfo(module, package)
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8-sig") if text is None else text.removeprefix("\ufeff"))
+        tree = ast.parse(text.removeprefix("\ufeff"))
     except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
 
@@ -169,6 +183,10 @@ def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
                     stack.append(value)
     except RecursionError:  # a pathologically deep file: the pipeline reports it
         pass
+    try:
+        info.types = scan_types(tree)
+    except RecursionError:
+        pass
     return info
 
 
@@ -183,6 +201,18 @@ class PackageIndex:
         self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve())) for f in files if f.suffix == ".py"}
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
+        self._resolved: dict[str, tuple[dict, dict, dict]] = {}  # module -> resolve_module's answer
+
+    @classmethod
+    def of_text(cls, text: str, module: str = "__main__") -> "PackageIndex":
+        """The index of one module given as text (a file converted on its own)."""
+        index = cls.__new__(cls)
+        info = _scan_text(text, module, module.rpartition(".")[0])
+        index._files = {}
+        index._modules = {module: info}
+        index._tree_roots = {module.split(".")[0]}
+        index._resolved = {}
+        return index
 
     # -- star-imported import bindings (unchanged behaviour) -------------------
     def _exported(self, module: str, seen: set[str]) -> dict[str, str]:
@@ -210,17 +240,18 @@ class PackageIndex:
         return {k: v for k, v in sorted(out.items()) if k not in info.bindings}
 
     # -- names and classes ------------------------------------------------------
-    def _lookup(self, module: str, name: str, seen: set[tuple[str, str]]) -> str | None:
-        """The qualified name ``name`` holds at the top of tree module ``module``."""
+    def _lookup(self, module: str, name: str, seen: set[tuple[str, str]], values: bool = False) -> str | None:
+        """The qualified name ``name`` holds at the top of tree module ``module`` (with
+        ``values``, its functions and variables count as well as its classes)."""
         info = self._modules.get(module)
         if info is None or (module, name) in seen:
             return None
         seen.add((module, name))
-        if name in info.classes:
+        if name in info.classes or values and (name in info.types.functions or name in info.types.variables):
             return f"{module}.{name}"
         for table in (info.local, info.bindings):
             if name in table:
-                return self._canonical(table[name], seen)
+                return self._canonical(table[name], seen, values)
         if f"{module}.{name}" in self._modules:  # a submodule of a package
             return f"{module}.{name}"
         for star in info.stars:
@@ -228,12 +259,12 @@ class PackageIndex:
             if star_info is None or (star_info.public is not None and name not in star_info.public):
                 continue
             if not name.startswith("_"):
-                found = self._lookup(star, name, seen)
+                found = self._lookup(star, name, seen, values)
                 if found is not None:
                     return found
         return None
 
-    def _canonical(self, qualified: str, seen: set[tuple[str, str]]) -> str | None:
+    def _canonical(self, qualified: str, seen: set[tuple[str, str]], values: bool = False) -> str | None:
         """``qualified`` followed into the tree (re-exports, submodules) to where it is
         defined; a name outside the tree stays as written; None when the tree module
         does not define it."""
@@ -244,11 +275,11 @@ class PackageIndex:
                 continue
             if cut == len(parts):
                 return module
-            found = self._lookup(module, parts[cut], seen)
+            found = self._lookup(module, parts[cut], seen, values)
             if found is None:
                 return None
             rest = parts[cut + 1:]
-            return self._canonical(".".join([found, *rest]), seen) if rest else found
+            return self._canonical(".".join([found, *rest]), seen, values) if rest else found
         return qualified
 
     def resolve(self, module: str, spelled: str) -> str | None:
@@ -276,6 +307,78 @@ class PackageIndex:
             out.append(resolved if resolved is not None else UNKNOWN + (spelled or ""))
         return tuple(out)
 
+    # -- the type index ---------------------------------------------------------------
+    def _value(self, module: str, spelled: str) -> tuple | None:
+        """The shape a dotted spelling at the top of ``module`` stands for: ``("ref",
+        qualified)``, or a module variable's ``("var", module, name)`` with the attributes
+        after it; None when the tree does not define it."""
+        head, _, rest = spelled.partition(".")
+        found = self._lookup(module, head, set(), values=True)
+        if found is None:
+            return ("ref", f"builtins.{head}") if head in vars(builtins) and not rest else None
+        if rest:
+            found = self._canonical(f"{found}.{rest}", set(), values=True)
+            if found is None:
+                return None
+        parts = found.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            info = self._modules.get(owner)
+            if info is None:
+                continue
+            name = parts[cut]
+            if name in info.types.variables and name not in info.classes and name not in info.types.functions:
+                shape: tuple = ("var", owner, name)
+                for attr in parts[cut + 1:]:
+                    shape = ("get", shape, attr)
+                return shape
+            break
+        return ("ref", found)
+
+    def _module_types(self, module: str) -> tuple[dict, dict, dict]:
+        if module not in self._resolved:
+            info = self._modules[module]
+            self._resolved[module] = resolve_module(
+                info.types, module, lambda spelled: self._value(module, spelled),
+                lambda cls: self._bases(cls) if self._is_class(cls) else ())
+        return self._resolved[module]
+
+    def _owner_module(self, qualified: str) -> str | None:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            if module in self._modules:
+                return module
+        return None
+
+    def types(self, module: str) -> TypeIndex:
+        """The type index a tree module is handed: its own classes and functions, and those
+        of the tree their shapes name, transitively."""
+        if module not in self._modules:
+            return TypeIndex(module)
+        classes: dict = {}
+        functions: dict = {}
+        own_classes, own_functions, _ = self._module_types(module)
+        todo = sorted({*own_classes, *own_functions}, reverse=True)
+        seen: set[str] = set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            owner = self._owner_module(name)
+            if owner is None:
+                continue
+            found_classes, found_functions, refers = self._module_types(owner)
+            if name in found_classes:
+                classes[name] = found_classes[name]
+            elif name in found_functions:
+                functions[name] = found_functions[name]
+            else:
+                continue
+            todo.extend(sorted(refers.get(name, ()) - seen, reverse=True))
+        return TypeIndex(module, dict(sorted(classes.items())), dict(sorted(functions.items())))
+
     def facts(self, path: Path) -> PackageFacts:
         """What ``path`` is handed: see :class:`PackageFacts`."""
         info = self._files.get(path.resolve())
@@ -299,7 +402,7 @@ class PackageIndex:
         outside = sorted(r for r in info.imported_roots
                          if r not in self._tree_roots and r not in sys.stdlib_module_names)
         return PackageFacts(info.module, self.inherited(path), names,
-                            dict(sorted(bases.items())), tuple(outside))
+                            dict(sorted(bases.items())), tuple(outside), self.types(info.module))
 
 
 # A file importing a package from outside the tree that it cannot run without once the
