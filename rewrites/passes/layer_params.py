@@ -12,6 +12,8 @@ name at run time by the class.
 """
 from __future__ import annotations
 
+import json
+
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
@@ -207,10 +209,12 @@ class LayerParams(Pass):
         self.ctx.report(original, self.id, f"{code(original)}: the layer's class is not known here: the parameter "
                         "is looked up by torch's name at run time (_torch_layer_attribute)", Severity.INFO)
         return cst.Call(runtime_helper(self.ctx, "_torch_layer_attribute"),
-                        [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(attr))), cst.Arg(self._candidates(attr))])
+                        [cst.Arg(updated.value), cst.Arg(_string(attr)), cst.Arg(self._candidates(attr))])
 
     def _candidates(self, attr: str) -> cst.BaseExpression:
-        return cst.parse_expression(repr(tuple(self._parameter_names.get(attr, ()))))
+        """MindSpore's names of the torch parameter ``attr``, as a tuple display."""
+        names = self._parameter_names.get(attr, ())
+        return cst.Tuple([cst.Element(_string(n)) for n in names]) if names else cst.Tuple([])
 
     def _place(self, module: str) -> tuple:
         """(qualified function, class, that function's locals, module) of the index where
@@ -246,7 +250,7 @@ class LayerParams(Pass):
                         "here: the parameter is set under the layer's own name at run time "
                         "(_torch_set_layer_attribute)", Severity.INFO)
         call = cst.Call(runtime_helper(self.ctx, "_torch_set_layer_attribute"),
-                        [cst.Arg(target.value), cst.Arg(cst.SimpleString(repr(attr))), cst.Arg(self._candidates(attr)),
+                        [cst.Arg(target.value), cst.Arg(_string(attr)), cst.Arg(self._candidates(attr)),
                          cst.Arg(updated.value)])
         return cst.Expr(call)
 
@@ -298,7 +302,10 @@ class LayerParams(Pass):
         receiver = original.value
         if (self._any_layer and self._any_layer[-1] and isinstance(receiver, cst.Name)
                 and receiver.value == self._any_layer[-1] and receiver.value not in self._guarded
-                and original.attr.value in self._parameter_names and id(original) not in self._targets):
+                and original.attr.value in self._parameter_names):
+            if id(original) in self._targets:
+                self._written[id(original)] = original.attr.value  # leave_Assign writes it, or warns
+                return updated
             return self._looked_up(original, updated)
         if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
                 receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
@@ -408,6 +415,11 @@ def _target_class_test(test, ctx) -> str | None:
     if any((ctx.imports.qualify(item) or "").split(".")[0] in targets for item in parts[1]):
         return parts[0]
     return None
+
+
+def _string(text: str) -> cst.SimpleString:
+    """A string literal as black writes it."""
+    return cst.SimpleString(json.dumps(text))
 
 
 _RENAMED: dict[int, tuple] = {}
