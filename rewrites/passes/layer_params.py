@@ -347,16 +347,17 @@ class LayerParams(Pass):
         if guard is None:
             return updated
         name, per_class = guard
-        classes = updated.test.args[1].value  # as the converted code spells them
+        classes = _guard_call(updated.test).args[1].value  # as the converted code spells them
         spelled = [code(e.value) for e in classes.elements] if isinstance(classes, cst.Tuple) else [code(classes)]
         reads = _reads(name, per_class, spelled)
         if not reads:
             return updated
         renamer = _Renamer(name, reads, depth=self._blocks)
         body = rewrite(updated.body, renamer)
+        test = rewrite(updated.test, renamer) if updated.test is not _guard_call(updated.test) else updated.test
         if renamer.count:
             self.ctx.count_converted(renamer.count)
-        return updated.with_changes(body=body)
+        return updated.with_changes(test=test, body=body)
 
 
 def _reads(name: str, per_class: list[dict[str, str]], spelled: list[str]) -> dict[str, tuple[str, bool]]:
@@ -396,8 +397,18 @@ def _isinstance_guard(test, ctx, tables):
     return name, per_class
 
 
+def _guard_call(test):
+    """The ``isinstance`` call of ``isinstance(m, X)`` and of ``isinstance(m, X) and ...``
+    (the operands after it run only where it holds)."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        test = test.left
+    return test
+
+
 def _isinstance_test(test) -> tuple[str, list] | None:
-    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)``."""
+    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)``, alone or first
+    in an ``and``."""
+    test = _guard_call(test)
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
         return None
