@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .type_index import ModuleTypes, TypeIndex, resolve_module, scan_types
+from .type_index import ModuleTypes, TypeIndex, resolve_module, scan_types, shape_names
 
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
 
@@ -352,32 +352,101 @@ class PackageIndex:
         return None
 
     def types(self, module: str) -> TypeIndex:
-        """The type index a tree module is handed: its own classes and functions, and those
-        of the tree their shapes name, transitively."""
+        """The type index a tree module is handed: its own classes and functions whole;
+        of the rest of the tree what their shapes reach, transitively: a class's
+        attributes and its methods' returns, a function's return and the locals it (or
+        another shape) names."""
         if module not in self._modules:
             return TypeIndex(module)
-        classes: dict = {}
-        functions: dict = {}
         own_classes, own_functions, _ = self._module_types(module)
-        todo = sorted({*own_classes, *own_functions}, reverse=True)
-        seen: set[str] = set()
+        classes: dict = dict(own_classes)
+        functions: dict = dict(own_functions)
+        needed: dict[str, set[str]] = {}  # a function of another module -> the locals needed
+        todo: list = []
+        for info in own_classes.values():
+            todo.extend(self._class_needs(info))
+        for info in own_functions.values():
+            todo.append(info.returns)
+            todo.extend(b.value for b in info.locals.values())
+            todo.extend(m for b in info.locals.values() for m in b.mutations)
+        done: set = set()
         while todo:
-            name = todo.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            owner = self._owner_module(name)
-            if owner is None:
-                continue
-            found_classes, found_functions, refers = self._module_types(owner)
-            if name in found_classes:
-                classes[name] = found_classes[name]
-            elif name in found_functions:
-                functions[name] = found_functions[name]
-            else:
-                continue
-            todo.extend(sorted(refers.get(name, ()) - seen, reverse=True))
+            names = shape_names(todo.pop(), set())
+            for name in names - done:
+                done.add(name)
+                if type(name) is tuple and len(name) == 3:  # self.m: a method of the class or a base
+                    method = self._method(name[1], name[2], set())
+                    if method is not None and method not in functions:
+                        todo.append(("ref", method))
+                    continue
+                if type(name) is tuple:  # (scope, local)
+                    scope, local = name
+                    if scope in own_functions:
+                        continue
+                    found = self._function(scope)
+                    if found is not None and local in found.locals:
+                        needed.setdefault(scope, set()).add(local)
+                        binding = found.locals[local]
+                        todo.append(binding.value)
+                        todo.extend(binding.mutations)
+                        todo.extend(self._returns_need(scope, found, needed))
+                    continue
+                if name in classes or name in functions or name in needed:
+                    continue
+                owner = self._owner_module(name)
+                if owner is None:
+                    continue
+                found_classes, found_functions, _ = self._module_types(owner)
+                if name in found_classes:
+                    classes[name] = found_classes[name]
+                    todo.extend(self._class_needs(found_classes[name]))
+                elif name in found_functions:
+                    todo.extend(self._returns_need(name, found_functions[name], needed))
+        for scope, locals_ in needed.items():
+            info = self._function(scope)
+            functions[scope] = replace(info, locals={k: v for k, v in info.locals.items() if k in locals_})
         return TypeIndex(module, dict(sorted(classes.items())), dict(sorted(functions.items())))
+
+    def _method(self, cls: str, name: str, seen: set[str]) -> str | None:
+        """The qualified function ``cls.name`` runs in the tree (its own or a base's)."""
+        owner = self._owner_module(cls)
+        if owner is None or cls in seen:
+            return None
+        seen.add(cls)
+        found_classes, found_functions, _ = self._module_types(owner)
+        info = found_classes.get(cls)
+        if info is None:
+            return None
+        if name in info.methods:
+            return f"{cls}.{name}"
+        for base in info.bases:
+            found = self._method(base, name, seen)
+            if found is not None:
+                return found
+        return None
+
+    def _function(self, qualified: str):
+        owner = self._owner_module(qualified)
+        return self._module_types(owner)[1].get(qualified) if owner is not None else None
+
+    @staticmethod
+    def _returns_need(name: str, info, needed: dict[str, set[str]]) -> list:
+        """What a function of another module's return needs (once)."""
+        if name in needed:
+            return []
+        needed[name] = set()
+        return [info.returns]
+
+    @staticmethod
+    def _class_needs(info) -> list:
+        """The shapes a class's attributes are read through: its bindings, setters, bases
+        and its methods (as references: their returns)."""
+        shapes: list = [("ref", b) for b in info.bases]
+        for binding in info.attributes.values():
+            shapes.append(binding.value)
+            shapes.extend(binding.mutations)
+        shapes.extend(info.setters)
+        return shapes
 
     def facts(self, path: Path) -> PackageFacts:
         """What ``path`` is handed: see :class:`PackageFacts`."""

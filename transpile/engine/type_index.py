@@ -138,31 +138,68 @@ def _any(shapes: list) -> tuple:
 
 
 def _bound_names(fn: ast.AST) -> set[str]:
-    """The names a function body binds (its locals), nested definitions' own excluded."""
+    """The names a function body binds (its locals), from its statements' targets (nested
+    definitions' own bodies excluded; names bound inside expressions, by ``:=``, are not)."""
     out: set[str] = set()
     args = fn.args
     for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if a is not None:
             out.add(a.arg)
-    stack = list(fn.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-            continue
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+    declared: set[str] = set()
+
+    def targets(node) -> None:
+        kind = type(node)
+        if kind is ast.Name:
             out.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.difference_update(node.names)
-            continue
-        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue  # their targets are their own
-        stack.extend(ast.iter_child_nodes(node))
-    return out
+        elif kind in (ast.Tuple, ast.List):
+            for elt in node.elts:
+                targets(elt)
+        elif kind is ast.Starred:
+            targets(node.value)
+
+    def statements(body) -> None:
+        for node in body:
+            kind = type(node)
+            if kind is ast.Assign:
+                for target in node.targets:
+                    targets(target)
+            elif kind in (ast.AnnAssign, ast.AugAssign):
+                targets(node.target)
+            elif kind in (ast.For, ast.AsyncFor):
+                targets(node.target)
+                statements(node.body)
+                statements(node.orelse)
+            elif kind in (ast.While, ast.If):
+                statements(node.body)
+                statements(node.orelse)
+            elif kind in (ast.With, ast.AsyncWith):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        targets(item.optional_vars)
+                statements(node.body)
+            elif kind is ast.Try or kind.__name__ == "TryStar":
+                statements(node.body)
+                for handler in node.handlers:
+                    if handler.name:
+                        out.add(handler.name)
+                    statements(handler.body)
+                statements(node.orelse)
+                statements(node.finalbody)
+            elif kind is ast.Match:
+                for case in node.cases:
+                    statements(case.body)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                out.add(node.name)
+            elif kind in (ast.Import, ast.ImportFrom):
+                out.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif kind in (ast.Global, ast.Nonlocal):
+                declared.update(node.names)
+            elif kind is ast.Delete:
+                for target in node.targets:
+                    targets(target)
+
+    statements(fn.body)
+    return out - declared
 
 
 class _Scope:
@@ -492,3 +529,25 @@ def resolve_module(types: ModuleTypes, module: str, resolve, bases) -> tuple[dic
         functions[qualified] = FunctionTypes(returns, locals_, owner)
         refers[qualified] = refs
     return classes, functions, refers
+
+
+def shape_names(shape: tuple, found: set) -> set:
+    """What a resolved shape refers to: qualified names (``ref``, ``self``),
+    ``(scope, local)`` pairs (``var``) and ``("method", class, name)`` for ``self.name``,
+    added to ``found``."""
+    stack = [shape]
+    while stack:
+        item = stack.pop()
+        if type(item) is not tuple or not item:
+            continue
+        kind = item[0]
+        if (kind == "ref" or kind == "self") and type(item[1]) is str:
+            found.add(item[1])
+        elif kind == "get" and len(item) == 3 and type(item[1]) is tuple and item[1][:1] == ("self",):
+            found.add(item[1][1])
+            found.add(("method", item[1][1], item[2]))  # self.m: the method, if it is one
+        elif kind == "var" and len(item) == 3 and type(item[2]) is str:
+            found.add((item[1], item[2]))
+        else:
+            stack.extend(part for part in item[1:] if type(part) is tuple)
+    return found
