@@ -541,7 +541,9 @@ def shape_names(shape: tuple, found: set) -> set:
         if type(item) is not tuple or not item:
             continue
         kind = item[0]
-        if (kind == "ref" or kind == "self") and type(item[1]) is str:
+        if type(kind) is not str:  # a tuple of shapes (arguments, items, pairs)
+            stack.extend(part for part in item if type(part) is tuple)
+        elif (kind == "ref" or kind == "self") and type(item[1]) is str:
             found.add(item[1])
         elif kind == "get" and len(item) == 3 and type(item[1]) is tuple and item[1][:1] == ("self",):
             found.add(item[1][1])
