@@ -9,6 +9,15 @@ in ``if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):`` (the init loop over
 are attributes holding constructor arguments (``m.out_features`` -> ``m.out_channels``);
 where they disagree (``isinstance(m, (nn.Linear, nn.Embedding))``) the read picks the
 name at run time by the class.
+
+Where the layer is built out of sight of the access (another method, a base class, a
+helper function, another file of the tree, a ModuleDict, a Sequential filled in a loop,
+a local container: ``self.transformer.wte.weight``, ``net[-1].weight``) the tree's type
+index answers (``FileFacts.layer_types``, ``analysis/layer_types.py``). Where it can only
+say "a layer" (an init function's argument, a helper returning one of two classes, names
+set at run time), the read becomes ``_torch_layer_attribute(layer, "weight", (MindSpore's
+names))`` and a write ``_torch_set_layer_attribute(...)`` (runtime/cells.py), each with a
+note; a ``del`` or ``+=`` of such a parameter gets a warning, counted unconverted.
 """
 from __future__ import annotations
 
