@@ -132,6 +132,7 @@ class LayerParams(Pass):
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
         self._renamed = _renamed_attributes(self.tables)
+        self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
         self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
@@ -144,10 +145,17 @@ class LayerParams(Pass):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
         self._renames.append({attr: attribute_renames(e) for attr, e in layers.items() if attribute_renames(e)})
+        self._layer_subclass.append(any(self._torch_layer(b.value) for b in node.bases))
 
     def leave_ClassDef(self, original, updated):
         self._renames.pop()
+        self._layer_subclass.pop()
         return updated
+
+    def _torch_layer(self, node) -> bool:
+        qual = self.ctx.imports.qualify(node)
+        entry = self.tables.lookup(qual) if qual and qual.startswith("torch.nn.") else None
+        return entry is not None and entry.kind == "class"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params.params
@@ -182,15 +190,16 @@ class LayerParams(Pass):
 
     def _indexed_layer(self, original: cst.Attribute, updated: cst.Attribute):
         """``self.emb.weight`` with ``emb`` built in another method, a base class, a helper or
-        another file of the tree, ``self.h.wte.weight`` through a ModuleDict, ``net[-1].weight``:
-        the tree's type index says which layer the receiver holds. Where it says only "a
+        another file of the tree, ``self.h.wte.weight`` through a ModuleDict, ``net[-1].weight``,
+        ``self.weight`` in a subclass of a tree class deriving from a torch layer (a direct
+        subclass's are MS205's): the tree's type index says which layer the receiver holds. Where it says only "a
         layer" (of a class not known here, or one of several classes naming it otherwise),
         the parameter is looked up at run time, with a note; a write then becomes a call."""
         attr = original.attr.value
         receiver = original.value
         if attr not in self._renamed or (type(receiver) is cst.Name and (
-                receiver.value == "self" or receiver.value in self._guarded
-                or (self._any_layer and receiver.value == self._any_layer[-1]))):
+                (receiver.value == "self" and (not self._layer_subclass or self._layer_subclass[-1]))
+                or receiver.value in self._guarded or (self._any_layer and receiver.value == self._any_layer[-1]))):
             return updated
         types = self.facts.layer_types()
         new = types.rename(types.value(shape_of(receiver, *self._place(types.index.module))), attr)
@@ -275,12 +284,12 @@ class LayerParams(Pass):
 
     def _unwritable(self, statement, updated, target):
         """A torch parameter name changed in a way no run-time lookup can stand for: a
-        warning on the line, counted unconverted."""
-        self._written.pop(id(target), None)
+        warning on the line (marked in the code), counted unconverted."""
+        attr = self._written.pop(id(target), target.attr.value)
         self.ctx.count_unconverted()
-        self.ctx.report(statement, self.id, f"{code(target)}: the layer's class is not known here and MindSpore may "
-                        "name this parameter otherwise (gamma, embedding_table, ...): write it by the layer's own name",
-                        Severity.WARNING)
+        others = ", ".join(n for n in self._parameter_names.get(attr, ()) if "." not in n)
+        self.ctx.mark(statement, self.id, f"torch.nn.Module.{attr}: {code(target)} changed on a layer of a class not "
+                      f"known here, which MindSpore may name otherwise ({others}): use the layer's own name")
         return updated
 
     def _class_name(self, original: cst.Attribute, updated: cst.Attribute):

@@ -93,6 +93,11 @@ PACKAGE = {
 import torch.nn as nn
 
 
+class Norm(nn.LayerNorm):
+    def shifted(self, x):
+        return super().forward(x) + 1.0
+
+
 class Encoder(nn.Module):
     def __init__(self, vocab, dim):
         super().__init__()
@@ -105,7 +110,7 @@ class Encoder(nn.Module):
     "model.py": '''
 import torch.nn as nn
 
-from .layers import Encoder
+from .layers import Encoder, Norm
 
 
 class Model(nn.Module):
@@ -123,6 +128,11 @@ class Model(nn.Module):
 class Tied(Encoder):
     def forward(self, ids):
         return self.emb(ids) @ self.emb.weight.t() + self.norm.weight.sum()
+
+
+class ScaledNorm(Norm):  # a torch layer's subclass of a subclass in another file
+    def forward(self, x):
+        return self.shifted(x) * self.weight + self.bias
 ''',
 }
 
@@ -207,6 +217,7 @@ def test_package_layer_built_in_another_file(tmp_path):
     model_text = (out / "model.py").read_text()
     assert "self.enc.emb.embedding_table" in model_text and "self.enc.norm.gamma" in model_text, model_text
     assert "self.emb.embedding_table.t()" in model_text, model_text
+    assert "* self.gamma + self.beta" in model_text, model_text
     assert not any(f.result is not None and f.result.failed for f in report.files)
 
     def load(root):
@@ -230,3 +241,12 @@ def test_package_layer_built_in_another_file(tmp_path):
         _copy(torch_net, ms_net)
         expected, actual = _run(torch_net, ms_net, ids)
         assert np.allclose(actual, expected, atol=1e-4), (name, actual, expected)
+    torch.manual_seed(2)
+    torch_norm, ms_norm = torch_mod.ScaledNorm(4), ms_mod.ScaledNorm(4)
+    with torch.no_grad():
+        torch_norm.weight.uniform_(0.5, 1.5)
+        torch_norm.bias.uniform_(-1.0, 1.0)
+    _copy(torch_norm, ms_norm)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    expected, actual = _run(torch_norm, ms_norm, x)
+    assert np.allclose(actual, expected, atol=1e-5), (actual, expected)
