@@ -372,29 +372,37 @@ class _ModuleIteration:
     """What ``layer.modules()`` gives."""
 
 
-def shape_of(node: cst.BaseExpression, scope: str | None, owner: str | None, locals_: dict, module: str) -> tuple:
+def shape_of(node: cst.BaseExpression, scope: str | None, owner: str | None, locals_: dict, module: str,
+             loops: dict | None = None) -> tuple:
     """The index's shape of an expression of the converted file at a place: ``scope`` the
     qualified name of the function it is in (None: not one the index knows), ``owner``
-    the class whose method that is, ``locals_`` that function's locals."""
+    the class whose method that is, ``locals_`` that function's locals, ``loops`` the
+    names the enclosing ``for`` loops bind -> what they iterate over (a name bound by
+    several loops of a function holds, in each, what that loop gives)."""
     kind = type(node)
     if kind is cst.Name:
         name = node.value
+        if loops and name in loops:
+            inner = {k: v for k, v in loops.items() if k != name}
+            return ("iter", shape_of(loops[name], scope, owner, locals_, module, inner))
         if owner is not None and name == "self":
             return ("self", owner)
         if scope is not None and name in locals_:
             return ("var", scope, name)
         return UNKNOWN_SHAPE
     if kind is cst.Attribute:
-        return ("get", shape_of(node.value, scope, owner, locals_, module), node.attr.value)
+        return ("get", shape_of(node.value, scope, owner, locals_, module, loops), node.attr.value)
     if kind is cst.Subscript and len(node.slice) == 1 and isinstance(node.slice[0].slice, (cst.Index, cst.Slice)):
         index = node.slice[0].slice
         if isinstance(index, cst.Slice):
             key: tuple = ("slice",)
         else:
             key = _key(index.value)
-        return ("item", shape_of(node.value, scope, owner, locals_, module), key)
+        return ("item", shape_of(node.value, scope, owner, locals_, module, loops), key)
     if kind is cst.Call and isinstance(node.func, cst.Attribute) and not node.args:
-        return ("call", shape_of(node.func, scope, owner, locals_, module), (), ())
+        return ("call", shape_of(node.func, scope, owner, locals_, module, loops), (), ())
+    if kind in (cst.List, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return ("seq", tuple(shape_of(e.value, scope, owner, locals_, module, loops) for e in node.elements), False)
     return UNKNOWN_SHAPE
 
 

@@ -132,6 +132,7 @@ class LayerParams(Pass):
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
         self._renamed = _renamed_attributes(self.tables)
+        self._loops: list[tuple[str, cst.BaseExpression]] = []  # enclosing for loops: (name bound, iterable)
         self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
         self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows
 
@@ -168,6 +169,15 @@ class LayerParams(Pass):
         self._any_layer.pop()
         return updated
 
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
+            self._loops.append((node.target.value, node.iter))
+
+    def leave_For(self, original: cst.For, updated: cst.For):
+        if isinstance(original.target, cst.Name):
+            self._loops.pop()
+        return updated
+
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._targets.add(id(node.target))
 
@@ -202,7 +212,8 @@ class LayerParams(Pass):
                 or receiver.value in self._guarded or (self._any_layer and receiver.value == self._any_layer[-1]))):
             return updated
         types = self.facts.layer_types()
-        new = types.rename(types.value(shape_of(receiver, *self._place(types.index.module))), attr)
+        loops = {name: iterable for name, iterable in self._loops}
+        new = types.rename(types.value(shape_of(receiver, *self._place(types.index.module), loops)), attr)
         if new is None:
             return updated
         if new == "":
@@ -365,8 +376,7 @@ class LayerParams(Pass):
         if guard is None:
             return updated
         name, per_class = guard
-        classes = _guard_call(updated.test).args[1].value  # as the converted code spells them
-        spelled = [code(e.value) for e in classes.elements] if isinstance(classes, cst.Tuple) else [code(classes)]
+        spelled = [code(c) for c in _isinstance_test(updated.test)[1]]  # as the converted code spells them
         reads = _reads(name, per_class, spelled)
         if not reads:
             return updated
@@ -424,9 +434,15 @@ def _guard_call(test):
 
 
 def _isinstance_test(test) -> tuple[str, list] | None:
-    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)``, alone or first
-    in an ``and``."""
+    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)`` (or of several
+    such tests of one name joined by ``or``), alone or first in an ``and``."""
     test = _guard_call(test)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        # isinstance(m, A) or isinstance(m, B): isinstance(m, (A, B))
+        left, right = _isinstance_test(test.left), _isinstance_test(test.right)
+        if left is None or right is None or left[0] != right[0] or test.left is not _guard_call(test.left):
+            return None
+        return left[0], left[1] + right[1]
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
         return None
