@@ -201,7 +201,7 @@ class PackageIndex:
         self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve())) for f in files if f.suffix == ".py"}
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
-        self._resolved: dict[str, tuple[dict, dict, dict]] = {}  # module -> resolve_module's answer
+        self._resolved: dict[str, tuple[dict, dict]] = {}  # module -> resolve_module's answer
 
     @classmethod
     def of_text(cls, text: str, module: str = "__main__") -> "PackageIndex":
@@ -335,7 +335,7 @@ class PackageIndex:
             break
         return ("ref", found)
 
-    def _module_types(self, module: str) -> tuple[dict, dict, dict]:
+    def _module_types(self, module: str) -> tuple[dict, dict]:
         if module not in self._resolved:
             info = self._modules[module]
             self._resolved[module] = resolve_module(
@@ -358,7 +358,7 @@ class PackageIndex:
         another shape) names."""
         if module not in self._modules:
             return TypeIndex(module)
-        own_classes, own_functions, _ = self._module_types(module)
+        own_classes, own_functions = self._module_types(module)
         classes: dict = dict(own_classes)
         functions: dict = dict(own_functions)
         needed: dict[str, set[str]] = {}  # a function of another module -> the locals needed
@@ -396,7 +396,7 @@ class PackageIndex:
                 owner = self._owner_module(name)
                 if owner is None:
                     continue
-                found_classes, found_functions, _ = self._module_types(owner)
+                found_classes, found_functions = self._module_types(owner)
                 if name in found_classes:
                     classes[name] = found_classes[name]
                     todo.extend(self._class_needs(found_classes[name]))
@@ -413,7 +413,7 @@ class PackageIndex:
         if owner is None or cls in seen:
             return None
         seen.add(cls)
-        found_classes, found_functions, _ = self._module_types(owner)
+        found_classes, found_functions = self._module_types(owner)
         info = found_classes.get(cls)
         if info is None:
             return None

@@ -87,19 +87,6 @@ class TypeIndex:
              for q, f in sorted(self.functions.items())],
         ])
 
-    def method(self, cls: str, name: str, seen: frozenset = frozenset()) -> str | None:
-        """The qualified name of the function ``cls.name`` runs (its own or a base's)."""
-        info = self.classes.get(cls)
-        if info is None or cls in seen:
-            return None
-        if name in info.methods:
-            return f"{cls}.{name}"
-        for base in info.bases:
-            found = self.method(base, name, seen | {cls})
-            if found is not None:
-                return found
-        return None
-
 
 # -- scanning one module ------------------------------------------------------------------
 
@@ -209,6 +196,7 @@ class _Scope:
         self.key, self.raw, self.locals, self.params = key, raw, locals_, params
         self.self_name, self.owner = self_name, owner
         self.hidden: set[str] = set()  # comprehension targets: unknown
+        self.cls: _RawClass | None = None  # the class whose method this is: what self.X = ... binds
 
     def dotted(self, node) -> str | None:
         parts = []
@@ -314,8 +302,6 @@ class _Scope:
                     self.bind(elt.value, UNKNOWN_SHAPE)
                 else:
                     self.bind(elt, items[i] if items is not None else ("item", value, ("int", i)))
-
-    cls: _RawClass | None = None
 
     def container(self, node):
         """("self",) for ``self``; ("attr", X) for ``self.X``; ("var", name) for a local."""
@@ -504,31 +490,24 @@ def _bindings(values: dict[str, list], mutations: dict[str, list], module: str, 
             for name in sorted(set(values) | set(mutations))}
 
 
-def resolve_module(types: ModuleTypes, module: str, resolve, bases) -> tuple[dict, dict, dict[str, set[str]]]:
-    """(classes, functions) of one module with qualified names, and what each names
-    (qualified name -> the qualified names its shapes refer to)."""
+def resolve_module(types: ModuleTypes, module: str, resolve, bases) -> tuple[dict, dict]:
+    """(classes, functions) of one module, by qualified name, with their names qualified
+    (``resolve(spelled)``: see ``resolve_shape``; ``bases(class)``: its qualified bases)."""
     classes: dict[str, ClassTypes] = {}
     functions: dict[str, FunctionTypes] = {}
-    refers: dict[str, set[str]] = {}
+    refs: set[str] = set()  # not needed here: PackageIndex.types follows shape_names
     for name, raw in types.classes.items():
         qualified = f"{module}.{name}"
-        refs: set[str] = set()
         attrs = _bindings(raw.bindings, raw.mutations, module, resolve, refs)
         setters = _mutations(raw.setters, module, resolve, refs)
-        class_bases = bases(qualified)
-        refs.update(b for b in class_bases)
-        refs.update(f"{qualified}.{m}" for m in raw.methods)
-        classes[qualified] = ClassTypes(class_bases, attrs, setters, tuple(raw.methods))
-        refers[qualified] = refs
+        classes[qualified] = ClassTypes(bases(qualified), attrs, setters, tuple(raw.methods))
     for key, raw in types.functions.items():
         qualified = f"{module}.{key}" if key else module
-        refs = set()
         returns = _any([resolve_shape(r, module, resolve, refs) for r in raw.returns])
         locals_ = _bindings(raw.bindings, raw.mutations, module, resolve, refs)
         owner = f"{module}.{raw.owner}" if raw.owner else ""
         functions[qualified] = FunctionTypes(returns, locals_, owner)
-        refers[qualified] = refs
-    return classes, functions, refers
+    return classes, functions
 
 
 def shape_names(shape: tuple, found: set) -> set:
