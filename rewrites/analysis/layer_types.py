@@ -64,6 +64,7 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+_MISSING = _Unknown()  # an attribute no code of the class sets
 ANY_LAYER = Instance("?")  # a layer of a class not known here
 
 
@@ -74,6 +75,30 @@ def attribute_renames(entry) -> dict[str, str]:
     renames.update({k: v for k, v in entry.rename.items()
                     if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
     return renames
+
+
+def _converted(entry, args: tuple, kwargs: tuple) -> bool:
+    """Whether a construction is converted (as ``table_calls.accepts_arguments`` says of the
+    call, from its shape): a layer built with an argument MindSpore's cannot take stays
+    torch's, with torch's attribute names. Starred arguments are converted when it runs."""
+    if entry.unsupported:
+        return False
+    if any(a[0] == "*" for a in args) or any(k == "**" for k, _ in kwargs):
+        return True
+    params = tuple(p for p in entry.params if not p.startswith("*"))
+    if len(args) > len(params):
+        return False
+    bound = dict(zip(params, args))
+    for key, value in kwargs:
+        if key in bound or (key not in entry.params and key not in entry.kwonly):
+            return False
+        bound[key] = value
+    for key, value in bound.items():
+        if key in entry.unsupported_args:
+            allowed = entry.allowed.get(key)
+            if allowed is None or value[0] not in ("int", "str") or value[1] != allowed:
+                return False
+    return True
 
 
 def _one_of(values) -> object:
@@ -237,7 +262,7 @@ class LayerTypes:
         if name in self.index.classes:
             return Instance(name)
         entry = self.tables.lookup(name)
-        if entry is not None and entry.kind == "class":
+        if entry is not None and entry.kind == "class" and _converted(entry, args, kwargs):
             return Instance(name)
         return UNKNOWN
 
@@ -265,12 +290,18 @@ class LayerTypes:
             return UNKNOWN
         if attr in _MODULE_ITERATORS and self._is_module(base.cls):
             return _ModuleIterator()
-        return self._class_attribute(base.cls, attr, d, frozenset())
+        found = self._class_attribute(base.cls, attr, d, frozenset())
+        if found is _MISSING:  # set by a name computed at run time, if at all
+            unnamed = self._unnamed(base.cls, d, frozenset())
+            return _one_of(unnamed) if unnamed else UNKNOWN
+        return found
 
     def _class_attribute(self, cls: str, attr: str, d: int, seen: frozenset):
+        """What ``attr`` holds on an instance of ``cls`` by the class's code or its bases';
+        ``_MISSING`` when none of them sets it by that name."""
         info = self.index.classes.get(cls)
         if info is None or cls in seen:
-            return UNKNOWN
+            return _MISSING
         if attr in info.attributes:
             return self._bound(info.attributes[attr], d)
         if attr in info.methods:
@@ -281,11 +312,20 @@ class LayerTypes:
             return _one_of(named)
         for base in info.bases:
             found = self._class_attribute(base, attr, d, seen | {cls})
-            if found is not UNKNOWN:
+            if found is not _MISSING:
                 return found
-        unnamed = [self.value(args[-1], d) for method, args in info.setters
-                   if method in _NAMING_SETTERS and len(args) >= 2 and args[0][0] != "str"]
-        return _one_of(unnamed) if unnamed else UNKNOWN
+        return _MISSING
+
+    def _unnamed(self, cls: str, d: int, seen: frozenset) -> list:
+        """The layers the class and its bases set by names computed at run time."""
+        info = self.index.classes.get(cls)
+        if info is None or cls in seen:
+            return []
+        found = [self.value(args[-1], d) for method, args in info.setters
+                 if method in _NAMING_SETTERS and len(args) >= 2 and args[0][0] != "str"]
+        for base in info.bases:
+            found += self._unnamed(base, d, seen | {cls})
+        return found
 
     def item(self, base, key: tuple, d: int):
         if isinstance(base, OneOf):
