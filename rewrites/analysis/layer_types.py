@@ -381,13 +381,14 @@ class LayerTypes:
         return new if new and new != attr else None
 
     def _layer_entry(self, cls: str, attr: str, seen: frozenset):
-        """The torch layer entry whose attribute ``attr`` an instance of ``cls`` has (a tree
-        class's own attributes are its own); RUN_TIME for a base the index does not know."""
-        entry = self.tables.lookup(cls)
-        if entry is not None and entry.kind == "class":
-            return entry
+        """The torch layer entry whose attribute ``attr`` an instance of ``cls`` has. A class
+        of the tree has what its code sets (even one the tables name: converting torch's own
+        source, ``torch.nn.modules.linear.Linear`` is the tree's); its bases answer for the rest."""
         info = self.index.classes.get(cls)
-        if info is None or cls in seen:
+        if info is None:
+            entry = self.tables.lookup(cls)
+            return entry if entry is not None and entry.kind == "class" else None
+        if cls in seen:
             return None
         if attr in info.attributes or attr in info.methods or any(
                 method in _NAMING_SETTERS or method.startswith("register_") for method, _ in info.setters):
