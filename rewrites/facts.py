@@ -20,12 +20,15 @@ import libcst as cst
 from transpile.engine.context import FileContext
 from transpile.engine.facts import Facts
 from transpile.engine.names import NameRoles, identifiers
+from transpile.engine.package_index import PackageIndex
+from transpile.engine.type_index import TypeIndex
 from transpile.engine.walk import ScopeIndex
 
 from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
 from .analysis.backward import is_backward_call
+from .analysis.layer_types import LayerTypes
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
@@ -50,6 +53,13 @@ def lambdas_only(scope) -> bool:
 
 def _not_a_class(scope) -> bool:
     return type(scope) is not cst.ClassDef
+
+
+def _callback_name(expr) -> str | None:
+    """``f`` of ``f`` and of ``self.f`` (a function or method handed to ``apply``)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    return _self_attribute(expr)
 
 
 def _self_attribute(expr) -> str | None:
@@ -231,6 +241,20 @@ class FileFacts(Facts):
             return MappingProxyType(found)
         return self._once("layer_attributes", class_node, compute)
 
+    def type_index(self) -> TypeIndex:
+        """What the attributes, locals and returns of the file's classes and functions hold,
+        and of the tree's that they reach (``transpile/engine/type_index.py``): handed by
+        ``convert_paths`` for a file of a tree, else indexed from the file alone."""
+        package = self.ctx.package
+        if package is not None and package.types.module:
+            return package.types
+        return self._once("type_index", self.module, lambda: PackageIndex.of_text(self.ctx.source).types("__main__"))
+
+    def layer_types(self) -> LayerTypes:
+        """The type index read as torch layers (``analysis/layer_types.py``), one per file:
+        its answers are kept."""
+        return self._once("layer_types", self.module, lambda: LayerTypes(self.type_index(), tables()))
+
     # -- functions -----------------------------------------------------------------
     def list_names(self, fn: cst.FunctionDef | None) -> frozenset[str]:
         """Names that hold a list wherever the function uses them: parameters annotated as
@@ -346,14 +370,15 @@ class FileFacts(Facts):
         return self._once("loss_layers", self.module, compute)
 
     def apply_callbacks(self) -> frozenset[str]:
-        """Names of the functions the file hands to ``X.apply(f)`` (a DCGAN's ``weights_init``):
-        their first parameter is a layer of any class."""
+        """Names of the functions the file hands to ``X.apply(f)`` (a DCGAN's ``weights_init``)
+        and of the methods it hands as ``self.apply(self._init_weights)``: their first
+        parameter (after ``self``) is a layer of any class."""
         def compute():
             if ".apply(" not in self.ctx.source:
                 return frozenset()
-            return frozenset(node.args[0].value.value for node in self.nodes(self.module, (cst.Call,))
+            return frozenset(_callback_name(node.args[0].value) for node in self.nodes(self.module, (cst.Call,))
                              if isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply"
-                             and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name)
+                             and len(node.args) == 1 and _callback_name(node.args[0].value)
                              and not node.args[0].keyword)
         return self._once("apply_callbacks", self.module, compute)
 

@@ -400,3 +400,115 @@ def test_installed_distribution_requiring_torch_is_torch_based(monkeypatch):
         assert not outside_packages.builds_on_torch("torch") and not outside_packages.builds_on_torch("os")
     finally:
         outside_packages.builds_on_torch.cache_clear()
+
+
+# -- the type index: what attributes hold, across the tree ----------------------------------
+
+TYPED_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": """\
+        import torch.nn as nn
+
+        NORMS = dict(bn=nn.BatchNorm2d)
+
+
+        def make_norm(dim):
+            return nn.LayerNorm(dim)
+
+
+        def unused(dim):
+            return nn.Linear(dim, dim)
+    """,
+    "pkg/blocks.py": """\
+        import torch.nn as nn
+        from .helpers import make_norm
+
+
+        class Block(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.norm = make_norm(dim)
+                layers = []
+                for _ in range(2):
+                    layers.append(nn.Linear(dim, dim))
+                self.body = nn.Sequential(*layers, nn.ReLU())
+                for i in range(3):
+                    setattr(self, f"extra{i}", nn.Linear(dim, dim))
+                self.add_module("named", nn.Embedding(3, dim))
+    """,
+    "pkg/model.py": """\
+        import torch.nn as nn
+        from pkg.blocks import Block
+
+
+        class Model(Block):
+            def forward(self, x):
+                return self.norm.weight
+    """,
+}
+
+
+def test_type_index_hands_a_file_what_its_classes_reach(tmp_path):
+    """Plain data (it crosses processes and goes into the cache key): a class of another
+    file with its attributes, the helper function it calls (its return only), names as
+    qualified names; a function nothing reaches is left out."""
+    import pickle
+
+    from transpile.engine.type_index import Binding
+
+    root = _tree(tmp_path, TYPED_TREE) / "pkg"
+    index = PackageIndex(root, sorted(root.rglob("*.py")))
+    types = index.facts(root / "model.py").types
+    assert types.module == "pkg.model"
+    assert sorted(types.classes) == ["pkg.blocks.Block", "pkg.model.Model"]
+    assert types.classes["pkg.model.Model"].bases == ("pkg.blocks.Block",)
+    block = types.classes["pkg.blocks.Block"]
+    assert block.attributes["norm"].value == ("call", ("ref", "pkg.helpers.make_norm"), (("?",),), ())
+    assert block.attributes["body"].value[1] == ("ref", "torch.nn.Sequential")
+    assert ("setattr", (("?",), ("call", ("ref", "torch.nn.Linear"), (("?",), ("?",)), ()))) in block.setters
+    assert ("add_module", (("str", "named"), ("call", ("ref", "torch.nn.Embedding"), (("int", 3), ("?",)), ()))) \
+        in block.setters
+    assert types.functions["pkg.helpers.make_norm"].returns == ("call", ("ref", "torch.nn.LayerNorm"), (("?",),), ())
+    assert "pkg.helpers.unused" not in types.functions
+    init = types.functions["pkg.blocks.Block.__init__"]  # the local the Sequential is built from
+    assert init.locals["layers"] == Binding(("seq", (), False), (
+        ("append", (("call", ("ref", "torch.nn.Linear"), (("?",), ("?",)), ()),)),))
+    assert pickle.loads(pickle.dumps(types)) == types
+    json.loads(index.facts(root / "model.py").fingerprint())
+
+
+def test_type_index_change_in_another_file_changes_the_cache_key(tmp_path):
+    """model.py's key holds what Block's attributes hold (blocks.py) and what make_norm
+    returns (helpers.py): changing either changes it; a function it never reaches does not."""
+    from transpile.io.cache import cache_key
+
+    root = _tree(tmp_path, TYPED_TREE) / "pkg"
+    model = root / "model.py"
+
+    def key():
+        index = PackageIndex(root, sorted(root.rglob("*.py")))
+        return cache_key(model.read_text(), str(model), index.facts(model))
+
+    before = key()
+    helpers = root / "helpers.py"
+    helpers.write_text(helpers.read_text().replace("nn.Linear(dim, dim)", "nn.Identity()"))
+    assert key() == before
+    helpers.write_text(helpers.read_text().replace("nn.LayerNorm(dim)", "nn.BatchNorm2d(dim)"))
+    changed = key()
+    assert changed != before
+    out = tmp_path / "out"
+    convert_paths([root], output=out, jobs=1, cache=False)
+    assert "self.norm.gamma" in (out / "model.py").read_text()
+
+
+def test_type_index_of_one_file():
+    """A file converted on its own is indexed alone, under the module name ``__main__``."""
+    text = textwrap.dedent("""\
+        import torch.nn as nn
+
+        net = nn.ModuleDict({"a": nn.Linear(1, 1)})
+    """)
+    types = PackageIndex.of_text(text).types("__main__")
+    assert types.functions["__main__"].locals["net"].value == (
+        "call", ("ref", "torch.nn.ModuleDict"),
+        (("map", ((("str", "a"), ("call", ("ref", "torch.nn.Linear"), (("int", 1), ("int", 1)), ())),), False),), ())

@@ -293,3 +293,28 @@ def test_gumbel_softmax_hard_is_one_hot_with_the_soft_samples_gradient() -> None
     sample = functional._torch_gumbel_softmax(logits, 0.5, True).asnumpy()
     assert close(sample.sum(-1), [1.0, 1.0]) and set(np.unique(sample)) <= {0.0, 1.0}
     assert np.abs(hard_grad.asnumpy()).sum() > 0 and close(hard_grad, soft_grad.asnumpy())
+
+
+def test_layer_attribute_reads_and_ties_by_torch_name() -> None:
+    """One resolver for a layer parameter on a layer of a class not known where the code
+    was converted: read by torch's name or the layer's own, written (weight tying) the same."""
+    import mindspore as ms
+    from mindspore import nn
+
+    cells = importlib.import_module("transpile.rewrites.runtime.cells")
+    read, write = cells._torch_layer_attribute, cells._torch_set_layer_attribute
+    names = ("bn2d.gamma", "embedding_table", "gamma")
+    emb, dense, norm, norm3d = nn.Embedding(10, 4), nn.Dense(4, 10, has_bias=False), nn.BatchNorm2d(4), nn.BatchNorm3d(4)
+    assert read(emb, "weight", names) is emb.embedding_table
+    assert read(dense, "weight", names) is dense.weight
+    assert read(norm, "weight", names) is norm.gamma
+    assert read(norm3d, "weight", names) is norm3d.bn2d.gamma
+    with pytest.raises(AttributeError):
+        read(nn.ReLU(), "weight", names)
+    write(dense, "weight", names, emb.embedding_table)  # tied: the dense layer reads the table
+    assert dense.weight is emb.embedding_table
+    write(norm, "weight", names, ms.Parameter(ms.Tensor(np.full(4, 2.0, np.float32)), name="g"))
+    assert np.allclose(norm.gamma.asnumpy(), 2.0)
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    assert dense(x).shape == (2, 10)
+    assert np.allclose(dense(x).asnumpy(), x.asnumpy() @ emb.embedding_table.asnumpy().T)

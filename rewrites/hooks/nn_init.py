@@ -10,10 +10,10 @@ from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, li
 from .registry import hook
 
 # a tensor given by an attribute lookup written as a call (``getattr(m, name)``, and the
-# lookups MS204 emits: ``_torch_layer_parameter(m, "weight")`` in an init function
-# model.apply calls): evaluated once. Another call (``torch.as_tensor(w)``) may give a copy,
+# lookups MS204 emits: ``_torch_layer_attribute(m, "weight", (...))`` on a layer whose class
+# is known only at run time): evaluated once. Another call (``torch.as_tensor(w)``) may give a copy,
 # which a fill would leave the parameter out of: refused as before.
-ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_parameter", "_torch_attribute"})
+ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_attribute", "_torch_attribute"})
 
 
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:

@@ -9,8 +9,19 @@ in ``if isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):`` (the init loop over
 are attributes holding constructor arguments (``m.out_features`` -> ``m.out_channels``);
 where they disagree (``isinstance(m, (nn.Linear, nn.Embedding))``) the read picks the
 name at run time by the class.
+
+Where the layer is built out of sight of the access (another method, a base class, a
+helper function, another file of the tree, a ModuleDict, a Sequential filled in a loop,
+a local container: ``self.transformer.wte.weight``, ``net[-1].weight``) the tree's type
+index answers (``FileFacts.layer_types``, ``analysis/layer_types.py``). Where it can only
+say "a layer" (an init function's argument, a helper returning one of two classes, names
+set at run time), the read becomes ``_torch_layer_attribute(layer, "weight", (MindSpore's
+names))`` and a write ``_torch_set_layer_attribute(...)`` (runtime/cells.py), each with a
+note; a ``del`` or ``+=`` of such a parameter gets a warning, counted unconverted.
 """
 from __future__ import annotations
+
+import json
 
 import libcst as cst
 
@@ -20,23 +31,9 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import rewrite
 
 from ..runtime.registry import runtime_helper
+from ..analysis.layer_types import RUN_TIME, attribute_renames, shape_of
 from ..syntax import code, emitted
 from ..table_calls import tables
-
-
-# a parameter read on a layer of any class (the layer ``model.apply(init)`` hands to init):
-# MindSpore names some of them otherwise, by class
-TORCH_LAYER_PARAMETER = """def {name}(layer, torch_name):
-    \"\"\"layer.<torch_name> for a layer of any converted class: MindSpore names it otherwise in
-    some (BatchNorm's weight is gamma, Embedding's embedding_table) (transpile MS204).\"\"\"
-    for name in (torch_name, *{candidates}.get(torch_name, ())):
-        found = layer
-        for part in name.split("."):
-            found = getattr(found, part, None)
-        if found is not None:
-            return found
-    return getattr(layer, torch_name)
-"""
 
 
 # a layer's class name read where code compares it with torch's (``classname.find("Linear")``
@@ -104,7 +101,7 @@ def distinctive_attributes(tables) -> dict[str, str]:
 class LayerParams(Pass):
     id = "MS204"
     name = "layer-params"
-    reads = frozenset({"apply_callbacks", "layer_attributes", "string_literals"})
+    reads = frozenset({"apply_callbacks", "layer_attributes", "layer_types", "string_literals"})
     summary = "Parameter attributes of converted layers take MindSpore's names (bn.weight -> bn.gamma)."
     examples = (
         Example(
@@ -134,6 +131,10 @@ class LayerParams(Pass):
         self._targets: set[int] = set()  # ids of attributes assigned or deleted
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
+        self._renamed = _renamed_attributes(self.tables)
+        self._loops: list[tuple[str, cst.BaseExpression]] = []  # enclosing for loops: (name bound, iterable)
+        self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
+        self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks += 1
@@ -144,19 +145,37 @@ class LayerParams(Pass):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         layers = self.facts.layer_attributes(node, self.tables)
-        self._renames.append({attr: _attribute_renames(e) for attr, e in layers.items() if _attribute_renames(e)})
+        self._renames.append({attr: attribute_renames(e) for attr, e in layers.items() if attribute_renames(e)})
+        self._layer_subclass.append(any(self._torch_layer(b.value) for b in node.bases))
 
     def leave_ClassDef(self, original, updated):
         self._renames.pop()
+        self._layer_subclass.pop()
         return updated
+
+    def _torch_layer(self, node) -> bool:
+        qual = self.ctx.imports.qualify(node)
+        entry = self.tables.lookup(qual) if qual and qual.startswith("torch.nn.") else None
+        return entry is not None and entry.kind == "class"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = node.params.params
+        if params and params[0].name.value == "self":  # a method handed as self.apply(self._init_weights)
+            params = params[1:]
         callback = node.name.value in self.facts.apply_callbacks() and params
         self._any_layer.append(params[0].name.value if callback else None)
 
     def leave_FunctionDef(self, original, updated):
         self._any_layer.pop()
+        return updated
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
+            self._loops.append((node.target.value, node.iter))
+
+    def leave_For(self, original: cst.For, updated: cst.For):
+        if isinstance(original.target, cst.Name):
+            self._loops.pop()
         return updated
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -175,7 +194,114 @@ class LayerParams(Pass):
         if original.attr.value == "__name__":
             return self._class_name(original, updated)
         renamed = self._known_layer(original, updated)
+        if renamed is updated:
+            renamed = self._indexed_layer(original, updated)
         return self._unknown_receiver(original, renamed) if renamed is updated else renamed
+
+    def _indexed_layer(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.emb.weight`` with ``emb`` built in another method, a base class, a helper or
+        another file of the tree, ``self.h.wte.weight`` through a ModuleDict, ``net[-1].weight``,
+        ``self.weight`` in a subclass of a tree class deriving from a torch layer (a direct
+        subclass's are MS205's): the tree's type index says which layer the receiver holds. Where it says only "a
+        layer" (of a class not known here, or one of several classes naming it otherwise),
+        the parameter is looked up at run time, with a note; a write then becomes a call."""
+        attr = original.attr.value
+        receiver = original.value
+        if attr not in self._renamed or (type(receiver) is cst.Name and (
+                (receiver.value == "self" and (not self._layer_subclass or self._layer_subclass[-1]))
+                or receiver.value in self._guarded or (self._any_layer and receiver.value == self._any_layer[-1]))):
+            return updated
+        types = self.facts.layer_types()
+        loops = {name: iterable for name, iterable in self._loops}
+        new = types.rename(types.value(shape_of(receiver, *self._place(types.index.module), loops)), attr)
+        if new is None:
+            return updated
+        if new == "":
+            self.ctx.report(original, self.id, f"{code(original)} has no MindSpore counterpart", Severity.WARNING)
+            return updated
+        if new != RUN_TIME:
+            self.ctx.count_converted()
+            if "." in new:  # a layer MindSpore wraps: bn2d.gamma
+                return cst.parse_expression(f"{code(updated.value)}.{new}")
+            return updated.with_changes(attr=cst.Name(new))
+        if attr not in self._parameter_names:
+            return updated
+        if id(original) in self._targets:
+            self._written[id(original)] = attr  # leave_Assign writes it, or warns
+            return updated
+        return self._looked_up(original, updated)
+
+    def _looked_up(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Call:
+        """``_torch_layer_attribute(receiver, "weight", (MindSpore's names))``, with a note."""
+        attr = original.attr.value
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f"{code(original)}: the layer's class is not known here: the parameter "
+                        "is looked up by torch's name at run time (_torch_layer_attribute)", Severity.INFO)
+        return cst.Call(runtime_helper(self.ctx, "_torch_layer_attribute"),
+                        [cst.Arg(updated.value), cst.Arg(_string(attr)), cst.Arg(self._candidates(attr))])
+
+    def _candidates(self, attr: str) -> cst.BaseExpression:
+        """MindSpore's names of the torch parameter ``attr``, as a tuple display."""
+        names = self._parameter_names.get(attr, ())
+        return cst.Tuple([cst.Element(_string(n)) for n in names]) if names else cst.Tuple([])
+
+    def _place(self, module: str) -> tuple:
+        """(qualified function, class, that function's locals, module) of the index where
+        the traversal is: module code, a top-level function or a method of a top-level
+        class; (None, None, {}, module) elsewhere."""
+        scopes = self.ctx.open_scopes
+        index = self.facts.layer_types().index
+        kinds = [type(s) for s in scopes]
+        if not scopes:
+            scope, owner = module, None
+        elif kinds == [cst.FunctionDef]:
+            scope, owner = f"{module}.{scopes[0].name.value}", None
+        elif kinds == [cst.ClassDef, cst.FunctionDef]:
+            owner = f"{module}.{scopes[0].name.value}"
+            scope = f"{owner}.{scopes[1].name.value}"
+        else:
+            return None, None, {}, module
+        function = index.functions.get(scope)
+        return scope, owner, function.locals if function is not None else {}, module
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        """``a.weight = b.weight`` where ``a``'s class is known only at run time: the
+        parameter is set under the name the layer has (``_torch_set_layer_attribute``)."""
+        written = [t for t in original.targets if id(t.target) in self._written]
+        if not written:
+            return updated
+        if len(original.targets) != 1:
+            return self._unwritable(original, updated, written[0].target)
+        attr = self._written.pop(id(written[0].target))
+        target = updated.targets[0].target
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f"{code(original.targets[0].target)}: the layer's class is not known "
+                        "here: the parameter is set under the layer's own name at run time "
+                        "(_torch_set_layer_attribute)", Severity.INFO)
+        call = cst.Call(runtime_helper(self.ctx, "_torch_set_layer_attribute"),
+                        [cst.Arg(target.value), cst.Arg(_string(attr)), cst.Arg(self._candidates(attr)),
+                         cst.Arg(updated.value)])
+        return cst.Expr(call)
+
+    def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
+        if id(original.target) in self._written:
+            return self._unwritable(original, updated, original.target)
+        return updated
+
+    def leave_Del(self, original: cst.Del, updated: cst.Del):
+        if id(original.target) in self._written:
+            return self._unwritable(original, updated, original.target)
+        return updated
+
+    def _unwritable(self, statement, updated, target):
+        """A torch parameter name changed in a way no run-time lookup can stand for: a
+        warning on the line (marked in the code), counted unconverted."""
+        attr = self._written.pop(id(target), target.attr.value)
+        self.ctx.count_unconverted()
+        others = ", ".join(n for n in self._parameter_names.get(attr, ()) if "." not in n)
+        self.ctx.mark(statement, self.id, f"torch.nn.Module.{attr}: {code(target)} changed on a layer of a class not "
+                      f"known here, which MindSpore may name otherwise ({others}): use the layer's own name")
+        return updated
 
     def _class_name(self, original: cst.Attribute, updated: cst.Attribute):
         """``m.__class__.__name__`` / ``type(m).__name__`` (not ``self``'s: a class of the
@@ -205,11 +331,11 @@ class LayerParams(Pass):
         receiver = original.value
         if (self._any_layer and self._any_layer[-1] and isinstance(receiver, cst.Name)
                 and receiver.value == self._any_layer[-1] and receiver.value not in self._guarded
-                and original.attr.value in self._parameter_names and id(original) not in self._targets):
-            source = TORCH_LAYER_PARAMETER.replace("{candidates}", repr(self._parameter_names))
-            helper = emitted(self.ctx, "_torch_layer_parameter", source)
-            self.ctx.count_converted()
-            return cst.Call(helper, [cst.Arg(updated.value), cst.Arg(cst.SimpleString(repr(original.attr.value)))])
+                and original.attr.value in self._parameter_names):
+            if id(original) in self._targets:
+                self._written[id(original)] = original.attr.value  # leave_Assign writes it, or warns
+                return updated
+            return self._looked_up(original, updated)
         if ms_name is None or id(original) in self._targets or (isinstance(receiver, cst.Name) and (
                 receiver.value in ("self", *self._guarded) or receiver.value in self.ctx.imports.bindings)):
             return updated
@@ -250,16 +376,16 @@ class LayerParams(Pass):
         if guard is None:
             return updated
         name, per_class = guard
-        classes = updated.test.args[1].value  # as the converted code spells them
-        spelled = [code(e.value) for e in classes.elements] if isinstance(classes, cst.Tuple) else [code(classes)]
+        spelled = [code(c) for c in _isinstance_test(updated.test)[1]]  # as the converted code spells them
         reads = _reads(name, per_class, spelled)
         if not reads:
             return updated
         renamer = _Renamer(name, reads, depth=self._blocks)
         body = rewrite(updated.body, renamer)
+        test = rewrite(updated.test, renamer) if updated.test is not _guard_call(updated.test) else updated.test
         if renamer.count:
             self.ctx.count_converted(renamer.count)
-        return updated.with_changes(body=body)
+        return updated.with_changes(test=test, body=body)
 
 
 def _reads(name: str, per_class: list[dict[str, str]], spelled: list[str]) -> dict[str, tuple[str, bool]]:
@@ -295,12 +421,28 @@ def _isinstance_guard(test, ctx, tables):
         entry = tables.lookup(qual) if qual else None
         if entry is None or entry.kind != "class":
             return None
-        per_class.append(_attribute_renames(entry))
+        per_class.append(attribute_renames(entry))
     return name, per_class
 
 
+def _guard_call(test):
+    """The ``isinstance`` call of ``isinstance(m, X)`` and of ``isinstance(m, X) and ...``
+    (the operands after it run only where it holds)."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        test = test.left
+    return test
+
+
 def _isinstance_test(test) -> tuple[str, list] | None:
-    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)``."""
+    """(name, the class expressions) of ``isinstance(name, cls_or_tuple)`` (or of several
+    such tests of one name joined by ``or``), alone or first in an ``and``."""
+    test = _guard_call(test)
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        # isinstance(m, A) or isinstance(m, B): isinstance(m, (A, B))
+        left, right = _isinstance_test(test.left), _isinstance_test(test.right)
+        if left is None or right is None or left[0] != right[0] or test.left is not _guard_call(test.left):
+            return None
+        return left[0], left[1] + right[1]
     if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance"
             and len(test.args) == 2 and isinstance(test.args[0].value, cst.Name)):
         return None
@@ -320,13 +462,22 @@ def _target_class_test(test, ctx) -> str | None:
     return None
 
 
-def _attribute_renames(entry) -> dict[str, str]:
-    """The layer's parameters, and the attributes holding its constructor arguments
-    (``m.out_features`` -> ``m.out_channels``), under MindSpore's names."""
-    renames = {k: v for k, v in entry.weights.items() if v and v != k}
-    renames.update({k: v for k, v in entry.rename.items()
-                    if k not in ("weight", "bias") and k not in renames and v != k and v != "*" and not v.startswith("has_")})
-    return renames
+def _string(text: str) -> cst.SimpleString:
+    """A string literal as black writes it."""
+    return cst.SimpleString(json.dumps(text))
+
+
+_RENAMED: dict[int, tuple] = {}
+
+
+def _renamed_attributes(tables) -> frozenset[str]:
+    """torch attribute names some layer of the tables names otherwise (once per tables)."""
+    known = _RENAMED.get(id(tables))
+    if known is None or known[0] is not tables:
+        names = {a for qual, e in tables.entries.items() if e.kind == "class" and qual.startswith("torch.nn.")
+                 and e.target for a in attribute_renames(e)}
+        known = _RENAMED[id(tables)] = (tables, frozenset(names))
+    return known[1]
 
 
 class _Renamer(cst.CSTTransformer):

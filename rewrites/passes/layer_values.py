@@ -48,7 +48,6 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 from transpile.engine.formatting import black_layout
-from transpile.engine.walk import read
 
 from ..table_calls import OUT_ARG, OUT_REFUSED_AT_RUN_TIME, convert_args, convert_call, tables
 from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value

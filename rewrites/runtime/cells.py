@@ -1,6 +1,6 @@
 """Run-time helpers: torch's Module idioms a Cell needs help with (the cell-containers,
 autograd-function and layer-params passes): a ModuleList holding None, an autograd
-Function's ctx and bprop, a layer attribute read on a receiver of unknown type.
+Function's ctx and bprop, a layer attribute read or written on a receiver of unknown type.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
@@ -88,3 +88,33 @@ def _function_bprop(function, inputs, out, dout):
 def _torch_attribute(obj, torch_name, ms_name):
     """obj.<torch_name>, which a converted layer holds as <ms_name> (transpile MS204)."""
     return getattr(obj, torch_name) if hasattr(obj, torch_name) else getattr(obj, ms_name)
+
+
+# a torch layer parameter (weight, bias, running_mean, ...) read or written on a layer whose
+# class the converter could not tell (an init function's argument, a helper's return value,
+# a layer of a container filled by names known at run time): MindSpore names it otherwise
+# in some layers (BatchNorm's weight is gamma, Embedding's embedding_table)
+def _torch_layer_attribute(layer, torch_name, ms_names=()):
+    """layer.<torch_name>, or the first of its MindSpore names (dotted: "bn2d.gamma") the
+    layer has (transpile MS204)."""
+    for name in (torch_name, *ms_names):
+        found = layer
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is not None:
+            return found
+    return getattr(layer, torch_name)
+
+
+def _torch_set_layer_attribute(layer, torch_name, ms_names, value):
+    """layer.<torch_name> = value (weight tying), written under the name the layer has:
+    torch's, else the first of its MindSpore names it has (transpile MS204)."""
+    for name in (torch_name, *ms_names):
+        owner, _, last = name.rpartition(".")
+        target = layer
+        for part in owner.split(".") if owner else ():
+            target = getattr(target, part, None)
+        if target is not None and getattr(target, last, None) is not None:
+            setattr(target, last, value)
+            return
+    setattr(layer, torch_name, value)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .collector import collector_paused
+from .type_index import ModuleTypes, TypeIndex, resolve_module, scan_types, shape_names
 
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
 
@@ -41,12 +42,13 @@ class PackageFacts:
     # use without binding them: what its imports hand on, even where the file itself no
     # longer uses them
     star_used: tuple[str, ...] = ()
+    types: TypeIndex = field(default_factory=TypeIndex)  # what attributes and names hold (type_index.py)
 
     def fingerprint(self) -> str:
         """A stable text of everything handed over (for the result cache's key)."""
         return json.dumps([self.module, sorted(self.inherited.items()), sorted(self.names.items()),
                            sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside),
-                           list(self.star_used)])
+                           list(self.star_used), self.types.fingerprint()])
 
     def base_roots(self) -> set[str]:
         """Top-level packages of the bases, outside the tree, of the tree classes the file
@@ -66,6 +68,7 @@ class _ModuleInfo:
     spellings: set[str] = field(default_factory=set)  # dotted names the file uses
     imported_roots: set[str] = field(default_factory=set)  # top-level packages of absolute imports
     public: frozenset[str] | None = None  # __all__, when it is a literal
+    types: ModuleTypes = field(default_factory=ModuleTypes)  # what its code builds (type_index.py)
 
 
 def module_name(path: Path, root: Path) -> tuple[str, str]:
@@ -110,9 +113,18 @@ def _base_spelling(node: ast.expr) -> str | None:
 def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
     """What ``path`` (its ``text`` when given, else read) says of itself."""
     module, package = module_name(path, root)
+    try:
+        text = path.read_text(encoding="utf-8-sig") if text is None else text
+    except (UnicodeDecodeError, OSError, ValueError):
+        return _ModuleInfo(module, package)
+    return _scan_text(text, module, package)
+
+
+def _scan_text(text: str, module: str, package: str) -> _ModuleInfo:
+    """What the module ``module`` of package ``package`` with source ``text`` says of itself."""
     info = _ModuleInfo(module, package)
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8-sig") if text is None else text.removeprefix("\ufeff"))
+        tree = ast.parse(text.removeprefix("\ufeff"))
     except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
 
@@ -176,6 +188,10 @@ def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
                     stack.append(value)
     except RecursionError:  # a pathologically deep file: the pipeline reports it
         pass
+    try:
+        info.types = scan_types(tree)
+    except RecursionError:
+        pass
     return info
 
 
@@ -193,6 +209,19 @@ class PackageIndex:
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
         self._star_used: dict[str, frozenset[str]] | None = None
+        self._resolved: dict[str, tuple[dict, dict]] = {}  # module -> resolve_module's answer
+
+    @classmethod
+    def of_text(cls, text: str, module: str = "__main__") -> "PackageIndex":
+        """The index of one module given as text (a file converted on its own)."""
+        index = cls.__new__(cls)
+        info = _scan_text(text, module, module.rpartition(".")[0])
+        index._files = {}
+        index._modules = {module: info}
+        index._tree_roots = {module.split(".")[0]}
+        index._resolved = {}
+        index._star_used = None
+        return index
 
     # -- star-imported import bindings (unchanged behaviour) -------------------
     def _exported(self, module: str, seen: set[str]) -> dict[str, str]:
@@ -220,17 +249,18 @@ class PackageIndex:
         return {k: v for k, v in sorted(out.items()) if k not in info.bindings}
 
     # -- names and classes ------------------------------------------------------
-    def _lookup(self, module: str, name: str, seen: set[tuple[str, str]]) -> str | None:
-        """The qualified name ``name`` holds at the top of tree module ``module``."""
+    def _lookup(self, module: str, name: str, seen: set[tuple[str, str]], values: bool = False) -> str | None:
+        """The qualified name ``name`` holds at the top of tree module ``module`` (with
+        ``values``, its functions and variables count as well as its classes)."""
         info = self._modules.get(module)
         if info is None or (module, name) in seen:
             return None
         seen.add((module, name))
-        if name in info.classes:
+        if name in info.classes or values and (name in info.types.functions or name in info.types.variables):
             return f"{module}.{name}"
         for table in (info.local, info.bindings):
             if name in table:
-                return self._canonical(table[name], seen)
+                return self._canonical(table[name], seen, values)
         if f"{module}.{name}" in self._modules:  # a submodule of a package
             return f"{module}.{name}"
         for star in info.stars:
@@ -238,12 +268,12 @@ class PackageIndex:
             if star_info is None or (star_info.public is not None and name not in star_info.public):
                 continue
             if not name.startswith("_"):
-                found = self._lookup(star, name, seen)
+                found = self._lookup(star, name, seen, values)
                 if found is not None:
                     return found
         return None
 
-    def _canonical(self, qualified: str, seen: set[tuple[str, str]]) -> str | None:
+    def _canonical(self, qualified: str, seen: set[tuple[str, str]], values: bool = False) -> str | None:
         """``qualified`` followed into the tree (re-exports, submodules) to where it is
         defined; a name outside the tree stays as written; None when the tree module
         does not define it."""
@@ -254,11 +284,11 @@ class PackageIndex:
                 continue
             if cut == len(parts):
                 return module
-            found = self._lookup(module, parts[cut], seen)
+            found = self._lookup(module, parts[cut], seen, values)
             if found is None:
                 return None
             rest = parts[cut + 1:]
-            return self._canonical(".".join([found, *rest]), seen) if rest else found
+            return self._canonical(".".join([found, *rest]), seen, values) if rest else found
         return qualified
 
     def resolve(self, module: str, spelled: str) -> str | None:
@@ -307,6 +337,146 @@ class PackageIndex:
                         todo.extend(self._modules[star].stars)
             self._star_used = {name: frozenset(names) for name, names in used.items()}
         return self._star_used.get(module, frozenset())
+    # -- the type index ---------------------------------------------------------------
+    def _value(self, module: str, spelled: str) -> tuple | None:
+        """The shape a dotted spelling at the top of ``module`` stands for: ``("ref",
+        qualified)``, or a module variable's ``("var", module, name)`` with the attributes
+        after it; None when the tree does not define it."""
+        head, _, rest = spelled.partition(".")
+        found = self._lookup(module, head, set(), values=True)
+        if found is None:
+            return ("ref", f"builtins.{head}") if head in vars(builtins) and not rest else None
+        if rest:
+            found = self._canonical(f"{found}.{rest}", set(), values=True)
+            if found is None:
+                return None
+        parts = found.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            owner = ".".join(parts[:cut])
+            info = self._modules.get(owner)
+            if info is None:
+                continue
+            name = parts[cut]
+            if name in info.types.variables and name not in info.classes and name not in info.types.functions:
+                shape: tuple = ("var", owner, name)
+                for attr in parts[cut + 1:]:
+                    shape = ("get", shape, attr)
+                return shape
+            break
+        return ("ref", found)
+
+    def _module_types(self, module: str) -> tuple[dict, dict]:
+        if module not in self._resolved:
+            info = self._modules[module]
+            self._resolved[module] = resolve_module(
+                info.types, module, lambda spelled: self._value(module, spelled),
+                lambda cls: self._bases(cls) if self._is_class(cls) else ())
+        return self._resolved[module]
+
+    def _owner_module(self, qualified: str) -> str | None:
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            module = ".".join(parts[:cut])
+            if module in self._modules:
+                return module
+        return None
+
+    def types(self, module: str) -> TypeIndex:
+        """The type index a tree module is handed: its own classes and functions whole;
+        of the rest of the tree what their shapes reach, transitively: a class's
+        attributes and its methods' returns, a function's return and the locals it (or
+        another shape) names."""
+        if module not in self._modules:
+            return TypeIndex(module)
+        own_classes, own_functions = self._module_types(module)
+        classes: dict = dict(own_classes)
+        functions: dict = dict(own_functions)
+        needed: dict[str, set[str]] = {}  # a function of another module -> the locals needed
+        todo: list = []
+        for info in own_classes.values():
+            todo.extend(self._class_needs(info))
+        for info in own_functions.values():
+            todo.append(info.returns)
+            todo.extend(b.value for b in info.locals.values())
+            todo.extend(m for b in info.locals.values() for m in b.mutations)
+        done: set = set()
+        while todo:
+            names = shape_names(todo.pop(), set())
+            for name in names - done:
+                done.add(name)
+                if type(name) is tuple and len(name) == 3:  # self.m: a method of the class or a base
+                    method = self._method(name[1], name[2], set())
+                    if method is not None and method not in functions:
+                        todo.append(("ref", method))
+                    continue
+                if type(name) is tuple:  # (scope, local)
+                    scope, local = name
+                    if scope in own_functions:
+                        continue
+                    found = self._function(scope)
+                    if found is not None and local in found.locals:
+                        needed.setdefault(scope, set()).add(local)
+                        binding = found.locals[local]
+                        todo.append(binding.value)
+                        todo.extend(binding.mutations)
+                        todo.extend(self._returns_need(scope, found, needed))
+                    continue
+                if name in classes or name in functions or name in needed:
+                    continue
+                owner = self._owner_module(name)
+                if owner is None:
+                    continue
+                found_classes, found_functions = self._module_types(owner)
+                if name in found_classes:
+                    classes[name] = found_classes[name]
+                    todo.extend(self._class_needs(found_classes[name]))
+                elif name in found_functions:
+                    todo.extend(self._returns_need(name, found_functions[name], needed))
+        for scope, locals_ in needed.items():
+            info = self._function(scope)
+            functions[scope] = replace(info, locals={k: v for k, v in info.locals.items() if k in locals_})
+        return TypeIndex(module, dict(sorted(classes.items())), dict(sorted(functions.items())))
+
+    def _method(self, cls: str, name: str, seen: set[str]) -> str | None:
+        """The qualified function ``cls.name`` runs in the tree (its own or a base's)."""
+        owner = self._owner_module(cls)
+        if owner is None or cls in seen:
+            return None
+        seen.add(cls)
+        found_classes, found_functions = self._module_types(owner)
+        info = found_classes.get(cls)
+        if info is None:
+            return None
+        if name in info.methods:
+            return f"{cls}.{name}"
+        for base in info.bases:
+            found = self._method(base, name, seen)
+            if found is not None:
+                return found
+        return None
+
+    def _function(self, qualified: str):
+        owner = self._owner_module(qualified)
+        return self._module_types(owner)[1].get(qualified) if owner is not None else None
+
+    @staticmethod
+    def _returns_need(name: str, info, needed: dict[str, set[str]]) -> list:
+        """What a function of another module's return needs (once)."""
+        if name in needed:
+            return []
+        needed[name] = set()
+        return [info.returns]
+
+    @staticmethod
+    def _class_needs(info) -> list:
+        """The shapes a class's attributes are read through: its bindings, setters, bases
+        and its methods (as references: their returns)."""
+        shapes: list = [("ref", b) for b in info.bases]
+        for binding in info.attributes.values():
+            shapes.append(binding.value)
+            shapes.extend(binding.mutations)
+        shapes.extend(info.setters)
+        return shapes
 
     def facts(self, path: Path) -> PackageFacts:
         """What ``path`` is handed: see :class:`PackageFacts`."""
@@ -331,7 +501,8 @@ class PackageIndex:
         outside = sorted(r for r in info.imported_roots
                          if r not in self._tree_roots and r not in sys.stdlib_module_names)
         return PackageFacts(info.module, self.inherited(path), names,
-                            dict(sorted(bases.items())), tuple(outside), tuple(sorted(self.star_used(info.module))))
+                            dict(sorted(bases.items())), tuple(outside),
+                            star_used=tuple(sorted(self.star_used(info.module))), types=self.types(info.module))
 
 
 # A file importing a package from outside the tree that it cannot run without once the
