@@ -38,7 +38,7 @@ SOURCE = textwrap.dedent("""\
             self.heads["emb"] = nn.Embedding(3, dim)
             self.norm = either(flag, dim)
             self.same = nn.LayerNorm(dim) if flag else nn.GroupNorm(1, dim)
-            self.torch_kept = nn.Embedding(3, dim, max_norm=1.0)
+            self.torch_kept = nn.Embedding(3, dim, scale_grad_by_freq=True)
 """)
 
 
