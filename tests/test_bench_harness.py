@@ -1,5 +1,6 @@
 """The benchmarks' harness (benchmarks/models, shared by benchmarks/sampled): the MindSpore
-parameters that get no torch tensor by design, and the value each must keep."""
+parameters that get no torch tensor by design, and the value each must keep; the torch-based
+dependencies the sampled benchmark converts with a package."""
 from __future__ import annotations
 
 import importlib.util
@@ -9,13 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-mindspore = pytest.importorskip("mindspore")
-
-from transpile import convert_code  # noqa: E402
-from transpile.parity.weights import ms_parameters, weight_map  # noqa: E402
-
-MODELS = Path(__file__).parent.parent / "benchmarks" / "models"
+BENCH = Path(__file__).parent.parent / "benchmarks"
+MODELS = BENCH / "models"
 
 
 def _torch_side():
@@ -53,6 +49,11 @@ class Net(nn.Module):
 
 
 def test_every_norm_layer_without_affine_parameters_is_declared_and_nothing_else():
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    from transpile import convert_code
+    from transpile.parity.weights import ms_parameters, weight_map
+
     namespace: dict = {}
     exec(compile(SOURCE, "<torch>", "exec"), namespace)
     model = namespace["Net"]()
@@ -73,3 +74,28 @@ def test_every_norm_layer_without_affine_parameters_is_declared_and_nothing_else
     assert unmapped == set(declared)
     for name in unmapped:
         assert np.all(params[name].asnumpy() == declared[name]), name
+
+
+def _sampled_run():
+    spec = importlib.util.spec_from_file_location("bench_sampled_run", BENCH / "sampled" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_torch_based_dependencies_are_converted_with_the_settings_of_benchmarks_models():
+    import tomllib
+
+    run = _sampled_run()
+    shared = tomllib.loads((MODELS / "models.toml").read_text(encoding="utf-8"))["packages"]
+    config = {"packages": {"a": {"blank_init": [], "converted_with": ["torchvision", "timm"]},
+                           "b": {"blank_init": [], "converted_with": ["torchvision"]}, "c": {"blank_init": []}}}
+    packages = run.with_converted_dependencies(config)["packages"]
+    assert list(packages) == ["a", "b", "c", "timm", "torchvision"]
+    assert packages["torchvision"] == shared["torchvision"] and packages["timm"] == shared["timm"]
+    with pytest.raises(SystemExit, match="not-configured"):
+        run.with_converted_dependencies({"packages": {"a": {"converted_with": ["not-configured"]}}})
+    # what the sampled benchmark lists: each dependency one benchmarks/models converts
+    drawn = tomllib.loads((BENCH / "sampled" / "models.toml").read_text(encoding="utf-8"))
+    listed = {d for entry in drawn["packages"].values() for d in entry.get("converted_with", [])}
+    assert listed and listed <= set(shared)
