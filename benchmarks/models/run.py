@@ -112,7 +112,10 @@ def run_torch_side(py: str, config_path: Path, names: list[str], reuse: bool) ->
         return
     say(f"torch side: {len(todo)} models ({py})")
     env = dict(os.environ, PYTHONWARNINGS="ignore", CUDA_VISIBLE_DEVICES="")
-    subprocess.run([py, str(HERE / "torch_side.py"), str(config_path), str(out), *todo], check=True, env=env)
+    out.mkdir(parents=True, exist_ok=True)
+    # in the scratch folder: a package may write files where it is imported (lafhterlearn's log)
+    subprocess.run([py, str(HERE / "torch_side.py"), str(config_path.resolve()), str(out.resolve()), *todo],
+                   check=True, env=env, cwd=out)
 
 
 # -- 2. convert the package trees ---------------------------------------------------
