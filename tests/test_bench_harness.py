@@ -99,3 +99,15 @@ def test_torch_based_dependencies_are_converted_with_the_settings_of_benchmarks_
     drawn = tomllib.loads((BENCH / "sampled" / "models.toml").read_text(encoding="utf-8"))
     listed = {d for entry in drawn["packages"].values() for d in entry.get("converted_with", [])}
     assert listed and listed <= set(shared)
+
+
+def test_a_package_finds_its_own_distribution_metadata_beside_the_converted_code(tmp_path):
+    import importlib.metadata
+    import sys
+
+    run = _sampled_run()
+    run.harness.WORK = tmp_path
+    copied = run.copy_distribution_metadata(sys.executable, ["libcst"])
+    found = list(importlib.metadata.distributions(path=[str(tmp_path / "converted")]))
+    assert copied > 0 and [d.metadata["Name"] for d in found] == ["libcst"]
+    assert found[0].version == importlib.metadata.version("libcst")

@@ -75,6 +75,26 @@ def copy_package_data(py: str, config: dict) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, target)
                 count += 1
+    return count + copy_distribution_metadata(py, list(config["packages"]))
+
+
+def copy_distribution_metadata(py: str, packages: list[str]) -> int:
+    """Each package's distribution metadata (its ``*.dist-info`` folder) beside the converted
+    code, as an installed package has it: a package that reads its own version at import
+    (``importlib.metadata.version("torch_uncertainty")``) finds it on the MindSpore side too.
+    Returns how many files were copied."""
+    import shutil
+
+    code = ("import importlib.metadata as m, json, sys; d = m.packages_distributions(); "
+            "print(json.dumps({p: [str(m.distribution(n)._path) for n in d.get(p, [])] for p in sys.argv[1:]}))")
+    proc = subprocess.run([py, "-c", code, *packages], check=True, capture_output=True, text=True)
+    count = 0
+    for folders in json.loads(proc.stdout.strip().splitlines()[-1]).values():
+        for folder in map(Path, folders):
+            target = harness.WORK / "converted" / folder.name
+            if folder.is_dir() and folder.name.endswith(".dist-info") and not target.exists():
+                shutil.copytree(folder, target)
+                count += sum(1 for f in target.rglob("*") if f.is_file())
     return count
 
 
