@@ -31,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -111,7 +112,10 @@ def run_torch_side(py: str, config_path: Path, names: list[str], reuse: bool) ->
         return
     say(f"torch side: {len(todo)} models ({py})")
     env = dict(os.environ, PYTHONWARNINGS="ignore", CUDA_VISIBLE_DEVICES="")
-    subprocess.run([py, str(HERE / "torch_side.py"), str(config_path), str(out), *todo], check=True, env=env)
+    out.mkdir(parents=True, exist_ok=True)
+    # in the scratch folder: a package may write files where it is imported (lafhterlearn's log)
+    subprocess.run([py, str(HERE / "torch_side.py"), str(config_path.resolve()), str(out.resolve()), *todo],
+                   check=True, env=env, cwd=out)
 
 
 # -- 2. convert the package trees ---------------------------------------------------
@@ -154,6 +158,9 @@ def convert_packages(py: str, config: dict) -> dict[str, dict]:
                 "converted_uses": r.stats.converted if r else 0,
                 "marks": [d.format() for d in (r.diagnostics if r else [])
                           if d.severity is Severity.WARNING],
+                # source lines a warning or an error names (the invariant of issue 29)
+                "warned_lines": sorted({d.line for d in (r.diagnostics if r else [])
+                                        if d.severity in (Severity.WARNING, Severity.ERROR)}),
             }
         for item in config["packages"][pkg].get("blank_init", []):
             rel, keep = (item, []) if isinstance(item, str) else (item["path"], item.get("keep", []))
@@ -255,6 +262,7 @@ def build_rows(models, torch_meta, conv, results) -> list[dict]:
             "parameters": meta.get("parameters"),
             "tolerance": model_tolerance(meta, res),
         })
+    record_sites(rows, conv)
     return rows
 
 
@@ -341,17 +349,146 @@ def summary(rows) -> str:
     ])
 
 
-def _where(detail: str) -> str:
-    """The innermost traceback frame in converted code (or the last one), with its line."""
+_GRAPH_FRAME = re.compile(r"In file (\S+?\.py):(\d+)")
+
+
+def _innermost_frame(detail: str) -> tuple[str, int | None, str, str] | None:
+    """The innermost frame in converted code of a failed run's traceback (or, with none,
+    its last frame): (the file as the traceback names it, its line, the code line shown,
+    the frame's own text).
+    A GRAPH-mode compile error carries MindSpore's own traceback of the compiled code
+    ("# 0 In file F:N", outermost first) in its message: its last entry in converted code
+    is the innermost, and comes before Python's frames (which stop inside the compiler)."""
     lines = detail.splitlines()
+    graph = [(i, m) for i, ln in enumerate(lines) for m in [_GRAPH_FRAME.search(ln)]
+             if m and "/converted/" in m.group(1)]
+    if graph:
+        i, m = graph[-1]
+        code = next((ln.strip() for ln in lines[i + 1:i + 3] if ln.strip() and not ln.strip().startswith("#")), "")
+        return m.group(1), int(m.group(2)), code, m.group(0)
     frames = [i for i, ln in enumerate(lines) if ln.strip().startswith("File ")]
     inside = [i for i in frames if "/converted/" in lines[i]] or frames
     if not inside:
-        return ""
+        return None
     i = inside[-1]
-    where = lines[i].strip().replace(str(WORK) + "/", "")
     code = lines[i + 1].strip() if i + 1 < len(lines) and not lines[i + 1].strip().startswith("File ") else ""
+    match = re.match(r'\s*File "([^"]+)", line (\d+)', lines[i])
+    if not match:
+        return lines[i].strip(), None, code, lines[i].strip()
+    return match.group(1), int(match.group(2)), code, lines[i].strip()
+
+
+def _where(detail: str) -> str:
+    """The innermost traceback frame in converted code (or the last one), with its line."""
+    frame = _innermost_frame(detail)
+    if frame is None:
+        return ""
+    code = frame[2]
+    where = frame[3].replace(str(WORK) + "/", "")
     return f" — at {where}" + (f": `{code}`" if code else "")
+
+
+def source_statement(source: str, converted: str, line: int) -> tuple[int, int] | None:
+    """The source lines (first, last) of the statement that converted line ``line`` came from.
+
+    The rule: the converted file's lines are aligned with the source's by difflib (lines
+    compared without their indentation); a converted line in an unchanged run maps to its
+    source line, one in a changed run to the line of the source run it replaced that is most
+    like it (difflib's ratio); a line that only the converter wrote (an added import, an
+    emitted helper) has no source line: None. That source line is then widened to the
+    innermost statement of the source containing it (a compound statement to its header),
+    as ``ast`` sees it."""
+    import ast
+    import difflib
+
+    src_lines, conv_lines = source.splitlines(), converted.splitlines()
+    matcher = difflib.SequenceMatcher(None, [ln.strip() for ln in src_lines], [ln.strip() for ln in conv_lines],
+                                      autojunk=False)
+    span = None
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if j1 < line <= j2:
+            if tag == "equal":
+                span = (i1 + line - j1, i1 + line - j1)
+            elif tag == "replace":  # the source line of the run most like it
+                target = conv_lines[line - 1].strip()
+                best = max(range(i1, i2), key=lambda i: difflib.SequenceMatcher(
+                    None, src_lines[i].strip(), target, autojunk=False).ratio())
+                span = (best + 1, best + 1)
+            break
+    if span is None:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return span
+    best = None  # the statement starting last among those whose lines (a compound one's header) hold the line
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        end = max(node.lineno, body[0].lineno - 1) if isinstance(body, list) and body else node.end_lineno
+        if node.lineno <= span[0] <= end and (best is None or node.lineno >= best[0]):
+            best = (node.lineno, end)
+    if best is None:
+        return span
+    return min(span[0], best[0]), max(span[1], best[1])
+
+
+def error_site(res: dict, conv: dict) -> dict | None:
+    """Where a failed run broke in the converted code, and whether the conversion warned
+    there: the innermost converted frame of its traceback (file relative to the converted
+    root, line, code), the source statement it came from (``source_statement``), and the
+    source lines of that file holding a warning or error. None for a run with no traceback
+    frame in converted code (weights not taken, a child that died without one)."""
+    frame = _innermost_frame(res.get("detail", ""))
+    if frame is None or frame[1] is None or "/converted/" not in frame[0]:
+        return None
+    rel = frame[0].split("/converted/", 1)[1]
+    site = {"file": rel, "line": frame[1], "code": frame[2], "source_lines": None, "warned": False}
+    src, out = WORK / "src" / rel, WORK / "converted" / rel
+    if not (src.exists() and out.exists()):
+        return site
+    span = source_statement(src.read_text(encoding="utf-8", errors="replace"),
+                            out.read_text(encoding="utf-8", errors="replace"), frame[1])
+    if span is not None:
+        site["source_lines"] = list(span)
+        warned = [n for n in conv.get(rel, {}).get("warned_lines", []) if span[0] <= n <= span[1]]
+        site["warned"] = bool(warned)
+    return site
+
+
+def record_sites(rows: list[dict], conv: dict) -> None:
+    """Each failed (model, mode) run gets its ``site`` (``error_site``)."""
+    for r in rows:
+        for res in r["results"].values():
+            if res.get("error") and not res["error"].startswith("compare"):
+                res["site"] = error_site(res, conv)
+
+
+def invariant_breakers(rows: list[dict]) -> list[str]:
+    """The runs that failed to build or run with no warning on the statement that broke
+    (issue 29: each must have one): ``model mode``."""
+    return [f"{r['name']} {mode}" for r in rows for mode, res in sorted(r["results"].items())
+            if res.get("error") and not res["error"].startswith("compare") and not (res.get("site") or {}).get("warned")]
+
+
+def conversion_record(rows: list[dict], conv: dict) -> dict:
+    """What results.json keeps of the conversion: the model files and the files runs broke in."""
+    files = {r["file"] for r in rows} | {res["site"]["file"] for r in rows for res in r["results"].values()
+                                          if res.get("site")}
+    return {f: conv[f] for f in sorted(files) if f in conv}
+
+
+def _warned(res: dict) -> str:
+    """Whether the conversion warned on the statement the run broke at (``error_site``)."""
+    if "site" not in res:
+        return ""
+    site = res["site"]
+    if site is None:
+        return " (no frame in converted code)"
+    lines = site.get("source_lines")
+    where = f"source lines {lines[0]}-{lines[1]}" if lines else "no source line"
+    return f" ({where}: {'a warning there' if site['warned'] else 'NO warning there'})"
 
 
 def failures(rows, conv) -> str:
@@ -363,7 +500,7 @@ def failures(rows, conv) -> str:
         for mode in MODES:
             res = r["results"].get(mode)
             if res and res.get("error"):
-                items.append(f"{mode}: {res['error']}" + _where(res.get("detail", "")))
+                items.append(f"{mode}: {res['error']}" + _where(res.get("detail", "")) + _warned(res))
             elif res and not res.get("match"):
                 odd = sum(res.get("nonfinite_mismatches", []))
                 items.append(f"{mode}: mismatch, max abs diff {_fmt(res.get('max_abs_diff'))} "
@@ -424,7 +561,7 @@ def main(argv=None) -> int:
     (out / "results.json").write_text(json.dumps({
         "rows": [{k: v for k, v in r.items()} for r in rows],
         "torch": {k: {kk: vv for kk, vv in v.items() if kk not in ("mapping",)} for k, v in torch_meta.items()},
-        "conversion": {f: conv[f] for f in sorted({r["file"] for r in rows}) if f in conv},
+        "conversion": conversion_record(rows, conv),
     }, indent=1, default=str), encoding="utf-8")
     readme = BENCH / "README.md"
     if not args.only and not args.work and set(args.modes) == set(MODES) and readme.exists():
@@ -433,6 +570,9 @@ def main(argv=None) -> int:
             head, rest = doc.split(README_START, 1)
             _, tail = rest.split(README_END, 1)
             readme.write_text(f"{head}{README_START}\n{text}\n\n{summ}\n{README_END}{tail}", encoding="utf-8")
+    breakers = invariant_breakers(rows)
+    say(f"\nfailed runs with no warning on the statement that broke: {len(breakers)}"
+        + "".join(f"\n  {b}" for b in breakers))
     say(f"\n{time.perf_counter() - start:.0f} s; details in {out / 'results.md'}")
     return 0
 

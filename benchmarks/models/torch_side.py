@@ -144,13 +144,21 @@ def _float64_errors(model, inputs, outputs) -> list[float | None]:
 
 def _ms_only(model) -> dict[str, float]:
     """MindSpore parameters with no torch tensor, by the tables' design, and the value
-    they must keep: InstanceNorm*d(affine=False) becomes GroupNorm(C, C), whose gamma
-    and beta stay 1 and 0 (nn_layers.toml says so)."""
+    they must keep. A normalisation layer built without its affine parameters (whatever
+    its class: ``affine=False`` on BatchNorm*d, InstanceNorm*d, GroupNorm or a package's
+    own norm, ``elementwise_affine=False`` on LayerNorm) holds no weight or bias in torch,
+    while its MindSpore counterpart keeps a scale and a shift fixed at 1 and 0 (BatchNorm's
+    gamma and beta, untrained; InstanceNorm becomes GroupNorm(C, C)). They are named as the
+    tables rename the layer's weight and bias (``gamma``, BatchNorm3d's ``bn2d.gamma``)."""
+    from transpile.parity.weights import _layer_renames, torch_modules
+
     out = {}
-    for name, m in model.named_modules():
-        if isinstance(m, torch.nn.modules.instancenorm._InstanceNorm) and not m.affine:
-            prefix = f"{name}." if name else ""
-            out.update({f"{prefix}gamma": 1.0, f"{prefix}beta": 0.0})
+    for name, m in torch_modules(model).items():
+        if getattr(m, "affine", None) is not False and getattr(m, "elementwise_affine", None) is not False:
+            continue
+        renames = _layer_renames(m)
+        prefix = f"{name}." if name else ""
+        out.update({prefix + renames.get("weight", "weight"): 1.0, prefix + renames.get("bias", "bias"): 0.0})
     return out
 
 

@@ -75,7 +75,44 @@ def copy_package_data(py: str, config: dict) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, target)
                 count += 1
+    return count + copy_distribution_metadata(py, list(config["packages"]))
+
+
+def copy_distribution_metadata(py: str, packages: list[str]) -> int:
+    """Each package's distribution metadata (its ``*.dist-info`` folder) beside the converted
+    code, as an installed package has it: a package that reads its own version at import
+    (``importlib.metadata.version("torch_uncertainty")``) finds it on the MindSpore side too.
+    Returns how many files were copied."""
+    import shutil
+
+    code = ("import importlib.metadata as m, json, sys; d = m.packages_distributions(); "
+            "print(json.dumps({p: [str(m.distribution(n)._path) for n in d.get(p, [])] for p in sys.argv[1:]}))")
+    proc = subprocess.run([py, "-c", code, *packages], check=True, capture_output=True, text=True)
+    count = 0
+    for folders in json.loads(proc.stdout.strip().splitlines()[-1]).values():
+        for folder in map(Path, folders):
+            target = harness.WORK / "converted" / folder.name
+            if folder.is_dir() and folder.name.endswith(".dist-info") and not target.exists():
+                shutil.copytree(folder, target)
+                count += sum(1 for f in target.rglob("*") if f.is_file())
     return count
+
+
+def with_converted_dependencies(config: dict) -> dict:
+    """The config with each package's torch-based dependencies (its ``converted_with``:
+    torchvision, torchaudio, timm, monai) added as packages of their own, converted from the
+    torch venv's installed source alongside it, as a migration engineer would convert them.
+    Their settings (``blank_init``) are benchmarks/models' ``[packages.X]``, which already
+    converts them: one set of rules for both benchmarks."""
+    wanted = sorted({dep for entry in config["packages"].values() for dep in entry.get("converted_with", [])}
+                    - set(config["packages"]))
+    if not wanted:
+        return config
+    shared = tomllib.loads((BENCH / "models" / "models.toml").read_text(encoding="utf-8"))["packages"]
+    unknown = [dep for dep in wanted if dep not in shared]
+    if unknown:
+        raise SystemExit(f"converted_with names packages benchmarks/models/models.toml does not configure: {unknown}")
+    return {**config, "packages": {**config["packages"], **{dep: shared[dep] for dep in wanted}}}
 
 
 def verdict_kind(row: dict, mode: str) -> tuple[str, str]:
@@ -201,7 +238,8 @@ def main(argv=None) -> int:
         return 0
     harness.WORK.mkdir(parents=True, exist_ok=True)
     config_path = Path(args.config)
-    config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    drawn = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    config = with_converted_dependencies(drawn)
     models = [m for m in config["models"]
               if (not args.only or m["name"] in args.only) and (not args.package or m.get("package") in args.package)]
     if not models:
@@ -212,7 +250,8 @@ def main(argv=None) -> int:
     harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((harness.WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
     conv = harness.convert_packages(py, config)
-    print(f"copied {copy_package_data(py, config)} package data files beside the converted code")
+    # the drawn packages' data files only: their dependencies are converted as benchmarks/models does (*.py)
+    print(f"copied {copy_package_data(py, drawn)} package data files beside the converted code")
     deps = harness.ms_deps(config)
     results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=36)
     rows = harness.build_rows(models, torch_meta, conv, results)
@@ -231,7 +270,7 @@ def main(argv=None) -> int:
         "commit": converter_commit(),
         "rows": rows,
         "torch": {k: {kk: vv for kk, vv in v.items() if kk != "mapping"} for k, v in torch_meta.items()},
-        "conversion": {f: conv[f] for f in sorted({r["file"] for r in rows}) if f in conv},
+        "conversion": harness.conversion_record(rows, conv),
     }, indent=1, default=str), encoding="utf-8")
     readme = BENCH / "README.md"
     if not subset and set(args.modes) == set(harness.MODES):
@@ -245,6 +284,9 @@ def main(argv=None) -> int:
             _, tail = rest.split(FC_END, 1)
             doc = f"{head}{FC_START}\n{fc_tables}{FC_END}{tail}"
         readme.write_text(doc, encoding="utf-8")
+    breakers = harness.invariant_breakers(rows)
+    print(f"\nfailed runs with no warning on the statement that broke: {len(breakers)}"
+          + "".join(f"\n  {b}" for b in breakers))
     print(f"\n{time.perf_counter() - start:.0f} s; {added} first-contact verdicts recorded; details in {out / 'results.md'}")
     return 0
 

@@ -1,0 +1,113 @@
+"""The benchmarks' harness (benchmarks/models, shared by benchmarks/sampled): the MindSpore
+parameters that get no torch tensor by design, and the value each must keep; the torch-based
+dependencies the sampled benchmark converts with a package."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCH = Path(__file__).parent.parent / "benchmarks"
+MODELS = BENCH / "models"
+
+
+def _torch_side():
+    spec = importlib.util.spec_from_file_location("bench_torch_side", MODELS / "torch_side.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# norm layers without affine parameters, of several classes (a package's own norm too),
+# registered and held in a plain list; one affine layer whose weights torch has
+SOURCE = '''
+import torch
+from torch import nn
+
+
+class OwnNorm(nn.BatchNorm1d):
+    pass
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn2 = nn.BatchNorm2d(4, affine=False)
+        self.bn3 = nn.BatchNorm3d(4, affine=False)
+        self.gn = nn.GroupNorm(2, 4, affine=False)
+        self.inorm = nn.InstanceNorm2d(4)
+        self.own = OwnNorm(4, affine=False)
+        self.kept = nn.BatchNorm2d(4)
+        self.blocks = [nn.Sequential(nn.Conv2d(4, 4, 1), nn.BatchNorm2d(4, affine=False))]
+
+    def forward(self, x):
+        return x
+'''
+
+
+def test_every_norm_layer_without_affine_parameters_is_declared_and_nothing_else():
+    pytest.importorskip("torch")
+    pytest.importorskip("mindspore")
+    from transpile import convert_code
+    from transpile.parity.weights import ms_parameters, weight_map
+
+    namespace: dict = {}
+    exec(compile(SOURCE, "<torch>", "exec"), namespace)
+    model = namespace["Net"]()
+    declared = _torch_side()._ms_only(model)
+    assert declared == {
+        "bn2.gamma": 1.0, "bn2.beta": 0.0, "bn3.bn2d.gamma": 1.0, "bn3.bn2d.beta": 0.0,
+        "gn.gamma": 1.0, "gn.beta": 0.0, "inorm.gamma": 1.0, "inorm.beta": 0.0,
+        "own.gamma": 1.0, "own.beta": 0.0, "blocks.0.1.gamma": 1.0, "blocks.0.1.beta": 0.0,
+    }
+
+    # the converted model: exactly the parameters no torch tensor maps to are declared,
+    # and each holds the declared value
+    converted = convert_code(SOURCE).code
+    ms_namespace: dict = {}
+    exec(compile(converted, "<mindspore>", "exec"), ms_namespace)
+    params = ms_parameters(ms_namespace["Net"]())
+    unmapped = set(params) - set(weight_map(model).mapping.values())
+    assert unmapped == set(declared)
+    for name in unmapped:
+        assert np.all(params[name].asnumpy() == declared[name]), name
+
+
+def _sampled_run():
+    spec = importlib.util.spec_from_file_location("bench_sampled_run", BENCH / "sampled" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_torch_based_dependencies_are_converted_with_the_settings_of_benchmarks_models():
+    import tomllib
+
+    run = _sampled_run()
+    shared = tomllib.loads((MODELS / "models.toml").read_text(encoding="utf-8"))["packages"]
+    config = {"packages": {"a": {"blank_init": [], "converted_with": ["torchvision", "timm"]},
+                           "b": {"blank_init": [], "converted_with": ["torchvision"]}, "c": {"blank_init": []}}}
+    packages = run.with_converted_dependencies(config)["packages"]
+    assert list(packages) == ["a", "b", "c", "timm", "torchvision"]
+    assert packages["torchvision"] == shared["torchvision"] and packages["timm"] == shared["timm"]
+    with pytest.raises(SystemExit, match="not-configured"):
+        run.with_converted_dependencies({"packages": {"a": {"converted_with": ["not-configured"]}}})
+    # what the sampled benchmark lists: each dependency one benchmarks/models converts
+    drawn = tomllib.loads((BENCH / "sampled" / "models.toml").read_text(encoding="utf-8"))
+    listed = {d for entry in drawn["packages"].values() for d in entry.get("converted_with", [])}
+    assert listed and listed <= set(shared)
+
+
+def test_a_package_finds_its_own_distribution_metadata_beside_the_converted_code(tmp_path):
+    import importlib.metadata
+    import sys
+
+    run = _sampled_run()
+    run.harness.WORK = tmp_path
+    copied = run.copy_distribution_metadata(sys.executable, ["libcst"])
+    found = list(importlib.metadata.distributions(path=[str(tmp_path / "converted")]))
+    assert copied > 0 and [d.metadata["Name"] for d in found] == ["libcst"]
+    assert found[0].version == importlib.metadata.version("libcst")
