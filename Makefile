@@ -48,9 +48,11 @@ test: install browser
 test-fast: install
 	$(PYTEST) -m "not framework and not browser and not slow"
 
-# docs/apis.md is generated from the tables (a test checks it is current)
+# docs/apis.md is generated from the tables, rewrites/runtime/layouts.json from the run-time
+# helpers (a test checks each is current)
 docs: install
 	$(BIN)/transpile apis --format markdown > docs/apis.md
+	$(BIN)/python -c "from transpile.rewrites.runtime import registry; registry.write_layouts()"
 
 bench: install
 	$(BIN)/python benchmarks/throughput.py

@@ -151,3 +151,20 @@ def test_the_converter_imports_no_helper_module_nor_mindspore() -> None:
               "assert not loaded, loaded\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_precomputed_helper_layouts_are_current_and_used():
+    """rewrites/runtime/layouts.json is black's layout of every helper (``make docs``
+    writes it); a helper whose source changed is laid out by black again, never stale."""
+    import json
+
+    from transpile.engine.formatting import black_layout
+    from transpile.rewrites.runtime import registry
+
+    recorded = json.loads(registry.LAYOUTS.read_text(encoding="utf-8"))
+    assert recorded == registry.layouts(), "regenerate rewrites/runtime/layouts.json: make docs"
+    name, (digest, layout) = next(iter(recorded.items()))
+    source = registry.helper(name).source
+    assert registry._layout(name, source) == layout == black_layout(source)
+    changed = source + "\n\nX = 1\n"
+    assert registry._layout(name, changed) == black_layout(changed)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,10 +194,47 @@ def closure(name: str) -> list[str]:
     return order
 
 
+# Black's layout of each helper's source as its module spells it, computed ahead
+# (``make docs`` writes it; a test checks it is current): black took about 6 ms a helper,
+# the first time each process copied it. Each entry holds a digest of the source it lays
+# out: an entry that no longer matches is not used.
+LAYOUTS = RUNTIME / "layouts.json"
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()[:16]
+
+
+def layouts() -> dict[str, list[str]]:
+    """helper name -> [digest of its source, black's layout of it], for every helper."""
+    return {name: [_digest(h.source), black_layout(h.source)] for name, h in sorted(helpers().items())
+            if name == h.name}
+
+
+def write_layouts() -> None:
+    """Write ``layouts.json`` (``make docs``)."""
+    LAYOUTS.write_text(json.dumps(layouts(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def _laid_out() -> dict[str, list[str]]:
+    try:
+        return json.loads(LAYOUTS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _layout(name: str, source: str) -> str:
+    known = _laid_out().get(name)
+    if known is not None and known[0] == _digest(source):
+        return known[1]
+    return black_layout(source)
+
+
 def define(ctx, name: str, source: str) -> None:
     """``source`` (defining ``name``) written once per file beside the code, as black lays it out."""
     if name not in ctx.definitions:
-        ctx.define(name, black_layout(source))
+        ctx.define(name, _layout(name, source))
 
 
 def runtime_helper(ctx, name: str) -> cst.Name:
