@@ -512,3 +512,26 @@ def test_type_index_of_one_file():
     assert types.functions["__main__"].locals["net"].value == (
         "call", ("ref", "torch.nn.ModuleDict"),
         (("map", ((("str", "a"), ("call", ("ref", "torch.nn.Linear"), (("int", 1), ("int", 1)), ())),), False),), ())
+
+
+
+def test_a_tree_run_parses_each_file_once_with_cpython_and_keeps_the_nesting_limit(tmp_path, monkeypatch):
+    """The index's parse measures each file; the pipeline does not parse it again, and a
+    file past the nesting limit still fails as it does converted alone."""
+    from transpile import convert_code
+    from transpile.engine import pipeline
+
+    deep = "import torch\nx = " + " + ".join(["torch.zeros(1)"] * (pipeline.MAX_NESTING + 50)) + "\n"
+    root = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "import torch\ny = torch.zeros(2)\n",
+                            "pkg/deep.py": deep}) / "pkg"
+    alone = convert_code(deep)
+    assert alone.failed
+    parsed = []
+    real = pipeline._parse
+    monkeypatch.setattr(pipeline, "_parse", lambda source, filename: parsed.append(filename) or real(source, filename))
+    report = convert_paths([root], output=tmp_path / "out", jobs=1, cache=False)
+    by_name = {f.source.name: f for f in report.files}
+    assert by_name["a.py"].status == "converted"
+    assert by_name["deep.py"].status == "failed"
+    assert [d.message for d in by_name["deep.py"].result.diagnostics] == [d.message for d in alone.diagnostics]
+    assert all(not name.endswith("a.py") for name in parsed)  # measured by the index's parse

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import json
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .collector import collector_paused
+from .nesting import nesting_depth
 from .type_index import ModuleTypes, TypeIndex, resolve_module, scan_types, shape_names
 
 UNKNOWN = "?"  # prefix of a base whose origin the index cannot tell (``?make_base()``)
@@ -43,6 +45,10 @@ class PackageFacts:
     # longer uses them
     star_used: tuple[str, ...] = ()
     types: TypeIndex = field(default_factory=TypeIndex)  # what attributes and names hold (type_index.py)
+    # (digest of the text indexed, nesting depth, its line): CPython parsed the file for the
+    # index; the pipeline takes the depth from here when it converts that same text. Not in
+    # the fingerprint: the cache key holds the source itself.
+    measured: tuple[str, int, int] | None = None
 
     def fingerprint(self) -> str:
         """A stable text of everything handed over (for the result cache's key)."""
@@ -69,6 +75,12 @@ class _ModuleInfo:
     imported_roots: set[str] = field(default_factory=set)  # top-level packages of absolute imports
     public: frozenset[str] | None = None  # __all__, when it is a literal
     types: ModuleTypes = field(default_factory=ModuleTypes)  # what its code builds (type_index.py)
+    measured: tuple[str, int, int] | None = None  # see PackageFacts.measured
+
+
+def source_digest(text: str) -> str:
+    """A digest of a file's text: what a measurement made on it was made on."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def module_name(path: Path, root: Path) -> tuple[str, str]:
@@ -127,6 +139,10 @@ def _scan_text(text: str, module: str, package: str) -> _ModuleInfo:
         tree = ast.parse(text.removeprefix("\ufeff"))
     except (SyntaxError, UnicodeDecodeError, OSError, ValueError, RecursionError, MemoryError):
         return info
+    try:  # the pipeline's own measure of the file, from this parse (it would parse the file again)
+        info.measured = (source_digest(text), *nesting_depth(tree))
+    except RecursionError:
+        pass
 
     def visit(body) -> None:  # module level, including top-level if/try blocks
         for node in body:
@@ -502,7 +518,8 @@ class PackageIndex:
                          if r not in self._tree_roots and r not in sys.stdlib_module_names)
         return PackageFacts(info.module, self.inherited(path), names,
                             dict(sorted(bases.items())), tuple(outside),
-                            star_used=tuple(sorted(self.star_used(info.module))), types=self.types(info.module))
+                            star_used=tuple(sorted(self.star_used(info.module))), types=self.types(info.module),
+                            measured=info.measured)
 
 
 # A file importing a package from outside the tree that it cannot run without once the

@@ -19,6 +19,7 @@ from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest
 from .passes import Pass
 from .positions import start_positions
 from .collector import collector_paused
+from .package_index import source_digest
 from .walk import SCOPE_TYPES, skippable, transform
 
 Stage = tuple[type[Pass], ...]
@@ -628,7 +629,12 @@ class Pipeline:
                                                    or any(map(self.builds_on_source, package.outside)))
         # A file that never names a source framework has nothing to do (its syntax is still checked).
         cheap = not inherits_source and not tree_source and not any(root in source for root in self.source_roots)
-        measured = _measure(source, filename, converting=not cheap)
+        known = getattr(package, "measured", None)
+        if known is not None and known[1] <= MAX_NESTING and len(source) <= MAX_SOURCE_CHARS \
+                and known[0] == source_digest(source):
+            measured = known[1], known[2]  # the tree index parsed this text already
+        else:
+            measured = _measure(source, filename, converting=not cheap)
         if isinstance(measured, ConversionResult):
             return measured
         if cheap:
