@@ -89,3 +89,14 @@ def test_a_parameter_deleted_on_a_layer_of_unknown_class_is_a_counted_warning():
     assert "# transpile: MS204 torch.nn.Module.weight" in result.code
     assert result.stats.unconverted >= 1
     assert "_torch_set_layer_attribute(" in result.code
+
+
+def test_a_mindspore_layer_is_read_with_the_torch_layer_s_names():
+    """Code converted already (a class converted by hand beside torch code) builds
+    MindSpore's layers; the torch rest reads them by torch's names."""
+    from transpile.rewrites.analysis.layer_types import converted_layer_entry
+    from transpile.rewrites.table_calls import tables
+
+    assert converted_layer_entry(tables(), "mindspore.nn.Embedding").source == "torch.nn.Embedding"
+    assert converted_layer_entry(tables(), "mindspore.nn.Dense").source == "torch.nn.Linear"
+    assert converted_layer_entry(tables(), "mindspore.ops.add") is None

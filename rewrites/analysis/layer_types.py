@@ -77,6 +77,27 @@ def attribute_renames(entry) -> dict[str, str]:
     return renames
 
 
+_BY_TARGET: dict[int, tuple[object, dict]] = {}  # id(tables) -> (tables, target -> entry)
+
+
+def converted_layer_entry(tables, cls: str):
+    """The torch layer entry a MindSpore layer class stands for (``mindspore.nn.Embedding``
+    -> ``torch.nn.Embedding``): code converted already (a class converted by hand beside
+    torch code) builds MindSpore's layers, read with torch's names by the rest. None when
+    no torch layer converts to it, or those that do name their attributes differently."""
+    cached = _BY_TARGET.get(id(tables))
+    by_target = cached[1] if cached is not None and cached[0] is tables else None
+    if by_target is None:
+        grouped: dict[str, list] = {}
+        for entry in tables.entries.values():
+            if entry.kind == "class" and entry.target and entry.target.startswith("mindspore."):
+                grouped.setdefault(entry.target, []).append(entry)
+        by_target = {target: entries[0] for target, entries in grouped.items()
+                     if all(attribute_renames(e) == attribute_renames(entries[0]) for e in entries)}
+        _BY_TARGET[id(tables)] = (tables, by_target)
+    return by_target.get(cls)
+
+
 def _converted(entry, args: tuple, kwargs: tuple) -> bool:
     """Whether a construction is converted (as ``table_calls.accepts_arguments`` says of the
     call, from its shape): a layer built with an argument MindSpore's cannot take stays
@@ -264,6 +285,8 @@ class LayerTypes:
         entry = self.tables.lookup(name)
         if entry is not None and entry.kind == "class" and _converted(entry, args, kwargs):
             return Instance(name)
+        if converted_layer_entry(self.tables, name) is not None:
+            return Instance(name)
         return UNKNOWN
 
     def _as_module_container(self, inner):
@@ -387,7 +410,9 @@ class LayerTypes:
         info = self.index.classes.get(cls)
         if info is None:
             entry = self.tables.lookup(cls)
-            return entry if entry is not None and entry.kind == "class" else None
+            if entry is not None and entry.kind == "class":
+                return entry
+            return converted_layer_entry(self.tables, cls)
         if cls in seen:
             return None
         if attr in info.attributes or attr in info.methods or any(

@@ -47,7 +47,9 @@ FORWARD_NAMES = ("forward", "construct")
 RESOLVED_ATTRIBUTES = frozenset({"requires_grad"})
 RESOLVED_METHODS = frozenset({"to"})
 # a Module's methods yielding its parameters (last in each item): names bound to them are Parameters
-PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
+# torch's and, for code converted already (a second run changes nothing), MindSpore's
+PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_parameters", "trainable_params",
+                                 "untrainable_params", "parameters_and_names"})
 
 
 class TensorMethods(Pass):
