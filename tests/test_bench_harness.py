@@ -48,6 +48,7 @@ class Net(nn.Module):
 '''
 
 
+@pytest.mark.framework
 def test_every_norm_layer_without_affine_parameters_is_declared_and_nothing_else():
     pytest.importorskip("torch")
     pytest.importorskip("mindspore")
