@@ -521,8 +521,8 @@ def _split_call(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> c
     text = code_of(hugged)
     if black_keeps(hugged, text, line_length):
         return hugged
-    if kind is cst.Raise or any(len(line) <= line_length for line in text.split("\n")[1:2]) \
-            or any(arg.star for arg in call.args):
+    hugged_body = text.split("\n")[1]
+    if kind is cst.Raise or len(hugged_body) <= line_length or any(arg.star for arg in call.args):
         return None  # (black adds no trailing comma after *args in code it cannot date)
     last = len(call.args) - 1
     args = [arg.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""), comma=cst.Comma(
