@@ -535,3 +535,20 @@ def test_a_tree_run_parses_each_file_once_with_cpython_and_keeps_the_nesting_lim
     assert by_name["deep.py"].status == "failed"
     assert [d.message for d in by_name["deep.py"].result.diagnostics] == [d.message for d in alone.diagnostics]
     assert all(not name.endswith("a.py") for name in parsed)  # measured by the index's parse
+
+
+def test_the_scan_in_worker_processes_gives_the_same_facts(tmp_path):
+    # enough files that a run with two jobs scans the tree in its workers
+    files = {**FILES, **{f"pkg/gen/m{i}.py": f"from ..acts import *\nclass Block{i}(nn.Module):\n    pass\n"
+                         for i in range(24)}}
+    root = _tree(tmp_path, files)
+    from transpile.io.files import _Workers
+
+    paths = sorted(root.rglob("*.py"))
+    here = PackageIndex(root, paths)
+    with _Workers(2) as workers:
+        assert len(paths) >= workers.MIN_SCANS_PER_WORKER * 2
+        there = PackageIndex(root, paths, scan_all=workers.scan_all)
+        assert workers._pool is not None  # the scan did run in the workers
+    assert [here.facts(p).fingerprint() for p in paths] == [there.facts(p).fingerprint() for p in paths]
+    assert [here.facts(p).measured for p in paths] == [there.facts(p).measured for p in paths]

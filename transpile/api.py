@@ -24,6 +24,12 @@ def shared_pipeline() -> Pipeline:
     return default_pipeline()
 
 
+def prepared() -> bool:
+    """Whether this process has built the pipeline already (``prepare`` or a conversion did)."""
+    built = getattr(shared_pipeline, "cache_info", None)
+    return built is not None and built().currsize > 0
+
+
 def prepare() -> None:
     """Build what every conversion uses (the pipeline and its tables, black): done once
     per process, and before forking workers, which then inherit it instead of each

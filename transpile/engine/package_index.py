@@ -22,6 +22,7 @@ import json
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Callable
 
 from .collector import collector_paused
 from .nesting import nesting_depth
@@ -132,6 +133,13 @@ def _scan(path: Path, root: Path, text: str | None = None) -> _ModuleInfo:
     return _scan_text(text, module, package)
 
 
+def scan_files(tasks: list[tuple[Path, Path, str | None]]) -> list[_ModuleInfo]:
+    """``_scan`` of each (path, root, text) task, in order (the trees CPython's parser builds
+    hold no cycles: the collector is paused)."""
+    with collector_paused():
+        return [_scan(*task) for task in tasks]
+
+
 def _scan_text(text: str, module: str, package: str) -> _ModuleInfo:
     """What the module ``module`` of package ``package`` with source ``text`` says of itself."""
     info = _ModuleInfo(module, package)
@@ -214,14 +222,16 @@ def _scan_text(text: str, module: str, package: str) -> _ModuleInfo:
 class PackageIndex:
     """Every ``.py`` file under a root: imports, classes and module names, by resolved path."""
 
-    def __init__(self, root: Path, files: list[Path], texts: dict[Path, str] | None = None):
+    def __init__(self, root: Path, files: list[Path], texts: dict[Path, str] | None = None,
+                 scan_all: Callable[[list[tuple[Path, Path, str | None]]], list[_ModuleInfo]] | None = None):
         """``texts``: resolved path -> the text to index instead of the file's (the sources
-        a run recorded before overwriting them, so that facts come from their first form)."""
+        a run recorded before overwriting them, so that facts come from their first form).
+        ``scan_all``: what scans the files (``scan_files`` here, or the same in worker processes)."""
         root = root.resolve()
         texts = texts or {}
-        with collector_paused():
-            self._files = {f.resolve(): _scan(f.resolve(), root, texts.get(f.resolve()))
-                           for f in files if f.suffix == ".py"}
+        paths = [f.resolve() for f in files if f.suffix == ".py"]
+        tasks = [(path, root, texts.get(path)) for path in paths]
+        self._files = dict(zip(paths, (scan_all or scan_files)(tasks)))
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
         self._star_used: dict[str, frozenset[str]] | None = None

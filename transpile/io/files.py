@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import hashlib
 import io
 import os
@@ -27,7 +28,7 @@ from typing import Callable, Iterable, Iterator
 
 from .. import api
 from ..engine.diagnostics import Diagnostic, Safety, Severity, error as _error
-from ..engine.package_index import PackageFacts, PackageIndex, outside_package
+from ..engine.package_index import PackageFacts, PackageIndex, outside_package, scan_files
 from ..engine.pipeline import MAX_SOURCE_CHARS, ConversionResult
 from .atomic import copy_atomic, write_atomic
 from .cache import ResultCache, cache_key, default_cache_dir
@@ -403,18 +404,20 @@ def convert_paths(
     if decisions is None:
         decisions = _found_decisions(paths)
     records = {base: InPlaceRecord.load(base) for base in {_record_base(p) for p in paths}}
-    plan = _check_destinations(_plan(paths, out_root, in_place, records), in_place)
-    counter = _Counter(len(plan), progress)
-    for entry in plan:
-        if isinstance(entry, _Job):
-            entry.record_edits = record_edits
-            if decisions is not None and entry.converts:
-                entry.declined = decisions.declined(entry.src)
-            _prepare(entry, store)
-        if not (isinstance(entry, _Job) and entry.waiting):
-            counter.step(entry.src if isinstance(entry, _Job) else entry.source)
-    todo = [e for e in plan if isinstance(e, _Job) and e.waiting]
-    for job, (result, internal) in zip(todo, _convert_all(todo, jobs, debug, lambda i: counter.step(todo[i].src))):
+    with _Workers(jobs) as workers:  # (started only if the index's scan or the conversion uses them)
+        plan = _check_destinations(_plan(paths, out_root, in_place, records, workers.scan_all), in_place)
+        counter = _Counter(len(plan), progress)
+        for entry in plan:
+            if isinstance(entry, _Job):
+                entry.record_edits = record_edits
+                if decisions is not None and entry.converts:
+                    entry.declined = decisions.declined(entry.src)
+                _prepare(entry, store)
+            if not (isinstance(entry, _Job) and entry.waiting):
+                counter.step(entry.src if isinstance(entry, _Job) else entry.source)
+        todo = [e for e in plan if isinstance(e, _Job) and e.waiting]
+        converted = _convert_all(todo, workers, debug, lambda i: counter.step(todo[i].src))
+    for job, (result, internal) in zip(todo, converted):
         job.result, job.internal_error = result, internal
         if store is not None and not internal:
             store.put(job.key, result)
@@ -620,7 +623,7 @@ class _Counter:
 
 
 def _plan(paths: list[Path], out_root: Path | None, in_place: bool,
-          records: dict[Path, InPlaceRecord]) -> list[_Job | FileOutcome]:
+          records: dict[Path, InPlaceRecord], scan_all=scan_files) -> list[_Job | FileOutcome]:
     """Every file of the inputs with its output (``out_root`` mirrored, the file itself in
     place, None on a dry run); unusable inputs and skipped tree entries as outcomes. The
     tree's index reads the sources an interrupted in-place run recorded (``records``)."""
@@ -636,7 +639,7 @@ def _plan(paths: list[Path], out_root: Path | None, in_place: bool,
             indexed = _inside(given, [p for p, why in found if why is None and _within_limit(p)])
             record = records[_record_base(given)]
             first_forms = {p.resolve(): text for p in indexed if (text := record.source(p)) is not None}
-            index = PackageIndex(given, indexed, first_forms)
+            index = PackageIndex(given, indexed, first_forms, scan_all)
             for path, why in found:
                 if why is not None:
                     plan.append(_skipped(path, why))
@@ -826,25 +829,82 @@ def _internal_error(text: str, filename: str, what: str) -> ConversionResult:
     return ConversionResult(text, [_error(filename, f"internal error: {what}", code="MS999")], False, filename, failed=True)
 
 
-def _convert_all(todo: list[_Job], jobs: int, debug: bool,
+class _Workers:
+    """A run's worker processes: started on first use, after the pipeline is built (forked
+    workers inherit it), and shared by the tree index's scan and the conversion."""
+
+    # Fewer files than this per worker are scanned here (starting workers costs more).
+    MIN_SCANS_PER_WORKER = 8
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+        self._converters = False  # the workers were forked with the pipeline built
+
+    def __enter__(self) -> "_Workers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (what is queued is not started); a later use starts others."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def pool(self, most: int | None = None, converting: bool = True) -> ProcessPoolExecutor:
+        """The pool, started with ``jobs`` workers (at most ``most``) if there is none.
+        Workers that will convert are forked with the pipeline built (they inherit it);
+        the index's scan does not build it (a run whose files are all cached never does)."""
+        if self._pool is not None and converting and not self._converters:
+            self.close()
+        if self._pool is None:
+            if converting:
+                try:
+                    api.prepare()  # built once here: forked workers inherit it
+                except Exception:
+                    pass  # each file reports it as an internal error
+            self._converters = api.prepared()
+            # What is alive now is the workers' too: frozen while they are forked, no
+            # collection in a worker traces (and so copies) those pages.
+            gc.freeze()
+            try:
+                self._pool = ProcessPoolExecutor(max_workers=min(self.jobs, most or self.jobs))
+                self._pool.submit(int).result()  # (a fork pool starts all its workers at the first task)
+            finally:
+                gc.unfreeze()
+        return self._pool
+
+    def scan_all(self, tasks: list) -> list:
+        """``package_index.scan_files(tasks)``, in the workers when there are enough files."""
+        if self.jobs < 2 or len(tasks) < self.MIN_SCANS_PER_WORKER * self.jobs:
+            return scan_files(tasks)
+        size = -(-len(tasks) // (4 * self.jobs))  # several pieces a worker: one large file does not hold the rest
+        pieces = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+        try:
+            return [info for piece in self.pool(converting=False).map(scan_files, pieces) for info in piece]
+        except Exception:  # a worker died, or a result could not come back: scanned here
+            self.close()
+            return scan_files(tasks)
+
+
+def _convert_all(todo: list[_Job], workers: _Workers, debug: bool,
                  done: Callable[[int], None] = lambda i: None) -> list[tuple[ConversionResult, bool]]:
-    """The results of ``todo``, in its order: here, or in a pool of ``jobs`` processes.
+    """The results of ``todo``, in its order: here, or in the ``workers``' processes.
     ``done(i)`` is called when the result of ``todo[i]`` is known."""
     tasks = [(p.text, str(p.src), debug, p.package, p.record_edits, p.declined) for p in todo]
-    if jobs < 2 or len(tasks) < 2:
+    if workers.jobs < 2 or len(tasks) < 2:
+        workers.close()  # (started for the index's scan)
         serial = []
         for i, task in enumerate(tasks):
             serial.append(_convert_one(*task))
             done(i)
         return serial
-    try:
-        api.prepare()  # built once here: forked workers inherit it
-    except Exception:
-        pass  # each file reports it as an internal error
     results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)
     # Longest first, so that the last task to finish is a short one.
     order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][0]))
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)))
+    pool = workers.pool(most=len(tasks))
     try:
         futures = {pool.submit(_convert_one, *tasks[i]): i for i in order}
         for future in as_completed(futures):
@@ -857,7 +917,7 @@ def _convert_all(todo: list[_Job], jobs: int, debug: bool,
                 results[i] = _internal_error(tasks[i][0], tasks[i][1], f"{type(exc).__name__}: {exc}"), True
             done(i)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        workers.close()
     for i, result in enumerate(results):
         if result is None:  # each file the dead worker took down with it, alone in a new process
             results[i] = _convert_isolated(tasks[i])
