@@ -119,3 +119,19 @@ def test_a_long_call_is_split_as_black_would_or_left_to_black(code, split):
     assert (result is not None) == split
     if split:
         assert code_of(result) == black_layout(code, 40)
+
+
+def test_a_built_line_left_to_libcst_defaults_is_laid_out_without_black(monkeypatch):
+    """A pass's line whose commas are LibCST's defaults, too long for its line: read back
+    from its code, it is split as black would, and black is not asked."""
+    from transpile.engine import formatting
+
+    names = ("first_arg", "second_arg", "third_arg")
+    call = cst.Call(func=cst.Name("some_function"), args=[cst.Arg(cst.Name(n)) for n in names])
+    stmt = cst.SimpleStatementLine(body=[cst.Assign([cst.AssignTarget(cst.Name("x"))], call)])
+    code = code_of(stmt)
+    expected = black_layout(code, 40)
+    assert expected.count("\n") == 3  # black splits it, hugged
+    assert formatting._split_call(stmt, code, 40) is None  # (the built tree: unsure)
+    monkeypatch.setattr(formatting, "black_layout", lambda *a: pytest.fail("black was asked"))
+    assert code_of(formatting.format_statement(stmt, 48)) == expected

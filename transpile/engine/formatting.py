@@ -544,6 +544,17 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int) -> cst.Si
     if black_keeps(bare, code, line_length):
         return stmt
     split = _split_call(bare, code, line_length)
+    if split is None and code.count("\n") == 1:
+        # A line a pass built leaves fields to LibCST's defaults, which ``black_keeps``
+        # cannot vouch for; parsed back, every field is spelled (a parse costs far less than black).
+        try:
+            parsed = cst.parse_module(code).body
+        except cst.ParserSyntaxError:
+            parsed = None
+        if parsed and len(parsed) == 1 and type(parsed[0]) is cst.SimpleStatementLine:
+            if black_keeps(parsed[0], code, line_length):
+                return stmt
+            split = _split_call(parsed[0], code, line_length)
     if split is not None:
         return split.with_changes(leading_lines=stmt.leading_lines)
     try:

@@ -237,14 +237,18 @@ class ImportTable:
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """Qualified name of a dotted expression whose head is an imported name."""
-        name = dotted_name(node)
-        if name is None:
+        head = node
+        while type(head) is _ATTRIBUTE:  # (most heads are no import: ``self.x.y``, locals)
+            head = head.value
+        if type(head) is not _NAME:
             return None
-        head, _, rest = name.partition(".")
-        target = self.bindings.get(head)
-        if target is None or (self.open_scopes and self.hidden(head)):
+        target = self.bindings.get(head.value)
+        if target is None or (self.open_scopes and self.hidden(head.value)):
             return None
-        return f"{target}.{rest}" if rest else target
+        if head is node:
+            return target
+        rest = dotted_name(node).partition(".")[2]
+        return f"{target}.{rest}"
 
     def roots(self) -> set[str]:
         """The top-level packages the file imports from (``from torch import *`` included)."""
