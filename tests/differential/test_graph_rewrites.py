@@ -126,6 +126,33 @@ class SetLiterals(nn.Module):
         return x
 
 
+ACTIVATIONS = dict(relu=lambda t: torch.relu(t), double=lambda t: t * 2)
+
+
+class Lambdas(nn.Module):  # activation factories: lambdas stored from inside larger expressions
+    def __init__(self, act=lambda t: torch.tanh(t), name="double", scale=3.0):
+        super().__init__()
+        self.act = act
+        self.fallback = None or (lambda t: t * scale)
+        self.first, self.second = lambda t: t + 1, lambda t: t - 1
+        self.table = {"half": lambda t: t * 0.5}
+        self.named = ACTIVATIONS[name]
+
+    def forward(self, x):
+        return self.act(x) + self.fallback(x) + self.first(x) * self.second(x) + self.table["half"](x) + self.named(x)
+
+
+class Dels(nn.Module):  # denoising-diffusion's U-Nets free skip tensors with del
+    def forward(self, x, flag: bool):
+        h = x + 1
+        y = h * 2
+        del h
+        if flag:
+            del y
+            y = x
+        return y
+
+
 class Memo(nn.Module):  # timm's LeViT attention biases
     def __init__(self):
         super().__init__()
@@ -213,6 +240,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "BranchLocals": ((True,), [(X34,)]),
     "BranchLocals#off": ((False,), [(X34,)]),
     "SetLiterals": ((), [(X34,), (X34[0],)]),
+    "Lambdas": ((), [(X34,), (TIES,)]),
+    "Dels": ((), [(X34, True), (TIES, False)]),
     "Memo": ((), [(X34[0],), (TIES[1],)]),
     "AssertAll": ((), [(X34[:2, :2],), (TIES[:2],)]),
     "SliceBounds": ((), [(X34,), (X34[:1],)]),  # a first axis of 1 (of 0: EMPTY_AXIS_RUNS)
@@ -231,6 +260,8 @@ GROUPS = {
     "MS307": ["ListPop"],
     "MS308": ["BranchLocals", "BranchLocals#off"],
     "MS309": ["SetLiterals"],
+    "MS312": ["Dels"],
+    "MS313": ["Lambdas"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
