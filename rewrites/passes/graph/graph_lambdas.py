@@ -8,15 +8,18 @@ default (``def __init__(self, act=lambda t: t)``: "unmatched ')'"), chosen with
 ``act or (lambda t: ...)`` ("Node type must be Lambda, but got BoolOp"), two assigned on
 one line ("got Tuple"), a table of them (``dict(relu=lambda t: ...)``: "got Call").
 
-Each such lambda becomes a function defined just before the statement that holds it, in
-the same scope, and the lambda's place names the function: the same parameters, the
-same body, the same closure (late binding, as a lambda's). A lambda in a class body, a
-method's default included, goes before the class (a class body is no enclosing scope of
-a lambda: its body sees the same names there). Left as they are: lambdas alone on their
-line, lambdas in compiled code (the graph reads construct's own lambdas whole), lambdas
-inside comprehensions and other lambdas (they may use the comprehension's variables),
-lambdas consumed on the spot (``key=``, ``sorted``, ``map``, ...: never called in construct)
-and lambdas handed to the framework's own calls (the tables convert those calls).
+Each such lambda, where it is kept as a value (a parameter's default, an item of a tuple,
+list, set or dict, an operand of ``or``/``and``/``if else``, an argument of a class built
+(a capitalised name: ``Lambda(lambda x: ...)``) or of ``dict``/``partial``/``setattr``),
+becomes a function defined just before the statement that holds it, in the same scope,
+and the lambda's place names the function: the same parameters, the same body, the same
+closure (late binding, as a lambda's). A lambda in a class body, a method's default
+included, goes before the class (a class body is no enclosing scope of a lambda: its body
+sees the same names there). Left as they are: lambdas alone on their line, passed to a
+function that calls them there and then (``sorted(key=...)``, ``self._apply(lambda t:
+...)``), handed to the framework's own calls (the tables convert those), in compiled code
+(the graph reads construct's own lambdas whole), and inside comprehensions and other
+lambdas (they may use the comprehension's variables).
 """
 from __future__ import annotations
 
@@ -27,8 +30,8 @@ from transpile.engine.passes import Example, Pass
 
 from ...syntax import free_name
 
-# Calls that use a lambda argument there and then (it is never stored where construct finds it).
-CONSUMERS = frozenset({"sorted", "min", "max", "map", "filter", "reduce", "any", "all", "sum", "apply", "sub"})
+# Functions that keep a lambda argument as a value (a class built with one does too).
+STORERS = frozenset({"dict", "partial", "setattr", "OrderedDict", "defaultdict"})
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
@@ -55,8 +58,7 @@ class GraphLambdas(Pass):
         self._definitions: list[list[cst.FunctionDef]] = []  # per open statement that can hold a definition
         self._anchors: list[bool | None] = []  # per open statement: None if it is none, else whether at module level
         self._elifs: set[int] = set()  # an elif is its if's: nothing goes between them
-        self._names: dict[int, str] = {}  # id of a lambda to name -> a name hinted by its place
-        self._left: set[int] = set()  # lambdas alone on their line, or consumed on the spot
+        self._stored: dict[int, str | None] = {}  # id of a lambda kept as a value -> a name its place hints
         self._inside = 0  # comprehensions and lambdas the traversal is in
         self._line_hints: list[str | None] = []  # per open statement line: a name from its one target
         self._taken: set[str] = set()
@@ -91,16 +93,13 @@ class GraphLambdas(Pass):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter(node)
         small = node.body[0] if len(node.body) == 1 else None
-        value = getattr(small, "value", None)
-        if type(value) is cst.Lambda and type(small) in (cst.Assign, cst.AnnAssign, cst.Return, cst.Expr):
-            self._left.add(id(value))
         hint = None
         if type(small) is cst.Assign and len(small.targets) == 1:  # names from what is assigned
-            target = small.targets[0].target
+            target, value = small.targets[0].target, small.value
             if type(target) is type(value) is cst.Tuple and len(target.elements) == len(value.elements):
                 for spelled, assigned in zip(target.elements, value.elements):
                     if type(assigned.value) is cst.Lambda and _last_name(spelled.value):
-                        self._names[id(assigned.value)] = f"_{_last_name(spelled.value)}"
+                        self._stored[id(assigned.value)] = f"_{_last_name(spelled.value)}"
             elif _last_name(target):
                 hint = f"_{_last_name(target)}"
         self._line_hints.append(hint)
@@ -113,7 +112,7 @@ class GraphLambdas(Pass):
         self._enter(node, scope_itself=True)
         for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
             if type(param.default) is cst.Lambda:
-                self._names[id(param.default)] = f"_default_{param.name.value}"
+                self._stored[id(param.default)] = f"_default_{param.name.value}"
 
     def leave_FunctionDef(self, original, updated):
         return self._leave(updated)
@@ -150,39 +149,47 @@ class GraphLambdas(Pass):
     def leave_With(self, original, updated):
         return self._leave(updated)
 
-    # -- where a lambda is ----------------------------------------------------------------
+    # -- where a lambda is kept as a value ------------------------------------------------
+    def _keep(self, value: cst.BaseExpression, hint: str | None = None) -> None:
+        if type(value) is cst.Lambda:
+            self._stored.setdefault(id(value), hint)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
-        # a framework's call is the tables' to convert: their hooks may read a lambda's body
-        # (``torch._check(cond, lambda: message)`` becomes an assert with the message)
-        framework = (self.ctx.imports.qualify(func) or "").split(".")[0] in self.ctx.source_roots
+        called = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+        if not (called[:1].isupper() or called in STORERS):
+            return  # a function: it calls its lambda there and then, as a rule (a callback, a key)
+        if (self.ctx.imports.qualify(func) or "").split(".")[0] in self.ctx.source_roots:
+            return  # the tables convert the framework's calls: their hooks may read a lambda's body
         for arg in node.args:
-            if type(arg.value) is not cst.Lambda:
-                continue
-            if framework or called in CONSUMERS or (arg.keyword is not None and arg.keyword.value == "key"):
-                self._left.add(id(arg.value))
-            elif arg.keyword is not None:
-                self._names.setdefault(id(arg.value), f"_{arg.keyword.value}")
+            self._keep(arg.value, f"_{arg.keyword.value}" if arg.keyword is not None else None)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
-        key = node.key
-        if type(node.value) is cst.Lambda and type(key) is cst.SimpleString:
-            text = key.evaluated_value
-            if isinstance(text, str) and text.isidentifier():
-                self._names.setdefault(id(node.value), f"_{text}")
+        key = node.key.evaluated_value if type(node.key) is cst.SimpleString else None
+        self._keep(node.value, f"_{key}" if isinstance(key, str) and key.isidentifier() else None)
+
+    def visit_Element(self, node: cst.Element) -> None:  # of a tuple, list or set
+        self._keep(node.value)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._keep(node.left)
+        self._keep(node.right)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._keep(node.body)
+        self._keep(node.orelse)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self._inside += 1
 
     def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda):
         self._inside -= 1
-        if (self._inside or self.ctx.compiled or id(original) in self._left or not self._definitions
+        if (self._inside or self.ctx.compiled or id(original) not in self._stored or not self._definitions
                 or not isinstance(updated, cst.Lambda)):
             return updated
         if not self._taken:
             self._taken = set(self.facts.identifiers(self.facts.module))
-        hint = self._names.get(id(original)) or (self._line_hints[-1] if self._line_hints else None)
+        hint = self._stored[id(original)] or (self._line_hints[-1] if self._line_hints else None)
         name = free_name(self._taken, hint or "_function")
         self._taken.add(name)
         body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=updated.body)])])
