@@ -269,7 +269,7 @@ REFUSED = {
     "Tensor.resize_": "a.data.resize_(4)",
     "Tensor.set_": "a.set_(b, 1, (2,), (1,))",
     "Tensor.round_": "a.round_(decimals=2)",
-    "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
+    "Tensor.scatter_": "(a + b).scatter_(1, b, 0.5, reduce='add')",
     "Tensor.random_": "a.random_()",
     "Tensor.exponential_": "a.exponential_(generator=b)",
     "torch.exp_": "torch.exp_(a + b)",
