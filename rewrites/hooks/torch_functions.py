@@ -102,6 +102,19 @@ def _is_dim(ctx, node: cst.BaseExpression) -> bool | None:
 
 
 @hook()
+def round_decimals(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.round(x)`` -> ``ops.round(x)``; with ``decimals=`` other than 0 ->
+    ``_torch_round(input=x, decimals=d)`` (MindSpore's Round kernel takes 0 only on CPU)."""
+    decimals = args.get("decimals")
+    if decimals is None or literal_value(decimals) == 0:
+        args.pop("decimals", None)
+        return entry_call(ctx, entry, args, receiver)
+    if receiver is not None:
+        args = {"input": receiver, **args}
+    return keyword_call(runtime_helper(ctx, "_torch_round"), args)
+
+
+@hook()
 def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     """torch.max/min (and Tensor.max/min) are three functions:
 
