@@ -28,10 +28,14 @@ class _Tables(Tables):
     def lookup(self, qualname: str) -> ApiEntry | None:
         """Also the defining modules' spellings of a layer class:
         ``torch.nn.modules.instancenorm.InstanceNorm2d`` and ``torch.nn.modules.GELU``
-        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``."""
+        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``;
+        and the functions torch re-exports from ``torch.functional``: ``torch.functional.unique``
+        is ``torch.unique``."""
         entry = self.entries.get(qualname)
         if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") in (3, 4):
             entry = self.entries.get("torch.nn." + qualname.rsplit(".", 1)[1])
+        if entry is None and qualname.startswith("torch.functional.") and qualname.count(".") == 2:
+            entry = self.entries.get("torch." + qualname.rsplit(".", 1)[1])
         return entry
 
 

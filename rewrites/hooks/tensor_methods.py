@@ -28,6 +28,7 @@ from .torch_functions import (  # noqa: F401
     int64_dtype,
     int64_result,
     max_min,
+    narrow_start,
     round_decimals,
     median,
     nonzero,

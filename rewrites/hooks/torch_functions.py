@@ -102,6 +102,27 @@ def _is_dim(ctx, node: cst.BaseExpression) -> bool | None:
 
 
 @hook()
+def narrow_start(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.narrow(x, 0, -2, 2)``: torch counts a negative start from the end of the dim,
+    ops.narrow refuses it: a negative number becomes ``x.shape[0] - 2``."""
+    start = literal_value(args.get("start"))
+    if isinstance(start, int) and not isinstance(start, bool) and start < 0 and "axis" in args:
+        tensor = receiver if receiver is not None else args["input"]
+        args["start"] = cst.parse_expression(f"{operand_code(tensor)}.shape[{code(args['axis'])}] - {-start}")
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook()
+def cartesian_prod(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.cartesian_prod(a)`` of one tensor is that tensor (1-D); ops.cartesian_prod
+    gives a column. Several tensors, or a starred list, are ops.cartesian_prod's."""
+    parts = args.get("*")
+    if isinstance(parts, list) and len(parts) == 1 and not isinstance(parts[0], (cst.StarredElement, cst.Arg)):
+        return parts[0]
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook()
 def round_decimals(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.round(x)`` -> ``ops.round(x)``; with ``decimals=`` other than 0 ->
     ``_torch_round(input=x, decimals=d)`` (MindSpore's Round kernel takes 0 only on CPU)."""

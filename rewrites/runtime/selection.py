@@ -35,7 +35,8 @@ def _torch_unique(input, sorted=True, return_inverse=False, return_counts=False,
     """torch.unique: the distinct values of the flattened input (dim None) or the distinct
     slices along dim, ascending (torch sorts on CPU whatever sorted= says), with where
     each element or slice went (inverse, int64) and how often each occurs (counts, int64)
-    when asked. Slices are ordered lexicographically. Bool tensors are sorted as integers (no bool sort kernel)."""
+    when asked. Slices are ordered lexicographically. Bool tensors are sorted as integers
+    (no bool sort kernel)."""
     if dim is None:
         keys = input.reshape(-1)
         ordered, order = ops.sort(keys.astype(ms.int32) if keys.dtype == ms.bool_ else keys)

@@ -7,10 +7,9 @@ with ``base``, ``randint_like``, ``histogram``, ``heaviside``, ``fmin``/``fmax``
 ``round(decimals=)``, ``addcdiv`` with ``value=``. Integer, bool and float64 inputs beside
 float32; function, method and ``out=`` spellings.
 
-Forms not converted yet (left with a marker, or failing in MindSpore): ``cartesian_prod``
-of one tensor (a column, torch gives it 1-D), ``cdist`` broadcasting batch dimensions,
-``tensordot`` with dims a tensor, ``cat``/``concat`` with ``axis=``, ``diag_embed`` of a
-bool tensor, ``narrow_copy`` with a negative start.
+Forms not converted yet (left with a marker, or failing in MindSpore): ``cdist``
+broadcasting batch dimensions, ``tensordot`` with dims a tensor, ``diag_embed`` of a bool
+tensor, ``narrow``/``narrow_copy`` with a negative start held in a variable.
 """
 from __future__ import annotations
 
@@ -45,6 +44,7 @@ case("torch.block_diag", "torch.block_diag(*[a, b])", (ints(2, 2), ints(2, 3)), 
 case("torch.block_diag", "torch.block_diag(a)", (X64,), "float64")
 case("torch.cartesian_prod", "torch.cartesian_prod(a, b)", (V, arr(2)), "two")
 case("torch.cartesian_prod", "torch.cartesian_prod(a, b, c)", (ints(2), ints(3), ints(2)), "three-int")
+case("torch.cartesian_prod", "torch.cartesian_prod(a)", (V,), "one")
 case("torch.cartesian_prod", "torch.cartesian_prod(*[a, b])", (bools(2), bools(2)), "starred-bool")
 case("torch.meshgrid", "torch.meshgrid(a, b)", (V, arr(4)), "default")
 case("torch.meshgrid", "torch.meshgrid(a, b, indexing='xy')", (V, arr(4)), "xy")
@@ -56,6 +56,12 @@ case("torch.broadcast_tensors", "torch.broadcast_tensors(a, b)", (arr(3, 1), arr
 case("torch.broadcast_tensors", "torch.broadcast_tensors(a, b, c)", (V, ints(2, 1), np.array(1.0, np.float32)), "three")
 case("torch.broadcast_tensors", "x, y = torch.broadcast_tensors(*[a, b])\n    return x + y", (V, arr(2, 1)), "starred")
 case("torch.broadcast_tensors", "torch.broadcast_tensors(a)", (bools(2, 3),), "one-bool")
+
+for name, call in (("atleast_2d", "atleast_2d(a)"), ("block_diag", "block_diag(a, b)"), ("cartesian_prod", "cartesian_prod(a, b)"),
+                   ("meshgrid", "meshgrid(a, b, indexing='xy')"), ("broadcast_tensors", "broadcast_tensors(a, b)"),
+                   ("cdist", "cdist(a, b, p=1)"), ("tensordot", "tensordot(a, b, dims=([0], [0]))")):
+    one_d = name in ("cartesian_prod", "meshgrid")
+    case(f"torch.{name}", f"torch.functional.{call}", (arr(3), arr(2)) if one_d else (arr(2, 3), arr(2, 3)), "module-path")
 
 # -- cdist, tensordot, kron ---------------------------------------------------------------------------
 case("torch.cdist", "torch.cdist(a, b)", (arr(3, 4), arr(5, 4)), "default")
@@ -90,6 +96,7 @@ for name in ("concat", "concatenate", "cat"):
     case(f"torch.{name}", f"torch.{name}([a, b])", (X, arr(1, 4)), "default-dim")
     case(f"torch.{name}", f"torch.{name}((a, b), 1)", (X, arr(3, 2)), "positional")
     case(f"torch.{name}", f"torch.{name}(tensors=[a, b], dim=-1)", (XI, ints(3, 1)), "keyword-int")
+    case(f"torch.{name}", f"torch.{name}([a, b], axis=1)", (X64, arr(3, 1, dtype="float64")), "numpy-axis")
     case(f"torch.{name}", f"torch.{name}([a, b])", (X, arr(0)), "empty-1d")
     case(f"torch.{name}", f"torch.{name}([a, b], 0)", (bools(2, 2), bools(1, 2)), "bool")
 
@@ -101,6 +108,10 @@ case("torch.diag_embed", "torch.diag_embed(a, dim1=-1, dim2=0)", (X,), "dims-rev
 case("Tensor.diag_embed", "a.diag_embed(2)", (XI,), "int")
 case("torch.narrow_copy", "torch.narrow_copy(a, 1, 1, 2)", (X,), "positional")
 case("torch.narrow_copy", "torch.narrow_copy(a, dim=0, start=1, length=2)", (XI,), "keyword-int")
+case("torch.narrow_copy", "torch.narrow_copy(a, dim=0, start=-2, length=2)", (XI,), "keyword-negative")
+case("Tensor.narrow_copy", "a.narrow_copy(-1, -3, 2)", (X,), "negative-start")
+case("torch.narrow", "torch.narrow(a, 1, -2, 2)", (X,), "negative-start")
+case("Tensor.narrow", "a.narrow(dim=0, start=-1, length=1)", (X,), "negative-start")
 case("Tensor.narrow_copy", "a.narrow_copy(0, 1, 2)", (X64,), "method")
 case("torch.narrow_copy", "r = torch.narrow_copy(a, 1, 0, 2)\n    r[0, 0] = 9\n    return a, r", (X,), "is-copy")
 case("torch.as_strided", "torch.as_strided(a, (2, 2), (1, 2))", (X,), "positional")
@@ -167,7 +178,7 @@ case("Tensor.addcdiv", "a.addcdiv(b, c, value=0.25)", (X, arr(3, 4), pos(3, 4)),
 case("Tensor.addcdiv_", "a.addcdiv_(b, c, value=3)\n    return a", (X, arr(3, 4), pos(3, 4)), "inplace-value")
 case("torch.addcdiv", "o = torch.empty(0)\n    torch.addcdiv(a, b, c, value=0.5, out=o)\n    return o", (X, arr(3, 4), pos(3, 4)), "out")
 
-SUITE = Suite(CASES, header="import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport torch.utils.dlpack\n")
+SUITE = Suite(CASES, header="import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport torch.utils.dlpack\nimport torch.functional\n")
 
 
 @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)

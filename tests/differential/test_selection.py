@@ -4,14 +4,18 @@
 ``unique_consecutive``; ``gather`` with ``sparse_grad``; ``max``/``min`` reading named-tuple
 fields and with a second tensor; ``masked_select``; ``multinomial``; ``quantile``,
 ``nanquantile``, ``nanmedian``. Integer, bool and float64 inputs beside float32; function,
-method and ``out=`` spellings.
+method, ``out=``, module-path (``torch.functional``) and numpy-keyword (``axis=``,
+``keepdims=``) spellings.
+
+Not converted yet: ``max``/``min`` of a bool tensor (MindSpore's reductions have no bool
+kernel, and the converter cannot tell a tensor's dtype).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, bools, case_builders, ints, pos
+from .harness import DEFAULT_HEADER, Case, Suite, arr, bools, case_builders, ints, pos
 
 CASES: list[Case] = []
 forms, case = case_builders(CASES)
@@ -60,6 +64,8 @@ case("torch.unique", "torch.unique(a, sorted=False, return_inverse=True)", (DUPS
 case("Tensor.unique", "a.unique(return_inverse=True, return_counts=True)", (DUPS,), "inverse-counts")
 case("Tensor.unique", "a.unique(dim=0)", (ROWS,), "dim")
 case("Tensor.unique", "a.unique(True, True)", (DUPS,), "positional")
+case("torch.unique", "torch.functional.unique(a, return_counts=True)", (DUPS,), "module-path")
+case("torch.unique_consecutive", "torch.functional.unique_consecutive(a, return_counts=True)", (np.array([2, 2, 0, 2], np.int64),), "module-path")
 case("torch.unique_consecutive", "torch.unique_consecutive(a)", (np.array([1, 1, 2, 2, 3, 1, 1], np.int64),), "plain")
 case("torch.unique_consecutive", "torch.unique_consecutive(a, return_inverse=True, return_counts=True)",
      (np.array([1.0, 1.0, 2.0, 2.0, 3.0, 1.0], np.float32),), "float")
@@ -76,6 +82,7 @@ case("torch.gather", "torch.gather(a, 0, b)", (XI, ints(2, 4, high=3)), "int")
 case("torch.gather", "torch.gather(a, -1, b)", (X64, G), "float64")
 case("Tensor.gather", "a.gather(dim=1, index=b)", (bools(3, 4), G), "bool")
 case("torch.gather", "torch.gather(a, 1, b)", (X, ints(2, 2, high=4)), "smaller-index")
+case("Tensor.gather", "a.gather(axis=1, index=b)", (X, G), "numpy-axis")
 
 # -- max / min -------------------------------------------------------------------------------------
 for name in ("max", "min"):
@@ -92,6 +99,8 @@ for name in ("max", "min"):
     case(f"Tensor.{name}", f"a.{name}(b)", (X, arr(3, 4)), "tensor")
     case(f"Tensor.{name}", f"a.{name}(other=b)", (X, arr(3, 4)), "other")
     case(f"Tensor.{name}", f"a.{name}()", (X64,), "float64")
+    case(f"torch.{name}", f"torch.{name}(a, axis=1, keepdims=True).values", (X,), "numpy-keywords")
+    case(f"Tensor.{name}", f"a.{name}(axis=0).indices", (XI,), "numpy-axis")
 
 # -- masked_select ----------------------------------------------------------------------------------
 case("torch.masked_select", "torch.masked_select(a, b)", (X, bools(4)), "broadcast-mask")
@@ -127,7 +136,7 @@ case("torch.nanmedian", "torch.nanmedian(a)", (XI,), "int-all")
 case("Tensor.nanmedian", "a.nanmedian(dim=0, keepdim=True).indices", (NAN_X,), "indices")
 case("Tensor.nanmedian", "a.nanmedian()", (NAN_X,), "all")
 
-SUITE = Suite(CASES)
+SUITE = Suite(CASES, header=DEFAULT_HEADER + "import torch.functional\n")
 
 
 @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
