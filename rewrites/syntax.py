@@ -17,6 +17,10 @@ class Unconvertible(Exception):
     """A call that cannot be converted; the message says why."""
 
 
+# torch's argument parser takes numpy's keyword names for these parameters of its C functions
+NUMPY_KEYWORDS = {"axis": "dim", "keepdims": "keepdim"}
+
+
 def bind(call: cst.Call, params: tuple[str, ...], kwonly: tuple[str, ...], skip: int = 0) -> dict[str, Any]:
     """Source parameter name -> argument expression (a list for ``*varargs``)."""
     bound: dict[str, Any] = {}
@@ -40,8 +44,13 @@ def bind(call: cst.Call, params: tuple[str, ...], kwonly: tuple[str, ...], skip:
             pos_index += 1
         else:
             key = arg.keyword.value
-            if key not in {p.lstrip("*") for p in params} | set(kwonly):
+            names = {p.lstrip("*") for p in params} | set(kwonly)
+            if key not in names and NUMPY_KEYWORDS.get(key) in names:
+                key = NUMPY_KEYWORDS[key]  # torch.cat(xs, axis=1), x.sum(axis=0, keepdims=True)
+            if key not in names:
                 raise Unconvertible(f"unknown argument {key!r}")
+            if key in bound:
+                raise Unconvertible(f"argument {key!r} given twice")
             bound[key] = arg.value
     return bound
 

@@ -28,10 +28,14 @@ class _Tables(Tables):
     def lookup(self, qualname: str) -> ApiEntry | None:
         """Also the defining modules' spellings of a layer class:
         ``torch.nn.modules.instancenorm.InstanceNorm2d`` and ``torch.nn.modules.GELU``
-        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``."""
+        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``;
+        and the functions torch re-exports from ``torch.functional``: ``torch.functional.unique``
+        is ``torch.unique``."""
         entry = self.entries.get(qualname)
         if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") in (3, 4):
             entry = self.entries.get("torch.nn." + qualname.rsplit(".", 1)[1])
+        if entry is None and qualname.startswith("torch.functional.") and qualname.count(".") == 2:
+            entry = self.entries.get("torch." + qualname.rsplit(".", 1)[1])
         return entry
 
 
@@ -55,6 +59,14 @@ def reference_refusal(entry: ApiEntry | None) -> str | None:
     return None
 
 
+def _unwrapped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` without parentheses of its own (a tuple's are its syntax): a marker quotes
+    a replaced operand the same before and after a later run put it in parentheses."""
+    if type(value) in (cst.Tuple, cst.GeneratorExp) or not getattr(value, "lpar", None):
+        return value
+    return value.with_changes(lpar=[], rpar=[])
+
+
 def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int = 0, original: cst.Call | None = None) -> dict:
     """Source arguments -> target keyword arguments, as the entry says (reports name
     ``original``, the call as the file has it, when ``call`` is a rewritten copy)."""
@@ -71,7 +83,7 @@ def convert_args(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, skip: int =
         if name in entry.unsupported_args:
             if _allowed(entry, name, value):
                 continue
-            raise Unconvertible(f"{name}={code(value)}: {entry.unsupported_args[name]}")
+            raise Unconvertible(f"{name}={code(_unwrapped(value))}: {entry.unsupported_args[name]}")
         if name in entry.drop:
             if _allowed(entry, name, value):
                 continue

@@ -49,6 +49,15 @@ def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
 
 
 @transform()
+def as_float(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """A number the target takes as a float only (ops.cdist's p: Cdist refuses p=0 or 1)."""
+    v = literal_value(value)
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return cst.Float(repr(float(v)))
+    return cst.parse_expression(f"float({code(value)})")
+
+
+@transform()
 def shape_of(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A tensor where the target takes its shape (MindSpore's fan computation)."""
     return cst.parse_expression(f"{operand_code(value)}.shape")

@@ -181,7 +181,7 @@ def test_diagnostic_positions_are_in_the_original_file() -> None:
 
 
 def test_markers_quoting_multiline_code_stay_one_comment_line() -> None:
-    src = "import torch\ny = torch.no_such_op(\n    a,\n    b,\n)\nz = torch.round(a, decimals=buf.narrow(\n    0, 0, 1))\n"
+    src = "import torch\ny = torch.no_such_op(\n    a,\n    b,\n)\nz = torch.multinomial(a, 1, generator=gens.get(\n    0, None))\n"
     result = convert_code(src, debug=True)
     markers = [line for line in result.code.splitlines() if line.lstrip().startswith("# transpile:")]
     assert len(markers) == 2 and all(len(m) <= 200 for m in markers)

@@ -52,6 +52,36 @@ def test_scatter_reduce(reduce: str, include_self: bool, expected) -> None:
     assert close(out, expected)
 
 
+def test_scatter_of_a_number_with_a_reduction_and_a_larger_src() -> None:
+    selection = MODULES["selection"]
+    index = tensor([[0, 0, 1]], ms.int64)
+    assert close(selection._torch_scatter(ms.ops.ones((2, 3)), 0, index, 2.0, reduce="multiply"), [[2, 2, 1], [1, 1, 2]])
+    src = tensor([[5, 6, 7, 8], [9, 9, 9, 9]])  # read in index's shape, from its corner
+    assert close(selection._torch_scatter(ms.ops.zeros((2, 3)), 0, index, src), [[5, 6, 0], [0, 0, 7]])
+
+
+def test_unique_rows_with_inverse_and_counts() -> None:
+    rows = tensor([[1, 2], [0, 1], [1, 2], [0, 0]], ms.int64)
+    values, inverse, counts = MODULES["selection"]._torch_unique(rows, return_inverse=True, return_counts=True, dim=0)
+    assert close(values, [[0, 0], [0, 1], [1, 2]]) and close(inverse, [2, 1, 2, 0]) and close(counts, [1, 1, 2])
+    assert inverse.dtype == ms.int64
+
+
+def test_round_to_decimals_and_fmin_with_nans() -> None:
+    construction = MODULES["construction"]
+    assert close(construction._torch_round(tensor([1.25, -2.555, 35.0]), 1), [1.2, -2.6, 35.0])
+    assert close(construction._torch_round(tensor([125.0, 35.0]), -1), [120.0, 40.0])  # halves to even
+    assert close(construction._torch_fmin(tensor([np.nan, 1.0, np.nan]), tensor([2.0, np.nan, np.nan])), [2.0, 1.0, np.nan])
+
+
+def test_logspace_as_strided_and_frombuffer() -> None:
+    construction = MODULES["construction"]
+    assert close(construction._torch_logspace(0, 3, 4, base=2), [1, 2, 4, 8])
+    assert close(construction._torch_as_strided(tensor(np.arange(6)), (2, 2), (1, 2), 1), [[1, 3], [2, 4]])
+    raw = bytearray(np.arange(4, dtype=np.int32).tobytes())
+    assert close(construction._torch_frombuffer(raw, ms.int32, count=2, offset=4), [1, 2])
+
+
 def test_index_put_accumulates_repeated_indices() -> None:
     out = indexing._torch_index_put(ms.ops.zeros(3), (tensor([0, 0, 2], ms.int64),), tensor([1, 2, 3]), accumulate=True)
     assert close(out, [3, 0, 3])

@@ -30,6 +30,9 @@ UNCHECKED_SIGNATURES: dict[str, str] = {
     "torch.finfo": "a C type taking one dtype: no signature in any torch table",
     "torch.iinfo": "a C type taking one dtype: no signature in any torch table",
     "torch.from_numpy": "C function, in neither torch's override tables nor the ATen schemas",
+    "torch.frombuffer": "C function, in neither torch's override tables nor the ATen schemas (its documented "
+                        "signature: buffer, *, dtype, count=-1, offset=0, requires_grad=False; checked)",
+    "torch.utils.dlpack.to_dlpack": "C function taking one tensor by position, in no torch table (checked)",
     "Tensor.new_tensor": "C method, in neither torch's override tables nor the ATen schemas",
     "Tensor.to": "overloads (dtype / device, dtype / other tensor) the table records as *args",
     "Tensor.cuda": ("the override table gives (memory_format); the binding takes device, non_blocking, "

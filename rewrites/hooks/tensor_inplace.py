@@ -12,6 +12,7 @@ from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
 from .registry import hook
 from .tensor_methods import is_fresh_tensor, copy_into, arithmetic_  # noqa: F401
+from .torch_inplace import copied  # noqa: F401  (Tensor.narrow_copy: torch.narrow_copy's)
 
 
 @hook()

@@ -13,6 +13,7 @@ from transpile.engine.diagnostics import Severity
 
 from ..runtime.registry import runtime_helper
 from .registry import hook
+from .torch_indexing import run_time_helper  # noqa: F401  (scatter, unique: composed beside the code)
 # hooks shared with torch_functions.toml (torch.where and Tensor.where are one conversion)
 from .torch_functions import (  # noqa: F401
     add_alpha,
@@ -22,12 +23,13 @@ from .torch_functions import (  # noqa: F401
     cast_input_dtype,
     float_input,
     diag,
-    unique_sorted,
     diff_n,
     equal,
     int64_dtype,
     int64_result,
     max_min,
+    narrow_start,
+    round_decimals,
     median,
     nonzero,
     norm,

@@ -14,6 +14,7 @@ from transpile.engine.diagnostics import Severity
 from ..runtime.registry import runtime_helper
 from ..syntax import (NOT_LITERAL, Unconvertible, code, entry_call, first_param, keyword_call, literal, literal_value, mindspore_ref, name_chain, operand_code, target_call)
 from .registry import hook
+from .torch_indexing import run_time_helper  # noqa: F401  (scatter, unique: composed beside the code)
 
 
 @hook(consumes=("dtype",))
@@ -101,6 +102,40 @@ def _is_dim(ctx, node: cst.BaseExpression) -> bool | None:
 
 
 @hook()
+def narrow_start(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.narrow(x, 0, -2, 2)``: torch counts a negative start from the end of the dim,
+    ops.narrow refuses it: a negative number becomes ``x.shape[0] - 2``."""
+    start = literal_value(args.get("start"))
+    if isinstance(start, int) and not isinstance(start, bool) and start < 0 and "axis" in args:
+        tensor = receiver if receiver is not None else args["input"]
+        args["start"] = cst.parse_expression(f"{operand_code(tensor)}.shape[{code(args['axis'])}] - {-start}")
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook()
+def cartesian_prod(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.cartesian_prod(a)`` of one tensor is that tensor (1-D); ops.cartesian_prod
+    gives a column. Several tensors, or a starred list, are ops.cartesian_prod's."""
+    parts = args.get("*")
+    if isinstance(parts, list) and len(parts) == 1 and not isinstance(parts[0], (cst.StarredElement, cst.Arg)):
+        return parts[0]
+    return entry_call(ctx, entry, args, receiver)
+
+
+@hook()
+def round_decimals(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.round(x)`` -> ``ops.round(x)``; with ``decimals=`` other than 0 ->
+    ``_torch_round(input=x, decimals=d)`` (MindSpore's Round kernel takes 0 only on CPU)."""
+    decimals = args.get("decimals")
+    if decimals is None or literal_value(decimals) == 0:
+        args.pop("decimals", None)
+        return entry_call(ctx, entry, args, receiver)
+    if receiver is not None:
+        args = {"input": receiver, **args}
+    return keyword_call(runtime_helper(ctx, "_torch_round"), args)
+
+
+@hook()
 def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     """torch.max/min (and Tensor.max/min) are three functions:
 
@@ -142,7 +177,8 @@ def max_min(ctx, entry, args, receiver) -> cst.BaseExpression:
     if verdict is False:
         return elementwise(dim)
     if not name_chain(dim):
-        raise Unconvertible(f"cannot tell whether {code(dim)!r} is a dim or a tensor (torch.{kind} means different things)")
+        # an expression: evaluated once, its type read when the code runs
+        return keyword_call(runtime_helper(ctx, f"_torch_{kind}"), {"input": x, "second": dim})
     tensor = code(ctx.reference("mindspore.Tensor"))
     return cst.parse_expression(
         f"{code(elementwise(dim))} if isinstance({code(dim)}, {tensor}) else {code(reduce(dim))}"
@@ -562,26 +598,6 @@ def legacy_constructor(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("one argument that may be a size or data: give it a name first")
     shape = keyword_call(zeros, {"size": cst.Tuple([cst.Element(one)]), "dtype": dtype})
     return cst.IfExp(test=cst.parse_expression(f"isinstance({code(one)}, int)"), body=shape, orelse=data)
-
-
-@hook(consumes=("sorted", "return_inverse", "dim"))
-def unique_sorted(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """torch.unique(x) -> ops.unique_consecutive(ops.sort(x.reshape(-1))[0]): ops.unique has
-    no CPU kernel that sorts or counts; consecutive runs of the sorted values are the
-    unique values, with their counts. (torch leaves the order unspecified when
-    sorted=False; sorted is one such order.)"""
-    if args.get("dim") is not None and literal_value(args["dim"]) is not None:
-        raise Unconvertible("dim= is not lowered (unique rows/columns)")
-    inverse = args.get("return_inverse")
-    if inverse is not None and literal_value(inverse) is not False:
-        raise Unconvertible("return_inverse=: the inverse of the sorted order is not lowered")
-    source = args["input"] if receiver is None else receiver  # torch.unique(x) or x.unique()
-    flat = code(keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": source, "shape": literal((-1,))}))
-    ordered = cst.parse_expression(f"{code(ctx.reference('mindspore.ops.sort'))}({flat})[0]")
-    out = {"input": ordered}
-    if "return_counts" in args:
-        out["return_counts"] = args["return_counts"]
-    return keyword_call(ctx.reference(entry.target), out)
 
 
 def _complex_of(ctx, parts: cst.BaseExpression) -> cst.Call:

@@ -28,7 +28,7 @@ def inplace_function(ctx, entry, args, receiver) -> cst.BaseExpression:
     return copy_into(args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
 
 
-def _view(ctx, entry, args) -> cst.BaseExpression:
+def _view(ctx, entry, args, receiver=None) -> cst.BaseExpression:
     """The conversion of the view op ``torch.X_copy`` copies: the entry's own target if it
     has one (split_with_sizes_copy: ops.split), else ``torch.X``'s entry, else the method
     ``Tensor.X``'s on the first argument (expand, view)."""
@@ -38,7 +38,7 @@ def _view(ctx, entry, args) -> cst.BaseExpression:
     name = entry.source.removesuffix("_copy")
     if name in tables.entries:
         return build_call(ctx, tables.entries[name], args)
-    tensor = args.pop(first_param(entry))
+    tensor = receiver if receiver is not None else args.pop(first_param(entry))  # x.narrow_copy(...)
     return build_call(ctx, tables.methods[name.rsplit(".", 1)[-1]], args, tensor)
 
 
@@ -49,7 +49,7 @@ def _copy(ctx, value: cst.BaseExpression) -> cst.BaseExpression:
 @hook()
 def copied(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.t_copy(x)`` -> ``ops.deepcopy(input_x=ops.t(input=x))``."""
-    return _copy(ctx, _view(ctx, entry, args))
+    return _copy(ctx, _view(ctx, entry, args, receiver))
 
 
 @hook()

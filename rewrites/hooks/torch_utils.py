@@ -6,6 +6,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import keyword_call, operand
 from .registry import hook
+from .torch_indexing import run_time_helper  # noqa: F401  (from_dlpack: composed beside the code)
 
 
 @hook(consumes=("function", "*"))

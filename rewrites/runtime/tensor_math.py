@@ -286,7 +286,7 @@ def _torch_bin_index(x, edges):
     return index.astype(ms.int64), (x >= edges[0]) & (x <= edges[-1])
 
 
-def _torch_histogram(input, bins, range=None, weight=None, density=False):
+def _torch_histogram(input, bins=100, range=None, weight=None, density=False):
     """torch.histogram: (hist, bin_edges); elements outside the edges are not counted."""
     x = input.reshape(-1)
     edges = _torch_bin_edges(x, bins, *(range or (None, None)))

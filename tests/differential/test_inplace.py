@@ -245,6 +245,8 @@ for name, (args, inputs, req) in COPIES.items():
     positional = next(c for c in CASES if c.api == f"torch.{name}" and c.form == "positional")
     case(f"torch.{name}", f"b = {positional.code}\n    a.zero_()\n    return b", inputs, "independent")
 case("torch.view_copy", "torch.view_copy(a, torch.int32)", (X,), "dtype")
+call_forms(CASES, "Tensor.narrow_copy", "dim=1, start=1, length=2", (X,), extra=("-1, 0, 3",))
+case("Tensor.narrow_copy", "b = a.narrow_copy(0, 1, 2)\n    a.zero_()\n    return b", (X,), "independent")
 case("torch.slice_copy", "torch.slice_copy(a, 0, -2)", (X,), "negative-start")
 case("torch.slice_copy", "torch.slice_copy(a, 1, 1, 100)", (X,), "end-beyond")  # the bits read as another dtype
 
@@ -268,12 +270,10 @@ REFUSED = {
     "Tensor.t_": "(a + b).t_()",
     "Tensor.resize_": "a.data.resize_(4)",
     "Tensor.set_": "a.set_(b, 1, (2,), (1,))",
-    "Tensor.round_": "a.round_(decimals=2)",
-    "Tensor.scatter_": "a.scatter_(1, b, b, reduce='add')",
+    "Tensor.scatter_": "(a + b).scatter_(1, b, 0.5, reduce='add')",
     "Tensor.random_": "a.random_()",
     "Tensor.exponential_": "a.exponential_(generator=b)",
     "torch.exp_": "torch.exp_(a + b)",
-    "torch.round_": "torch.round_(a, decimals=1)",
     "torch.expand_copy": "torch.expand_copy(a, (2, 3), implicit=True)",
     "torch.slice_copy": "torch.slice_copy(a, b, 0, 1)",
 }

@@ -18,12 +18,12 @@ import pytest
 from transpile.rewrites.table_calls import tables
 
 from . import test_aliases, test_fft, test_linalg, test_math, test_nn_functional, test_special
-from . import test_indexing, test_torch_functions
+from . import test_construction, test_indexing, test_selection, test_torch_functions
 from .harness import DEFAULT_HEADER, DEFAULT_TOL, Case, Suite, arr, ints
 
 HEADER = DEFAULT_HEADER + "import torch.fft\n"
 SOURCES = (test_torch_functions, test_math, test_linalg, test_special, test_fft, test_indexing, test_aliases,
-           test_nn_functional)
+           test_nn_functional, test_selection, test_construction)
 
 
 def takes_out(api: str) -> bool:

@@ -22,6 +22,13 @@ call_forms(CASES, "torch.utils.checkpoint.checkpoint_sequential",
            extra=("[torch.tanh, torch.sigmoid, torch.neg], 3, a",))
 CASES.append(Case("torch.utils.checkpoint.checkpoint_sequential", "checkpoint_sequential([torch.tanh], 1, a)", (X,),
                   "imported-name"))
-SUITE = Suite(CASES, header=HEADER)
+# dlpack: the capsule made and read back (a MindSpore tensor or a numpy array also reads as one)
+call_forms(CASES, "torch.utils.dlpack.to_dlpack", "tensor=a * 2", (X,), posonly=1, extra=("a.reshape(4, 3)",))
+for i, c in enumerate(CASES):
+    if c.api == "torch.utils.dlpack.to_dlpack":
+        CASES[i] = Case(c.api, f"torch.utils.dlpack.from_dlpack({c.code})", c.inputs, c.form)
+call_forms(CASES, "torch.utils.dlpack.from_dlpack", "ext_tensor=torch.utils.dlpack.to_dlpack(a)", (X,), extra=("a",))
+CASES.append(Case("torch.utils.dlpack.from_dlpack", "torch.utils.dlpack.from_dlpack(a.numpy())", (X,), "numpy"))
+SUITE = Suite(CASES, header=HEADER + "import torch.utils.dlpack\n")
 
 test_api, test_every_entry_has_cases_in_three_forms = table_tests(SUITE, ["torch_utils.toml"])
