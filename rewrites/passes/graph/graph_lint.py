@@ -9,6 +9,8 @@ Restrictions", seed 004 "Considerations"):
   MS505 threads or processes in construct
   MS506 deep control flow that depends on tensors (slow compilation)
   MS507 constants built on every call: build them once in __init__
+  MS508 a Cell's own listing of its parameters or cells (self.parameters(),
+        self.get_parameters(), self.children(), ...): GRAPH_MODE compiles none of them
 """
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "ope
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
 CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
 DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
+# A module's listings of its parameters, buffers and sub-modules, in torch's spelling and in
+# MindSpore's: GRAPH_MODE compiles none of the Cell's ("... is not supported in 'construct'").
+CELL_LISTINGS = frozenset({
+    "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
+    "named_modules", "get_parameters", "trainable_params", "untrainable_params", "parameters_and_names",
+    "parameters_dict", "cells", "cells_and_names", "name_cells",
+})
 
 
 class GraphLint(Pass):
@@ -48,6 +57,7 @@ class GraphLint(Pass):
         "MS505": "threads or processes in construct: they cannot run inside a graph.",
         "MS506": "control flow nested deeply on tensor values in construct: compiles slowly.",
         "MS507": "a constant tensor built on every call of construct: build it once in __init__.",
+        "MS508": "a Cell's listing of its parameters or cells in construct: GRAPH_MODE compiles none of them.",
     }
     examples = (
         Example(
@@ -119,6 +129,9 @@ class GraphLint(Pass):
             method = func.attr.value
             if method in ("asnumpy", "numpy") and not qual:
                 self._report(node, "MS502", f".{method}() leaves the graph and cuts the gradient; keep the computation in MindSpore ops")
+            elif method in CELL_LISTINGS and not qual and _self_or_its_attribute(func.value):
+                self._report(node, "MS508", f".{method}() lists a Cell's parameters or cells, which construct "
+                             "cannot compile; list them once in __init__ (a tuple kept on self) and use that")
             elif method == "append" and not qual and not (
                 isinstance(func.value, cst.Name) and func.value.value in self._local_lists[-1]
             ):
@@ -179,3 +192,10 @@ def _all_literal(call: cst.Call) -> bool:
 
 def _mentions_tensor(expr, lint: GraphLint) -> bool:
     return any(name in lint.scope for name in identifiers(expr))
+
+
+def _self_or_its_attribute(value: cst.BaseExpression) -> bool:
+    """``self`` or ``self.x.y``: the Cell, or one of its sub-cells."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    return isinstance(value, cst.Name) and value.value == "self"
