@@ -9,8 +9,9 @@ Restrictions", seed 004 "Considerations"):
   MS505 threads or processes in construct
   MS506 deep control flow that depends on tensors (slow compilation)
   MS507 constants built on every call: build them once in __init__
-  MS508 a Cell's own listing of its parameters or cells (self.parameters(),
-        self.get_parameters(), self.children(), ...): GRAPH_MODE compiles none of them
+  MS508 a Cell's own methods that list or register its parameters, buffers or cells
+        (self.parameters(), self.get_parameters(), self.register_buffer(...), ...):
+        GRAPH_MODE compiles none of them
 """
 from __future__ import annotations
 
@@ -32,12 +33,14 @@ GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "ope
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
 CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
 DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
-# A module's listings of its parameters, buffers and sub-modules, in torch's spelling and in
-# MindSpore's: GRAPH_MODE compiles none of the Cell's ("... is not supported in 'construct'").
+# A module's methods that list or register its parameters, buffers and sub-modules, in torch's
+# spelling and in MindSpore's: GRAPH_MODE compiles none of the Cell's ("... is not supported
+# in 'construct'"; timm's ConViT registers a buffer on its first call).
 CELL_LISTINGS = frozenset({
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
     "named_modules", "get_parameters", "trainable_params", "untrainable_params", "parameters_and_names",
-    "parameters_dict", "cells", "cells_and_names", "name_cells",
+    "parameters_dict", "cells", "cells_and_names", "name_cells", "register_buffer", "register_parameter",
+    "insert_param_to_cell", "add_module", "register_module", "insert_child_to_cell",
 })
 
 
@@ -57,7 +60,8 @@ class GraphLint(Pass):
         "MS505": "threads or processes in construct: they cannot run inside a graph.",
         "MS506": "control flow nested deeply on tensor values in construct: compiles slowly.",
         "MS507": "a constant tensor built on every call of construct: build it once in __init__.",
-        "MS508": "a Cell's listing of its parameters or cells in construct: GRAPH_MODE compiles none of them.",
+        "MS508": "a Cell's method that lists or registers its parameters, buffers or cells, in construct: "
+                 "GRAPH_MODE compiles none of them.",
     }
     examples = (
         Example(
@@ -130,8 +134,9 @@ class GraphLint(Pass):
             if method in ("asnumpy", "numpy") and not qual:
                 self._report(node, "MS502", f".{method}() leaves the graph and cuts the gradient; keep the computation in MindSpore ops")
             elif method in CELL_LISTINGS and not qual and _self_or_its_attribute(func.value):
-                self._report(node, "MS508", f".{method}() lists a Cell's parameters or cells, which construct "
-                             "cannot compile; list them once in __init__ (a tuple kept on self) and use that")
+                self._report(node, "MS508", f".{method}() lists or registers a Cell's parameters, buffers or "
+                             "cells, which construct cannot compile; do it once in __init__ (a tuple kept on "
+                             "self for a listing) and use that")
             elif method == "append" and not qual and not (
                 isinstance(func.value, cst.Name) and func.value.value in self._local_lists[-1]
             ):
