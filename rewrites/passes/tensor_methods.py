@@ -55,7 +55,7 @@ PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_paramete
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "layer_attributes", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",

@@ -46,7 +46,9 @@ What happens:
 Case fields: ``api`` (the table key it covers: "torch.cat", "Tensor.view",
 "torch.float16"), ``code``, ``inputs``, ``form`` (label in the test id), ``random``,
 ``atol``/``rtol`` (1e-5), ``check_dtype``, ``why``, ``method``. Input helpers:
-``arr(*shape, dtype=, low=, high=)``, ``ints``, ``pos`` (strictly positive), ``bools``.
+``arr(*shape, dtype=, low=, high=)``, ``ints``, ``pos`` (strictly positive), ``bools``;
+``OwnDraws(seed)`` has ``arr``/``ints``/``bools`` drawing from a generator of its own (cases
+added among others without changing the other cases' draws).
 
 ``uncovered(toml_files, apis)`` lists converted (not ``unsupported``) entries of the
 given tables (names relative to rewrites/tables) that no case covers; use it in a test
@@ -84,12 +86,34 @@ def reseed(seed: int) -> None:
 
 def arr(*shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
     """A random array (uniform in [low, high)); integer dtypes draw in [low, high)."""
+    return _draw(_RNG, shape, dtype, low, high)
+
+
+def _draw(rng: np.random.Generator, shape: tuple, dtype: str, low: float, high: float) -> np.ndarray:
     kind = np.dtype(dtype).kind
     if kind == "b":
-        return _RNG.random(shape) < 0.5
+        return rng.random(shape) < 0.5
     if kind in "iu":
-        return _RNG.integers(int(low), int(high), size=shape).astype(dtype)
-    return _RNG.uniform(low, high, size=shape).astype(dtype)
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+class OwnDraws:
+    """Inputs drawn from a generator of their own: cases added in the middle of a module
+    leave the draws of the cases after them, and of the modules collected later, as they
+    were (a case may hold inputs tuned to its draw)."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def arr(self, *shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
+        return _draw(self.rng, shape, dtype, low, high)
+
+    def ints(self, *shape: int, low: int = 0, high: int = 5, dtype: str = "int64") -> np.ndarray:
+        return self.arr(*shape, dtype=dtype, low=low, high=high)
+
+    def bools(self, *shape: int) -> np.ndarray:
+        return self.arr(*shape, dtype="bool")
 
 
 def ints(*shape: int, low: int = 0, high: int = 5, dtype: str = "int64") -> np.ndarray:

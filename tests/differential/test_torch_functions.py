@@ -12,7 +12,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, bools, call_forms, ints, pos, uncovered
+from .harness import Case, OwnDraws, Suite, arr, bools, call_forms, ints, pos, uncovered
 
 CASES: list[Case] = []
 F32 = "float32"
@@ -136,6 +136,37 @@ for name in ("log", "log10", "log1p", "log2"):
     case(f"Tensor.{name}", f"(a * 2).{name}()", (ints(2, 5, low=0, high=7, dtype="uint8"),), "uint8")
     case(f"torch.{name}", f"torch.{name}(a)", (pos(3, 4, dtype="float64"),), "float64")
 case("torch.special.log1p", "torch.special.log1p(a)", (ints(3, 4, high=9),), "int64")
+# the rest of the float-only math, on integers in each function's domain (one rule: hook float_input)
+INT_DOMAINS = {"unit": {"low": -1, "high": 2}, "positive": {"low": 1, "high": 6}, "any": {"low": -3, "high": 4}}
+FLOAT_ONLY = {
+    "exp": "any", "expm1": "any", "sin": "any", "cos": "any", "tan": "any", "asin": "unit", "acos": "unit",
+    "atan": "any", "sinh": "any", "cosh": "any", "tanh": "any", "asinh": "any", "acosh": "positive",
+    "atanh": "unit", "sigmoid": "any", "rsqrt": "positive", "erf": "any", "erfc": "any", "erfinv": "unit",
+    "lgamma": "positive", "digamma": "positive", "deg2rad": "any", "rad2deg": "any", "i0": "any", "logit": "unit",
+    "arcsin": "unit", "arccos": "unit", "arctan": "any", "arcsinh": "any", "arccosh": "positive", "arctanh": "unit",
+    "sinc": "any",
+}
+FLOAT_ONLY_DRAWS = OwnDraws(33)
+for name, domain in FLOAT_ONLY.items():
+    bounds = INT_DOMAINS[domain]
+    case(f"torch.{name}", f"torch.{name}(a)", (FLOAT_ONLY_DRAWS.ints(3, 4, **bounds),), "int64")
+    case(f"torch.{name}", f"torch.{name}(input=a)", (FLOAT_ONLY_DRAWS.ints(3, 4, dtype="int32", **bounds),), "int32")
+    case(f"Tensor.{name}", f"a.{name}()", (FLOAT_ONLY_DRAWS.ints(3, 4, **bounds),), "int64")
+    case(f"Tensor.{name}", f"(a + 1).{name}()", (FLOAT_ONLY_DRAWS.ints(2, 5, dtype="uint8", low=0, high=bounds["high"] - 1),),
+         "uint8")
+    if domain != "positive":  # False, True = 0, 1
+        case(f"torch.{name}", f"torch.{name}(a)", (FLOAT_ONLY_DRAWS.bools(3, 4),), "bool")
+    case(f"torch.{name}", f"torch.{name}(a)",
+         (FLOAT_ONLY_DRAWS.arr(3, 4, dtype="float64", low=bounds["low"] + 0.1, high=bounds["high"] - 1.1),), "float64")
+# arithmetic that is floating whatever the dtype (true division, a float literal) is passed unwrapped
+case("torch.exp", "torch.exp(0.5 * a)", (FLOAT_ONLY_DRAWS.ints(3, 4, low=-3, high=4),), "int-times-float")
+case("torch.sigmoid", "torch.sigmoid(a / b)", (FLOAT_ONLY_DRAWS.ints(3, 4), FLOAT_ONLY_DRAWS.ints(3, 4, low=1, high=4)),
+     "int-true-division")
+case("torch.tanh", "torch.tanh(-(a - 1.5))", (FLOAT_ONLY_DRAWS.ints(3, 4, dtype="int32"),), "negated-int-minus-float")
+case("torch.log", "torch.log(a * 2.0 + 1)", (FLOAT_ONLY_DRAWS.ints(3, 4),), "int-arithmetic")
+for name, domain in (("expit", "any"), ("erf", "any"), ("erfc", "any"), ("erfinv", "unit"), ("expm1", "any")):
+    case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.ints(3, 4, **INT_DOMAINS[domain]),), "int64")
+    case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.bools(3, 4),), "bool")
 # torch.special: aliases of the elementwise functions, ndtr as 0.5 * erfc(-x / sqrt(2))
 for name in ("erf", "erfc", "expm1", "log1p", "expit", "ndtr"):
     forms(f"torch.special.{name}", "input=a", (X,))
