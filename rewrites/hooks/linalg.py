@@ -182,11 +182,23 @@ def _emitted_call(name: str, first: str | None = None):
     return convert
 
 
-matrix_rank = hook("matrix_rank", consumes=("input", "atol", "rtol", "hermitian"))(_emitted_call("_matrix_rank"))
+@hook(consumes=("A", "tol", "atol", "rtol", "hermitian"))
+def matrix_rank(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.matrix_rank(A, atol=, rtol=)`` -> ``_matrix_rank(A=A, atol=, rtol=)``
+    (emitted); the older ``tol`` is ``atol=tol, rtol=0``, as torch reads it."""
+    if "tol" in args:
+        tol = args.pop("tol")
+        args = {**args, "atol": tol, "rtol": literal(0.0)}
+    return keyword_call(runtime_helper(ctx, "_matrix_rank"), args)
 vander = hook("vander", consumes=("x", "N"))(_emitted_call("_vander"))
 tensorinv = hook("tensorinv", consumes=("A", "ind"))(_emitted_call("_tensorinv"))
 tensorsolve = hook("tensorsolve", consumes=("A", "B", "dims"))(_emitted_call("_tensorsolve"))
 
+
+inv_ex = hook("inv_ex", consumes=("A", "check_errors"))(_emitted_call("_inv_ex"))
+cholesky_ex = hook("cholesky_ex", consumes=("A", "upper", "check_errors"))(_emitted_call("_cholesky_ex"))
+solve_ex = hook("solve_ex", consumes=("A", "B", "left", "check_errors"))(_emitted_call("_solve_ex"))
+lu_factor_ex = hook("lu_factor_ex", consumes=("A", "pivot", "check_errors"))(_emitted_call("_lu_factor_ex"))
 
 matrix_power = hook("matrix_power", consumes=("input", "n"))(_emitted_call("_matrix_power", "A"))
 matrix_exp = hook("matrix_exp", consumes=("input", "A"))(_emitted_call("_matrix_exp", "A"))

@@ -364,6 +364,9 @@ NAMED_TUPLES = {
     "qr": ("Q", "R"), "linalg.qr": ("Q", "R"), "svd": ("U", "S", "V"), "linalg.svd": ("U", "S", "Vh"),
     "linalg.slogdet": ("sign", "logabsdet"), "geqrf": ("a", "tau"), "lu_unpack": ("P", "L", "U"),
     "triangular_solve": ("solution", "cloned_coefficient"), "linalg.eigh": ("eigenvalues", "eigenvectors"),
+    "linalg.eig": ("eigenvalues", "eigenvectors"), "linalg.inv_ex": ("inverse", "info"),
+    "linalg.cholesky_ex": ("L", "info"), "linalg.solve_ex": ("result", "info"),
+    "linalg.lu_factor_ex": ("LU", "pivots", "info"),
 }
 
 
