@@ -86,11 +86,13 @@ def qr_some(ctx, entry, args, receiver) -> dict:
 
 @hook()
 def qr_mode(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``torch.linalg.qr(A, mode)``: "reduced" and "complete" as they are; "r" (an empty
-    Q) is refused."""
+    """``torch.linalg.qr(A, mode)``: "reduced" and "complete" as they are; "r" ->
+    ``_qr_r(A=A)`` (emitted): torch's empty Q and the reduced R."""
     mode = literal_value(args.get("mode", literal("reduced")))
+    if mode == "r":
+        return keyword_call(runtime_helper(ctx, "_qr_r"), {"A": args["input"]})
     if mode not in ("reduced", "complete"):
-        raise Unconvertible("qr's mode must be a literal 'reduced' or 'complete'")
+        raise Unconvertible("qr's mode must be a literal 'reduced', 'complete' or 'r'")
     return entry_call(ctx, entry, args, receiver)
 
 
@@ -204,12 +206,14 @@ matrix_power = hook("matrix_power", consumes=("input", "n"))(_emitted_call("_mat
 matrix_exp = hook("matrix_exp", consumes=("input", "A"))(_emitted_call("_matrix_exp", "A"))
 
 
-@hook(consumes=("b", "LU_data", "LU_pivots"))
+@hook(consumes=("b", "LU_data", "LU_pivots", "left", "adjoint"))
 def lu_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``torch.lu_solve(b, LU, piv)`` -> ``_lu_solve(B=b, LU=LU, pivots=piv)`` (emitted)."""
+    """``torch.lu_solve(b, LU, piv)`` / ``torch.linalg.lu_solve(LU, piv, B, left=, adjoint=)``
+    -> ``_lu_solve(B=b, LU=LU, pivots=piv, left=, adjoint=)`` (emitted)."""
     fn = runtime_helper(ctx, "_lu_solve")
     args = _args_with_receiver(entry, args, receiver)
-    return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"]})
+    flags = {name: args[name] for name in ("left", "adjoint") if name in args}
+    return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"], **flags})
 
 
 ormqr = hook("ormqr", consumes=("input", "tau", "other", "left", "transpose"))(_emitted_call("_ormqr", "input"))

@@ -383,18 +383,27 @@ def nonzero(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 @hook()
-def norm(ctx, entry, args, receiver) -> dict:
+def norm(ctx, entry, args, receiver) -> dict | cst.BaseExpression:
     """torch.norm is a vector norm (over all elements when dim is None) for a numeric p
-    and for p='fro' (= ord 2); 'nuc' is a matrix norm and is refused."""
+    (``float('inf')`` too) and for p='fro' (= ord 2); p='nuc', the nuclear norm of the
+    matrices over dim (the last two by default), is ``_matrix_norm`` (emitted)."""
     p = args.get("ord")
     v = "fro" if p is None else literal_value(p)
     if v in ("fro", None):
         args["ord"] = literal(2)
     elif v == "nuc":
-        raise Unconvertible("p='nuc' (nuclear norm): use ops.matrix_norm(x, ord='nuc')")
-    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or name_chain(p)):
+        return keyword_call(runtime_helper(ctx, "_matrix_norm"), {
+            "A": receiver if receiver is not None else args["x"], "ord": p, "dim": args.get("axis", literal((-2, -1))),
+            **({"keepdim": args["keepdims"]} if "keepdims" in args else {})})
+    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or name_chain(p) or _float_of_a_literal(p)):
         raise Unconvertible(f"p={code(p)} is not understood")
     return args
+
+
+def _float_of_a_literal(node: cst.BaseExpression) -> bool:
+    """``float('inf')``, ``float("-inf")``: a number written as a call."""
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "float"
+            and len(node.args) == 1 and type(node.args[0].value) is cst.SimpleString)
 
 
 @hook(consumes=("input",))

@@ -230,12 +230,29 @@ def _matrix_exp(A):
     return R
 
 
-def _lu_solve(B, LU, pivots):
+def _lu_solve(B, LU, pivots, left=True, adjoint=False):
     """torch's lu_solve: A X = B from A's LU factorization (A = P L U), by two triangular
-    solves; batch dimensions broadcast."""
+    solves; A^H X = B when adjoint (U^H, then L^H, then P); X A = B when not left (the
+    adjoint system of B^H, conjugate-transposed back); batch dimensions broadcast."""
+    if not left:
+        return _adjoint(_lu_solve(_adjoint(B), LU, pivots, True, not adjoint))
     P, L, U = ops.lu_unpack(LU, pivots)
+    if adjoint:
+        Y = _solve_triangular(_adjoint(U), B, upper=False)
+        return ops.matmul(P, _solve_triangular(_adjoint(L), Y, upper=True, unitriangular=True))
     Y = _solve_triangular(L, ops.matmul(P.swapaxes(-1, -2), B), upper=False, unitriangular=True)
     return _solve_triangular(U, Y, upper=True)
+
+
+def _adjoint(M):
+    """The conjugate transpose of a (batch of) matrices."""
+    M = M.swapaxes(-1, -2)
+    return ops.conj(M) if M.dtype in (ms.complex64, ms.complex128) else M
+
+
+def _qr_r(A):
+    """torch.linalg.qr(A, mode="r"): an empty Q and the reduced R."""
+    return ops.zeros((0,), A.dtype), ops.qr(A, mode="reduced")[1]
 
 
 # ops.ormqr has no CPU kernel: Q built whole by orgqr (identity reflectors padded in)

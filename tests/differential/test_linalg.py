@@ -96,6 +96,8 @@ for code, inputs, form in (("torch.linalg.qr(a)", (M,), "positional"), ("torch.l
                            ("torch.linalg.qr(a, 'complete')", (M,), "mixed"), ("torch.linalg.qr(a, mode='complete', out=None)", (MB,), "out")):
     case("torch.linalg.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", inputs, form, why=QR_WHY)
 case("torch.linalg.qr", "torch.abs(torch.linalg.qr(a).R)", (MB,), "field", why=QR_WHY)
+case("torch.linalg.qr", "Q, R = torch.linalg.qr(a, mode='r')\n    return Q, R.abs()", (MB,), "mode-r", why=QR_WHY)
+case("torch.linalg.qr", "torch.abs(torch.linalg.qr(A=a, mode='r').R)", (M,), "mode-r-keyword", why=QR_WHY)
 for code, form in (("torch.qr(a)", "defaults"), ("torch.qr(input=a, some=False)", "keyword"), ("torch.qr(a, False)", "positional"),
                    ("torch.qr(a, some=True, out=None)", "out")):
     case("torch.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", (MB,), form, why=QR_WHY)
@@ -235,6 +237,9 @@ case("torch.linalg.lu_factor_ex", "torch.linalg.lu_factor_ex(a).info", (np.stack
      "singular-info")
 forms("torch.linalg.lu_solve", "LU=a, pivots=b, B=c", (LU, PIV, B), kw="left=True, adjoint=False", extra=("a, b, c[:, :1]", "a, b, c, out=None"))
 case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LUB, PIVB, BB), "batched")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c, adjoint=True)", (LU, PIV, B), "adjoint")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c.mT, left=False)", (LU, PIV, B), "right")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(LU=a, pivots=b, B=c.mT, left=False, adjoint=True)", (LUB, PIVB, BB), "right-adjoint")
 forms("Tensor.stft", "n_fft=16, hop_length=4, win_length=12, window=b, center=False, pad_mode='constant', normalized=True, onesided=True, return_complex=True",
       (arr(64), np.hanning(12).astype("float32")), only=("positional", "keyword"))
 case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults")
