@@ -270,9 +270,12 @@ class Suite:
     file), each case is converted and run on its own, so only the culprits fail.
     """
 
-    def __init__(self, cases: Sequence[Case], header: str = DEFAULT_HEADER):
+    def __init__(self, cases: Sequence[Case], header: str = DEFAULT_HEADER, from_file: bool = False):
         self.cases = list(cases)
         self.header = header
+        # run the converted code as a module imported from a file: MindSpore's function
+        # transforms (ops.jvp, ops.grad, ...) compile a function from its source file
+        self.from_file = from_file
         self.ids = _ids(self.cases)
         self._index = {id(c): i for i, c in enumerate(self.cases)}
         self._built: _Built | None = None
@@ -324,7 +327,7 @@ class Suite:
         whole_ok = not result.failed
         if whole_ok:
             try:
-                exec(compile(result.code, "<converted cases>", "exec"), built.ms_ns)
+                self._run_converted(result.code, "converted_cases", built.ms_ns)
             except Exception:  # noqa: BLE001
                 whole_ok = False
         if whole_ok:
@@ -345,12 +348,30 @@ class Suite:
                     "conversion failed: " + "; ".join(d.message for d in res.diagnostics))
                 continue
             try:
-                exec(compile(res.code, f"<converted case {i}>", "exec"), built.ms_ns)
+                self._run_converted(res.code, f"converted_case_{i}", built.ms_ns)
             except Exception as exc:  # noqa: BLE001
                 built.problems.setdefault(i, []).append(f"the converted code does not run: {type(exc).__name__}: {exc}")
                 continue
             self._audit(built, i, seg, res.diagnostics, offset + 3, offset + 2 + len(case.body().splitlines()))
         return built
+
+    def _run_converted(self, code: str, name: str, namespace: dict) -> None:
+        """Run converted code into ``namespace``: compiled from a string, or (``from_file``)
+        imported as a module of that name from a file in a temporary directory."""
+        if not self.from_file:
+            exec(compile(code, f"<{name}>", "exec"), namespace)
+            return
+        import importlib.util
+        import sys
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="differential-")) / f"{name}_{id(self)}.py"
+        path.write_text(code, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        namespace.update(vars(module))
 
     @staticmethod
     def _audit(built: _Built, i: int, seg: str, diagnostics, first: int, last: int) -> None:
