@@ -696,6 +696,24 @@ FLOAT_OUTPUT_LAYERS = re.compile(r"torch\.nn\.(Lazy)?(Linear|Bilinear|Conv(Trans
                                  r"GroupNorm|InstanceNorm[123]d|RMSNorm|Embedding|EmbeddingBag)")
 
 
+FLOAT_DTYPE_NAMES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float", "double"})
+
+
+def _float_cast(node: cst.BaseExpression) -> bool:
+    """``x.astype(dtype=ms.float32)``, ``x.to(ms.float64)`` (a converted ``x.float()``,
+    ``x.to(torch.float64)``), or ``x.float()``, ``x.double()``, ``x.half()`` left as they
+    are: a tensor cast to a floating dtype."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    method = node.func.attr.value
+    if method in ("float", "double", "half", "bfloat16"):
+        return not node.args
+    if method not in ("astype", "to") or len(node.args) != 1:
+        return False
+    dtype = node.args[0].value
+    return type(dtype) is cst.Attribute and dtype.attr.value in FLOAT_DTYPE_NAMES
+
+
 def _floating_layer_call(ctx, node: cst.BaseExpression) -> bool:
     """``self.fc(x)`` where the class sets ``self.fc`` to one of FLOAT_OUTPUT_LAYERS."""
     from ..table_calls import tables  # (table_calls imports the hooks)
@@ -709,10 +727,13 @@ def _floating_layer_call(ctx, node: cst.BaseExpression) -> bool:
 
 def floating_arithmetic(node: cst.BaseExpression) -> bool:
     """The expression is floating whatever its tensors' dtypes, in torch and in MindSpore
-    alike: a true division, or a sum, difference or product with a float literal (or with
-    such an expression), or its negation: ``x / n``, ``0.5 * logvar``, ``-(x * 2.0)``."""
+    alike: a true division, a cast to a floating dtype, or a sum, difference or product with
+    a float literal (or with such an expression), or its negation: ``x / n``,
+    ``0.5 * logvar``, ``-(x * 2.0)``, ``x.astype(ms.float32) * -emb``."""
     if type(node) is cst.UnaryOperation and type(node.operator) in (cst.Minus, cst.Plus):
         return floating_arithmetic(node.expression)
+    if _float_cast(node):
+        return True
     if type(node) is not cst.BinaryOperation:
         return False
     if type(node.operator) is cst.Divide:

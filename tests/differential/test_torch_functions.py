@@ -164,6 +164,8 @@ case("torch.sigmoid", "torch.sigmoid(a / b)", (FLOAT_ONLY_DRAWS.ints(3, 4), FLOA
      "int-true-division")
 case("torch.tanh", "torch.tanh(-(a - 1.5))", (FLOAT_ONLY_DRAWS.ints(3, 4, dtype="int32"),), "negated-int-minus-float")
 case("torch.log", "torch.log(a * 2.0 + 1)", (FLOAT_ONLY_DRAWS.ints(3, 4),), "int-arithmetic")
+case("torch.exp", "torch.exp(a.float() * -b)", (FLOAT_ONLY_DRAWS.ints(3, 4), FLOAT_ONLY_DRAWS.ints(3, 4)), "float-cast-times-int")
+case("torch.sin", "torch.sin(a.to(torch.float64))", (FLOAT_ONLY_DRAWS.ints(3, 4),), "cast-to-float64")
 for name, domain in (("expit", "any"), ("erf", "any"), ("erfc", "any"), ("erfinv", "unit"), ("expm1", "any")):
     case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.ints(3, 4, **INT_DOMAINS[domain]),), "int64")
     case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.bools(3, 4),), "bool")
