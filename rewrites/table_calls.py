@@ -38,6 +38,11 @@ class _Tables(Tables):
             entry = self.entries.get("torch." + qualname.rsplit(".", 1)[1])
         return entry
 
+    def has_module_path(self, entry: ApiEntry) -> bool:
+        """Whether ``lookup`` also finds the entry by its defining module's path (a layer
+        class of ``torch.nn``: ``torch.nn.modules.loss.L1Loss``)."""
+        return entry.kind == "class" and entry.source.count(".") == 2 and entry.source.startswith("torch.nn.")
+
 
 @functools.lru_cache(maxsize=1)
 def tables() -> Tables:

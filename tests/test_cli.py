@@ -125,6 +125,11 @@ def test_apis_are_grouped_by_family_with_counts():
             assert sum(row.values()) == sum(1 for a in apis if a["family"] == family), family
     assert {"Tensor methods", "torch functions", "torch.nn.functional", "torch.nn.init"} <= set(families)
     assert next(a for a in apis if a["source"] == "torch.nn.functional.relu")["family"] == "torch.nn.functional"
+    assert list(data["forms"]) == list(families)  # the forms' coverage, per family too
+    for family, row in data["forms"].items():
+        for form, (covered, of) in row.items():
+            assert covered == sum(form in a["forms"] and form in a["owed"] for a in apis if family in (a["family"], "all"))
+            assert of == sum(form in a["owed"] for a in apis if family in (a["family"], "all")), (family, form)
     text = run("apis").stdout
     headings = [line for line in text.splitlines() if line and not line.startswith(" ")]
     assert [h.split(":")[0] for h in headings] == list(families), headings

@@ -348,3 +348,22 @@ def test_layer_attribute_reads_and_ties_by_torch_name() -> None:
     x = ms.Tensor(np.ones((2, 4), np.float32))
     assert dense(x).shape == (2, 10)
     assert np.allclose(dense(x).asnumpy(), x.asnumpy() @ emb.embedding_table.asnumpy().T)
+
+
+# -- linalg's info, autograd ------------------------------------------------------------------
+def test_cholesky_ex_info_is_the_first_minor_not_positive_definite() -> None:
+    spd = np.array([[4.0, 2.0], [2.0, 3.0]])
+    L, info = linalg._cholesky_ex(tensor(np.stack([spd, [[1.0, 2.0], [2.0, 1.0]], -spd])))
+    assert info.asnumpy().tolist() == [0, 2, 1] and close(L[0], np.linalg.cholesky(spd))
+
+
+def test_lu_info_is_the_first_zero_pivot() -> None:
+    assert linalg._lu_info(tensor([[[2.0, 1.0], [0.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]]])).asnumpy().tolist() == [2, 0]
+
+
+def test_autograd_jacobian_and_vjp_of_an_inline_lambda() -> None:
+    autograd = MODULES["autograd"]
+    x = tensor([1.0, 2.0, 3.0])
+    assert close(autograd._autograd_jacobian(lambda t: t ** 2, x), np.diag([2.0, 4.0, 6.0]))
+    out, grads = autograd._autograd_vjp(lambda s, t: s * t, (x, x + 1), x)
+    assert close(out, [2.0, 6.0, 12.0]) and close(grads[0], [2.0, 6.0, 12.0]) and close(grads[1], [1.0, 4.0, 9.0])

@@ -28,6 +28,7 @@ UNCHECKED_SIGNATURES: dict[str, str] = {
     **{f"torch.{t}Tensor": _LEGACY_TYPE for t in ("BFloat16", "Bool", "Byte", "Char", "Double", "Float",
                                                    "Half", "Int", "Long", "Short")},
     "torch.finfo": "a C type taking one dtype: no signature in any torch table",
+    "torch.autograd.Variable": "a legacy C type: (data, requires_grad, volatile) by position and keyword (checked)",
     "torch.iinfo": "a C type taking one dtype: no signature in any torch table",
     "torch.from_numpy": "C function, in neither torch's override tables nor the ATen schemas",
     "torch.frombuffer": "C function, in neither torch's override tables nor the ATen schemas (its documented "

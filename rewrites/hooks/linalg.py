@@ -86,11 +86,13 @@ def qr_some(ctx, entry, args, receiver) -> dict:
 
 @hook()
 def qr_mode(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``torch.linalg.qr(A, mode)``: "reduced" and "complete" as they are; "r" (an empty
-    Q) is refused."""
+    """``torch.linalg.qr(A, mode)``: "reduced" and "complete" as they are; "r" ->
+    ``_qr_r(A=A)`` (emitted): torch's empty Q and the reduced R."""
     mode = literal_value(args.get("mode", literal("reduced")))
+    if mode == "r":
+        return keyword_call(runtime_helper(ctx, "_qr_r"), {"A": args["input"]})
     if mode not in ("reduced", "complete"):
-        raise Unconvertible("qr's mode must be a literal 'reduced' or 'complete'")
+        raise Unconvertible("qr's mode must be a literal 'reduced', 'complete' or 'r'")
     return entry_call(ctx, entry, args, receiver)
 
 
@@ -182,22 +184,36 @@ def _emitted_call(name: str, first: str | None = None):
     return convert
 
 
-matrix_rank = hook("matrix_rank", consumes=("input", "atol", "rtol", "hermitian"))(_emitted_call("_matrix_rank"))
+@hook(consumes=("A", "tol", "atol", "rtol", "hermitian"))
+def matrix_rank(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.linalg.matrix_rank(A, atol=, rtol=)`` -> ``_matrix_rank(A=A, atol=, rtol=)``
+    (emitted); the older ``tol`` is ``atol=tol, rtol=0``, as torch reads it."""
+    if "tol" in args:
+        tol = args.pop("tol")
+        args = {**args, "atol": tol, "rtol": literal(0.0)}
+    return keyword_call(runtime_helper(ctx, "_matrix_rank"), args)
 vander = hook("vander", consumes=("x", "N"))(_emitted_call("_vander"))
 tensorinv = hook("tensorinv", consumes=("A", "ind"))(_emitted_call("_tensorinv"))
 tensorsolve = hook("tensorsolve", consumes=("A", "B", "dims"))(_emitted_call("_tensorsolve"))
 
 
+inv_ex = hook("inv_ex", consumes=("A", "check_errors"))(_emitted_call("_inv_ex"))
+cholesky_ex = hook("cholesky_ex", consumes=("A", "upper", "check_errors"))(_emitted_call("_cholesky_ex"))
+solve_ex = hook("solve_ex", consumes=("A", "B", "left", "check_errors"))(_emitted_call("_solve_ex"))
+lu_factor_ex = hook("lu_factor_ex", consumes=("A", "pivot", "check_errors"))(_emitted_call("_lu_factor_ex"))
+
 matrix_power = hook("matrix_power", consumes=("input", "n"))(_emitted_call("_matrix_power", "A"))
 matrix_exp = hook("matrix_exp", consumes=("input", "A"))(_emitted_call("_matrix_exp", "A"))
 
 
-@hook(consumes=("b", "LU_data", "LU_pivots"))
+@hook(consumes=("b", "LU_data", "LU_pivots", "left", "adjoint"))
 def lu_solve(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``torch.lu_solve(b, LU, piv)`` -> ``_lu_solve(B=b, LU=LU, pivots=piv)`` (emitted)."""
+    """``torch.lu_solve(b, LU, piv)`` / ``torch.linalg.lu_solve(LU, piv, B, left=, adjoint=)``
+    -> ``_lu_solve(B=b, LU=LU, pivots=piv, left=, adjoint=)`` (emitted)."""
     fn = runtime_helper(ctx, "_lu_solve")
     args = _args_with_receiver(entry, args, receiver)
-    return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"]})
+    flags = {name: args[name] for name in ("left", "adjoint") if name in args}
+    return keyword_call(fn, {"B": args["b"], "LU": args["LU_data"], "pivots": args["LU_pivots"], **flags})
 
 
 ormqr = hook("ormqr", consumes=("input", "tau", "other", "left", "transpose"))(_emitted_call("_ormqr", "input"))

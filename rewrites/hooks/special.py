@@ -15,7 +15,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import keyword_call
 from .registry import hook
-from .torch_functions import cast_input_dtype, round_decimals  # noqa: F401 (shared with torch.softmax, torch.round)
+from .torch_functions import cast_input_dtype, float_input, round_decimals  # noqa: F401 (shared with torch.softmax, torch.log, torch.round)
 
 
 @hook(not_a_value="as a value (not called) it cannot become the composition emitted for its calls: "

@@ -419,18 +419,27 @@ def nonzero(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 @hook()
-def norm(ctx, entry, args, receiver) -> dict:
+def norm(ctx, entry, args, receiver) -> dict | cst.BaseExpression:
     """torch.norm is a vector norm (over all elements when dim is None) for a numeric p
-    and for p='fro' (= ord 2); 'nuc' is a matrix norm and is refused."""
+    (``float('inf')`` too) and for p='fro' (= ord 2); p='nuc', the nuclear norm of the
+    matrices over dim (the last two by default), is ``_matrix_norm`` (emitted)."""
     p = args.get("ord")
     v = "fro" if p is None else literal_value(p)
     if v in ("fro", None):
         args["ord"] = literal(2)
     elif v == "nuc":
-        raise Unconvertible("p='nuc' (nuclear norm): use ops.matrix_norm(x, ord='nuc')")
-    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or name_chain(p)):
+        return keyword_call(runtime_helper(ctx, "_matrix_norm"), {
+            "A": receiver if receiver is not None else args["x"], "ord": p, "dim": args.get("axis", literal((-2, -1))),
+            **({"keepdim": args["keepdims"]} if "keepdims" in args else {})})
+    elif isinstance(v, bool) or not (isinstance(v, (int, float)) or name_chain(p) or _float_of_a_literal(p)):
         raise Unconvertible(f"p={code(p)} is not understood")
     return args
+
+
+def _float_of_a_literal(node: cst.BaseExpression) -> bool:
+    """``float('inf')``, ``float("-inf")``: a number written as a call."""
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "float"
+            and len(node.args) == 1 and type(node.args[0].value) is cst.SimpleString)
 
 
 @hook(consumes=("input",))
@@ -682,8 +691,68 @@ def _loads_state_dicts_only(ctx) -> bool:
 @hook()
 def float_input(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.log(x)`` / ``x.log()`` -> ``ops.log(input=_torch_float_input(input=x))``:
-    torch computes an integer or bool tensor's log in float32; MindSpore's CPU kernels
-    refuse it (the helper passes a float tensor as it is)."""
-    source = receiver if receiver is not None else args.pop("input")
-    promoted = keyword_call(runtime_helper(ctx, "_torch_float_input"), {"input": source})
-    return keyword_call(ctx.reference(entry.target), {"input": promoted, **args})
+    torch computes an integer or bool tensor's float-only math (log, exp, sin, sigmoid,
+    erf, ...) in float32; MindSpore's CPU kernels refuse it, or (sinc) compute a bool
+    otherwise (the helper passes a float tensor as it is). The tensor is the target's
+    ``input`` argument, or the one the entry renames torch's first parameter to."""
+    if receiver is not None:
+        name, source = entry.receiver or "input", receiver
+    else:
+        name = entry.rename.get(entry.params[0], entry.params[0])
+        source = args.pop(name)
+    if not floating_arithmetic(source) and not _floating_layer_call(ctx, source):
+        source = keyword_call(runtime_helper(ctx, "_torch_float_input"), {"input": source})
+    return keyword_call(ctx.reference(entry.target), {name: source, **args})
+
+
+FLOAT_KEEPING_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply)
+# torch layers that compute in their float weights' dtype (they refuse an integer input) or
+# look up float rows (Embedding): what they return is floating
+FLOAT_OUTPUT_LAYERS = re.compile(r"torch\.nn\.(Lazy)?(Linear|Bilinear|Conv(Transpose)?[123]d|BatchNorm[123]d|LayerNorm|"
+                                 r"GroupNorm|InstanceNorm[123]d|RMSNorm|Embedding|EmbeddingBag)")
+
+
+FLOAT_DTYPE_NAMES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "float", "double"})
+
+
+def _float_cast(node: cst.BaseExpression) -> bool:
+    """``x.astype(dtype=ms.float32)``, ``x.to(ms.float64)`` (a converted ``x.float()``,
+    ``x.to(torch.float64)``), or ``x.float()``, ``x.double()``, ``x.half()`` left as they
+    are: a tensor cast to a floating dtype."""
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return False
+    method = node.func.attr.value
+    if method in ("float", "double", "half", "bfloat16"):
+        return not node.args
+    if method not in ("astype", "to") or len(node.args) != 1:
+        return False
+    dtype = node.args[0].value
+    return type(dtype) is cst.Attribute and dtype.attr.value in FLOAT_DTYPE_NAMES
+
+
+def _floating_layer_call(ctx, node: cst.BaseExpression) -> bool:
+    """``self.fc(x)`` where the class sets ``self.fc`` to one of FLOAT_OUTPUT_LAYERS."""
+    from ..table_calls import tables  # (table_calls imports the hooks)
+
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute or type(node.func.value) is not cst.Name \
+            or node.func.value.value != "self" or ctx.current_class is None:
+        return False
+    entry = ctx.facts.layer_attributes(ctx.current_class, tables()).get(node.func.attr.value)
+    return entry is not None and FLOAT_OUTPUT_LAYERS.fullmatch(entry.source) is not None
+
+
+def floating_arithmetic(node: cst.BaseExpression) -> bool:
+    """The expression is floating whatever its tensors' dtypes, in torch and in MindSpore
+    alike: a true division, a cast to a floating dtype, or a sum, difference or product with
+    a float literal (or with such an expression), or its negation: ``x / n``,
+    ``0.5 * logvar``, ``-(x * 2.0)``, ``x.astype(ms.float32) * -emb``."""
+    if type(node) is cst.UnaryOperation and type(node.operator) in (cst.Minus, cst.Plus):
+        return floating_arithmetic(node.expression)
+    if _float_cast(node):
+        return True
+    if type(node) is not cst.BinaryOperation:
+        return False
+    if type(node.operator) is cst.Divide:
+        return True
+    return type(node.operator) in FLOAT_KEEPING_OPERATORS and any(
+        type(side) is cst.Float or floating_arithmetic(side) for side in (node.left, node.right))

@@ -16,7 +16,7 @@ from ..analysis.scaffolding import scaffolding_names
 class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
-    reads = frozenset({"empty_1d_tensor", "list_attributes", "list_names", "module", "names", "nodes"})
+    reads = frozenset({"empty_1d_tensor", "layer_attributes", "list_attributes", "list_names", "module", "names", "nodes"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
         "MS103": "MS103 drops nn.Linear.reset_parameters(self) called through the class while the layer is built, "

@@ -55,7 +55,7 @@ PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_paramete
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "layer_attributes", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -364,6 +364,9 @@ NAMED_TUPLES = {
     "qr": ("Q", "R"), "linalg.qr": ("Q", "R"), "svd": ("U", "S", "V"), "linalg.svd": ("U", "S", "Vh"),
     "linalg.slogdet": ("sign", "logabsdet"), "geqrf": ("a", "tau"), "lu_unpack": ("P", "L", "U"),
     "triangular_solve": ("solution", "cloned_coefficient"), "linalg.eigh": ("eigenvalues", "eigenvectors"),
+    "linalg.eig": ("eigenvalues", "eigenvectors"), "linalg.inv_ex": ("inverse", "info"),
+    "linalg.cholesky_ex": ("L", "info"), "linalg.solve_ex": ("result", "info"),
+    "linalg.lu_factor_ex": ("LU", "pivots", "info"),
 }
 
 

@@ -230,12 +230,29 @@ def _matrix_exp(A):
     return R
 
 
-def _lu_solve(B, LU, pivots):
+def _lu_solve(B, LU, pivots, left=True, adjoint=False):
     """torch's lu_solve: A X = B from A's LU factorization (A = P L U), by two triangular
-    solves; batch dimensions broadcast."""
+    solves; A^H X = B when adjoint (U^H, then L^H, then P); X A = B when not left (the
+    adjoint system of B^H, conjugate-transposed back); batch dimensions broadcast."""
+    if not left:
+        return _adjoint(_lu_solve(_adjoint(B), LU, pivots, True, not adjoint))
     P, L, U = ops.lu_unpack(LU, pivots)
+    if adjoint:
+        Y = _solve_triangular(_adjoint(U), B, upper=False)
+        return ops.matmul(P, _solve_triangular(_adjoint(L), Y, upper=True, unitriangular=True))
     Y = _solve_triangular(L, ops.matmul(P.swapaxes(-1, -2), B), upper=False, unitriangular=True)
     return _solve_triangular(U, Y, upper=True)
+
+
+def _adjoint(M):
+    """The conjugate transpose of a (batch of) matrices."""
+    M = M.swapaxes(-1, -2)
+    return ops.conj(M) if M.dtype in (ms.complex64, ms.complex128) else M
+
+
+def _qr_r(A):
+    """torch.linalg.qr(A, mode="r"): an empty Q and the reduced R."""
+    return ops.zeros((0,), A.dtype), ops.qr(A, mode="reduced")[1]
 
 
 # ops.ormqr has no CPU kernel: Q built whole by orgqr (identity reflectors padded in)
@@ -251,3 +268,69 @@ def _ormqr(input, tau, other, left=True, transpose=False):
         if Q.dtype in (ms.complex64, ms.complex128):
             Q = ops.conj(Q)
     return ops.matmul(Q, other) if left else ops.matmul(other, Q)
+
+
+# torch's *_ex functions return LAPACK's info beside the result instead of raising;
+# MindSpore raises (cholesky) or returns NaN (lu_factor) and reports no info
+def _lu_info(LU):
+    """getrf's info of an LU factorization: the 1-based index of U's first zero (or not
+    finite) pivot, 0 when there is none (per matrix of a batch, int32)."""
+    d = ops.diagonal(LU, 0, -2, -1)
+    n = d.shape[-1]
+    index = ops.arange(1, n + 1, dtype=ms.int32)
+    bad = ops.logical_or(d == 0, ops.logical_not(ops.isfinite(d)))
+    first = ops.amin(ops.where(bad, index, ops.full_like(index, n + 1)), -1)
+    return ops.where(first > n, ops.zeros_like(first), first).astype(ms.int32)
+
+
+def _check_info(info, check_errors, what):
+    """torch's check_errors=True: a failed factorization raises instead of returning info."""
+    if check_errors and bool((info > 0).any()):
+        raise ValueError(f"{what}: the factorization could not be completed (info {info.asnumpy().tolist()})")
+
+
+def _lu_factor_ex(A, pivot=True, check_errors=False):
+    """torch.linalg.lu_factor_ex: (LU, pivots, info), info > 0 for a singular matrix."""
+    LU, pivots = _lu_factor(A)
+    info = _lu_info(LU)
+    _check_info(info, check_errors, "torch.linalg.lu_factor_ex")
+    return LU, pivots, info
+
+
+def _inv_ex(A, check_errors=False):
+    """torch.linalg.inv_ex: (inverse, info), info from A's LU factorization."""
+    info = _lu_info(_lu_factor(A)[0])
+    _check_info(info, check_errors, "torch.linalg.inv_ex")
+    return ops.inverse(A), info
+
+
+def _solve_ex(A, B, left=True, check_errors=False):
+    """torch.linalg.solve_ex: (solution, info), info from A's LU factorization; a singular
+    matrix is solved as the identity (torch's solution there is LAPACK's partial values;
+    MindSpore's MatrixSolve raises)."""
+    info = _lu_info(_lu_factor(A)[0])
+    _check_info(info, check_errors, "torch.linalg.solve_ex")
+    eye = ops.eye(A.shape[-1], A.shape[-1], A.dtype)
+    return _linalg_solve(ops.where((info > 0)[..., None, None], eye, A), B, left), info
+
+
+def _cholesky_ex(A, upper=False, check_errors=False):
+    """torch.linalg.cholesky_ex: (L, info) of real symmetric matrices, column by column as
+    LAPACK's potrf; info is the order of the first leading minor that is not positive
+    definite (0 when A is), where the factorization stops (the factor is then not torch's)."""
+    n = A.shape[-1]
+    rows = ops.arange(n).reshape(n, 1)
+    info = ops.zeros(A.shape[:-2], ms.int32)
+    columns = []
+    for j in range(n):
+        done = ops.stack(columns, -1) if columns else ops.zeros(A.shape[:-1] + (1,), A.dtype)
+        d = A[..., j, j] - ops.sum(done[..., j, :] ** 2, -1)
+        failed = ops.logical_not(d > 0)  # also NaN
+        info = ops.where(ops.logical_and(info == 0, failed), ops.full_like(info, j + 1), info)
+        pivot = ops.sqrt(ops.where(failed, ops.ones_like(d), d))
+        column = (A[..., :, j:j + 1] - ops.matmul(done, done[..., j, :].unsqueeze(-1))) / pivot[..., None, None]
+        column = ops.where(rows > j, column, ops.where(rows == j, pivot[..., None, None], ops.zeros_like(column)))
+        columns.append(column.squeeze(-1))
+    L = ops.stack(columns, -1)
+    _check_info(info, check_errors, "torch.linalg.cholesky_ex")
+    return (L.swapaxes(-1, -2) if upper else L), info

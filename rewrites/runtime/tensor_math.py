@@ -484,7 +484,7 @@ def _torch_segment_reduce(data, reduce, lengths=None, indices=None, offsets=None
 
 def _torch_float_input(input):
     """An integer or bool tensor as float32, torch's default dtype, which torch's float-only
-    math (log, log1p, log2, log10) computes in; MindSpore's CPU kernels take floats only.
+    math (log, exp, sin, sigmoid, erf, ...) computes in; MindSpore's CPU kernels take floats only.
     A float or complex tensor passes as it is."""
     if input.is_floating_point() or input.is_complex():
         return input

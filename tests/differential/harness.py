@@ -46,7 +46,9 @@ What happens:
 Case fields: ``api`` (the table key it covers: "torch.cat", "Tensor.view",
 "torch.float16"), ``code``, ``inputs``, ``form`` (label in the test id), ``random``,
 ``atol``/``rtol`` (1e-5), ``check_dtype``, ``why``, ``method``. Input helpers:
-``arr(*shape, dtype=, low=, high=)``, ``ints``, ``pos`` (strictly positive), ``bools``.
+``arr(*shape, dtype=, low=, high=)``, ``ints``, ``pos`` (strictly positive), ``bools``;
+``OwnDraws(seed)`` has ``arr``/``ints``/``bools`` drawing from a generator of its own (cases
+added among others without changing the other cases' draws).
 
 ``uncovered(toml_files, apis)`` lists converted (not ``unsupported``) entries of the
 given tables (names relative to rewrites/tables) that no case covers; use it in a test
@@ -84,12 +86,34 @@ def reseed(seed: int) -> None:
 
 def arr(*shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
     """A random array (uniform in [low, high)); integer dtypes draw in [low, high)."""
+    return _draw(_RNG, shape, dtype, low, high)
+
+
+def _draw(rng: np.random.Generator, shape: tuple, dtype: str, low: float, high: float) -> np.ndarray:
     kind = np.dtype(dtype).kind
     if kind == "b":
-        return _RNG.random(shape) < 0.5
+        return rng.random(shape) < 0.5
     if kind in "iu":
-        return _RNG.integers(int(low), int(high), size=shape).astype(dtype)
-    return _RNG.uniform(low, high, size=shape).astype(dtype)
+        return rng.integers(int(low), int(high), size=shape).astype(dtype)
+    return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+class OwnDraws:
+    """Inputs drawn from a generator of their own: cases added in the middle of a module
+    leave the draws of the cases after them, and of the modules collected later, as they
+    were (a case may hold inputs tuned to its draw)."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def arr(self, *shape: int, dtype: str = "float32", low: float = -2.0, high: float = 2.0) -> np.ndarray:
+        return _draw(self.rng, shape, dtype, low, high)
+
+    def ints(self, *shape: int, low: int = 0, high: int = 5, dtype: str = "int64") -> np.ndarray:
+        return self.arr(*shape, dtype=dtype, low=low, high=high)
+
+    def bools(self, *shape: int) -> np.ndarray:
+        return self.arr(*shape, dtype="bool")
 
 
 def ints(*shape: int, low: int = 0, high: int = 5, dtype: str = "int64") -> np.ndarray:
@@ -246,9 +270,12 @@ class Suite:
     file), each case is converted and run on its own, so only the culprits fail.
     """
 
-    def __init__(self, cases: Sequence[Case], header: str = DEFAULT_HEADER):
+    def __init__(self, cases: Sequence[Case], header: str = DEFAULT_HEADER, from_file: bool = False):
         self.cases = list(cases)
         self.header = header
+        # run the converted code as a module imported from a file: MindSpore's function
+        # transforms (ops.jvp, ops.grad, ...) compile a function from its source file
+        self.from_file = from_file
         self.ids = _ids(self.cases)
         self._index = {id(c): i for i, c in enumerate(self.cases)}
         self._built: _Built | None = None
@@ -300,7 +327,7 @@ class Suite:
         whole_ok = not result.failed
         if whole_ok:
             try:
-                exec(compile(result.code, "<converted cases>", "exec"), built.ms_ns)
+                self._run_converted(result.code, "converted_cases", built.ms_ns)
             except Exception:  # noqa: BLE001
                 whole_ok = False
         if whole_ok:
@@ -321,12 +348,30 @@ class Suite:
                     "conversion failed: " + "; ".join(d.message for d in res.diagnostics))
                 continue
             try:
-                exec(compile(res.code, f"<converted case {i}>", "exec"), built.ms_ns)
+                self._run_converted(res.code, f"converted_case_{i}", built.ms_ns)
             except Exception as exc:  # noqa: BLE001
                 built.problems.setdefault(i, []).append(f"the converted code does not run: {type(exc).__name__}: {exc}")
                 continue
             self._audit(built, i, seg, res.diagnostics, offset + 3, offset + 2 + len(case.body().splitlines()))
         return built
+
+    def _run_converted(self, code: str, name: str, namespace: dict) -> None:
+        """Run converted code into ``namespace``: compiled from a string, or (``from_file``)
+        imported as a module of that name from a file in a temporary directory."""
+        if not self.from_file:
+            exec(compile(code, f"<{name}>", "exec"), namespace)
+            return
+        import importlib.util
+        import sys
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="differential-")) / f"{name}_{id(self)}.py"
+        path.write_text(code, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+        namespace.update(vars(module))
 
     @staticmethod
     def _audit(built: _Built, i: int, seg: str, diagnostics, first: int, last: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .harness import Case, Suite, arr, call_forms, ints, table_tests
+from .harness import Case, OwnDraws, Suite, arr, call_forms, ints, table_tests
 
 CASES: list[Case] = []
 TABLES = ["linalg.toml", "tensor_linalg.toml"]
@@ -55,6 +55,9 @@ case("torch.linalg.slogdet", "torch.linalg.slogdet(a).logabsdet", (A,), "field")
 case("torch.linalg.slogdet", "sign, logabsdet = torch.linalg.slogdet(-a)\n    return sign * logabsdet.exp()", (A,), "unpacked")
 forms("torch.linalg.pinv", "input=a", (M,), kw="rtol=0.1", extra=("a, atol=0.5", "a, hermitian=False", "a, out=None"))
 case("torch.linalg.pinv", "torch.linalg.pinv(a)", (MB,), "batched")
+# torch's older overload (input, rcond, hermitian): rcond is rtol
+case("torch.linalg.pinv", "torch.linalg.pinv(a, 0.1)", (M,), "rcond-positional")
+case("torch.linalg.pinv", "torch.linalg.pinv(a, rcond=0.5, hermitian=False)", (M,), "rcond-keyword")
 forms("torch.pinverse", "input=a, rcond=0.1", (M,), req=1, extra=("a.mT",))
 forms("Tensor.pinverse", "rcond=0.1", (MB,), req=0)
 forms("torch.linalg.matrix_power", "input=a, n=3", (A,), extra=("a, -2", "a, 0", "a, 2, out=None"))
@@ -93,6 +96,8 @@ for code, inputs, form in (("torch.linalg.qr(a)", (M,), "positional"), ("torch.l
                            ("torch.linalg.qr(a, 'complete')", (M,), "mixed"), ("torch.linalg.qr(a, mode='complete', out=None)", (MB,), "out")):
     case("torch.linalg.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", inputs, form, why=QR_WHY)
 case("torch.linalg.qr", "torch.abs(torch.linalg.qr(a).R)", (MB,), "field", why=QR_WHY)
+case("torch.linalg.qr", "Q, R = torch.linalg.qr(a, mode='r')\n    return Q, R.abs()", (MB,), "mode-r", why=QR_WHY)
+case("torch.linalg.qr", "torch.abs(torch.linalg.qr(A=a, mode='r').R)", (M,), "mode-r-keyword", why=QR_WHY)
 for code, form in (("torch.qr(a)", "defaults"), ("torch.qr(input=a, some=False)", "keyword"), ("torch.qr(a, False)", "positional"),
                    ("torch.qr(a, some=True, out=None)", "out")):
     case("torch.qr", f"Q, R = {code}\n    return Q @ R, Q.abs(), R.abs()", (MB,), form, why=QR_WHY)
@@ -189,8 +194,52 @@ for code, inputs, form in (("torch.linalg.lu(a)", (A,), "positional"), ("torch.l
 forms("torch.lu", "A=a, pivot=True, get_infos=False", (A,), req=1)
 case("torch.lu", "torch.lu(a)", (AB,), "batched")
 forms("Tensor.lu", "pivot=True, get_infos=False", (AB,), req=0)
+# eig / eigvals: MindSpore's eigenvalue order is not torch's (LAPACK geev's), so both sides
+# are compared sorted by one rule: by imaginary part (rounded to 4 decimals: a real
+# eigenvalue may come with a 1e-9 imaginary part), then by real part (SORTED_EIGENVALUES, the
+# keys of EIGENVALUE_KEYS for a batch); eigenvectors by their residual A V - V diag(w)
+EIG_WHY = "eigenvalue order is MindSpore's (compared sorted); float32 eigensolvers differ in the last digits"
+EIG = {"atol": 1e-4, "rtol": 1e-4, "why": EIG_WHY}
+SORTED_EIGENVALUES = "w[torch.argsort(torch.round(w.imag * 1e4) * 1e3 + w.real)]"
+EIGENVALUE_KEYS = "torch.sort(torch.round(w.imag * 1e4) * 1e3 + w.real, dim=-1).values"
+RESIDUAL = "r = a.to(V.dtype) @ V - V * w.unsqueeze(-2)\n    small = (r.real.abs().max() < 1e-4) & (r.imag.abs().max() < 1e-4)"
+# drawn apart: the cases after these keep their draws
+EIG_DRAWS = OwnDraws(33)
+GENERAL = EIG_DRAWS.arr(4, 4)
+for code, inputs, form in (("torch.linalg.eig(a)", (GENERAL,), "positional"), ("torch.linalg.eig(input=a)", (A,), "keyword"),
+                           ("torch.linalg.eig(a, out=None)", (A.astype("float64"),), "float64")):
+    case("torch.linalg.eig", f"w, V = {code}\n    {RESIDUAL}\n    return {SORTED_EIGENVALUES}, small", inputs, form, **EIG)
+case("torch.linalg.eig", f"w, V = torch.linalg.eig(a)\n    {RESIDUAL}\n    return {EIGENVALUE_KEYS}, small", (EIG_DRAWS.arr(2, 3, 3),),
+     "batched", **EIG)
+case("torch.linalg.eig", f"w, V = torch.linalg.eig(a)\n    return {SORTED_EIGENVALUES}", (np.diag([3.0, -1.0, 2.0]).astype("float32"),),
+     "real-spectrum", **EIG)
+for code, inputs, form in (("torch.linalg.eigvals(a)", (GENERAL,), "positional"), ("torch.linalg.eigvals(input=a)", (A,), "keyword"),
+                           ("torch.linalg.eigvals(a, out=None)", (A.astype("float64"),), "float64")):
+    case("torch.linalg.eigvals", f"w = {code}\n    return {SORTED_EIGENVALUES}", inputs, form, **EIG)
+case("torch.linalg.eigvals", f"w = torch.linalg.eigvals(a)\n    return {EIGENVALUE_KEYS}", (EIG_DRAWS.arr(2, 4, 4, dtype="float64"),),
+     "batched", **EIG)
+# the *_ex forms: the result and LAPACK's info (0; else where the factorization failed)
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]], dtype="float32")
+forms("torch.linalg.inv_ex", "A=a", (A,), kw="check_errors=False", extra=("a, out=None",))
+case("torch.linalg.inv_ex", "X, info = torch.linalg.inv_ex(a)\n    return X, info", (AB,), "batched")
+case("torch.linalg.inv_ex", "torch.linalg.inv_ex(a).info", (SINGULAR,), "singular-info")
+forms("torch.linalg.cholesky_ex", "input=a", (S,), kw="upper=True, check_errors=False", extra=("a, out=None",))
+case("torch.linalg.cholesky_ex", "torch.linalg.cholesky_ex(a).L", (SB.astype("float64"),), "float64")
+case("torch.linalg.cholesky_ex", "L, info = torch.linalg.cholesky_ex(a)\n    return info", (np.stack([S, -S]),), "not-positive-definite")
+case("torch.linalg.cholesky_ex", "torch.linalg.cholesky_ex(a).info", (np.array([[1.0, 2.0], [2.0, 1.0]], "float32"),),
+     "second-minor")
+forms("torch.linalg.solve_ex", "A=a, B=b", (A, B), kw="left=True, check_errors=False", extra=("a, b.mT, left=False", "a, b, out=None"))
+case("torch.linalg.solve_ex", "torch.linalg.solve_ex(a, b).result", (AB, B), "broadcast")
+case("torch.linalg.solve_ex", "torch.linalg.solve_ex(a, b[:, 0])[1]", (SINGULAR, EIG_DRAWS.arr(2, 2)), "singular-info")
+forms("torch.linalg.lu_factor_ex", "A=a", (A,), kw="pivot=True, check_errors=False", extra=("a, out=None",))
+case("torch.linalg.lu_factor_ex", "LU, piv, info = torch.linalg.lu_factor_ex(a)\n    return LU, piv, info", (AB,), "batched")
+case("torch.linalg.lu_factor_ex", "torch.linalg.lu_factor_ex(a).info", (np.stack([SINGULAR, np.zeros((2, 2), "float32")]),),
+     "singular-info")
 forms("torch.linalg.lu_solve", "LU=a, pivots=b, B=c", (LU, PIV, B), kw="left=True, adjoint=False", extra=("a, b, c[:, :1]", "a, b, c, out=None"))
 case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c)", (LUB, PIVB, BB), "batched")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c, adjoint=True)", (LU, PIV, B), "adjoint")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(a, b, c.mT, left=False)", (LU, PIV, B), "right")
+case("torch.linalg.lu_solve", "torch.linalg.lu_solve(LU=a, pivots=b, B=c.mT, left=False, adjoint=True)", (LUB, PIVB, BB), "right-adjoint")
 forms("Tensor.stft", "n_fft=16, hop_length=4, win_length=12, window=b, center=False, pad_mode='constant', normalized=True, onesided=True, return_complex=True",
       (arr(64), np.hanning(12).astype("float32")), only=("positional", "keyword"))
 case("Tensor.stft", "a.stft(8, return_complex=True)", (arr(2, 40),), "defaults")
@@ -201,6 +250,10 @@ forms("torch.linalg.matrix_rank", "input=a", (LOW_RANK,), kw="atol=0.5, rtol=0.1
       extra=("a, atol=1.0", "a, rtol=0.3", "a, out=None"))
 case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a)", (np.stack([LOW_RANK, arr(4, 5)]),), "batched")
 case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a, hermitian=True)", (S,), "hermitian")
+# torch's older overload (input, tol, hermitian): tol is atol with rtol 0
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a, 0.5)", (LOW_RANK,), "tol-positional")
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a, tol=2.0)", (LOW_RANK,), "tol-keyword")
+case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a, 0.5, False)", (LOW_RANK,), "tol-hermitian-positional")
 case("torch.linalg.matrix_rank", "torch.linalg.matrix_rank(a)", (LOW_RANK.astype("float64"),), "f64")
 forms("torch.linalg.vander", "x=a", (arr(4),), kw="N=3", extra=("a, N=2",))
 case("torch.linalg.vander", "torch.linalg.vander(a)", (arr(2, 3),), "batched")

@@ -12,7 +12,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, bools, call_forms, ints, pos, uncovered
+from .harness import Case, OwnDraws, Suite, arr, bools, call_forms, ints, pos, uncovered
 
 CASES: list[Case] = []
 F32 = "float32"
@@ -136,6 +136,39 @@ for name in ("log", "log10", "log1p", "log2"):
     case(f"Tensor.{name}", f"(a * 2).{name}()", (ints(2, 5, low=0, high=7, dtype="uint8"),), "uint8")
     case(f"torch.{name}", f"torch.{name}(a)", (pos(3, 4, dtype="float64"),), "float64")
 case("torch.special.log1p", "torch.special.log1p(a)", (ints(3, 4, high=9),), "int64")
+# the rest of the float-only math, on integers in each function's domain (one rule: hook float_input)
+INT_DOMAINS = {"unit": {"low": -1, "high": 2}, "positive": {"low": 1, "high": 6}, "any": {"low": -3, "high": 4}}
+FLOAT_ONLY = {
+    "exp": "any", "expm1": "any", "sin": "any", "cos": "any", "tan": "any", "asin": "unit", "acos": "unit",
+    "atan": "any", "sinh": "any", "cosh": "any", "tanh": "any", "asinh": "any", "acosh": "positive",
+    "atanh": "unit", "sigmoid": "any", "rsqrt": "positive", "erf": "any", "erfc": "any", "erfinv": "unit",
+    "lgamma": "positive", "digamma": "positive", "deg2rad": "any", "rad2deg": "any", "i0": "any", "logit": "unit",
+    "arcsin": "unit", "arccos": "unit", "arctan": "any", "arcsinh": "any", "arccosh": "positive", "arctanh": "unit",
+    "sinc": "any",
+}
+FLOAT_ONLY_DRAWS = OwnDraws(33)
+for name, domain in FLOAT_ONLY.items():
+    bounds = INT_DOMAINS[domain]
+    case(f"torch.{name}", f"torch.{name}(a)", (FLOAT_ONLY_DRAWS.ints(3, 4, **bounds),), "int64")
+    case(f"torch.{name}", f"torch.{name}(input=a)", (FLOAT_ONLY_DRAWS.ints(3, 4, dtype="int32", **bounds),), "int32")
+    case(f"Tensor.{name}", f"a.{name}()", (FLOAT_ONLY_DRAWS.ints(3, 4, **bounds),), "int64")
+    case(f"Tensor.{name}", f"(a + 1).{name}()", (FLOAT_ONLY_DRAWS.ints(2, 5, dtype="uint8", low=0, high=bounds["high"] - 1),),
+         "uint8")
+    if domain != "positive":  # False, True = 0, 1
+        case(f"torch.{name}", f"torch.{name}(a)", (FLOAT_ONLY_DRAWS.bools(3, 4),), "bool")
+    case(f"torch.{name}", f"torch.{name}(a)",
+         (FLOAT_ONLY_DRAWS.arr(3, 4, dtype="float64", low=bounds["low"] + 0.1, high=bounds["high"] - 1.1),), "float64")
+# arithmetic that is floating whatever the dtype (true division, a float literal) is passed unwrapped
+case("torch.exp", "torch.exp(0.5 * a)", (FLOAT_ONLY_DRAWS.ints(3, 4, low=-3, high=4),), "int-times-float")
+case("torch.sigmoid", "torch.sigmoid(a / b)", (FLOAT_ONLY_DRAWS.ints(3, 4), FLOAT_ONLY_DRAWS.ints(3, 4, low=1, high=4)),
+     "int-true-division")
+case("torch.tanh", "torch.tanh(-(a - 1.5))", (FLOAT_ONLY_DRAWS.ints(3, 4, dtype="int32"),), "negated-int-minus-float")
+case("torch.log", "torch.log(a * 2.0 + 1)", (FLOAT_ONLY_DRAWS.ints(3, 4),), "int-arithmetic")
+case("torch.exp", "torch.exp(a.float() * -b)", (FLOAT_ONLY_DRAWS.ints(3, 4), FLOAT_ONLY_DRAWS.ints(3, 4)), "float-cast-times-int")
+case("torch.sin", "torch.sin(a.to(torch.float64))", (FLOAT_ONLY_DRAWS.ints(3, 4),), "cast-to-float64")
+for name, domain in (("expit", "any"), ("erf", "any"), ("erfc", "any"), ("erfinv", "unit"), ("expm1", "any")):
+    case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.ints(3, 4, **INT_DOMAINS[domain]),), "int64")
+    case(f"torch.special.{name}", f"torch.special.{name}(a)", (FLOAT_ONLY_DRAWS.bools(3, 4),), "bool")
 # torch.special: aliases of the elementwise functions, ndtr as 0.5 * erfc(-x / sqrt(2))
 for name in ("erf", "erfc", "expm1", "log1p", "expit", "ndtr"):
     forms(f"torch.special.{name}", "input=a", (X,))
@@ -286,6 +319,11 @@ forms("torch.norm", "input=a, p=2, dim=1, keepdim=True", (X,), req=1, kw="dtype=
 case("torch.norm", "torch.norm(a, 'fro')", (M,), "fro-all", atol=1e-5)
 case("torch.norm", "torch.norm(a, 1, (0, 2))", (M,), "dims", atol=1e-5)
 case("torch.norm", "torch.norm(a, p=3.0, dim=-1)", (M,), "p3", atol=1e-5)
+case("torch.norm", "torch.norm(a, float('inf'), dim=0, keepdim=True)", (M,), "inf")
+case("torch.norm", "torch.norm(a, p=float('-inf'))", (M,), "minus-inf")
+case("torch.norm", "torch.norm(a, 'nuc')", (X,), "nuclear", atol=1e-4, rtol=1e-4, why="float32 SVDs differ in the last digits")
+case("torch.norm", "torch.norm(a, p='nuc', dim=(0, 2), keepdim=True)", (M.astype("float64"),), "nuclear-dims")
+case("Tensor.norm", "a.norm('nuc')", (X,), "nuclear", atol=1e-4, rtol=1e-4, why="float32 SVDs differ in the last digits")
 forms("Tensor.norm", "p=2, dim=-1, keepdim=True", (X,), req=0, atol=1e-5)
 case("Tensor.norm", "a.norm(dim=1)", (M,), "dim-only", atol=1e-5)
 case("Tensor.norm", "a.norm(1)", (M,), "p-only", atol=1e-5)
@@ -850,7 +888,7 @@ REFUSED = {
     "torch.argsort": "torch.argsort(a, stable=True, dim=0)",
     "Tensor.type": "a.type()",
     "torch.normal": "torch.normal(a, b)",
-    "torch.norm": "torch.norm(a, 'nuc')",
+    "torch.norm": "torch.norm(a, p=k + 1)",  # an expression: it could name 'nuc' as well as a number
     "torch.rand": "torch.rand(2, generator=g)",
     "torch.diff": "torch.diff(a, n=k)",
     "torch.diag": "torch.diag(a + b)",

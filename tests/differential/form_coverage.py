@@ -1,0 +1,156 @@
+"""Which call forms the differential cases give each table entry, read from the cases the
+tests run (never typed by hand).
+
+Every module-level ``Suite`` of ``tests/differential/test_*.py`` and every module-level list
+of ``LayerCase`` is read; each case counts for the entry it names (``Case.api``,
+``LayerCase.entry``) in the forms its code shows:
+
+* ``out``: a call with an ``out=`` keyword;
+* ``keyword``: a call of the entry's own name with a keyword argument other than ``out``;
+* ``integer``: an integer or bool array among the inputs;
+* ``module-path``: the entry spelled through a module path other than its public name
+  (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``);
+
+and, not a form but what says an entry computes on numbers, ``float``: a floating-point
+array among the inputs (such an entry owes an ``integer`` case, or a reason in
+``form_gaps.toml``). Only names that are table entries are kept.
+
+The result is written to ``rewrites/tables/differential_coverage.json`` (``make docs``), which
+``transpile apis`` reads to print the shares without importing a test, torch or MindSpore;
+``tests/differential/test_form_coverage.py`` fails when the file is not what the cases give.
+Run ``python -m tests.differential.form_coverage`` to rewrite it.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+
+from . import harness, layer_harness
+
+COVERAGE_FILE = harness.TABLE_DIR / "differential_coverage.json"
+FORMS = ("out", "keyword", "integer", "module-path", "float")
+# the names a case's header binds (harness.DEFAULT_HEADER, layer_harness.HEADER)
+HEADER_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "init": "torch.nn.init"}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``F.relu`` -> ``torch.nn.functional.relu``; None for what is not a dotted name."""
+    spelled = ast.unparse(node)
+    return _qualified(spelled) if all(part.isidentifier() for part in spelled.split(".")) else None
+
+
+def _qualified(api: str) -> str:
+    """A case's entry name with the header's aliases spelled out (``F.relu``)."""
+    head, _, rest = api.partition(".")
+    return f"{HEADER_ALIASES[head]}.{rest}" if rest and head in HEADER_ALIASES else api
+
+
+def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
+    """The calls in ``code`` of the entry's own name (its last component), with the
+    dotted path they are spelled by (None for a method call on a value)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    name = api.rsplit(".", 1)[-1]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if last == name:
+                found.append((node, _dotted(func)))
+    return found
+
+
+def input_kinds(value) -> set[str]:
+    """The numpy dtype kinds of the arrays in an input (also inside lists and tuples)."""
+    if isinstance(value, np.ndarray):
+        return {value.dtype.kind}
+    if isinstance(value, (list, tuple)):
+        return set().union(*(input_kinds(v) for v in value))
+    return set()
+
+
+def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
+    """The forms one case's code shows for ``api``, given its inputs' dtype kinds."""
+    forms = ({"integer"} if kinds & set("iub") else set()) | ({"float"} if kinds & set("fc") else set())
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return forms
+    if any(isinstance(n, ast.keyword) and n.arg == "out" for n in ast.walk(tree)):
+        forms.add("out")
+    for call, spelled in _calls_of(code, api):
+        if any(k.arg not in (None, "out") for k in call.keywords):
+            forms.add("keyword")
+        if spelled and not api.startswith("Tensor.") and spelled != api and spelled.startswith("torch."):
+            forms.add("module-path")
+    return forms
+
+
+def _case_forms(case) -> tuple[str | None, set[str]]:
+    if isinstance(case, harness.Case):
+        api = _qualified(case.api)
+        return api, code_forms(api, _body(case.code), input_kinds(case.inputs))
+    rng = np.random.default_rng(0)
+    kinds = input_kinds([i.make(rng) for i in case.inputs])
+    return case.entry, code_forms(case.entry or "", case.prelude + "\n" + case.expr, kinds)
+
+
+def _body(code: str) -> str:
+    """A case's code as a function body (its later lines may be indented)."""
+    return "def case():\n" + harness.Case("", code).body() + "\n"
+
+
+def differential_cases() -> list:
+    """Every case the differential modules run: their Suites' cases and their LayerCase lists."""
+    cases = []
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
+        if not info.name.startswith("test_"):
+            continue
+        # this package's name as it was imported (pytest and ``python -m`` name it alike
+        # only by chance): the harness classes must be the ones the modules import
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, harness.Suite):
+                cases += value.cases
+            elif isinstance(value, list) and value and all(isinstance(c, layer_harness.LayerCase) for c in value):
+                cases += value
+    return cases
+
+
+def coverage(cases) -> dict[str, dict]:
+    """entry -> {"cases": how many cases name it, "forms": the forms they show, sorted}."""
+    from transpile.rewrites.table_calls import tables
+
+    entries = {e.source for e in tables().all_entries()}
+    out: dict[str, dict] = {}
+    for case in cases:
+        api, forms = _case_forms(case)
+        if api not in entries:
+            continue
+        row = out.setdefault(api, {"cases": 0, "forms": set()})
+        row["cases"] += 1
+        row["forms"] |= forms
+    return {api: {"cases": row["cases"], "forms": [f for f in FORMS if f in row["forms"]]}
+            for api, row in sorted(out.items())}
+
+
+def coverage_text(cases) -> str:
+    """The file's text: one entry a line (a change shows as the lines of its entries)."""
+    rows = [f"{json.dumps(api)}: {json.dumps(row)}" for api, row in coverage(cases).items()]
+    return "{\n" + ",\n".join(rows) + "\n}\n"
+
+
+def write(path: Path = COVERAGE_FILE) -> None:
+    path.write_text(coverage_text(differential_cases()), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write()
