@@ -55,7 +55,8 @@ PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_paramete
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"array_element_params", "call_site_tensor_params", "device_names", "forward_helpers",
+                       "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -172,10 +173,15 @@ class TensorMethods(Pass):
                           semicolon=updated.semicolon)
 
     def _is_numpy(self, expr: cst.BaseExpression) -> bool:
-        """A numpy value (and no tensor in it): a numpy call, a name bound to one, and
+        """A numpy value (and no tensor in it): a numpy call, a name bound to one, a
+        parameter the file's calls pass an array's element (crfseg's ``spacing``), and
         arithmetic on them."""
         if isinstance(expr, cst.Name):
-            return expr.value in self.numpy_scope
+            if expr.value in self.numpy_scope:
+                return True
+            function = self.ctx.current_function
+            return function is not None and expr.value in self.facts.array_element_params().get(
+                function.name.value, ())
         if isinstance(expr, cst.Call):
             qual = self.ctx.imports.qualify(expr.func)
             return qual is not None and qual.split(".")[0] == "numpy"
