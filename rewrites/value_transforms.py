@@ -164,7 +164,8 @@ def _python_number_at_run_time(target: str) -> list[str]:
 def python_number(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A bound computed from an element of an array (crfseg's ``filter_size[i] // 2``, a
     numpy int64 where ``filter_size`` is a numpy array) -> ``_torch_python_number(...)``:
-    torch.arange takes numpy scalars, MindSpore's arange refuses them in PYNATIVE mode.
+    torch.arange takes numpy scalars, MindSpore's arange refuses them in PYNATIVE mode (and
+    its convolutions' paddings: a tuple's items are read each).
     Literals, names, shapes (``x.shape[1]``) and calls pass as they are. A parameter of
     the function that a call in the file passes such an element (crfseg's ``filter_size
     // 2`` in a helper called with ``filter_size[i]``) is one too. Compiled code is
@@ -172,12 +173,16 @@ def python_number(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     (tests/differential/test_numpy_scalars.py runs both)."""
     if ctx is None:
         return value
-    if not indexes_an_array(value) and not _names_array_element_param(value, ctx):
+    if type(value) in (cst.Tuple, cst.List):  # padding=(filter_size[i] // 2,): each item
+        items = [e.with_changes(value=python_number(e.value, ctx)) if type(e) is cst.Element else e
+                 for e in value.elements]
+        return value.with_changes(elements=items)
+    if not indexes_an_array(value) and not names_array_element_param(value, ctx):
         return value
     return cst.Call(func=runtime_helper(ctx, "_torch_python_number"), args=[cst.Arg(value)])
 
 
-def _names_array_element_param(node: cst.BaseExpression, ctx) -> bool:
+def names_array_element_param(node: cst.BaseExpression, ctx) -> bool:
     """Arithmetic over a parameter of the enclosing function that the file's calls pass an
     element of an array (``FileFacts.array_element_params``)."""
     function = ctx.current_function
@@ -190,9 +195,9 @@ def _names_array_element_param(node: cst.BaseExpression, ctx) -> bool:
     if kind is cst.Name:
         return node.value in params
     if kind is cst.UnaryOperation:
-        return _names_array_element_param(node.expression, ctx)
+        return names_array_element_param(node.expression, ctx)
     if kind is cst.BinaryOperation:
-        return _names_array_element_param(node.left, ctx) or _names_array_element_param(node.right, ctx)
+        return names_array_element_param(node.left, ctx) or names_array_element_param(node.right, ctx)
     return False
 
 
