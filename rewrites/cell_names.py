@@ -56,6 +56,13 @@ CELL_API_NAMES = frozenset({
 })
 
 
+# Names torch's Module has too, which a Cell calls on itself: a Module's own method of that
+# name overrides torch's and would override Cell's (GRAPH mode runs ``self.compile(*inputs)``;
+# AlphaGenome's ``compile(**kwargs)`` wraps torch.compile). Measured like CELL_API_NAMES, with
+# methods in PYNATIVE and GRAPH mode. Renamed where the class defining it is known.
+CELL_OVERRIDDEN_NAMES = frozenset({"compile"})
+
+
 def cell_api_rename(name: str) -> str:
     """The name a torch Module's own attribute or method ``name`` that a Cell defines takes
     once converted (PEP 8's trailing underscore for a name taken)."""

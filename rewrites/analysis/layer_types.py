@@ -400,6 +400,13 @@ class LayerTypes:
         return any((name in info.attributes or name in info.methods) and self._is_module(cls)
                    for cls, info in self.index.classes.items())
 
+    def defines(self, cls: str, name: str, seen: frozenset = frozenset()) -> bool:
+        """Whether the tree's class ``cls`` or a base of it in the tree defines method ``name``."""
+        info = self.index.classes.get(cls)
+        if info is None or cls in seen:
+            return False
+        return name in info.methods or any(self.defines(b, name, seen | {cls}) for b in info.bases)
+
     def call_entry(self, value, seen: frozenset = frozenset()):
         """The torch layer entry whose call an instance of ``value`` answers: its class's,
         or, for a class of the tree that defines no ``forward``, its bases' (a subclass of

@@ -24,7 +24,7 @@ from transpile.engine.package_index import OUTSIDE_CODE, outside_message
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
-from ..cell_names import (CELL_API_NAMES, MODULE_BASES, cell_api_rename, is_module_class,  # noqa: F401
+from ..cell_names import (CELL_API_NAMES, CELL_OVERRIDDEN_NAMES, MODULE_BASES, cell_api_rename, is_module_class,  # noqa: F401
                           is_target_cell, tree_module_class)
 from ..analysis.layer_types import index_place, shape_of
 from ..syntax import code
@@ -215,7 +215,7 @@ class CellClass(Pass):
             return updated.with_changes(name=cst.Name("construct"))
         if not (self._scopes and self._scopes[-1] == "cell" and self._renames_cell_api[-1]):
             return updated
-        if original.name.value in CELL_API_NAMES:
+        if original.name.value in CELL_API_NAMES or original.name.value in CELL_OVERRIDDEN_NAMES:
             self.ctx.count_converted()
             return updated.with_changes(name=cst.Name(cell_api_rename(original.name.value)))
         if original.name.value == "train" and _takes_a_mode(original):
@@ -259,6 +259,25 @@ class CellClass(Pass):
         self.ctx.count_converted()
         return updated.with_changes(attr=cst.Name(cell_api_rename(original.attr.value)))
 
+    def _overridden_cell_name(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.compile(...)`` / ``model.compile(...)`` where the tree's Module class of the
+        receiver (or a base of it in the tree) defines ``compile``: that method, renamed
+        ``compile_`` with its definition; torch's own ``Module.compile`` is left as it is."""
+        types = self.facts.layer_types()
+        receiver = original.value
+        scope, owner, locals_, module = index_place(self.ctx.open_scopes, types.index)
+        if _is_super(receiver) or (type(receiver) is cst.Name and receiver.value == "self"):
+            known = owner is not None and self._renames_cell_api and self._renames_cell_api[-1] and (
+                types.defines(owner, original.attr.value))
+        else:
+            value = types.value(shape_of(receiver, scope, owner, locals_, module))
+            known = types.tree_module(value) and all(
+                types.defines(v.cls, original.attr.value) for v in getattr(value, "values", (value,)))
+        if not known:
+            return updated
+        self.ctx.count_converted()
+        return updated.with_changes(attr=cst.Name(cell_api_rename(original.attr.value)))
+
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         """``forward`` named in a Cell's class body (``__call__ = forward``, ``forward =
         wrap(forward)``) is the method renamed ``construct``: left as it was, it would be
@@ -272,6 +291,8 @@ class CellClass(Pass):
         (a name a Cell defines) in a Module's code."""
         if original.attr.value in CELL_API_NAMES:
             return self._cell_api_name(original, updated)
+        if original.attr.value in CELL_OVERRIDDEN_NAMES:
+            return self._overridden_cell_name(original, updated)
         if original.attr.value == "train" and _is_super(original.value) and self._renames_cell_api \
                 and self._renames_cell_api[-1]:
             self.ctx.count_converted()  # super().train(mode): the base's set_train

@@ -7,7 +7,8 @@ round), each converted as a general rule and run against torch:
 * a Module's own attribute or method named as a Cell's API (opacus's ``self.cells``,
   ``self.phase``, a ``trainable_params`` method): renamed ``cells_`` in the class, its
   subclasses and where the type index knows the instance (MS101); the names are those
-  MindSpore 2.10 breaks on, measured again here;
+  MindSpore 2.10 breaks on, measured again here; a Module's own ``compile`` method (GRAPH
+  mode calls a Cell's) likewise, where the class defining it is known;
 * a ``train(mode)`` override (loralib merges its LoRA weights there) becomes ``set_train``,
   which the converted ``train()``/``eval()`` calls run (MS101);
 * a subclass of a torch layer that keeps torch's forward (``class Encoder(nn.TransformerEncoder)``)
@@ -94,6 +95,18 @@ class DPRNN(nn.Module):  # opacus's DPRNNBase: the layers kept in a list named c
 class DeepDPRNN(DPRNN):
     def forward(self, x):
         return super().forward(x) * len(self.cells) + len(super().trainable_params())
+
+
+class Compiled(nn.Module):  # AlphaGenome's compile(**kwargs): GRAPH mode calls a Cell's own compile
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def compile(self, **kwargs):
+        return self
+
+    def forward(self, x):
+        return self.fc(x)
 
 
 def cells_of(layers):
@@ -240,6 +253,21 @@ def test_cell_api_names_renamed(built, name):
     assert len(ms_net.trainable_params_()) == len(torch_net.trainable_params()) == 4
     assert len(ms_net.trainable_params()) == 4  # the Cell's own still answers
     assert ms_ns["cells_of"](3) == torch_ns["cells_of"](3) == (3, "train")
+
+
+def test_overridden_compile_renamed(built):
+    import mindspore
+    from transpile.parity.weights import copy_weights
+
+    _, torch_ns, ms_ns = built
+    torch_net, ms_net = torch_ns["Compiled"](), ms_ns["Compiled"]()
+    assert ms_net.compile_() is ms_net and torch_net.compile() is torch_net
+    assert copy_weights(torch_net, ms_net) == []
+    mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    try:
+        _same(torch_net, ms_net, 2, 4)
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 def test_train_override_runs(built):
