@@ -400,6 +400,14 @@ class LayerTypes:
         return any((name in info.attributes or name in info.methods) and self._is_module(cls)
                    for cls, info in self.index.classes.items())
 
+    def module_value(self, value) -> bool:
+        """Whether ``value`` is a Module: a torch layer, a Module class of the tree, a layer
+        of a class not known (each of several)."""
+        if isinstance(value, OneOf):
+            return all(self.module_value(v) for v in value.values)
+        return (value is ANY_LAYER or (isinstance(value, Instance) and self._is_module(value.cls))
+                or (isinstance(value, Container) and value.module))
+
     def defines(self, cls: str, name: str, seen: frozenset = frozenset()) -> bool:
         """Whether the tree's class ``cls`` or a base of it in the tree defines method ``name``."""
         info = self.index.classes.get(cls)

@@ -13,6 +13,8 @@ round), each converted as a general rule and run against torch:
   which the converted ``train()``/``eval()`` calls run (MS101);
 * a subclass of a torch layer that keeps torch's forward (``class Encoder(nn.TransformerEncoder)``)
   called with torch's keywords (``mask=``): the layer's call rewrites, through the type index (MS203);
+* a Module method on a layer only the type index knows (``self.body.eval()``, ``body`` from
+  a helper) (MS103);
 * ``torch.arange`` bounds from a parameter that the file's calls pass a numpy array's
   element (crfseg's ``filter_size``), also in code GRAPH mode compiles (MS201), and such a
   parameter on the left of a tensor (``spacing * torch.arange(...)``: numpy's operator would
@@ -167,6 +169,23 @@ class Tagger(nn.Module):
         return self.enc(x, mask=mask)
 
 
+def make_body():
+    return nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+
+
+class Frozen(nn.Module):  # a Module method on a layer only the type index knows (a helper built it)
+    def __init__(self):
+        super().__init__()
+        self.body = make_body()
+
+    def freeze(self):
+        self.body.eval()
+        return self
+
+    def forward(self, x):
+        return self.body(x)
+
+
 class CRF(nn.Module):  # crfseg's: kernel sizes and spacings in numpy arrays, passed to a helper
     def __init__(self, filter_size=5):
         super().__init__()
@@ -307,6 +326,18 @@ def test_subclass_called_with_torch_keywords(built):
     torch_net.eval()
     ms_net.set_train(False)
     _same(torch_net, ms_net, 2, 5, 8)
+
+
+def test_module_method_on_an_indexed_layer(built):
+    from transpile.parity.weights import copy_weights
+
+    result, torch_ns, ms_ns = built
+    assert "self.body.set_train(False)" in result.code
+    torch_net, ms_net = torch_ns["Frozen"](), ms_ns["Frozen"]()
+    assert copy_weights(torch_net, ms_net) == []
+    assert torch_net.freeze() is torch_net and ms_net.freeze() is ms_net
+    assert ms_net.body.training is torch_net.body.training is False
+    _same(torch_net, ms_net, 3, 4)  # the dropout is off in both
 
 
 def test_numpy_scalar_bounds_in_both_modes(built):
