@@ -181,6 +181,9 @@ class LayerTypes:
             return Container((), keys, others + ((UNKNOWN,) if shape[2] else ()))
         if kind == "any":
             return _one_of(self.value(s, d) for s in shape[1])
+        if kind == "typed":  # a parameter annotated with a Module class: an instance of it
+            inner = shape[1]
+            return Instance(inner[1]) if inner[0] == "ref" and self._is_module(inner[1]) else UNKNOWN
         return UNKNOWN
 
     def _items(self, shapes, d: int) -> tuple[tuple, tuple, tuple]:

@@ -13,6 +13,8 @@ round), each converted as a general rule and run against torch:
   which the converted ``train()``/``eval()`` calls run (MS101);
 * a subclass of a torch layer that keeps torch's forward (``class Encoder(nn.TransformerEncoder)``)
   called with torch's keywords (``mask=``): the layer's call rewrites, through the type index (MS203);
+* a layer attribute read on a layer that came in through an annotated parameter
+  (``embeddings: nn.Embedding``; OpenELM's ``self.token_embeddings.weight``) (MS204);
 * a Module method on a layer only the type index knows (``self.body.eval()``, ``body`` from
   a helper) (MS103);
 * ``torch.arange`` bounds from a parameter that the file's calls pass a numpy array's
@@ -167,6 +169,21 @@ class Tagger(nn.Module):
     def forward(self, x):
         mask = torch.triu(torch.full((x.shape[1], x.shape[1]), float("-inf"), dtype=torch.float32), diagonal=1)
         return self.enc(x, mask=mask)
+
+
+class TiedLM(nn.Module):  # OpenELM's: the embedding comes in through an annotated parameter
+    def __init__(self, embeddings: nn.Embedding, norm: nn.LayerNorm):
+        super().__init__()
+        self.token_embeddings = embeddings
+        self.norm = norm
+
+    @classmethod
+    def build(cls, vocab, dim):
+        return cls(embeddings=nn.Embedding(vocab, dim), norm=nn.LayerNorm(dim))
+
+    def forward(self, ids):
+        x = self.norm(self.token_embeddings(ids))
+        return torch.einsum("bsd,ed->bse", x, self.token_embeddings.weight)
 
 
 def make_body():
@@ -328,6 +345,23 @@ def test_subclass_called_with_torch_keywords(built):
     _same(torch_net, ms_net, 2, 5, 8)
 
 
+def test_layer_from_an_annotated_parameter(built):
+    import mindspore
+    import torch
+    from transpile.parity.weights import copy_weights
+
+    _, torch_ns, ms_ns = built
+    torch_net, ms_net = torch_ns["TiedLM"].build(11, 8), ms_ns["TiedLM"].build(11, 8)
+    assert copy_weights(torch_net, ms_net) == []
+    torch_net.eval()
+    ms_net.set_train(False)
+    ids = np.array([[1, 4, 10]], dtype=np.int64)
+    with torch.no_grad():
+        expected = torch_net(torch.tensor(ids)).numpy()
+    got = ms_net(mindspore.Tensor(ids.astype(np.int32))).asnumpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
 def test_module_method_on_an_indexed_layer(built):
     from transpile.parity.weights import copy_weights
 
@@ -338,6 +372,20 @@ def test_module_method_on_an_indexed_layer(built):
     assert torch_net.freeze() is torch_net and ms_net.freeze() is ms_net
     assert ms_net.body.training is torch_net.body.training is False
     _same(torch_net, ms_net, 3, 4)  # the dropout is off in both
+
+
+def test_python_number_helper_keeps_arrays(built):
+    """An element of a list of arrays is an array: the helper gives numbers for numpy
+    scalars only."""
+    import mindspore
+
+    _, _, ms_ns = built
+    number = ms_ns["_torch_python_number"]
+    assert type(number(np.int64(3))) is int and type(number(np.float32(0.5))) is float
+    one = np.array([3])
+    assert number(one) is one
+    tensor = mindspore.Tensor(np.int64(2))
+    assert number(tensor) is tensor
 
 
 def test_numpy_scalar_bounds_in_both_modes(built):
