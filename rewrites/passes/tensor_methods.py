@@ -199,8 +199,8 @@ class TensorMethods(Pass):
             if expr.value in self.numpy_scope:
                 return True
             function = self.ctx.current_function
-            return (function is not None and expr.value in self.facts.array_element_params().get(
-                function.name.value, ()) and not is_tensor(expr, self.scope, self.ctx, self.roots))
+            return function is not None and expr.value in self.facts.array_element_params().get(
+                function.name.value, ())
         if isinstance(expr, cst.Call):
             qual = self.ctx.imports.qualify(expr.func)
             return qual is not None and qual.split(".")[0] == "numpy"
