@@ -39,6 +39,36 @@ MODULE_DICT = _container("ModuleDict")
 
 
 
+# The public names a MindSpore 2.10 Cell defines (methods, and properties whose setters
+# check a type or are missing) that torch's Module does not: a torch Module's own attribute
+# or method of that name (opacus's ``self.cells = [...]``, ``self.phase = "train"``) hides
+# Cell's, and building, copying weights, set_train or compiling the Cell then fails.
+# Measured by setting each of Cell's names in a Cell's __init__ and building, calling,
+# saving and differentiating it (tests/differential/test_cell_api_names.py runs it again).
+# ``construct`` and ``set_train`` are the converter's own names for forward and train().
+CELL_API_NAMES = frozenset({
+    "add_flags", "add_flags_recursive", "bprop_debug", "cell_init_args", "cells", "cells_and_names",
+    "check_names_and_refresh_name", "cls_name", "compile_cache", "compile_phase", "compiled", "create_time",
+    "enable_backward_hook", "exist_names", "exist_objs", "get_parameters", "init_parameters_data",
+    "jit_config_dict", "name_cells", "parallel_parameter_merge_net_dict", "param_prefix",
+    "parameter_layout_dict", "parameters_and_names", "phase", "phase_cache", "pipeline_segment",
+    "pipeline_stage", "set_grad", "trainable_params",
+})
+
+
+# Names torch's Module has too, which a Cell calls on itself: a Module's own method of that
+# name overrides torch's and would override Cell's (GRAPH mode runs ``self.compile(*inputs)``;
+# AlphaGenome's ``compile(**kwargs)`` wraps torch.compile). Measured like CELL_API_NAMES, with
+# methods in PYNATIVE and GRAPH mode. Renamed where the class defining it is known.
+CELL_OVERRIDDEN_NAMES = frozenset({"compile"})
+
+
+def cell_api_rename(name: str) -> str:
+    """The name a torch Module's own attribute or method ``name`` that a Cell defines takes
+    once converted (PEP 8's trailing underscore for a name taken)."""
+    return f"{name}_"
+
+
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
 

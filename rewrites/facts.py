@@ -31,6 +31,7 @@ from .analysis.backward import is_backward_call
 from .analysis.layer_types import LayerTypes
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
+from .value_transforms import indexes_an_array
 from .tensor_inference import TensorScope, forward_params, is_tensor, named_params, target_names
 
 # The node types the index lists (scopes are always listed).
@@ -399,6 +400,14 @@ class FileFacts(Facts):
         return self._once("empty_1d_tensor", self.module, lambda: next(
             (c for c in self.nodes(self.module, (cst.Call,)) if _makes_empty_1d(c, self.ctx)), None))
 
+    def array_element_params(self) -> Mapping[str, frozenset[str]]:
+        """Parameters of the file's functions and methods (by function name) that a call in
+        the file passes an element of an array (``f(sizes[i])``, ``self.f(n[0] // 2)``;
+        not of a shape): inside, they may hold numpy scalars, which torch takes wherever it
+        takes a Python number and MindSpore often refuses (``value_transforms.python_number``)."""
+        return self._once("array_element_params", self.module, lambda: MappingProxyType(
+            {name: frozenset(params) for name, params in _array_element_params(self).items()}))
+
     def call_site_tensor_params(self, roots: set[str]) -> Mapping[str, frozenset[str]]:
         """Parameters of the file's top-level functions that receive a tensor where the file
         calls them: ``py_sigmoid_focal_loss(torch.from_numpy(p), ...)``, or
@@ -512,6 +521,32 @@ def _imported_names(node) -> list[str]:
                 n = n.value
             out.append(n.value)
     return out
+
+
+def _array_element_params(facts: FileFacts) -> dict[str, set[str]]:
+    functions: dict[str, list[cst.FunctionDef]] = {}
+    for node in facts.nodes(facts.module, (cst.FunctionDef,)):
+        functions.setdefault(node.name.value, []).append(node)
+    found: dict[str, set[str]] = {}
+    for call in facts.nodes(facts.module, (cst.Call,)):
+        func = call.func
+        name = func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else None
+        if name not in functions or any(a.star for a in call.args):
+            continue
+        for definition in functions[name]:
+            params = definition.params
+            positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+            if positional[:1] in (["self"], ["cls"]) and type(func) is cst.Attribute:
+                positional = positional[1:]  # bound: self.f(a), cls.f(a)
+            by_name = {p.name.value for p in (*params.params, *params.kwonly_params)}
+            for i, arg in enumerate(call.args):
+                if arg.keyword is not None:
+                    param = arg.keyword.value if arg.keyword.value in by_name else None
+                else:
+                    param = positional[i] if i < len(positional) else None
+                if param and indexes_an_array(arg.value):
+                    found.setdefault(name, set()).add(param)
+    return found
 
 
 def _call_site_tensor_params(facts: FileFacts, roots: set[str]) -> dict[str, set[str]]:

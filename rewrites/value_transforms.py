@@ -173,15 +173,44 @@ def _python_number_at_run_time(target: str) -> list[str]:
 def python_number(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A bound computed from an element of an array (crfseg's ``filter_size[i] // 2``, a
     numpy int64 where ``filter_size`` is a numpy array) -> ``_torch_python_number(...)``:
-    torch.arange takes numpy scalars, MindSpore's arange refuses them in PYNATIVE mode.
-    Literals, names, shapes (``x.shape[1]``) and calls pass as they are, and so does
-    compiled code (GRAPH mode reads numpy scalars as constants)."""
-    if ctx is None or ctx.compiled or not _indexes_an_array(value):
+    torch.arange takes numpy scalars, MindSpore's arange refuses them in PYNATIVE mode (and
+    its convolutions' paddings: a tuple's items are read each).
+    Literals, names, shapes (``x.shape[1]``) and calls pass as they are. A parameter of
+    the function that a call in the file passes such an element (crfseg's ``filter_size
+    // 2`` in a helper called with ``filter_size[i]``) is one too. Compiled code is
+    converted alike: PYNATIVE runs it too, and the helper compiles in GRAPH mode
+    (tests/differential/test_numpy_scalars.py runs both)."""
+    if ctx is None:
+        return value
+    if type(value) in (cst.Tuple, cst.List):  # padding=(filter_size[i] // 2,): each item
+        items = [e.with_changes(value=python_number(e.value, ctx)) if type(e) is cst.Element else e
+                 for e in value.elements]
+        return value.with_changes(elements=items)
+    if not indexes_an_array(value) and not names_array_element_param(value, ctx):
         return value
     return cst.Call(func=runtime_helper(ctx, "_torch_python_number"), args=[cst.Arg(value)])
 
 
-def _indexes_an_array(node: cst.BaseExpression) -> bool:
+def names_array_element_param(node: cst.BaseExpression, ctx) -> bool:
+    """Arithmetic over a parameter of the enclosing function that the file's calls pass an
+    element of an array (``FileFacts.array_element_params``)."""
+    function = ctx.current_function
+    if function is None:
+        return False
+    params = ctx.facts.array_element_params().get(function.name.value)
+    if not params:
+        return False
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value in params
+    if kind is cst.UnaryOperation:
+        return names_array_element_param(node.expression, ctx)
+    if kind is cst.BinaryOperation:
+        return names_array_element_param(node.left, ctx) or names_array_element_param(node.right, ctx)
+    return False
+
+
+def indexes_an_array(node: cst.BaseExpression) -> bool:
     """Arithmetic over an element of something other than a shape or size."""
     kind = type(node)
     if kind is cst.Subscript:
@@ -189,7 +218,7 @@ def _indexes_an_array(node: cst.BaseExpression) -> bool:
         return not ((type(base) is cst.Attribute and base.attr.value in ("shape", "size"))
                     or type(base) is cst.Call or (type(base) is cst.Name and "shape" in base.value))
     if kind is cst.UnaryOperation:
-        return _indexes_an_array(node.expression)
+        return indexes_an_array(node.expression)
     if kind is cst.BinaryOperation:
-        return _indexes_an_array(node.left) or _indexes_an_array(node.right)
+        return indexes_an_array(node.left) or indexes_an_array(node.right)
     return False

@@ -181,6 +181,9 @@ class LayerTypes:
             return Container((), keys, others + ((UNKNOWN,) if shape[2] else ()))
         if kind == "any":
             return _one_of(self.value(s, d) for s in shape[1])
+        if kind == "typed":  # a parameter annotated with a Module class: an instance of it
+            inner = shape[1]
+            return Instance(inner[1]) if inner[0] == "ref" and self._is_module(inner[1]) else UNKNOWN
         return UNKNOWN
 
     def _items(self, shapes, d: int) -> tuple[tuple, tuple, tuple]:
@@ -382,6 +385,61 @@ class LayerTypes:
             return False
         return any(self._is_module(b, seen | {cls}) for b in info.bases)
 
+    def tree_module(self, value) -> bool:
+        """Whether ``value`` is an instance of a Module class of the tree (each of several)."""
+        if isinstance(value, OneOf):
+            return all(self.tree_module(v) for v in value.values)
+        return (isinstance(value, Instance) and value.cls in self.index.classes
+                and self._is_module(value.cls))
+
+    @staticmethod
+    def known(value) -> bool:
+        """Whether the index says anything of ``value``."""
+        return value is not UNKNOWN
+
+    def module_defining(self, name: str) -> bool:
+        """Whether a Module class the index knows sets attribute ``name`` or defines a
+        method of that name."""
+        return any((name in info.attributes or name in info.methods) and self._is_module(cls)
+                   for cls, info in self.index.classes.items())
+
+    def module_value(self, value) -> bool:
+        """Whether ``value`` is a Module: a torch layer, a Module class of the tree, a layer
+        of a class not known (each of several)."""
+        if isinstance(value, OneOf):
+            return all(self.module_value(v) for v in value.values)
+        return (value is ANY_LAYER or (isinstance(value, Instance) and self._is_module(value.cls))
+                or (isinstance(value, Container) and value.module))
+
+    def defines(self, cls: str, name: str, seen: frozenset = frozenset()) -> bool:
+        """Whether the tree's class ``cls`` or a base of it in the tree defines method ``name``."""
+        info = self.index.classes.get(cls)
+        if info is None or cls in seen:
+            return False
+        return name in info.methods or any(self.defines(b, name, seen | {cls}) for b in info.bases)
+
+    def call_entry(self, value, seen: frozenset = frozenset()):
+        """The torch layer entry whose call an instance of ``value`` answers: its class's,
+        or, for a class of the tree that defines no ``forward``, its bases' (a subclass of
+        ``nn.Transformer`` is called with torch's keywords). None when not known, or when
+        several classes answer otherwise."""
+        if isinstance(value, OneOf):
+            entries = {id(e): e for e in (self.call_entry(v, seen) for v in value.values)}
+            return next(iter(entries.values())) if len(entries) == 1 else None
+        if not isinstance(value, Instance) or value.cls in seen:
+            return None
+        info = self.index.classes.get(value.cls)
+        if info is None:
+            entry = self.tables.lookup(value.cls)
+            return entry if entry is not None and entry.kind == "class" else None
+        if "forward" in info.methods or "__call__" in info.methods:
+            return None
+        for base in info.bases:
+            found = self.call_entry(Instance(base), seen | {value.cls})
+            if found is not None:
+                return found
+        return None
+
     # -- the question -------------------------------------------------------------------
     def rename(self, value, attr: str, defined_by_tree: bool = False) -> str | None:
         """MindSpore's name of ``attr`` read on ``value``: the new name, ``RUN_TIME`` when
@@ -436,6 +494,26 @@ class _ModuleIterator:
 
 class _ModuleIteration:
     """What ``layer.modules()`` gives."""
+
+
+def index_place(scopes, index: TypeIndex) -> tuple:
+    """(qualified function, class, that function's locals, module) of the index where the
+    traversal is (``scopes``: the open classes and functions, outermost first): module
+    code, a top-level function or a method of a top-level class; (None, None, {}, module)
+    elsewhere. The first arguments of ``shape_of``."""
+    module = index.module
+    kinds = [type(s) for s in scopes]
+    if not scopes:
+        scope, owner = module, None
+    elif kinds == [cst.FunctionDef]:
+        scope, owner = f"{module}.{scopes[0].name.value}", None
+    elif kinds == [cst.ClassDef, cst.FunctionDef]:
+        owner = f"{module}.{scopes[0].name.value}"
+        scope = f"{owner}.{scopes[1].name.value}"
+    else:
+        return None, None, {}, module
+    function = index.functions.get(scope)
+    return scope, owner, function.locals if function is not None else {}, module
 
 
 def shape_of(node: cst.BaseExpression, scope: str | None, owner: str | None, locals_: dict, module: str,

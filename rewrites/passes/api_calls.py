@@ -16,7 +16,8 @@ from ..analysis.scaffolding import scaffolding_names
 class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
-    reads = frozenset({"empty_1d_tensor", "layer_attributes", "list_attributes", "list_names", "module", "names", "nodes"})
+    reads = frozenset({"array_element_params", "empty_1d_tensor", "layer_attributes", "list_attributes", "list_names",
+                       "module", "names", "nodes"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
         "MS103": "MS103 drops nn.Linear.reset_parameters(self) called through the class while the layer is built, "
@@ -86,6 +87,22 @@ class ApiCalls(Pass):
             self.ctx.report(original, self.id, f"{qual}: {entry.note}", Severity.INFO)
         return result
 
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        """A base that became ``object`` (torch's ``Dataset``) goes when another base stays:
+        ``class X(object, Mixin)`` has no method resolution order (object would come before
+        the mixin, which derives from it), and every class derives from object anyway."""
+        positional = [(o, u) for o, u in zip(original.bases, updated.bases) if o.keyword is None and u.keyword is None]
+        became_object = [u for o, u in positional if _is_object(u.value) and not _is_object(o.value)]
+        if not became_object or len(positional) == 1:
+            return updated
+        drop = {id(u) for u in became_object}
+        if len(became_object) == len(positional):
+            drop.discard(id(became_object[0]))  # only converted bases: object alone stays
+        bases = [b for b in updated.bases if id(b) not in drop]
+        if updated.bases[-1] is not bases[-1]:  # the last went: its comma (or none) ends the list
+            bases[-1] = bases[-1].with_changes(comma=updated.bases[-1].comma)
+        return updated.with_changes(bases=bases)
+
     # bare references: base classes, dtypes, annotations, layers passed as values.
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if self.ctx.imports.qualify(node) in self._scaffolding:
@@ -134,3 +151,7 @@ class ApiCalls(Pass):
             )
         self.ctx.count_converted()
         return self.ctx.reference(entry.target)
+
+
+def _is_object(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "object"

@@ -21,9 +21,13 @@ import libcst as cst
 
 from transpile.engine.import_table import dotted_name
 from transpile.engine.package_index import OUTSIDE_CODE, outside_message
+from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
-from ..cell_names import MODULE_BASES, is_module_class, is_target_cell, tree_module_class  # noqa: F401
+from ..cell_names import (CELL_API_NAMES, CELL_OVERRIDDEN_NAMES, MODULE_BASES, cell_api_rename, is_module_class,  # noqa: F401
+                          is_target_cell, tree_module_class)
+from ..analysis.layer_types import index_place, shape_of
+from ..syntax import code
 from ..target_code import torch_shaped
 from ..outside_packages import builds_on_torch, why
 
@@ -37,6 +41,30 @@ def _assigns_construct(body: cst.IndentedBlock) -> bool:
                     isinstance(t.target, cst.Name) and t.target.value == "construct" for t in small.targets):
                 return True
     return False
+
+
+def _takes_a_mode(function: cst.FunctionDef) -> bool:
+    """``def train(self, mode=True)`` as torch's Module.train is called: self and at most
+    one more parameter, which has a default."""
+    params = function.params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.posonly_params:
+        return False
+    rest = params.params[1:]
+    return bool(params.params) and len(rest) <= 1 and all(p.default is not None for p in rest)
+
+
+def _with_train_alias(body: cst.IndentedBlock) -> cst.IndentedBlock:
+    """``train = set_train`` after the renamed override: code that still calls it by torch's
+    name (a receiver not known to be a Module keeps ``.train()``) runs it too."""
+    at = max(i for i, s in enumerate(body.body) if isinstance(s, cst.FunctionDef) and s.name.value == "set_train")
+    alias = cst.parse_statement("train = set_train  # torch's name, for callers left as they were (transpile MS101)\n")
+    alias = alias.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    return body.with_changes(body=[*body.body[:at + 1], alias, *body.body[at + 1:]])
+
+
+def _is_super(node: cst.BaseExpression) -> bool:
+    """``super()`` or ``super(Cls, self)``."""
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "super"
 
 
 _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
@@ -53,7 +81,7 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
 class CellClass(Pass):
     id = "MS101"
     name = "cell-class"
-    reads = frozenset({"target_cells"})
+    reads = frozenset({"layer_types", "target_cells"})
     summary = "nn.Module subclasses become nn.Cell; forward becomes construct."
     other_codes = {
         OUTSIDE_CODE: "the file imports a package built on torch from outside the converted tree: it cannot "
@@ -76,6 +104,8 @@ class CellClass(Pass):
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
         self._outside_reported: set[str] = set()
         self._optional_imports: set[int] = set()  # ids of imports tried for an ImportError
+        self._renames_cell_api: list[bool] = []  # per open class: a torch Module subclass
+        self._train_overrides: list[cst.ClassDef] = []  # open classes whose train(mode) became set_train
 
     def visit_Try(self, node: cst.Try) -> None:
         """Imports tried for an ImportError (``try: from apex import amp``, and the fallback
@@ -117,6 +147,9 @@ class CellClass(Pass):
         if is_cell:
             self.cell_classes.add(node.name.value)
         self._scopes.append("cell" if is_cell else "class")
+        # a torch Module's own attributes and methods named as Cell's API are renamed in
+        # its code (a class written on a MindSpore Cell means Cell's)
+        self._renames_cell_api.append(any(self._is_cell_base(arg.value) for arg in node.bases))
 
     def _foreign_base(self, expr) -> bool:
         """A base class imported from another package or module of the tree (not torch,
@@ -154,7 +187,11 @@ class CellClass(Pass):
         ``construct = forward`` keeps ``forward`` for the callers and gives a Cell's
         ``__call__`` the subclass's code; on a class that is not a Cell it is unused."""
         kind = self._scopes.pop()
+        self._renames_cell_api.pop()
         body = updated.body
+        if self._train_overrides and self._train_overrides[-1] is original:
+            self._train_overrides.pop()
+            return updated.with_changes(body=_with_train_alias(body))
         if kind == "cell" or not isinstance(body, cst.IndentedBlock):
             return updated
         if not any(self._foreign_base(arg.value) for arg in original.bases if arg.keyword is None):
@@ -176,7 +213,70 @@ class CellClass(Pass):
         if original.name.value == "forward" and self._scopes and self._scopes[-1] == "cell":
             self.ctx.count_converted()
             return updated.with_changes(name=cst.Name("construct"))
+        if not (self._scopes and self._scopes[-1] == "cell" and self._renames_cell_api[-1]):
+            return updated
+        if original.name.value in CELL_API_NAMES or original.name.value in CELL_OVERRIDDEN_NAMES:
+            self.ctx.count_converted()
+            return updated.with_changes(name=cst.Name(cell_api_rename(original.name.value)))
+        if original.name.value == "train" and _takes_a_mode(original):
+            # torch's train(mode) and eval() run an override (loralib merges its weights
+            # there); their conversions call set_train, so the override is named so
+            self.ctx.count_converted()
+            self.ctx.report(original, self.id, "train(mode) override renamed set_train: set_train(mode) on this "
+                            "Cell runs it; a parent Cell's set_train does not (MindSpore sets its children's "
+                            "mode without calling their set_train)", Severity.INFO)
+            if not self._train_overrides or self._train_overrides[-1] is not self.ctx.current_class:
+                self._train_overrides.append(self.ctx.current_class)
+            return updated.with_changes(name=cst.Name("set_train"))
         return updated
+
+    def _cell_api_name(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.cells`` or ``super().cells()`` in a method of a torch Module subclass: the
+        user's attribute or method, renamed as its definition is (``cells_``); on a Cell it
+        would be Cell's own (``cells()``, ``phase``), which building and compiling use. So
+        is the attribute read on an instance the tree's type index knows of such a class."""
+        receiver = original.value
+        on_self = type(receiver) is cst.Name and receiver.value == "self"
+        if on_self or _is_super(receiver):
+            if not self._renames_cell_api or not self._renames_cell_api[-1]:
+                return updated
+        else:  # rnn.cells with rnn a Module of the tree, as the type index says
+            types = self.facts.layer_types()
+            value = types.value(shape_of(receiver, *index_place(self.ctx.open_scopes, types.index)))
+            if not types.tree_module(value):
+                head = receiver
+                while type(head) is cst.Attribute:
+                    head = head.value
+                if (types.known(value) or (type(head) is cst.Name and head.value in self.ctx.imports.bindings)
+                        or not types.module_defining(original.attr.value)):
+                    return updated  # known not to be such a Module, or a module's name (config.phase)
+                self.ctx.count_unconverted()
+                self.ctx.report(original, self.id, f"{code(original)}: a Module of the tree defines "
+                                f"{original.attr.value!r}, renamed {cell_api_rename(original.attr.value)!r} (a Cell's "
+                                f"own {original.attr.value} would hide it); whether {code(receiver)} is one is not "
+                                "known here: left as it is", Severity.WARNING)
+                return updated
+        self.ctx.count_converted()
+        return updated.with_changes(attr=cst.Name(cell_api_rename(original.attr.value)))
+
+    def _overridden_cell_name(self, original: cst.Attribute, updated: cst.Attribute):
+        """``self.compile(...)`` / ``model.compile(...)`` where the tree's Module class of the
+        receiver (or a base of it in the tree) defines ``compile``: that method, renamed
+        ``compile_`` with its definition; torch's own ``Module.compile`` is left as it is."""
+        types = self.facts.layer_types()
+        receiver = original.value
+        scope, owner, locals_, module = index_place(self.ctx.open_scopes, types.index)
+        if _is_super(receiver) or (type(receiver) is cst.Name and receiver.value == "self"):
+            known = owner is not None and self._renames_cell_api and self._renames_cell_api[-1] and (
+                types.defines(owner, original.attr.value))
+        else:
+            value = types.value(shape_of(receiver, scope, owner, locals_, module))
+            known = types.tree_module(value) and all(
+                types.defines(v.cls, original.attr.value) for v in getattr(value, "values", (value,)))
+        if not known:
+            return updated
+        self.ctx.count_converted()
+        return updated.with_changes(attr=cst.Name(cell_api_rename(original.attr.value)))
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         """``forward`` named in a Cell's class body (``__call__ = forward``, ``forward =
@@ -187,7 +287,16 @@ class CellClass(Pass):
         return updated
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``."""
+        """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``; ``self.cells``
+        (a name a Cell defines) in a Module's code."""
+        if original.attr.value in CELL_API_NAMES:
+            return self._cell_api_name(original, updated)
+        if original.attr.value in CELL_OVERRIDDEN_NAMES:
+            return self._overridden_cell_name(original, updated)
+        if original.attr.value == "train" and _is_super(original.value) and self._renames_cell_api \
+                and self._renames_cell_api[-1]:
+            self.ctx.count_converted()  # super().train(mode): the base's set_train
+            return updated.with_changes(attr=cst.Name("set_train"))
         if original.attr.value != "forward":
             return updated
         receiver = original.value

@@ -21,6 +21,7 @@ from transpile.engine.passes import Example, Pass
 
 from transpile.engine.tables import ApiEntry
 
+from ..analysis.layer_types import Instance, index_place, shape_of
 from ..hooks import HOOKS
 from ..table_calls import tables
 
@@ -28,7 +29,7 @@ from ..table_calls import tables
 class LayerCallCasts(Pass):
     id = "MS203"
     name = "layer-call-casts"
-    reads = frozenset({"layer_attributes", "module", "nodes", "qualified_calls"})
+    reads = frozenset({"layer_attributes", "layer_types", "module", "nodes", "qualified_calls"})
     summary = "Calls of built layers: argument casts (loss labels -> int32) and call hooks (MultiheadAttention results)."
     examples = (
         Example(
@@ -100,11 +101,11 @@ class LayerCallCasts(Pass):
                 if function is not None and not self._assigned_here(func.value) else None)
             if entry is None:
                 return updated
-        if entry is None:
-            if not self._layers or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                                        and func.value.value == "self"):
-                return updated
+        if entry is None and self._layers and (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                                               and func.value.value == "self"):
             entry = self._layers[-1].get(func.attr.value)
+        if entry is None:
+            entry = self._indexed_layer(func)
         if entry is None:
             return updated
         if entry.call_rename or entry.call_drop:
@@ -126,6 +127,28 @@ class LayerCallCasts(Pass):
                 args[i] = args[i].with_changes(value=cast)
         return updated.with_changes(args=args)
 
+
+    def _indexed_layer(self, func: cst.BaseExpression) -> ApiEntry | None:
+        """A layer the tree's type index knows (built in another method, file or helper,
+        or an instance of the tree's subclass of a torch layer that keeps its forward:
+        ``self.encoder(x, mask=m)`` with ``encoder`` a ``class Encoder(nn.TransformerEncoder)``),
+        and ``super().forward(x, mask=m)`` in such a subclass: the torch layer's call rewrites."""
+        types = self.facts.layer_types()
+        scope, owner, locals_, module = index_place(self.ctx.open_scopes, types.index)
+        if (type(func) is cst.Attribute and func.attr.value in ("forward", "construct") and owner is not None
+                and type(func.value) is cst.Call and type(func.value.func) is cst.Name
+                and func.value.func.value == "super"):
+            info = types.index.classes.get(owner)
+            bases = info.bases if info is not None else ()
+            entries = [e for e in (types.call_entry(Instance(b)) for b in bases) if e is not None]
+            entry = entries[0] if entries else None
+        elif type(func) in (cst.Name, cst.Attribute, cst.Subscript):
+            entry = types.call_entry(types.value(shape_of(func, scope, owner, locals_, module)))
+        else:
+            return None
+        if entry is None or not (entry.call_casts or entry.call_hook or entry.call_rename or entry.call_drop):
+            return None
+        return entry
 
     def _assigned_here(self, name: str) -> bool:
         """The current function binds ``name`` itself, as a parameter or by assignment (a

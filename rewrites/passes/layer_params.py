@@ -31,7 +31,7 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import rewrite
 
 from ..runtime.registry import runtime_helper
-from ..analysis.layer_types import RUN_TIME, attribute_renames, shape_of
+from ..analysis.layer_types import RUN_TIME, attribute_renames, index_place, shape_of
 from ..syntax import code, emitted
 from ..table_calls import tables
 
@@ -213,7 +213,7 @@ class LayerParams(Pass):
             return updated
         types = self.facts.layer_types()
         loops = {name: iterable for name, iterable in self._loops}
-        new = types.rename(types.value(shape_of(receiver, *self._place(types.index.module), loops)), attr)
+        new = types.rename(types.value(shape_of(receiver, *index_place(self.ctx.open_scopes, types.index), loops)), attr)
         if new is None:
             return updated
         if new == "":
@@ -244,25 +244,6 @@ class LayerParams(Pass):
         """MindSpore's names of the torch parameter ``attr``, as a tuple display."""
         names = self._parameter_names.get(attr, ())
         return cst.Tuple([cst.Element(_string(n)) for n in names]) if names else cst.Tuple([])
-
-    def _place(self, module: str) -> tuple:
-        """(qualified function, class, that function's locals, module) of the index where
-        the traversal is: module code, a top-level function or a method of a top-level
-        class; (None, None, {}, module) elsewhere."""
-        scopes = self.ctx.open_scopes
-        index = self.facts.layer_types().index
-        kinds = [type(s) for s in scopes]
-        if not scopes:
-            scope, owner = module, None
-        elif kinds == [cst.FunctionDef]:
-            scope, owner = f"{module}.{scopes[0].name.value}", None
-        elif kinds == [cst.ClassDef, cst.FunctionDef]:
-            owner = f"{module}.{scopes[0].name.value}"
-            scope = f"{owner}.{scopes[1].name.value}"
-        else:
-            return None, None, {}, module
-        function = index.functions.get(scope)
-        return scope, owner, function.locals if function is not None else {}, module
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         """``a.weight = b.weight`` where ``a``'s class is known only at run time: the

@@ -41,6 +41,7 @@ from transpile.engine.walk import iter_nodes
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, literal, literal_value
 from ..analysis.backward import file_calls_backward
+from ..analysis.layer_types import index_place, shape_of
 from ..hooks import HOOKS
 from ..table_calls import convert_call, tables
 from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_super_init
@@ -75,7 +76,8 @@ class ModuleMethods(Pass):
     id = "MS103"
     name = "module-methods"
     reads = frozenset({
-        "assignments_and_calls", "calls_backward_anywhere", "forward_helpers", "layer_attributes", "module", "nodes",
+        "assignments_and_calls", "calls_backward_anywhere", "forward_helpers", "layer_attributes", "layer_types",
+        "module", "nodes",
         "registered_buffers", "target_cells"
     })
     summary = "nn.Module tree methods become Cell methods; SequentialCells filled after construction run their new cells."
@@ -418,6 +420,12 @@ class ModuleMethods(Pass):
         return cst.Name(self.methods[method].target.removeprefix("."))
 
 
+    def _indexed_module(self, receiver: cst.BaseExpression) -> bool:
+        """The tree's type index says ``receiver`` holds a Module (a layer built by a helper,
+        in another method or file, an item of a ModuleList)."""
+        types = self.facts.layer_types()
+        return types.module_value(types.value(shape_of(receiver, *index_place(self.ctx.open_scopes, types.index))))
+
     def _cell_method(self, original: cst.Call, updated: cst.Call, method: str):
         """``parameters()`` / ``named_parameters()`` -> ``get_parameters()`` /
         ``parameters_and_names()`` (the Module's own names: any receiver but an imported
@@ -429,7 +437,8 @@ class ModuleMethods(Pass):
             return updated
         func = updated.func
         if method in ("train", "eval"):
-            if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver) and self._trains:
+            known = self.cells.is_cell(receiver) or self.cells.is_cell_expr(receiver) or self._indexed_module(receiver)
+            if not known and self._trains:
                 # a training script passes its model around: the mode is set at run time
                 self.ctx.count_converted()
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
@@ -437,7 +446,7 @@ class ModuleMethods(Pass):
                                 "any other object's own method", Severity.INFO)
                 helper = runtime_helper(self.ctx, _MODE_HELPERS[method])
                 return cst.Call(func=helper, args=[cst.Arg(updated.func.value), *updated.args])
-            if not self.cells.is_cell(receiver) and not self.cells.is_cell_expr(receiver):
+            if not known:
                 self.ctx.report(original, self.id, f".{method}(): receiver {code(receiver)!r} is not known to be a "
                                 "Module; left as it is (a Cell switches modes with set_train)", Severity.INFO)
                 return updated

@@ -37,6 +37,7 @@ from ..table_calls import convert_call, tables
 from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
 from ..analysis.devices import is_device_move
 from ..runtime.registry import runtime_helper
+from ..value_transforms import names_array_element_param
 from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
@@ -55,7 +56,8 @@ PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_paramete
 class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
-    reads = frozenset({"call_site_tensor_params", "device_names", "forward_helpers", "layer_attributes", "loss_layers", "tensor_attributes"})
+    reads = frozenset({"array_element_params", "call_site_tensor_params", "device_names", "forward_helpers",
+                       "layer_attributes", "loss_layers", "tensor_attributes"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -171,11 +173,34 @@ class TensorMethods(Pass):
                           value=cst.BinaryOperation(left=read, operator=binary(), right=operand(updated.value)),
                           semicolon=updated.semicolon)
 
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript):
+        """``zero_center[filter_size // 2] = 0`` with ``filter_size`` a parameter the file's
+        calls pass an array's element: a numpy integer, which MindSpore's tensor indexing
+        refuses (torch's takes it): the index as the Python number it holds."""
+        if not isinstance(updated, cst.Subscript) or len(original.slice) != len(updated.slice):
+            return updated
+        elements = list(updated.slice)
+        changed = False
+        for i, (old, new) in enumerate(zip(original.slice, updated.slice)):
+            if type(old.slice) is cst.Index and names_array_element_param(old.slice.value, self.ctx):
+                call = cst.Call(func=runtime_helper(self.ctx, "_torch_python_number"), args=[cst.Arg(new.slice.value)])
+                elements[i] = new.with_changes(slice=new.slice.with_changes(value=call))
+                changed = True
+        if not changed:
+            return updated
+        self.ctx.count_converted()
+        return updated.with_changes(slice=elements)
+
     def _is_numpy(self, expr: cst.BaseExpression) -> bool:
-        """A numpy value (and no tensor in it): a numpy call, a name bound to one, and
+        """A numpy value (and no tensor in it): a numpy call, a name bound to one, a
+        parameter the file's calls pass an array's element (crfseg's ``spacing``), and
         arithmetic on them."""
         if isinstance(expr, cst.Name):
-            return expr.value in self.numpy_scope
+            if expr.value in self.numpy_scope:
+                return True
+            function = self.ctx.current_function
+            return function is not None and expr.value in self.facts.array_element_params().get(
+                function.name.value, ())
         if isinstance(expr, cst.Call):
             qual = self.ctx.imports.qualify(expr.func)
             return qual is not None and qual.split(".")[0] == "numpy"

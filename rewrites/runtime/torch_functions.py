@@ -212,8 +212,9 @@ def _torch_load(path):
 
 def _torch_python_number(value):
     """A numpy scalar (an element of a numpy array) as the Python number it holds; any
-    other value as it is: MindSpore's arange refuses numpy integers, torch's takes them
-    (transpile MS201)."""
-    if not isinstance(value, ms.Tensor) and hasattr(value, "item") and hasattr(value, "dtype"):
+    other value as it is (a tensor, an array of several items: an element of a list of
+    arrays): MindSpore's arange refuses numpy integers, torch's takes them (transpile MS201)."""
+    if (not isinstance(value, ms.Tensor) and hasattr(value, "item") and hasattr(value, "dtype")
+            and getattr(value, "ndim", 0) == 0):
         return value.item()
     return value

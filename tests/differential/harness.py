@@ -57,7 +57,9 @@ that fails when it is not empty. ``table_entries(toml_files)`` gives the raw ent
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import sys
 import textwrap
 import tomllib
 import warnings
@@ -75,6 +77,18 @@ TABLE_DIR = Path(__file__).resolve().parents[2] / "rewrites" / "tables"
 
 _RNG = np.random.default_rng(1234)
 DEFAULT_TOL = 1e-5  # atol and rtol of a case that gives no reason to loosen them
+
+
+def import_converted(code: str, name: str, folder: Path) -> dict:
+    """The namespace of converted ``code`` imported as module ``name`` from a file in
+    ``folder``: GRAPH mode reads a construct's source from its file."""
+    (folder / f"{name}.py").write_text(code)
+    sys.path.insert(0, str(folder))
+    sys.modules.pop(name, None)
+    try:
+        return vars(importlib.import_module(name))
+    finally:
+        sys.path.remove(str(folder))
 
 
 def reseed(seed: int) -> None:

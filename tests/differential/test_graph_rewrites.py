@@ -15,11 +15,11 @@ its pass fails here too.
 from __future__ import annotations
 
 import ast
-import importlib
-import sys
 
 import numpy as np
 import pytest
+
+from .harness import import_converted
 
 SOURCE = '''
 import torch
@@ -283,14 +283,7 @@ def built(tmp_path_factory):
 
     result = convert_code(SOURCE, filename="graph_rewrites_case.py")
     assert not result.failed and "# transpile:" not in result.code, result.code
-    folder = tmp_path_factory.mktemp("graph_rewrites")
-    (folder / "graph_rewrites_case.py").write_text(result.code)
-    sys.path.insert(0, str(folder))
-    sys.modules.pop("graph_rewrites_case", None)
-    try:
-        ms_ns = vars(importlib.import_module("graph_rewrites_case"))
-    finally:
-        sys.path.remove(str(folder))
+    ms_ns = import_converted(result.code, "graph_rewrites_case", tmp_path_factory.mktemp("graph_rewrites"))
     torch_ns: dict = {}
     exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
     return result, torch_ns, ms_ns

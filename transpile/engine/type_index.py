@@ -197,6 +197,7 @@ class _Scope:
         self.self_name, self.owner = self_name, owner
         self.hidden: set[str] = set()  # comprehension targets: unknown
         self.cls: _RawClass | None = None  # the class whose method this is: what self.X = ... binds
+        self.annotations: dict[str, str] = {}  # parameter -> its annotation, a dotted name as spelled
 
     def dotted(self, node) -> str | None:
         parts = []
@@ -228,7 +229,8 @@ class _Scope:
             if node.id == self.self_name and self.owner:
                 return ("self", self.owner)
             if node.id in self.params:
-                return UNKNOWN_SHAPE
+                annotation = self.annotations.get(node.id)
+                return ("typed", ("ref", annotation)) if annotation else UNKNOWN_SHAPE
             if node.id in self.locals:
                 return ("var", self.key, node.id)
             return ("ref", node.id)
@@ -403,6 +405,10 @@ def scan_types(tree: ast.Module) -> ModuleTypes:
         self_name = positional[0].arg if owner and positional and not is_static else None
         scope = _Scope(key, raw, bound, params, self_name, owner)
         scope.cls = cls
+        # ``embeddings: nn.Embedding``: an instance of the annotated class, built elsewhere
+        scope.annotations = {a.arg: _spelling(a.annotation) for a in [*fn.args.posonlyargs, *fn.args.args,
+                                                                      *fn.args.kwonlyargs]
+                             if a.annotation is not None and _spelling(a.annotation)}
         scope.statements(fn.body)
 
     def visit(body) -> None:
@@ -462,6 +468,8 @@ def resolve_shape(shape: tuple, module: str, resolve, refs: set[str]) -> tuple:
         return ("self", qualified)
     if kind in ("get", "*"):
         return (kind, resolve_shape(shape[1], module, resolve, refs), *shape[2:])
+    if kind == "typed":
+        return ("typed", resolve_shape(shape[1], module, resolve, refs))
     if kind == "iter":
         return ("iter", resolve_shape(shape[1], module, resolve, refs))
     if kind == "item":
