@@ -198,9 +198,9 @@ class TensorMethods(Pass):
         if isinstance(expr, cst.Name):
             if expr.value in self.numpy_scope:
                 return True
-            function = self.ctx.current_function
-            return function is not None and expr.value in self.facts.array_element_params().get(
-                function.name.value, ())
+            function = self.ctx.current_function  # not one the tensor guess holds: a helper's tensor
+            return (function is not None and expr.value in self.facts.array_element_params().get(
+                function.name.value, ()) and not is_tensor(expr, self.scope, self.ctx, self.roots))
         if isinstance(expr, cst.Call):
             qual = self.ctx.imports.qualify(expr.func)
             return qual is not None and qual.split(".")[0] == "numpy"

@@ -211,9 +211,13 @@ class CRF(nn.Module):  # crfseg's: kernel sizes and spacings in numpy arrays, pa
         self.spacings = np.ones(2) * 0.5
 
     def forward(self, x):
-        first = self.kernel(self.filter_size[0], self.spacings[0], self.theta[0]).view(1, 1, -1)
-        smoothed = nn.functional.conv1d(x, first, padding=(self.filter_size[0] // 2,))
-        return smoothed + self.kernel(self.filter_size[1], self.spacings[1], self.theta[1])[0]
+        return self.smooth(x, self.theta, self.spacings, self.filter_size)
+
+    @staticmethod
+    def smooth(x, theta, spacings, filter_size):  # crfseg's _gaussian_filter: the kernel through the class
+        first = CRF.kernel(filter_size[0], spacings[0], theta[0]).view(1, 1, -1)
+        smoothed = nn.functional.conv1d(x, first, padding=(filter_size[0] // 2,))
+        return smoothed + CRF.kernel(filter_size[1], spacings[1], theta[1])[0]
 
     @staticmethod
     def kernel(filter_size, spacing, theta):
