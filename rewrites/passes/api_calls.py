@@ -91,6 +91,7 @@ class ApiCalls(Pass):
         """A base that became ``object`` (torch's ``Dataset``) goes when another base stays:
         ``class X(object, Mixin)`` has no method resolution order (object would come before
         the mixin, which derives from it), and every class derives from object anyway."""
+        updated = self._unsubscripted_objects(original, updated)
         positional = [(o, u) for o, u in zip(original.bases, updated.bases) if o.keyword is None and u.keyword is None]
         became_object = [u for o, u in positional if _is_object(u.value) and not _is_object(o.value)]
         if not became_object or len(positional) == 1:
@@ -102,6 +103,20 @@ class ApiCalls(Pass):
         if updated.bases[-1] is not bases[-1]:  # the last went: its comma (or none) ends the list
             bases[-1] = bases[-1].with_changes(comma=updated.bases[-1].comma)
         return updated.with_changes(bases=bases)
+
+    def _unsubscripted_objects(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        """A subscripted torch base that became ``object`` (``Dataset[T_co]``, ``Dataset[int]``:
+        torch's Dataset is ``Generic``) is ``object``, which takes no subscript (the class is
+        then no generic: ``typing.Generic`` would refuse ``Dataset[int]``'s concrete type)."""
+        if len(original.bases) != len(updated.bases):
+            return updated
+        bases = list(updated.bases)
+        for i, (before, after) in enumerate(zip(original.bases, updated.bases)):
+            value = after.value
+            if type(value) is cst.Subscript and _is_object(value.value) and not (
+                    type(before.value) is cst.Subscript and _is_object(before.value.value)):
+                bases[i] = after.with_changes(value=value.value)
+        return updated.with_changes(bases=bases) if bases != list(updated.bases) else updated
 
     # bare references: base classes, dtypes, annotations, layers passed as values.
     def visit_Attribute(self, node: cst.Attribute) -> bool:

@@ -37,7 +37,10 @@ SOURCE = '''
 import numpy as np
 import torch
 import torch.nn as nn
+from typing import TypeVar
 from torch.utils.data import Dataset
+
+T_co = TypeVar("T_co", covariant=True)
 
 
 class Randomizable:  # monai's mixin, a plain class
@@ -62,6 +65,11 @@ class Numbers(Dataset, Randomizable):
 class Both(torch.utils.data.IterableDataset, Dataset):
     def __len__(self):
         return 2
+
+
+class Typed(Dataset[T_co], Randomizable):  # torchvision's VisionDataset(data.Dataset[T_co])
+    def __len__(self):
+        return 3
 
 
 class MixedNet(Randomizable, nn.Module):
@@ -271,6 +279,7 @@ def test_bases_with_a_mixin(built):
     assert "class Numbers(Randomizable):" in result.code and "class Both(object):" in result.code
     assert [ms_ns["Numbers"](3).set_random_state(2)[i] for i in range(3)] == [0, 2, 4]
     assert len(ms_ns["Both"]()) == 2
+    assert "class Typed(Randomizable):" in result.code and len(ms_ns["Typed"]().set_random_state(1)) == 3
     torch.manual_seed(0)
     torch_net = torch_ns["MixedNet"]().set_random_state(3)
     ms_net = ms_ns["MixedNet"]().set_random_state(3)
