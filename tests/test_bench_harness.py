@@ -112,3 +112,33 @@ def test_a_package_finds_its_own_distribution_metadata_beside_the_converted_code
     found = list(importlib.metadata.distributions(path=[str(tmp_path / "converted")]))
     assert copied > 0 and [d.metadata["Name"] for d in found] == ["libcst"]
     assert found[0].version == importlib.metadata.version("libcst")
+
+
+@pytest.mark.framework
+def test_an_output_bundle_is_compared_field_by_field_and_the_numbers_beside_it_are_not(monkeypatch):
+    """A model returning a dataclass (open-moonvit's MoonViTOutput: features, offsets, grid
+    sizes) gives both sides the same tensors in field order; Python numbers are left out."""
+    import dataclasses
+
+    torch = pytest.importorskip("torch")
+    mindspore = pytest.importorskip("mindspore")
+    monkeypatch.syspath_prepend(str(MODELS))  # ms_side imports verdict from its folder
+    spec = importlib.util.spec_from_file_location("bench_ms_side", MODELS / "ms_side.py")
+    ms_side = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ms_side)
+
+    @dataclasses.dataclass
+    class Output:
+        features: object
+        offsets: object
+        grid_shapes: list
+
+    features, offsets = np.arange(6, dtype=np.float32).reshape(2, 3), np.array([0, 2], dtype=np.int32)
+    torch_out = _torch_side()._flatten(Output(torch.from_numpy(features), torch.from_numpy(offsets), [(1, 2)]))
+    ms_out = ms_side._flatten(Output(mindspore.Tensor(features), mindspore.Tensor(offsets), [(1, 2)]))
+    assert [path for path, _ in torch_out] == ["[0]", "[1]"]
+    for (_, got_torch), got_ms, want in zip(torch_out, ms_out, (features, offsets), strict=True):
+        np.testing.assert_array_equal(got_torch, want)
+        np.testing.assert_array_equal(got_ms, want)
+    with pytest.raises(TypeError, match="returned a str"):
+        _torch_side()._flatten("not a tensor")

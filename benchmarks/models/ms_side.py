@@ -13,6 +13,7 @@ parameter must receive a tensor, or the run is an error.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -43,6 +44,10 @@ def _flatten(value) -> list:
         return [value]
     if isinstance(value, dict):
         return [a for v in value.values() for a in _flatten(v)]
+    if isinstance(value, (bool, int, float)):  # a number beside the tensors (a grid size): not compared
+        return []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an output bundle: its fields, in order
+        value = tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     if isinstance(value, (tuple, list)):
         return [a for v in value for a in _flatten(v)]
     raise Failure(f"the converted model returned a {type(value).__name__}, not tensors")

@@ -11,6 +11,7 @@ the fixed inputs (and once more in float64, for the rounding error of float32) a
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import sys
@@ -120,6 +121,10 @@ def _flatten(value, path: str = "") -> list[tuple[str, np.ndarray]]:
         return [(path or "out", value.detach().cpu().numpy())]
     if isinstance(value, dict):
         return [item for k, v in value.items() for item in _flatten(v, f"{path}[{k!r}]")]
+    if isinstance(value, (bool, int, float)):  # a number beside the tensors (a grid size): not compared
+        return []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # an output bundle: its fields, in order
+        value = tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     if isinstance(value, (tuple, list)):
         return [item for i, v in enumerate(value) for item in _flatten(v, f"{path}[{i}]")]
     raise TypeError(f"the model returned a {type(value).__name__}, not tensors")

@@ -223,6 +223,11 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per (model, mode)")
     ap.add_argument("--torch-python", default=None)
     ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
+    ap.add_argument("--work", default=None,
+                    help="scratch directory (default benchmarks/.sampled/work): a run beside another one "
+                         "gets its own; a subset's results.md/json go there")
+    ap.add_argument("--deps", default=None,
+                    help="the MindSpore side's dependency folder (default benchmarks/.sampled/deps)")
     ap.add_argument("--report", action="store_true",
                     help="only rewrite first_contact.md and the README's first-contact tables from first_contact.toml")
     args = ap.parse_args(argv)
@@ -236,15 +241,22 @@ def main(argv=None) -> int:
             readme.write_text(f"{head}{FC_START}\n{tables}{FC_END}{tail}", encoding="utf-8")
         print(tables)
         return 0
+    if args.work:
+        harness.WORK = Path(args.work).resolve()
+    if args.deps:
+        harness.DEPS = Path(args.deps).resolve()
     harness.WORK.mkdir(parents=True, exist_ok=True)
     config_path = Path(args.config)
     drawn = tomllib.loads(config_path.read_text(encoding="utf-8"))
-    config = with_converted_dependencies(drawn)
-    models = [m for m in config["models"]
+    models = [m for m in drawn["models"]
               if (not args.only or m["name"] in args.only) and (not args.package or m.get("package") in args.package)]
     if not models:
         print("no such model")
         return 2
+    if args.only or args.package:  # a subset converts only the packages its models import
+        drawn = {**drawn, "packages": {pkg: entry for pkg, entry in drawn["packages"].items()
+                                       if any(m["module"].split(".")[0] == pkg for m in models)}}
+    config = with_converted_dependencies(drawn)
     start = time.perf_counter()
     py = harness.torch_python(args, config)
     harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
