@@ -112,3 +112,33 @@ def test_a_package_finds_its_own_distribution_metadata_beside_the_converted_code
     found = list(importlib.metadata.distributions(path=[str(tmp_path / "converted")]))
     assert copied > 0 and [d.metadata["Name"] for d in found] == ["libcst"]
     assert found[0].version == importlib.metadata.version("libcst")
+
+
+def _hf_run():
+    spec = importlib.util.spec_from_file_location("bench_hf_run", BENCH / "hf" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hf_benchmark_figures_and_first_errors():
+    """The Hugging Face benchmark's own figures: the conversion's rate over every file's
+    torch uses, its failed files with their first error; a run's first error with the
+    converted file:line it broke at."""
+    run = _hf_run()
+    conv = {"t/a.py": {"status": "converted", "errors": [], "converted_uses": 9, "unconverted": 1},
+            "t/b.py": {"status": "failed", "errors": ["t/b.py:3:1: MS000 error: x", "more"], "converted_uses": 0,
+                       "unconverted": 0},
+            "t/c.py": {"status": "unchanged", "errors": [], "converted_uses": 0, "unconverted": 0}}
+    figures = run.conversion_figures(conv, 12.34)
+    assert figures == {"files": 3, "changed": 1, "failed": 1, "failed_files": {"t/b.py": ["t/b.py:3:1: MS000 error: x"]},
+                       "rate": 0.9, "seconds": 12.3}
+    row = {"torch_error": None, "tolerance": 1e-4, "results": {
+        "PYNATIVE": {"error": "import converted module: TypeError: boom\nmore", "site": {"file": "t/a.py", "line": 7}},
+        "GRAPH": {"error": None, "match": True}}}
+    assert run.first_error(row, "PYNATIVE") == ("build error", "t/a.py:7: import converted module: TypeError: boom")
+    assert run.first_error(row, "GRAPH") == ("match", "")
+    row["results"]["GRAPH"] = {"error": "run (GRAPH): ValueError: no", "site": None}
+    assert run.first_error(row, "GRAPH") == ("run error", "run (GRAPH): ValueError: no")
+    assert run.verdict_table([{**row, "name": "m"}]).splitlines()[-1] == (
+        "| m | build error | run error | - | t/a.py:7: import converted module: TypeError: boom |")
