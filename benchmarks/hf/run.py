@@ -72,13 +72,15 @@ def conversion_figures(conv: dict, seconds: float) -> dict:
 
 
 def convert(py: str, config: dict, reuse: bool) -> tuple[dict, dict]:
-    """The conversion record (harness.convert_packages) and its figures, kept in RECORD."""
+    """The conversion record (harness.convert_packages) and its figures (with the converter's
+    commit as the conversion started), kept in RECORD."""
     if reuse and RECORD.exists():
         kept = json.loads(RECORD.read_text(encoding="utf-8"))
         return kept["files"], kept["figures"]
+    figures = {"commit": converter_commit()}
     start = time.perf_counter()
     conv = harness.convert_packages(py, config)
-    figures = conversion_figures(conv, time.perf_counter() - start)
+    figures.update(conversion_figures(conv, time.perf_counter() - start))
     RECORD.write_text(json.dumps({"files": conv, "figures": figures}), encoding="utf-8")
     return conv, figures
 
@@ -156,13 +158,14 @@ def main(argv=None) -> int:
         print("no such model")
         return 2
     start = time.perf_counter()
-    commit = converter_commit()  # the converter as the conversion starts
     py = harness.torch_python(args, config)
     harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((harness.WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
     conv, figures = convert(py, config, args.reuse_conversion or bool(args.reconvert))
+    commit = figures.get("commit", "unknown")  # the converter that made the kept tree
     if args.reconvert:
         reconvert(args.reconvert, conv)
+        commit += f"; {len(args.reconvert)} files reconverted at {converter_commit()}"
     deps = harness.ms_deps(config)
     results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=24)
     rows = harness.build_rows(models, torch_meta, conv, results)
