@@ -110,6 +110,10 @@ case("torch.finfo", "torch.finfo(a.dtype).max", (arr(2),), "positional")
 case("torch.finfo", "torch.finfo(type=torch.float16).eps", (), "keyword")
 case("torch.finfo", "torch.finfo().tiny", (), "default")
 case("torch.finfo", "a.masked_fill(a > 0, -torch.finfo(a.dtype).max)", (arr(2, 3),), "masked-fill")
+# numpy has no bfloat16 or float8 (transformers reads their limits when a module is imported)
+for dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+    case("torch.finfo", f"[float(getattr(torch.finfo(torch.{dtype}), k)) for k in "
+         "('max', 'min', 'eps', 'tiny', 'smallest_normal', 'resolution', 'bits')]", (), dtype)
 case("torch.iinfo", "torch.iinfo(torch.int32).max", (), "positional")
 case("torch.iinfo", "torch.iinfo(type=a.dtype).min", (ints(3),), "keyword")
 case("torch.iinfo", "torch.iinfo(torch.int8).bits", (), "bits")
