@@ -146,6 +146,9 @@ class ImportTable:
         self.relative: set[str] = set()  # names bound by relative imports (the package's own)
         self.star_roots: set[str] = set()  # top-level packages star-imported (``from torch import *``)
         self.local_only: set[str] = set()  # names bound only by imports inside function bodies
+        # names bound only under ``if TYPE_CHECKING:``: they qualify annotations, and hold
+        # nothing when the code runs
+        self.type_checking_only: set[str] = set()
         # The functions and classes the traversal is inside (the caller shares its list):
         # a name one of them binds itself (``one_hot = ...``) hides the import there.
         self.open_scopes: list[cst.CSTNode] = []
@@ -196,6 +199,17 @@ class ImportTable:
                     for small in stmt.body:
                         if isinstance(small, (cst.Import, cst.ImportFrom)):
                             table.add(small)
+                elif isinstance(stmt, cst.If) and _type_checking(stmt.test) and stmt.orelse is None:
+                    guarded = cls()
+                    for inner in stmt.body.body:
+                        for small in getattr(inner, "body", ()):
+                            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                                guarded.add(small)
+                    for name, qual in guarded.bindings.items():
+                        if name not in table.bindings:
+                            table.bindings[name] = qual
+                            table.type_checking_only.add(name)
+                    table.relative |= guarded.relative
                 elif isinstance(stmt, (cst.If, cst.Try)):
                     scan(stmt.body.body)
                     for extra in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
@@ -253,3 +267,10 @@ class ImportTable:
     def roots(self) -> set[str]:
         """The top-level packages the file imports from (``from torch import *`` included)."""
         return {q.split(".")[0] for q in self.bindings.values()} | self.star_roots
+
+
+def _type_checking(test: cst.BaseExpression) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: a block that never runs."""
+    if isinstance(test, cst.Name):
+        return test.value == "TYPE_CHECKING"
+    return isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING" and isinstance(test.value, cst.Name)
