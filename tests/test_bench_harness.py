@@ -142,3 +142,19 @@ def test_hf_benchmark_figures_and_first_errors():
     assert run.first_error(row, "GRAPH") == ("run error", "run (GRAPH): ValueError: no")
     assert run.verdict_table([{**row, "name": "m"}]).splitlines()[-1] == (
         "| m | build error | run error | - | t/a.py:7: import converted module: TypeError: boom |")
+
+
+def test_hf_benchmark_import_report_groups_failures_by_place():
+    run = _hf_run()
+    assert run.module_name("transformers/models/bert/modeling_bert.py") == "transformers.models.bert.modeling_bert"
+    assert run.module_name("transformers/models/bert/__init__.py") == "transformers.models.bert"
+    site = {"file": "transformers/cache_utils.py", "line": 9, "code": "x"}
+    report = {"seconds": 3.0, "modules": {
+        "a": {"ok": True}, "b": {"ok": False, "error": "ValueError: v", "site": site},
+        "c": {"ok": False, "error": "ValueError: v", "site": site},
+        "d": {"ok": False, "error": "NameError: n", "site": None}}}
+    lines = run.import_text(report).splitlines()
+    assert lines[0].startswith("- import of every converted module: 1/4 import (3 s); 3 fail, at 2 distinct places")
+    assert lines[1:] == ["  - 2 modules: transformers/cache_utils.py:9: ValueError: v",
+                         "  - 1 modules: (no frame in converted code): NameError: n"]
+    assert run.import_text({"error": "timed out after 5 s", "modules": {}}).endswith("timed out after 5 s")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -101,6 +102,46 @@ def reconvert(rels: list[str], conv: dict) -> None:
         harness.say(f"reconverted {rel}: {report.files[0].status}")
 
 
+def module_name(rel: str) -> str:
+    """``transformers/models/bert/modeling_bert.py`` -> ``transformers.models.bert.modeling_bert``."""
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_all(conv: dict, deps: str, timeout: float) -> dict:
+    """Every converted module imported in one MindSpore-side process (``import_all.py``):
+    {"seconds", "modules": {name: {"ok"} or {"ok": False, "error", "site"}}}."""
+    out = harness.WORK / "import_all.json"
+    names = sorted({module_name(rel) for rel in conv})
+    env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+    try:
+        subprocess.run([sys.executable, str(HERE / "import_all.py"), str(harness.WORK / "converted"), deps, str(out),
+                        *names], env=env, cwd=harness.WORK, timeout=timeout, capture_output=True)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:g} s", "modules": {}}
+    if not out.exists():
+        return {"error": "the import process died", "modules": {}}
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def import_text(report: dict, shown: int = 12) -> str:
+    """How many modules import; the failures grouped by where they were raised."""
+    if report.get("error"):
+        return f"- import of every converted module: {report['error']}"
+    mods = report["modules"]
+    failed = {n: r for n, r in mods.items() if not r["ok"]}
+    groups: dict[str, list[str]] = {}
+    for name, r in failed.items():
+        site = r.get("site")
+        where = f"{site['file']}:{site['line']}" if site else "(no frame in converted code)"
+        groups.setdefault(f"{where}: {r['error'][:160]}", []).append(name)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines = [f"- import of every converted module: {len(mods) - len(failed)}/{len(mods)} import "
+             f"({report['seconds']:.0f} s); {len(failed)} fail, at {len(groups)} distinct places; the most common:"]
+    lines += [f"  - {len(names)} modules: {where}".replace("|", "\\|") for where, names in ranked[:shown]]
+    return "\n".join(lines)
+
+
 def first_error(row: dict, mode: str) -> tuple[str, str]:
     """(verdict, the first error line with the converted file:line it broke at)."""
     if row["torch_error"]:
@@ -149,6 +190,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reuse-conversion", action="store_true", help="keep the converted package of the last run")
     ap.add_argument("--reconvert", nargs="*", default=[], help="source files (relative) to convert again")
     ap.add_argument("--record", default="results", help="stem of the .md/.json written beside this file")
+    ap.add_argument("--import-all", action="store_true",
+                    help="also import every converted module (one process) and report where imports fail")
     args = ap.parse_args(argv)
     harness.WORK.mkdir(parents=True, exist_ok=True)
     config_path = Path(args.config)
@@ -167,18 +210,20 @@ def main(argv=None) -> int:
         reconvert(args.reconvert, conv)
         commit += f"; {len(args.reconvert)} files reconverted at {converter_commit()}"
     deps = harness.ms_deps(config)
+    imports = import_all(conv, deps, 3600.0) if args.import_all else None
     results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=24)
     rows = harness.build_rows(models, torch_meta, conv, results)
     text = verdict_table(rows)
-    print("\n" + figures_text(figures) + "\n\n" + text)
+    figures_md = figures_text(figures) + ("\n" + import_text(imports) if imports is not None else "")
+    print("\n" + figures_md + "\n\n" + text)
     body = (f"# Hugging Face benchmark: {args.record} ({time.strftime('%Y-%m-%d')}, converter at {commit})\n\n"
             f"Produced by `benchmarks/hf/run.py`"
             + (f" --reconvert {' '.join(args.reconvert)}" if args.reconvert else "")
             + "; see benchmarks/README.md (\"The Hugging Face benchmark\").\n\n"
-            f"{figures_text(figures)}\n\n{text}\n\n{harness.table(rows)}\n\n## Failures\n\n{harness.failures(rows, conv)}\n")
+            f"{figures_md}\n\n{text}\n\n{harness.table(rows)}\n\n## Failures\n\n{harness.failures(rows, conv)}\n")
     (HERE / f"{args.record}.md").write_text(body, encoding="utf-8")
     (HERE / f"{args.record}.json").write_text(json.dumps({
-        "commit": commit, "conversion": figures,
+        "commit": commit, "conversion": figures, "imports": imports,
         "verdicts": {r["name"]: {m.lower(): dict(zip(("verdict", "error"), first_error(r, m))) for m in harness.MODES}
                      for r in rows},
         "rows": rows,
