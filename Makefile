@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser demo test test-fast docs bench bench-models bench-sampled bench-corpora fuzz clean
+.PHONY: install browser demo test test-fast docs bench bench-models bench-sampled bench-hf bench-corpora fuzz clean
 
 install: $(STAMP)
 
@@ -66,6 +66,11 @@ bench-models: install
 # the torch side in benchmarks/.venv-sampled; records each new model's first-contact verdict
 bench-sampled: install
 	$(BIN)/python benchmarks/sampled/run.py
+
+# Hugging Face transformers converted from its own source as a whole (issue 31): six models
+# at tiny configs; the torch side in benchmarks/.venv-hf (torch and transformers pinned)
+bench-hf: install
+	$(BIN)/python benchmarks/hf/run.py
 
 # four real corpora (torch/nn, torchvision, timm, transformers' modeling files), fetched
 # into benchmarks/.corpora: crashes, unparsable outputs, second-pass changes, rate

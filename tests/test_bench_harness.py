@@ -142,3 +142,49 @@ def test_an_output_bundle_is_compared_field_by_field_and_the_numbers_beside_it_a
         np.testing.assert_array_equal(got_ms, want)
     with pytest.raises(TypeError, match="returned a str"):
         _torch_side()._flatten("not a tensor")
+
+
+def _hf_run():
+    spec = importlib.util.spec_from_file_location("bench_hf_run", BENCH / "hf" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_hf_benchmark_figures_and_first_errors():
+    """The Hugging Face benchmark's own figures: the conversion's rate over every file's
+    torch uses, its failed files with their first error; a run's first error with the
+    converted file:line it broke at."""
+    run = _hf_run()
+    conv = {"t/a.py": {"status": "converted", "errors": [], "converted_uses": 9, "unconverted": 1},
+            "t/b.py": {"status": "failed", "errors": ["t/b.py:3:1: MS000 error: x", "more"], "converted_uses": 0,
+                       "unconverted": 0},
+            "t/c.py": {"status": "unchanged", "errors": [], "converted_uses": 0, "unconverted": 0}}
+    figures = run.conversion_figures(conv, 12.34)
+    assert figures == {"files": 3, "changed": 1, "failed": 1, "failed_files": {"t/b.py": ["t/b.py:3:1: MS000 error: x"]},
+                       "rate": 0.9, "seconds": 12.3}
+    row = {"torch_error": None, "tolerance": 1e-4, "results": {
+        "PYNATIVE": {"error": "import converted module: TypeError: boom\nmore", "site": {"file": "t/a.py", "line": 7}},
+        "GRAPH": {"error": None, "match": True}}}
+    assert run.first_error(row, "PYNATIVE") == ("build error", "t/a.py:7: import converted module: TypeError: boom")
+    assert run.first_error(row, "GRAPH") == ("match", "")
+    row["results"]["GRAPH"] = {"error": "run (GRAPH): ValueError: no", "site": None}
+    assert run.first_error(row, "GRAPH") == ("run error", "run (GRAPH): ValueError: no")
+    assert run.verdict_table([{**row, "name": "m"}]).splitlines()[-1] == (
+        "| m | build error | run error | - | t/a.py:7: import converted module: TypeError: boom |")
+
+
+def test_hf_benchmark_import_report_groups_failures_by_place():
+    run = _hf_run()
+    assert run.module_name("transformers/models/bert/modeling_bert.py") == "transformers.models.bert.modeling_bert"
+    assert run.module_name("transformers/models/bert/__init__.py") == "transformers.models.bert"
+    site = {"file": "transformers/cache_utils.py", "line": 9, "code": "x"}
+    report = {"seconds": 3.0, "modules": {
+        "a": {"ok": True}, "b": {"ok": False, "error": "ValueError: v", "site": site},
+        "c": {"ok": False, "error": "ValueError: v", "site": site},
+        "d": {"ok": False, "error": "NameError: n", "site": None}}}
+    lines = run.import_text(report).splitlines()
+    assert lines[0].startswith("- import of every converted module: 1/4 import (3 s); 3 fail, at 2 distinct places")
+    assert lines[1:] == ["  - 2 modules: transformers/cache_utils.py:9: ValueError: v",
+                         "  - 1 modules: (no frame in converted code): NameError: n"]
+    assert run.import_text({"error": "timed out after 5 s", "modules": {}}).endswith("timed out after 5 s")

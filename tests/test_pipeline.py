@@ -232,3 +232,19 @@ def test_a_claimed_node_is_left_by_the_later_passes_but_its_children_are_not() -
     # a pass before the claimer still sees the node
     assert "y = wrapped(keep(wrapped(other(1))))" in run([WrapCalls, ClaimCalls], source).code
 
+
+
+@pytest.mark.framework
+def test_an_alias_bound_only_under_type_checking_is_not_reused_at_run_time() -> None:
+    """``if TYPE_CHECKING: import torch.nn as nn`` binds nothing when the code runs: a
+    converted ``torch.nn.Embedding`` must name mindspore.nn through a binding that exists."""
+    import mindspore
+
+    from transpile import convert_code
+
+    code = convert_code("from typing import TYPE_CHECKING\nimport torch\nif TYPE_CHECKING:\n    import torch.nn as nn\n\n"
+                        "def is_embedding(m):\n    return isinstance(m, torch.nn.Embedding)\n").code
+    namespace: dict = {}
+    exec(compile(code, "<converted>", "exec"), namespace)
+    assert namespace["is_embedding"](mindspore.nn.Embedding(3, 2)), code
+    assert not namespace["is_embedding"](mindspore.nn.Dense(3, 2)), code

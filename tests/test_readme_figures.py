@@ -1,7 +1,8 @@
 """Every benchmark figure the documents quote (README.md, docs/, benchmarks/README.md) comes from a committed
 results file: a line holding a figure (a rate, a ratio, a count of matches) must name, in
 the text of its section before it, a results file (benchmarks/results/*.txt, the real-model
-benchmark's models/results*.md, the sampled benchmark's sampled/results.md and first_contact.md) that holds the same line."""
+benchmark's models/results*.md, the sampled benchmark's sampled/results.md and first_contact.md, the Hugging Face benchmark's
+hf/results.md and first_contact.md) that holds the same line."""
 from __future__ import annotations
 
 import re
@@ -18,7 +19,8 @@ DOCS = {"README.md": False, "docs/benchmarks.md": True, "docs/user-guide.md": Fa
 # what a benchmark figure looks like: "94.2% (15,411/16,360)", "61/61 (100%)", "3.19x bare",
 # "17 of 17 samples match"
 FIGURE = re.compile(r"\d+\.\d+%|\d[\d,]*/\d[\d,]* \(\d+%\)|\b\d+\.\d+x\b|\b\d+ of \d+ (?:training )?samples match")
-RESULTS_FILE = re.compile(r"(?:benchmarks/)?(?:results/[\w.-]+\.txt|models/results[\w-]*\.md|sampled/(?:results|first_contact)\.md)")
+RESULTS_FILE = re.compile(r"(?:benchmarks/)?(?:results/[\w.-]+\.txt|models/results[\w-]*\.md"
+                          r"|(?:sampled|hf)/(?:results|first_contact)\.md)")
 # Sections another change is re-measuring, each with why they are not held to this yet.
 PENDING: dict[tuple[str, str], str] = {}  # sections whose figures are being re-measured: none
 

@@ -255,7 +255,12 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     causal = args.get("is_causal")
     cv = False if causal is None else literal_value(causal)
     scale = args.get("scale")
-    scale_src = f"{code(q)}.shape[-1] ** -0.5" if scale is None or literal_value(scale) is None else f"({code(scale)})"
+    scale_src = f"{code(q)}.shape[-1] ** -0.5"
+    if scale is not None and literal_value(scale) is NOT_LITERAL and name_chain(scale):
+        # a variable (transformers' scaling=module.scaling) may hold None: the default scale
+        scale_src = f"({scale_src} if {code(scale)} is None else {code(scale)})"
+    elif scale is not None and literal_value(scale) is not None:
+        scale_src = f"({code(scale)})"
     scores = f"{ops_}.matmul({code(q)}, {ops_}.swapaxes({key}, -2, -1)) * {scale_src}"
     if cv is not False:
         tri = f"{ops_}.triu({ops_}.ones(({code(q)}.shape[-2], {code(k)}.shape[-2]), {ms_}.bool_), diagonal=1)"

@@ -537,3 +537,18 @@ def embedding_max_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str, 
         return args
     extra = {"max_norm": max_norm, **({"norm_type": norm_type} if norm_type is not None else {})}
     return keyword_call(runtime_helper(ctx, "_TorchEmbedding"), {**args, **extra})
+
+
+@hook(consumes=("persistent",))
+def buffer_persistence(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | cst.BaseExpression:
+    """nn.Buffer: a persistent buffer is a non-trainable Parameter (saved, loaded, found by
+    the weight map); ``persistent=False`` is the tensor itself, a plain attribute of the
+    Cell: torch leaves such a buffer out of ``state_dict``, and MindSpore saves every
+    Parameter. A persistence known only at run time is left as it is."""
+    out = dict(args)
+    persistent = literal_value(out.pop("persistent", literal(True)))
+    if persistent is True:
+        return out
+    if persistent is False:
+        return out["default_input"]
+    raise Unconvertible("persistent= is not a literal True or False")

@@ -638,9 +638,14 @@ def view_as_complex(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 @hook()
 def numpy_type_info(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``torch.finfo(t.dtype)`` -> ``numpy.finfo(str(t.dtype).lower())``: a MindSpore dtype
-    prints as its name (Float32); ``torch.finfo()`` is float32's."""
+    """``torch.finfo(t.dtype)`` -> ``_torch_finfo(t.dtype)``: numpy's finfo of the dtype's
+    name, and the limits of bfloat16 and float8, which numpy lacks (often read when a
+    module is imported: transformers' ``torch.finfo(torch.float8_e4m3fn).max``).
+    ``torch.iinfo(t.dtype)`` -> ``numpy.iinfo(str(t.dtype).lower())``: a MindSpore dtype
+    prints as its name (Int32). ``torch.finfo()`` is float32's."""
     kind = next(iter(args.values()), None)  # the one argument (dtype / int_type)
+    if entry.source == "torch.finfo":
+        return cst.Call(func=runtime_helper(ctx, "_torch_finfo"), args=[cst.Arg(kind)] if kind is not None else [])
     if kind is None:
         return target_call(ctx, entry.target, {}, (ctx.reference("numpy.float32"),))
     name = cst.parse_expression(f"str({code(kind)}).lower()")

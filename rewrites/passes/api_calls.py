@@ -10,6 +10,7 @@ from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code
 from ..analysis.annotations import type_positions
 from ..analysis.layer_factories import converted_at_run_time, factory_possible
+from ..analysis.star_calls import bound_at_run_time, run_time_bound
 from ..analysis.scaffolding import scaffolding_names
 
 
@@ -77,7 +78,10 @@ class ApiCalls(Pass):
         try:
             if entry is None:
                 raise Unconvertible("no MindSpore mapping yet")
-            result = convert_call(self.ctx, entry, updated, self.id, original=original)
+            if run_time_bound(entry, original):  # F.scaled_dot_product_attention(q, k, v, **kwargs)
+                result = bound_at_run_time(self.ctx, entry, original, updated, self.id)
+            else:
+                result = convert_call(self.ctx, entry, updated, self.id, original=original)
         except Unconvertible as why:
             self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual}: {why}")

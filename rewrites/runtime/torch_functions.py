@@ -218,3 +218,37 @@ def _torch_python_number(value):
             and getattr(value, "ndim", 0) == 0):
         return value.item()
     return value
+
+
+
+class _FloatLimits:
+    """torch.finfo's answer for a dtype numpy does not know (transpile MS201)."""
+
+    def __init__(self, name, bits, eps, largest, tiny, resolution):
+        self.dtype = name
+        self.bits = bits
+        self.eps = eps
+        self.max = largest
+        self.min = -largest
+        self.tiny = self.smallest_normal = tiny
+        self.resolution = resolution
+
+
+def _torch_finfo(dtype=None):
+    """torch.finfo: numpy's finfo of the dtype's name (a MindSpore dtype prints as
+    Float32, a torch one as torch.float32); bfloat16 and float8, which numpy lacks, from
+    their formats (transpile MS201)."""
+    import numpy
+
+    # (bits, eps, max, smallest normal, resolution): bfloat16 has 8 exponent and 7 mantissa
+    # bits; float8 e4m3fn has no infinity (448 is its largest), e5m2 is IEEE-like
+    formats = {
+        "bfloat16": (16, 2.0**-7, 3.3895313892515355e38, 2.0**-126, 0.01),
+        "float8e4m3fn": (8, 2.0**-3, 448.0, 2.0**-6, 1.0),
+        "float8e5m2": (8, 2.0**-2, 57344.0, 2.0**-14, 1.0),
+    }
+    name = "float32" if dtype is None else str(dtype).lower().rsplit(".", 1)[-1]
+    key = name.replace("_", "")  # MindSpore's Float8E4M3FN, torch's float8_e4m3fn
+    if key in formats:
+        return _FloatLimits(name, *formats[key])
+    return numpy.finfo(name)

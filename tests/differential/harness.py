@@ -193,7 +193,8 @@ def _to_ms(value):
 
 
 def _dtype_name(dtype) -> str:
-    return str(dtype).removeprefix("torch.").lower()
+    # torch.float8_e4m3fn is MindSpore's Float8E4M3FN
+    return str(dtype).removeprefix("torch.").lower().replace("_", "")
 
 
 class Mismatch(AssertionError):

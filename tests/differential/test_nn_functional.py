@@ -372,6 +372,18 @@ case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, en
      (arr(2, 4, 4, 8), K[:, :2], V[:, :2]), "gqa")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, enable_gqa=d)", (Q, K, V, False),
      "gqa_variable")
+# arguments passed with ** or * (transformers' attention dispatcher: **sdpa_kwargs): bound when the
+# call runs, by an emitted function with torch's signature; scale=None in a variable is the default
+case("scaled_dot_product_attention", "kw = {'is_causal': True, 'scale': None}\n"
+     "        return F.scaled_dot_product_attention(a, b, c, attn_mask=None, **kw)", (Q, K, V), "star_kwargs_causal")
+case("scaled_dot_product_attention", "kw = {'attn_mask': d, 'scale': 0.3}\n"
+     "        return F.scaled_dot_product_attention(a, b, c, **kw)", (Q, K, V, BOOL_MASK), "star_kwargs_mask")
+case("scaled_dot_product_attention", "rest = (d, 0.0)\n"
+     "        return F.scaled_dot_product_attention(a, b, c, *rest)", (Q, K, V, arr(4, 6)), "star_args")
+case("scaled_dot_product_attention", "kw = {}\n        return F.scaled_dot_product_attention(a, b, c, **kw)",
+     (Q, K, V), "star_kwargs_empty")
+case("scaled_dot_product_attention", "kw = {'enable_gqa': True}\n        return F.scaled_dot_product_attention(a, b, c, **kw)",
+     (arr(2, 4, 4, 8), K[:, :2], V[:, :2]), "star_kwargs_gqa")
 
 # torch's private reduction codes, which MMDetection's reduce_loss branches on: a literal
 # is looked up while converting, any other expression through the same table at run time.

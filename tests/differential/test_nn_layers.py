@@ -148,6 +148,11 @@ CASES: list[LayerCase] = [
       prelude=module("_Buf5", "self.b = nn.parameter.Buffer(data=torch.ones(4), persistent=True)", "x + self.b")),
     C("_Buf6()", (randn(3, 4),), primary="torch.nn.parameter.Buffer",
       prelude=module("_Buf6", "self.b = nn.parameter.Buffer(torch.arange(4.0))", "x - self.b")),
+    # persistent=False: a plain tensor attribute (torch leaves it out of state_dict; no Parameter to load)
+    C("_Buf7()", (randn(3, 4),), primary="torch.nn.Buffer",
+      prelude=module("_Buf7", "self.b = nn.Buffer(torch.arange(4.0), persistent=False)", "x * self.b")),
+    C("_Buf8()", (randn(3, 4),), primary="torch.nn.parameter.Buffer",
+      prelude=module("_Buf8", "self.b = nn.parameter.Buffer(torch.ones(4) * 0.5, persistent=False)", "x + self.b")),
     C("nn.Identity()", (randn(2, 3),)),
     C("nn.Identity(54, unused_argument1=0.1)", (randn(2, 3),)),
     # -- linear ------------------------------------------------------------------
@@ -722,7 +727,7 @@ UNCONVERTED = [
     ("nn.Softplus()", "no Softplus"),
     ("nn.ParameterList()", "Parameter$N"),
     ("nn.KLDivLoss(log_target=True)", "probabilities only"),
-    ("nn.Buffer(t, persistent=False)", "non-persistent"),
+    ("nn.Buffer(t, persistent=keep)", "not a literal"),
     ("nn.Hardtanh(min_value=-2.0)", "deprecated"),
     ("nn.Unfold", "emitted beside the code"),  # a value: the emitted Cell takes keywords only
 ]
@@ -801,3 +806,16 @@ def test_emitted_cells_run_in_both_modes(mode, tmp_path, monkeypatch):
         mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     for e, a in zip(expected, actual):
         np.testing.assert_allclose(a.asnumpy(), e.numpy(), atol=1e-5, rtol=1e-5)
+
+
+def test_non_persistent_buffer_is_no_parameter():
+    """torch leaves a non-persistent buffer out of state_dict: converted, it is the tensor
+    itself, not a Parameter MindSpore would save and a checkpoint would have to fill."""
+    from transpile import convert_code
+
+    code = convert_code("import torch\nimport torch.nn as nn\n"
+                        "b = nn.Buffer(torch.ones(2), persistent=False)\n"
+                        "c = nn.Buffer(torch.ones(2), persistent=True)\n").code
+    lines = code.splitlines()
+    assert "Parameter" not in next(ln for ln in lines if ln.startswith("b = ")), code
+    assert "Parameter" in next(ln for ln in lines if ln.startswith("c = ")), code

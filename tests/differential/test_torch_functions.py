@@ -110,6 +110,10 @@ case("torch.finfo", "torch.finfo(a.dtype).max", (arr(2),), "positional")
 case("torch.finfo", "torch.finfo(type=torch.float16).eps", (), "keyword")
 case("torch.finfo", "torch.finfo().tiny", (), "default")
 case("torch.finfo", "a.masked_fill(a > 0, -torch.finfo(a.dtype).max)", (arr(2, 3),), "masked-fill")
+# numpy has no bfloat16 or float8 (transformers reads their limits when a module is imported)
+for dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+    case("torch.finfo", f"[float(getattr(torch.finfo(torch.{dtype}), k)) for k in "
+         "('max', 'min', 'eps', 'tiny', 'smallest_normal', 'resolution', 'bits')]", (), dtype)
 case("torch.iinfo", "torch.iinfo(torch.int32).max", (), "positional")
 case("torch.iinfo", "torch.iinfo(type=a.dtype).min", (ints(3),), "keyword")
 case("torch.iinfo", "torch.iinfo(torch.int8).bits", (), "bits")
@@ -757,10 +761,11 @@ case("Tensor.normal_", "torch.empty(1, 3, 4).normal_(std=0.02)", (), "fresh", ra
 case("Tensor.uniform_", "r = torch.zeros(2, 3).uniform_(2, 3)\n        return bool(((r >= 2) & (r <= 3)).all())", (), "fresh")
 
 # -- dtypes and constants ---------------------------------------------------------------------
-for name in ("float16", "half", "float32", "float", "float64", "double", "bfloat16", "int8", "int16", "short",
+for name in ("float16", "half", "float32", "float", "float64", "double", "bfloat16", "float8_e4m3fn", "float8_e5m2",
+             "int8", "int16", "short",
              "int32", "int", "int64", "long", "uint8", "bool", "complex64", "cfloat", "complex128", "cdouble"):
     case(f"torch.{name}", f"torch.{name}", (), "value")
-    if name not in ("bfloat16", "complex64", "cfloat", "complex128", "cdouble"):
+    if name not in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "cfloat", "complex128", "cdouble"):
         case(f"torch.{name}", f"torch.zeros(2, dtype=torch.{name})", (), "dtype-argument")
 case("torch.Tensor", "isinstance(a, torch.Tensor)", (X,), "isinstance")
 case("torch.Tensor", "isinstance(3, torch.Tensor)", (), "not-instance")

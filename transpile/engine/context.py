@@ -250,6 +250,8 @@ class FileContext:
             if target == target_module:
                 return binding
         for binding, qual in sorted(self.imports.bindings.items()):
+            if binding in self.imports.type_checking_only:
+                continue  # bound under ``if TYPE_CHECKING:`` only: nothing when the code runs
             # Reuse aliases of submodules (nn, F); a bare ``torch`` is never reused as
             # a name for the target framework.
             if "." in qual and self.module_map.get(qual) == target_module:

@@ -146,6 +146,9 @@ class ImportTable:
         self.relative: set[str] = set()  # names bound by relative imports (the package's own)
         self.star_roots: set[str] = set()  # top-level packages star-imported (``from torch import *``)
         self.local_only: set[str] = set()  # names bound only by imports inside function bodies
+        # names bound only under ``if TYPE_CHECKING:``: they qualify annotations, and hold
+        # nothing when the code runs
+        self.type_checking_only: set[str] = set()
         # The functions and classes the traversal is inside (the caller shares its list):
         # a name one of them binds itself (``one_hot = ...``) hides the import there.
         self.open_scopes: list[cst.CSTNode] = []
@@ -189,24 +192,32 @@ class ImportTable:
     def from_module(cls, module: cst.Module) -> "ImportTable":
         """Imports at module level, including inside top-level if/try blocks."""
         table = cls()
+        guarded = cls()  # imports under ``if TYPE_CHECKING:`` (nothing at run time)
 
-        def scan(body) -> None:
+        def scan(body, into) -> None:
             for stmt in body:
                 if isinstance(stmt, cst.SimpleStatementLine):
                     for small in stmt.body:
                         if isinstance(small, (cst.Import, cst.ImportFrom)):
-                            table.add(small)
+                            into.add(small)
+                elif isinstance(stmt, cst.If) and _type_checking(stmt.test) and stmt.orelse is None:
+                    scan(stmt.body.body, guarded)
                 elif isinstance(stmt, (cst.If, cst.Try)):
-                    scan(stmt.body.body)
+                    scan(stmt.body.body, into)
                     for extra in (getattr(stmt, "orelse", None), getattr(stmt, "finalbody", None)):
                         if extra is not None and hasattr(extra, "body"):
                             inner = extra.body
-                            scan(inner.body if hasattr(inner, "body") else [inner])
+                            scan(inner.body if hasattr(inner, "body") else [inner], into)
                     for handler in getattr(stmt, "handlers", ()):
-                        scan(handler.body.body)
+                        scan(handler.body.body, into)
 
-        scan(module.body)
+        scan(module.body, table)
         del scan  # the recursive closure is a cycle holding the table
+        for name, qual in guarded.bindings.items():  # they qualify annotations; a run-time import wins
+            if name not in table.bindings:
+                table.bindings[name] = qual
+                table.type_checking_only.add(name)
+        table.relative |= guarded.relative
         # Lazy imports inside functions (``import torch`` in a config method, to load
         # faster) bind names the function's code uses as the module's own would; a name
         # the module binds at its level keeps that binding.
@@ -253,3 +264,10 @@ class ImportTable:
     def roots(self) -> set[str]:
         """The top-level packages the file imports from (``from torch import *`` included)."""
         return {q.split(".")[0] for q in self.bindings.values()} | self.star_roots
+
+
+def _type_checking(test: cst.BaseExpression) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: a block that never runs."""
+    if isinstance(test, cst.Name):
+        return test.value == "TYPE_CHECKING"
+    return isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING" and isinstance(test.value, cst.Name)

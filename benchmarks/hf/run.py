@@ -1,0 +1,237 @@
+"""The Hugging Face benchmark (issue 31), in one command:
+
+    .venv/bin/python benchmarks/hf/run.py [--only NAME ...] [--modes M ...] [--reuse-torch]
+        [--reuse-conversion] [--reconvert REL ...] [--record NAME]
+
+``transformers`` converted from its own source as a whole, unedited, and six of its models
+(``models.toml`` beside this file) compared with torch. The harness is ``benchmarks/models``'
+(``run.py``, ``torch_side.py``, ``ms_side.py``, ``verdict.py``, imported or run from there);
+what differs is places: the torch side's virtualenv is ``benchmarks/.venv-hf`` (torch and
+transformers pinned in ``models.toml``), the scratch directory ``benchmarks/.work-hf``, the
+MindSpore side's pure-Python packages ``benchmarks/.work-hf/deps``.
+
+A whole-package conversion is minutes of CPU, so it can be kept: ``--reuse-conversion``
+takes the converted tree and its record (``.work-hf/conversion.json``) from the last run;
+``--reconvert REL ...`` (paths relative to the source root, ``transformers/cache_utils.py``)
+converts those files again, one by one without the package's facts, into the kept tree.
+
+Written: ``results.md`` and ``results.json`` beside this file (``--record NAME`` writes
+``NAME.md``/``NAME.json`` instead: ``first_contact`` is the converter at its base commit),
+with the whole-package conversion's figures (files, failed files, rate, seconds), each
+model's verdict per mode and its first error at file:line of the converted code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BENCH = HERE.parent
+REPO = BENCH.parent
+sys.path.insert(0, str(BENCH / "models"))  # models/run.py imports verdict from its folder
+
+
+def _models_harness():
+    spec = importlib.util.spec_from_file_location("bench_models_run", BENCH / "models" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.WORK = BENCH / ".work-hf"
+    module.DEFAULT_VENV = BENCH / ".venv-hf"
+    module.DEPS = BENCH / ".work-hf" / "deps"
+    return module
+
+
+harness = _models_harness()
+RECORD = harness.WORK / "conversion.json"
+
+
+def converter_commit() -> str:
+    """HEAD, and whether the converter's sources differ from it in the work tree."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "rewrites", "transpile"], cwd=REPO,
+                           capture_output=True, text=True).stdout.strip()
+    return head + (" (converter sources modified in the work tree)" if dirty else "")
+
+
+def conversion_figures(conv: dict, seconds: float) -> dict:
+    """Files, failed files (with their errors), the rate (converted torch uses over all
+    measured), and the seconds the conversion took."""
+    converted = sum(f["converted_uses"] for f in conv.values())
+    left = sum(f["unconverted"] for f in conv.values())
+    failed = {rel: f["errors"][:1] for rel, f in conv.items() if f["status"] == "failed"}
+    return {"files": len(conv), "changed": sum(f["status"] == "converted" for f in conv.values()),
+            "failed": len(failed), "failed_files": failed,
+            "rate": converted / (converted + left) if converted + left else None,
+            "seconds": round(seconds, 1)}
+
+
+def convert(py: str, config: dict, reuse: bool) -> tuple[dict, dict]:
+    """The conversion record (harness.convert_packages) and its figures (with the converter's
+    commit as the conversion started), kept in RECORD."""
+    if reuse and RECORD.exists():
+        kept = json.loads(RECORD.read_text(encoding="utf-8"))
+        return kept["files"], kept["figures"]
+    figures = {"commit": converter_commit()}
+    start = time.perf_counter()
+    conv = harness.convert_packages(py, config)
+    figures.update(conversion_figures(conv, time.perf_counter() - start))
+    RECORD.write_text(json.dumps({"files": conv, "figures": figures}), encoding="utf-8")
+    return conv, figures
+
+
+def reconvert(rels: list[str], conv: dict) -> None:
+    """Convert the given source files again, one by one, into the kept converted tree."""
+    from transpile import convert_paths
+    from transpile.engine.diagnostics import Severity
+
+    for rel in rels:
+        src, dest = harness.WORK / "src" / rel, harness.WORK / "converted" / rel
+        report = convert_paths([src], output=dest, jobs=1, cache=False)
+        r = report.files[0].result
+        conv[rel] = {**conv.get(rel, {}), "status": report.files[0].status,
+                     "errors": [d.format() for d in (r.diagnostics if r else []) if d.severity is Severity.ERROR],
+                     "unconverted": r.stats.unconverted if r else 0,
+                     "converted_uses": r.stats.converted if r else 0}
+        harness.say(f"reconverted {rel}: {report.files[0].status}")
+
+
+def module_name(rel: str) -> str:
+    """``transformers/models/bert/modeling_bert.py`` -> ``transformers.models.bert.modeling_bert``."""
+    parts = rel.removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_all(conv: dict, deps: str, timeout: float) -> dict:
+    """Every converted module imported in one MindSpore-side process (``import_all.py``):
+    {"seconds", "modules": {name: {"ok"} or {"ok": False, "error", "site"}}}."""
+    out = harness.WORK / "import_all.json"
+    names = sorted({module_name(rel) for rel in conv})
+    env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+    try:
+        subprocess.run([sys.executable, str(HERE / "import_all.py"), str(harness.WORK / "converted"), deps, str(out),
+                        *names], env=env, cwd=harness.WORK, timeout=timeout, capture_output=True)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:g} s", "modules": {}}
+    if not out.exists():
+        return {"error": "the import process died", "modules": {}}
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def import_text(report: dict, shown: int = 12) -> str:
+    """How many modules import; the failures grouped by where they were raised."""
+    if report.get("error"):
+        return f"- import of every converted module: {report['error']}"
+    mods = report["modules"]
+    failed = {n: r for n, r in mods.items() if not r["ok"]}
+    groups: dict[str, list[str]] = {}
+    for name, r in failed.items():
+        site = r.get("site")
+        where = f"{site['file']}:{site['line']}" if site else "(no frame in converted code)"
+        groups.setdefault(f"{where}: {r['error'][:160]}", []).append(name)
+    ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    lines = [f"- import of every converted module: {len(mods) - len(failed)}/{len(mods)} import "
+             f"({report['seconds']:.0f} s); {len(failed)} fail, at {len(groups)} distinct places; the most common:"]
+    lines += [f"  - {len(names)} modules: {where}".replace("|", "\\|") for where, names in ranked[:shown]]
+    return "\n".join(lines)
+
+
+def first_error(row: dict, mode: str) -> tuple[str, str]:
+    """(verdict, the first error line with the converted file:line it broke at)."""
+    if row["torch_error"]:
+        return "torch error", row["torch_error"]
+    res = row["results"].get(mode)
+    if res is None:
+        return "not run", ""
+    if not res.get("error"):
+        return ("match", "") if res.get("match") else (
+            "mismatch", f"max abs diff {harness._fmt(res.get('max_abs_diff'))}, tolerance {harness._fmt(row['tolerance'])}")
+    site = res.get("site") or {}
+    where = f"{site['file']}:{site['line']}" if site.get("file") else ""
+    stage = res["error"].split(":", 1)[0]
+    kind = "run error" if stage.startswith("run") or stage == "compare" else "build error"
+    return kind, (f"{where}: " if where else "") + res["error"].splitlines()[0][:300]
+
+
+def verdict_table(rows: list[dict]) -> str:
+    lines = ["| model | PYNATIVE | GRAPH | max abs diff PYNATIVE | first error (PYNATIVE, else GRAPH) |",
+             "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        (p, pe), (g, ge) = first_error(r, "PYNATIVE"), first_error(r, "GRAPH")
+        diff = harness._fmt((r["results"].get("PYNATIVE") or {}).get("max_abs_diff"))
+        why = (pe or ge).replace("|", "\\|")
+        lines.append(f"| {r['name']} | {p} | {g} | {diff} | {why} |")
+    return "\n".join(lines)
+
+
+def figures_text(figures: dict) -> str:
+    rate = "n/a" if figures["rate"] is None else f"{figures['rate']:.1%}"
+    failed = "".join(f"\n  - {rel}: {(errs or ['(no error diagnostic)'])[0]}"
+                     for rel, errs in sorted(figures["failed_files"].items()))
+    return (f"- whole-package conversion: {figures['files']} files, {figures['changed']} changed, "
+            f"{figures['failed']} failed, rate {rate}, {figures['seconds']:.0f} s" + failed)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", default=str(HERE / "models.toml"))
+    ap.add_argument("--only", nargs="*", default=[], help="model names (default: all)")
+    ap.add_argument("--modes", nargs="*", default=list(harness.MODES), choices=harness.MODES)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per (model, mode)")
+    ap.add_argument("--torch-python", default=None)
+    ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
+    ap.add_argument("--reuse-conversion", action="store_true", help="keep the converted package of the last run")
+    ap.add_argument("--reconvert", nargs="*", default=[], help="source files (relative) to convert again")
+    ap.add_argument("--record", default="results", help="stem of the .md/.json written beside this file")
+    ap.add_argument("--import-all", action="store_true",
+                    help="also import every converted module (one process) and report where imports fail")
+    args = ap.parse_args(argv)
+    harness.WORK.mkdir(parents=True, exist_ok=True)
+    config_path = Path(args.config)
+    config = tomllib.loads(config_path.read_text(encoding="utf-8"))
+    models = [m for m in config["models"] if not args.only or m["name"] in args.only]
+    if not models:
+        print("no such model")
+        return 2
+    start = time.perf_counter()
+    py = harness.torch_python(args, config)
+    harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
+    torch_meta = {m["name"]: json.loads((harness.WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
+    conv, figures = convert(py, config, args.reuse_conversion or bool(args.reconvert))
+    commit = figures.get("commit", "unknown")  # the converter that made the kept tree
+    if args.reconvert:
+        reconvert(args.reconvert, conv)
+        commit += f"; {len(args.reconvert)} files reconverted at {converter_commit()}"
+    deps = harness.ms_deps(config)
+    imports = import_all(conv, deps, 3600.0) if args.import_all else None
+    results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=24)
+    rows = harness.build_rows(models, torch_meta, conv, results)
+    text = verdict_table(rows)
+    figures_md = figures_text(figures) + ("\n" + import_text(imports) if imports is not None else "")
+    print("\n" + figures_md + "\n\n" + text)
+    body = (f"# Hugging Face benchmark: {args.record} ({time.strftime('%Y-%m-%d')}, converter at {commit})\n\n"
+            f"Produced by `benchmarks/hf/run.py`"
+            + (f" --reconvert {' '.join(args.reconvert)}" if args.reconvert else "")
+            + "; see benchmarks/README.md (\"The Hugging Face benchmark\").\n\n"
+            f"{figures_md}\n\n{text}\n\n{harness.table(rows)}\n\n## Failures\n\n{harness.failures(rows, conv)}\n")
+    (HERE / f"{args.record}.md").write_text(body, encoding="utf-8")
+    (HERE / f"{args.record}.json").write_text(json.dumps({
+        "commit": commit, "conversion": figures, "imports": imports,
+        "verdicts": {r["name"]: {m.lower(): dict(zip(("verdict", "error"), first_error(r, m))) for m in harness.MODES}
+                     for r in rows},
+        "rows": rows,
+        "files": harness.conversion_record(rows, conv),
+    }, indent=1, default=str), encoding="utf-8")
+    print(f"\n{time.perf_counter() - start:.0f} s; details in {HERE / (args.record + '.md')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Calls of a torch function whose hook builds the converted expression
+(``F.scaled_dot_product_attention``) made with ``*args``/``**kwargs``: where the call is
+written its arguments cannot be matched to parameters, so the hook is applied to the
+function's own parameters instead, inside an emitted function with torch's signature,
+and the call passes its arguments to that function as they are (MS201).
+
+Torch's signature is the entry's ``params``/``kwonly``. Which parameters are required is
+asked of the hook itself: the fewest leading parameters it converts without a missing
+argument (a hook reads the arguments the signature requires: ``build_call``). Every other
+parameter defaults to its ``defaults`` value in the table (torch's default, written out
+where the target's differs), else to None (torch's default for an optional tensor or
+setting). Parameters are plain names in the emitted body, so whatever the hook decides
+from a value it decides at run time there (a mask's dtype, a flag, ``scale=None``).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.engine.formatting import black_layout
+
+from ..hooks import HOOKS
+from ..syntax import Unconvertible, code, literal
+from ..table_calls import convert_call
+
+
+def run_time_bound(entry, call: cst.Call) -> bool:
+    """A function call this module converts: a hooked function entry with a plain
+    signature, called with ``*``/``**`` arguments."""
+    if entry is None or entry.kind != "function" or not entry.hook or entry.unsupported:
+        return False
+    if HOOKS[entry.hook].kind != "arguments" or any(p.startswith("*") for p in entry.params):
+        return False
+    return any(a.star for a in call.args)
+
+
+def _keyword_call(func: cst.BaseExpression, names: list[str]) -> cst.Call:
+    return cst.Call(func=func, args=[cst.Arg(keyword=cst.Name(n), value=cst.Name(n)) for n in names])
+
+
+def _required(ctx, entry, func, pass_id: str) -> int:
+    """How many leading parameters the hook cannot do without (tried with nothing kept)."""
+    params = list(entry.params)
+    for count in range(len(params) + 1):
+        snap = ctx.snapshot()
+        try:
+            convert_call(ctx, entry, _keyword_call(func, params[:count]), pass_id)
+        except Unconvertible:
+            continue
+        finally:
+            ctx.restore(snap)
+        return count
+    raise Unconvertible("its conversion needs arguments the call does not name")
+
+
+def bound_at_run_time(ctx, entry, original: cst.Call, updated: cst.Call, pass_id: str) -> cst.Call:
+    """``updated`` calling the emitted function that converts ``entry`` with its arguments
+    bound when the call runs (raises Unconvertible where the hook cannot convert it)."""
+    names = [*entry.params, *entry.kwonly]
+    body = convert_call(ctx, entry, _keyword_call(original.func, names), pass_id, original=original)
+    required = _required(ctx, entry, original.func, pass_id)
+
+    def param(i: int, name: str) -> str:
+        if i < required:
+            return name
+        default = entry.defaults.get(name)
+        return f"{name}={code(literal(default)) if default is not None else 'None'}"
+
+    signature = [param(i, n) for i, n in enumerate(entry.params)]
+    if entry.kwonly:
+        signature += ["*", *(param(len(entry.params) + i, n) for i, n in enumerate(entry.kwonly))]
+    name = "_torch_" + entry.source.replace(".", "_").removeprefix("torch_")
+    doc = (f'"""{entry.source} with its arguments bound when the call runs (the call passes '
+           f'* or ** arguments; transpile MS201)."""')
+    ctx.define(name, black_layout(f"def {name}({', '.join(signature)}):\n    {doc}\n    return {code(body)}\n"))
+    return updated.with_changes(func=cst.Name(name))
