@@ -260,7 +260,7 @@ class FileFacts(Facts):
     def list_names(self, fn: cst.FunctionDef | None) -> frozenset[str]:
         """Names that hold a list wherever the function uses them: parameters annotated as
         lists, and local names every binding of which is a list display or comprehension
-        (``padding = [k // 2 for k in kernel]``)."""
+        (``padding = [k // 2 for k in kernel]``) or a call of ``list``."""
         if fn is None:
             return frozenset()
         return self._once("list_names", fn, lambda: _list_names(self, fn))
@@ -466,6 +466,12 @@ _BINDINGS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cs
              cst.Global, cst.Nonlocal, cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
 
 
+def _makes_list(value) -> bool:
+    """A list display or comprehension, or a call of the builtin ``list`` (``list(x.shape)``)."""
+    return isinstance(value, (cst.List, cst.ListComp)) or (
+        type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "list")
+
+
 def _list_names(facts: FileFacts, fn: cst.FunctionDef) -> frozenset[str]:
     params = fn.params
     names = {p.name.value for p in named_params(fn) if is_list_annotation(p.annotation)}
@@ -479,7 +485,7 @@ def _list_names(facts: FileFacts, fn: cst.FunctionDef) -> frozenset[str]:
 
     def bind(target, value) -> None:
         if isinstance(target, cst.Name):
-            (list_only if isinstance(value, (cst.List, cst.ListComp)) else other).add(target.value)
+            (list_only if _makes_list(value) else other).add(target.value)
         else:  # unpacking: the names inside hold unknown values (a starred name always a list)
             other.update(target_names(target))
 
