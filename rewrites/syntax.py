@@ -213,7 +213,7 @@ def entry_call(ctx, entry, args: dict[str, Any], receiver, target: str | None = 
 # name the rewrites emit). A module-level definition with such a name is the tool's own
 # output from an earlier run: converting a converted file again leaves it (and its body)
 # as it is. (tests/test_fuzz.py also calls every API of the tables, which finds the hooks' names.)
-EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops", "_special_", "_linalg_")
+EMITTED_PREFIXES = ("_torch_", "_Torch", "_einops_", "_Einops", "_MindSporeEinops", "_special_", "_linalg_", "_lambda_")
 
 
 def is_emitted_name(name: str) -> bool:

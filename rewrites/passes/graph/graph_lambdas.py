@@ -46,9 +46,9 @@ class GraphLambdas(Pass):
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n"
             "    def __init__(self, act=lambda t: torch.relu(t)):\n        super().__init__()\n        self.act = act\n"
             "    def forward(self, x):\n        return self.act(x)\n",
-            "import mindspore.nn as nn\nfrom mindspore import ops\ndef _default_act(t):\n    return ops.relu(input=t)\n"
+            "import mindspore.nn as nn\nfrom mindspore import ops\ndef _lambda_default_act(t):\n    return ops.relu(input=t)\n"
             "\n\nclass M(nn.Cell):\n"
-            "    def __init__(self, act=_default_act):\n        super().__init__()\n        self.act = act\n"
+            "    def __init__(self, act=_lambda_default_act):\n        super().__init__()\n        self.act = act\n"
             "    def construct(self, x):\n        return self.act(x)\n",
         ),
     )
@@ -99,9 +99,9 @@ class GraphLambdas(Pass):
             if type(target) is type(value) is cst.Tuple and len(target.elements) == len(value.elements):
                 for spelled, assigned in zip(target.elements, value.elements):
                     if type(assigned.value) is cst.Lambda and _last_name(spelled.value):
-                        self._stored[id(assigned.value)] = f"_{_last_name(spelled.value)}"
+                        self._stored[id(assigned.value)] = f"_lambda_{_last_name(spelled.value)}"
             elif _last_name(target):
-                hint = f"_{_last_name(target)}"
+                hint = f"_lambda_{_last_name(target)}"
         self._line_hints.append(hint)
 
     def leave_SimpleStatementLine(self, original, updated):
@@ -112,7 +112,7 @@ class GraphLambdas(Pass):
         self._enter(node, scope_itself=True)
         for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
             if type(param.default) is cst.Lambda:
-                self._stored[id(param.default)] = f"_default_{param.name.value}"
+                self._stored[id(param.default)] = f"_lambda_default_{param.name.value}"
 
     def leave_FunctionDef(self, original, updated):
         return self._leave(updated)
@@ -162,11 +162,11 @@ class GraphLambdas(Pass):
         if (self.ctx.imports.qualify(func) or "").split(".")[0] in self.ctx.source_roots:
             return  # the tables convert the framework's calls: their hooks may read a lambda's body
         for arg in node.args:
-            self._keep(arg.value, f"_{arg.keyword.value}" if arg.keyword is not None else None)
+            self._keep(arg.value, f"_lambda_{arg.keyword.value}" if arg.keyword is not None else None)
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         key = node.key.evaluated_value if type(node.key) is cst.SimpleString else None
-        self._keep(node.value, f"_{key}" if isinstance(key, str) and key.isidentifier() else None)
+        self._keep(node.value, f"_lambda_{key}" if isinstance(key, str) and key.isidentifier() else None)
 
     def visit_Element(self, node: cst.Element) -> None:  # of a tuple, list or set
         self._keep(node.value)
@@ -190,7 +190,7 @@ class GraphLambdas(Pass):
         if not self._taken:
             self._taken = set(self.facts.identifiers(self.facts.module))
         hint = self._stored[id(original)] or (self._line_hints[-1] if self._line_hints else None)
-        name = free_name(self._taken, hint or "_function")
+        name = free_name(self._taken, hint or "_lambda")
         self._taken.add(name)
         body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(value=updated.body)])])
         self._definitions[-1].append(cst.FunctionDef(name=cst.Name(name), params=updated.params, body=body))
