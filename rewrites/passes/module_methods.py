@@ -557,15 +557,21 @@ def _named_lists(nodes, ctx) -> set[str]:
     """Receivers assigned an empty ``nn.ModuleList()`` in the function (``nodes``: its
     assignments, calls, subscripts and loops) whose every use there is ``add_module``
     with a string name (no append, no indexing, no iteration)."""
+    nodes = tuple(nodes)
     created: set[str] = set()
     named: set[str] = set()
     other: set[str] = set()
     for node in nodes:
-        kind = type(node)
-        if kind is cst.Assign:
+        if type(node) is cst.Assign:
             v = node.value
             if isinstance(v, cst.Call) and not v.args and ctx.imports.qualify(v.func) in MODULE_LIST:
                 created.update(code(t.target) for t in node.targets)
+    if not created:
+        return created  # (the uses below are spelled out only where an empty ModuleList is made)
+    for node in nodes:
+        kind = type(node)
+        if kind is cst.Assign:
+            continue
         elif kind is cst.Call:
             f = node.func
             if isinstance(f, cst.Attribute) and f.attr.value in _ADDERS:

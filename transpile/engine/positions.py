@@ -54,13 +54,22 @@ class _WantedPositions(CodegenState):
     def position(self) -> tuple[int, int]:
         """(line, column) after the tokens written so far; tokens are scanned once."""
         tokens = self.tokens
-        for token in tokens[self._scanned:]:
-            segments = _NEWLINE.split(token)
-            if len(segments) == 1:
-                self._column += len(token)
+        text = "".join(tokens[self._scanned:])
+        if "\r" in text:  # (token by token: a token ending in \r and one starting with \n are two newlines)
+            for token in tokens[self._scanned:]:
+                segments = _NEWLINE.split(token)
+                if len(segments) == 1:
+                    self._column += len(token)
+                else:
+                    self._line += len(segments) - 1
+                    self._column = len(segments[-1])
+        else:
+            newlines = text.count("\n")
+            if newlines:
+                self._line += newlines
+                self._column = len(text) - text.rfind("\n") - 1
             else:
-                self._line += len(segments) - 1
-                self._column = len(segments[-1])
+                self._column += len(text)
         self._scanned = len(tokens)
         return self._line, self._column
 

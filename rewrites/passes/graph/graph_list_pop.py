@@ -28,6 +28,26 @@ from transpile.engine.walk import read
 CONDITIONAL = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation)
 
 
+class _PopFinder(cst.CSTVisitor):
+    """The ``name.pop()`` calls on the function's lists within ``value`` (not ``value``
+    itself), outside the places where a pop may not run or may run more than once."""
+
+    def __init__(self, value: cst.BaseExpression, lists) -> None:
+        super().__init__()
+        self.value, self.lists = value, lists
+        self.pops: list[cst.Call] = []
+
+    def visit_Call(self, call: cst.Call) -> None:
+        f = call.func
+        if (call is not self.value and isinstance(f, cst.Attribute) and f.attr.value == "pop"
+                and isinstance(f.value, cst.Name) and f.value.value in self.lists):
+            self.pops.append(call)
+
+
+for _kind in CONDITIONAL:  # not entered
+    setattr(_PopFinder, f"visit_{_kind.__name__}", lambda _self, _node: False)
+
+
 class GraphListPop(Pass):
     id = "MS307"
     name = "graph-list-pop"
@@ -58,18 +78,11 @@ class GraphListPop(Pass):
         if value is None:
             return
         lists = self.facts.list_names(self.ctx.current_function)
-        pops: list[cst.Call] = []
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                f = call.func
-                if (call is not value and isinstance(f, cst.Attribute) and f.attr.value == "pop"
-                        and isinstance(f.value, cst.Name) and f.value.value in lists):
-                    pops.append(call)
-
-        for kind in CONDITIONAL:  # where a pop may not run, or run more than once: not entered
-            setattr(Finder, f"visit_{kind.__name__}", lambda _self, _node: False)
-        read(value, Finder())
+        if not lists:
+            return  # (most functions hold no list: the statement is not read)
+        finder = _PopFinder(value, lists)
+        read(value, finder)
+        pops = finder.pops
         used: set[str] = set()
         for call in pops:
             base = f"{call.func.value.value}_popped"
