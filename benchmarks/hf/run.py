@@ -23,7 +23,6 @@ model's verdict per mode and its first error at file:line of the converted code.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -36,28 +35,15 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH / "models"))  # models/run.py imports verdict from its folder
+from loader import converter_commit as shared_converter_commit, load_harness  # noqa: E402
 
 
-def _models_harness():
-    spec = importlib.util.spec_from_file_location("bench_models_run", BENCH / "models" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.WORK = BENCH / ".work-hf"
-    module.DEFAULT_VENV = BENCH / ".venv-hf"
-    module.DEPS = BENCH / ".work-hf" / "deps"
-    return module
-
-
-harness = _models_harness()
+harness = load_harness(BENCH / ".work-hf", BENCH / ".venv-hf", BENCH / ".work-hf" / "deps")
 RECORD = harness.WORK / "conversion.json"
 
 
 def converter_commit() -> str:
-    """HEAD, and whether the converter's sources differ from it in the work tree."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "rewrites", "transpile"], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
-    return head + (" (converter sources modified in the work tree)" if dirty else "")
+    return shared_converter_commit(short=True)
 
 
 def conversion_figures(conv: dict, seconds: float) -> dict:

@@ -19,7 +19,6 @@ never been fixed for, and later runs do not rewrite it.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -31,31 +30,13 @@ HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
 REPO = BENCH.parent
 sys.path.insert(0, str(BENCH / "models"))  # models/run.py imports verdict from its folder
+from loader import converter_commit, load_harness  # noqa: E402
 
 
-def _models_harness():
-    spec = importlib.util.spec_from_file_location("bench_models_run", BENCH / "models" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.WORK = BENCH / ".sampled" / "work"
-    module.DEFAULT_VENV = BENCH / ".venv-sampled"
-    module.DEPS = BENCH / ".sampled" / "deps"
-    return module
-
-
-harness = _models_harness()
+harness = load_harness(BENCH / ".sampled" / "work", BENCH / ".venv-sampled", BENCH / ".sampled" / "deps")
 README_START = "<!-- bench-sampled:start -->"
 README_END = "<!-- bench-sampled:end -->"
 FIRST_CONTACT = HERE / "first_contact.toml"
-CONVERTER_PATHS = ("rewrites", "transpile")  # what "the converter" is, for the commit record
-
-
-def converter_commit() -> str:
-    """HEAD, and whether the converter's sources differ from it in the work tree."""
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", *CONVERTER_PATHS], cwd=REPO,
-                           capture_output=True, text=True).stdout.strip()
-    return head + (" (converter sources modified in the work tree)" if dirty else "")
 
 
 def copy_package_data(py: str, config: dict) -> int:
