@@ -80,6 +80,21 @@ class Sleepy(nn.Module):
     def __init__(self):
         super().__init__()
         time.sleep(600)
+
+
+class Guarded(nn.Module):
+    """GRAPH_MODE rejects a try statement in construct; bytecode capture runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        try:
+            y = self.fc(x)
+        except RuntimeError:
+            y = x
+        return y
 '''
 
 TIED_MS = '''\
@@ -327,6 +342,7 @@ def runs(tmp_path_factory):
         "tied": ["parity", "models.py", "--converted", "tied_ms.py", "--model", "Tied()", "--input", "int64[2,5]:0..20",
                  "--mode", "pynative", "--json"],
         "samples": ["parity", "lenet", "--samples", REPO / "samples", "--mode", "pynative"],
+        "bytecode": ["parity", "models.py", "--model", "Guarded()", "--input", "float32[3,8]", "--mode", "graph", "--json"],
         "root": ["parity", "pkg/models/net.py", "--root", "pkg", "--converted", "pkg_ms", "--model", "Net()",
                  "--input", "float32[2,4]", "--json"],
     }
@@ -394,7 +410,7 @@ def test_a_shape_mismatch_says_which_side_and_where(runs):
     ("ms_build", "error: MindSpore side: build Encoder(): AttributeError:"),
     ("torch_forward", "error: torch side: forward: RuntimeError:"),
     ("unknown", "error: torch side: build Nope(): name 'Nope' is not defined in models.py "
-                "(it defines: Broken, Encoder, Sleepy, Tied)"),
+                "(it defines: Broken, Encoder, Guarded, Sleepy, Tied)"),
     ("ctor", "error: torch side: build Broken(): ValueError: no weights for you (at models.py:"),
     ("hang", "error: timed out after 10 s in step 'torch side: build Sleepy()'"),
 ])
@@ -437,6 +453,38 @@ def test_root_puts_the_package_on_the_import_path_of_both_sides(runs):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(proc.stdout)
     assert data["ok"] and set(data["modes"]) == {"PYNATIVE", "GRAPH"}
+
+
+@needs_frameworks
+def test_a_graph_compile_failure_tries_bytecode_capture_and_says_what_it_gave(runs):
+    data = json.loads(runs["bytecode"].stdout)
+    graph = data["modes"]["GRAPH"]
+    said = [n for n in data["notes"] if 'jit(capture_mode="bytecode") in PYNATIVE mode matches torch' in n]
+    assert len(said) == 1, data["notes"]
+    if graph["compiled_path"]:  # faster than PYNATIVE on this machine: the GRAPH result is its
+        assert graph["verdict"] == "match" and "Unsupported statement 'Try'" in said[0]
+    else:  # no faster: GRAPH_MODE's failure stands, the note gives both timings
+        assert "Unsupported statement 'Try'" in graph["verdict"] and "no faster than not compiling" in said[0]
+
+
+@pytest.mark.parametrize("bytecode_verdict, compiled_ms, expected_path, kept", [
+    ("error: boom", None, "", "did not help: error: boom"),
+    ("match", (2.0, 1.0), "", "no faster than not compiling"),
+    ("match", (1.0, 2.0), 'jit(capture_mode="bytecode")', "the GRAPH result is its"),
+])
+def test_the_bytecode_path_stands_for_graph_only_where_it_matches_and_is_faster(monkeypatch, bytecode_verdict,
+                                                                                  compiled_ms, expected_path, kept):
+    from transpile.parity import runner
+
+    graph = runner.ModeResult("GRAPH", "error: Unsupported statement 'Try'")
+    timing = None if compiled_ms is None else {"compiled": compiled_ms[0] / 1e3, "uncompiled": compiled_ms[1] / 1e3}
+    ran = runner.ModeResult("GRAPH", bytecode_verdict, call_seconds=timing)
+    asked = []
+    monkeypatch.setattr(runner, "_run_mode", lambda spec, converted, mode, **kw: asked.append((mode, kw)) or ran)
+    result = runner.compiled_path(None, Path("x.py"), graph, timeout=5)
+    assert asked == [("GRAPH", {"compiled": "bytecode", "timeout": 5})]
+    assert result.compiled_path == expected_path and kept in result.notes[-1]
+    assert result.verdict == ("match" if expected_path else graph.verdict) and result.call_seconds is None
 
 
 def test_root_usage_errors(tmp_path, capsys, monkeypatch):

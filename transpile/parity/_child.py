@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -112,6 +113,25 @@ def _function_runner(fn, graph: bool):
     return FunctionCell()
 
 
+def _bytecode_runner(target):
+    """``target`` (a Cell or a function) compiled by ``mindspore.jit(capture_mode="bytecode")``:
+    the Cell's construct, as GRAPH mode would compile it."""
+    import mindspore
+    from mindspore import nn
+
+    return mindspore.jit(target.construct if isinstance(target, nn.Cell) else target, capture_mode="bytecode")
+
+
+def _call_seconds(call, inputs: list, repeats: int = 3) -> float:
+    """The fastest of a few calls (after the first, which compiled)."""
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call(*_ms_args(inputs))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def _torch_numpy(value):
     from transpile.parity.weights import as_numpy
 
@@ -188,13 +208,16 @@ def run_parity(request: dict, step: Steps) -> dict:
 
     spec = ParitySpec.from_dict(request["spec"])
     mode = request["mode"]
+    # "bytecode": the GRAPH run's other compiled path, construct under
+    # jit(capture_mode="bytecode") in PYNATIVE mode (what it cannot compile runs as Python)
+    bytecode = request.get("compiled") == "bytecode"
     files = [Path(request["torch_source"]), Path(request["converted"])]
     out: dict = {"error": None, "notes": [], "outputs": [], "localisation": None, "cells": None, "weights": None}
     try:
         import torch
 
         torch_obj, ms_obj = build_both({**request, "kind": spec.kind, "entry": spec.entry, "seed": spec.seed,
-                                         "name": spec.name}, step, mode)
+                                         "name": spec.name}, step, "PYNATIVE" if bytecode else mode)
         if spec.kind == "module":
             step("copy weights")
             refill_constants(torch_obj, spec.seed)
@@ -203,7 +226,10 @@ def run_parity(request: dict, step: Steps) -> dict:
             ms_obj.set_train(False)
             ms_call = ms_obj
         else:
-            ms_call = _function_runner(ms_obj, mode == "GRAPH")
+            ms_call = _function_runner(ms_obj, mode == "GRAPH" and not bytecode)
+        plain_call = ms_call
+        if bytecode:
+            ms_call = _bytecode_runner(ms_call)
 
         step("inputs")
         inputs = make_inputs(spec)
@@ -224,6 +250,10 @@ def run_parity(request: dict, step: Steps) -> dict:
             raise
         step("compare")
         diffs = compare(spec, inputs, torch_tree, ms_tree)
+        if bytecode:  # is the compiled path worth taking: a call, compiled, against one as Python
+            step("time the calls")
+            out["call_seconds"] = {"compiled": _call_seconds(ms_call, inputs),
+                                   "uncompiled": _call_seconds(plain_call, inputs)}
         if spec.gradients and mode == "GRAPH" and spec.graph_gradients:
             out["notes"].append(f"gradients not compared in GRAPH mode: {spec.graph_gradients}")
         elif spec.gradients:

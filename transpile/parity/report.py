@@ -142,7 +142,7 @@ def format_result(result: SampleResult, *, verbose: bool = False) -> str:
     rows = [OUTPUT_COLUMNS]
     errors = {}
     for mode, mr in result.results.items():
-        rows += [_output_row(mode, d) for d in mr.outputs]
+        rows += [_output_row(f"{mode} by {mr.compiled_path}" if mr.compiled_path else mode, d) for d in mr.outputs]
         if not mr.outputs:
             errors[mode] = mr.verdict
     if len(rows) > 1:
@@ -186,6 +186,7 @@ def result_dict(result: SampleResult) -> dict:
         "max_abs_diff": {m: num(mr.max_abs_diff) for m, mr in result.results.items()},
         "verdicts": {m: mr.verdict for m, mr in result.results.items()},
         "modes": {m: {"verdict": mr.verdict, "seconds": mr.seconds, "outputs": [d.to_dict() for d in mr.outputs],
+                      "compiled_path": mr.compiled_path or None,
                       **({"detail": mr.detail} if mr.detail else {})}
                   for m, mr in result.results.items()},
         "localisation": loc.to_dict() if loc else None,

@@ -49,6 +49,8 @@ class ModeResult:
     localisation: Localisation | None = None  # on a mismatch: the first submodule that diverges
     cells: tuple[dict, ...] | None = None  # submodules and their inputs, for an emitted test
     weights: tuple[tuple[str, str], ...] = ()  # the copies made: (torch key, MindSpore path)
+    compiled_path: str = ""  # GRAPH run through another compiled path than GRAPH_MODE's (BYTECODE_PATH)
+    call_seconds: dict | None = None  # a bytecode run's timing: {"compiled": s, "uncompiled": s}
 
     @property
     def ok(self) -> bool:
@@ -314,21 +316,49 @@ def graph_lint_findings(spec: ParitySpec, limit: int = 3) -> list[str]:
     return found[:limit]
 
 
+BYTECODE_PATH = 'jit(capture_mode="bytecode")'
+
+
 def run_mode(spec: ParitySpec, converted: Path, mode: str, **kwargs) -> ModeResult:
     """One (model, mode) run in a child process (see ``_run_mode``). A GRAPH run that
-    does not match cites the graph-mode lint findings in its verdict."""
+    does not match cites the graph-mode lint findings in its verdict, and tries the other
+    compiled path (``compiled_path``)."""
     result = _run_mode(spec, converted, mode, **kwargs)
     if mode == "GRAPH" and not result.ok:
         findings = graph_lint_findings(spec)
         if findings:
             result = replace(result, verdict=f"{result.verdict} [GRAPH_MODE lint: {'; '.join(findings)}]")
+        if not result.verdict.startswith("not run"):
+            result = compiled_path(spec, converted, result, **kwargs)
     return result
 
 
+def compiled_path(spec: ParitySpec, converted: Path, graph: ModeResult, **kwargs) -> ModeResult:
+    """Where GRAPH_MODE's whole-graph compile fails or differs (``graph``), MindSpore 2.10
+    compiles construct by bytecode capture instead (what it cannot compile runs as
+    Python). That path stands for the GRAPH run only where it gives torch's results and
+    a call is faster than the uncompiled one; either way the notes say what it gave."""
+    bytecode = _run_mode(spec, converted, "GRAPH", compiled="bytecode", **kwargs)
+    timing = bytecode.call_seconds
+    if not bytecode.ok or timing is None:
+        return replace(graph, notes=(*graph.notes, f"{BYTECODE_PATH} in PYNATIVE mode did not help: {bytecode.verdict}"))
+    speed = (f"a call takes {timing['compiled'] * 1e3:.3g} ms compiled, "
+             f"{timing['uncompiled'] * 1e3:.3g} ms uncompiled")
+    if timing["compiled"] > timing["uncompiled"]:
+        return replace(graph, notes=(*graph.notes, f"{BYTECODE_PATH} in PYNATIVE mode matches torch, but {speed}: "
+                                     "no faster than not compiling"))
+    why = "does not compile" if graph.verdict.startswith("error") else "differs from torch"
+    note = (f"GRAPH_MODE {why} ({graph.verdict}); {BYTECODE_PATH} in PYNATIVE mode matches torch and is "
+            f"faster ({speed}): the GRAPH result is its")
+    return replace(bytecode, compiled_path=BYTECODE_PATH, notes=(*bytecode.notes, note), call_seconds=None)
+
+
 def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = DEFAULT_TIMEOUT,
-              python: str | None = None, localise: bool = False, cells: bool = False) -> ModeResult:
+              python: str | None = None, localise: bool = False, cells: bool = False,
+              compiled: str | None = None) -> ModeResult:
     """One (model, mode) run in a child process. ``localise``: on a mismatch, find the
-    first submodule that diverges; ``cells``: record the submodules' inputs."""
+    first submodule that diverges; ``cells``: record the submodules' inputs; ``compiled``:
+    "bytecode" for GRAPH's other compiled path."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     if mode == "GRAPH" and spec.graph:
@@ -337,6 +367,7 @@ def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = 
     run = run_child({
         "task": "parity", "spec": spec.to_dict(), "torch_source": str(spec.source.resolve()),
         "converted": str(Path(converted).resolve()), "mode": mode, "localise": localise, "cells": cells,
+        "compiled": compiled,
         **_package_roots(spec, Path(converted)),
     }, timeout=timeout, python=python)
     if run.data is None:
@@ -357,6 +388,7 @@ def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = 
         localisation=localisation,
         cells=tuple(data["cells"]) if data.get("cells") is not None else None,
         weights=tuple(tuple(c) for c in data.get("weights") or ()),
+        call_seconds=data.get("call_seconds"),
     )
 
 
