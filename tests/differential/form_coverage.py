@@ -9,7 +9,8 @@ module-level list of ``LayerCase`` is read; each case counts for the entry it na
 * ``keyword``: a call of the entry's own name with a keyword argument other than ``out``;
 * ``integer``: an integer or bool array among the inputs;
 * ``module-path``: the entry spelled through a module path other than its public name
-  (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``);
+  (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``), dotted or imported by the
+  case's code (``from torch.optim.adam import Adam``);
 
 and, not a form but what says an entry computes on numbers, ``float``: a floating-point
 array among the inputs (such an entry owes an ``integer`` case, or a reason in
@@ -38,10 +39,20 @@ FORMS = ("out", "keyword", "integer", "module-path", "float")
 HEADER_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "init": "torch.nn.init"}
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """``F.relu`` -> ``torch.nn.functional.relu``; None for what is not a dotted name."""
+def _dotted(node: ast.expr, imported: dict[str, str]) -> str | None:
+    """``F.relu`` -> ``torch.nn.functional.relu``, a name the code imports (``from
+    torch.optim.adam import Adam``) -> where it comes from; None for what is not a dotted name."""
     spelled = ast.unparse(node)
-    return qualified(spelled) if all(part.isidentifier() for part in spelled.split(".")) else None
+    if not all(part.isidentifier() for part in spelled.split(".")):
+        return None
+    head, dot, rest = spelled.partition(".")
+    return imported[head] + dot + rest if head in imported else qualified(spelled)
+
+
+def _imported(tree: ast.AST) -> dict[str, str]:
+    """The names the code binds by ``from M import N [as A]``: A -> ``M.N``."""
+    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
 
 
 def qualified(api: str) -> str:
@@ -57,6 +68,7 @@ def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
         tree = ast.parse(code)
     except SyntaxError:
         return []
+    imported = _imported(tree)
     name = api.rsplit(".", 1)[-1]
     found = []
     for node in ast.walk(tree):
@@ -64,7 +76,7 @@ def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if last == name:
-                found.append((node, _dotted(func)))
+                found.append((node, _dotted(func, imported)))
     return found
 
 

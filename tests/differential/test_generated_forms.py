@@ -13,6 +13,7 @@ case (the weights copied, eval mode).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import tomllib
@@ -25,7 +26,7 @@ from transpile.rewrites.table_calls import tables
 
 from . import form_coverage, test_training_script
 from .harness import Case, Suite
-from .layer_harness import LayerCase, convert_cases, run_case
+from .layer_harness import HEADER, LayerCase, convert_cases, run_case
 
 GAPS_FILE = Path(__file__).with_name("form_gaps.toml")
 SOURCE_SUITES, SOURCE_LAYER_LISTS = form_coverage.differential_sources(skip=frozenset({Path(__file__).stem}))
@@ -36,16 +37,18 @@ SOURCE_CASES = [c for s in SOURCE_SUITES for c in s.cases] + [c for cases in SOU
 
 
 def module_paths() -> dict[str, str]:
-    """entry -> the re-exporting spelling its derived case calls it by: the longest, which is
-    the defining module's where torch defines the name (``torch.nn.modules.loss.L1Loss``
-    rather than ``torch.nn.modules.L1Loss``); one of the same last name, reached by attributes
-    from ``torch`` (``torch.nn.parallel.data_parallel`` is a function: its module is imported
-    from, never reached as an attribute)."""
+    """entry -> the re-exporting spelling its derived case calls it by: one of the same last
+    name, reached by attributes from ``torch`` where one is (a dotted call), else imported
+    (``torch.optim`` deletes its submodules' names, ``torch.nn.utils.weight_norm`` is the
+    function: ``from torch.optim.adam import Adam``); then the longest, which is the defining
+    module's where torch defines the name (``torch.nn.modules.loss.L1Loss`` rather than
+    ``torch.nn.modules.L1Loss``)."""
     chosen: dict[str, str] = {}
     for private, public in tables().reexports.items():
-        if private.rsplit(".", 1)[1] != public.rsplit(".", 1)[1] or not _reached(private):
+        if private.rsplit(".", 1)[1] != public.rsplit(".", 1)[1]:
             continue
-        if public not in chosen or (len(private), private) > (len(chosen[public]), chosen[public]):
+        rank = (_reached(private), len(private), private)
+        if public not in chosen or rank > (_reached(chosen[public]), len(chosen[public]), chosen[public]):
             chosen[public] = private
     return chosen
 
@@ -59,21 +62,42 @@ def _reached(dotted: str) -> bool:
     return value is not None
 
 
-def _spellings(api: str) -> list[str]:
-    """How a case's code may spell the entry: its name, or through the header's aliases."""
+def _spellings(api: str, header: str) -> list[str]:
+    """How a case's code may spell the entry: its name, through the header's module aliases,
+    or the bare name the header imports from the entry's module."""
     out = [api]
     for alias, module in form_coverage.HEADER_ALIASES.items():
         if api.startswith(module + ".") and alias != module:
             out.append(alias + api[len(module):])
+    module, name = api.rsplit(".", 1)
+    out += [alias.asname or alias.name for node in ast.walk(ast.parse(header)) if isinstance(node, ast.ImportFrom)
+            and node.module == module for alias in node.names if alias.name == name]
     return out
 
 
-def respelled(code: str, api: str, private: str) -> str | None:
-    """``code`` with every call of ``api`` by its public spelling made through ``private``;
-    None when the code calls it no such way."""
-    pattern = "|".join(re.escape(s) for s in sorted(_spellings(api), key=len, reverse=True))
-    new, count = re.subn(rf"(?<![\w.])(?:{pattern})(?=\s*\()", private, code)
+def respelled(code: str, api: str, private: str, header: str = "") -> str | None:
+    """``code`` with every call of ``api`` by its public spelling made through ``private``
+    (dotted where attributes reach it, else by the name ``from`` imports: the caller puts the
+    import before the code); None when the code calls it no such way."""
+    spelled = private if _reached(private) else private.rsplit(".", 1)[1]
+    pattern = "|".join(re.escape(s) for s in sorted(_spellings(api, header), key=len, reverse=True))
+    new, count = re.subn(rf"(?<![\w.])(?:{pattern})(?=\s*\()", spelled, code)
     return new if count else None
+
+
+def _import_of(private: str) -> str:
+    """The statement a respelled code needs first ('' for a dotted spelling)."""
+    module, name = private.rsplit(".", 1)
+    return "" if _reached(private) else f"from {module} import {name}"
+
+
+def _with_import(code: str, statement: str) -> str:
+    """A case's code (an expression, or statements) with ``statement`` run first."""
+    if not statement:
+        return code
+    text = code.strip("\n")
+    statements = "\n" in text or re.match(r"\s*(return|raise)\b", text)
+    return f"{statement}\n    " + (text if statements else f"return {text}")
 
 
 def _as_integers(value):
@@ -107,8 +131,9 @@ def derived_suites(integer_entries: set[str]) -> tuple[list[Suite], list[LayerCa
             api = form_coverage.qualified(case.api)
             bucket = by_suite.setdefault((suite.header, suite.from_file), [])
             if api in paths and (api, "module-path") not in done:
-                code = respelled(case.code, api, paths[api])
+                code = respelled(case.code, api, paths[api], suite.header)
                 if code is not None:
+                    code = _with_import(code, _import_of(paths[api]))
                     bucket.append(dataclasses.replace(case, code=code, form="module-path"))
                     done.add((api, "module-path"))
             if api in integer_entries and (api, "integer") not in done:
@@ -122,9 +147,10 @@ def derived_suites(integer_entries: set[str]) -> tuple[list[Suite], list[LayerCa
         for case in cases:
             api = case.entry
             if api in paths and (api, "module-path") not in done:
-                expr = respelled(case.expr, api, paths[api])
+                expr = respelled(case.expr, api, paths[api], HEADER)
                 if expr is not None:
-                    layer_cases.append(dataclasses.replace(case, expr=expr, primary=api))
+                    prelude = "\n".join(filter(None, [_import_of(paths[api]), case.prelude]))
+                    layer_cases.append(dataclasses.replace(case, expr=expr, prelude=prelude, primary=api))
                     done.add((api, "module-path"))
     suites = [Suite(cases, header=header, from_file=from_file)
               for (header, from_file), cases in by_suite.items() if cases]
@@ -158,4 +184,10 @@ def test_respelled() -> None:
     assert respelled("torch.unique(a, dim=0)", "torch.unique", "torch.functional.unique") == \
         "torch.functional.unique(a, dim=0)"
     assert respelled("a.unique()", "torch.unique", "torch.functional.unique") is None
-    assert respelled("nn.L1LossX()", "torch.nn.L1Loss", "p") is None
+    assert respelled("nn.L1LossX()", "torch.nn.L1Loss", "torch.nn.modules.loss.L1Loss") is None
+    # torch.optim deletes its submodules' names: the code imports the class
+    header = "import torch\nfrom torch.optim import SGD, Adam\n"
+    assert respelled("SGD([p], 0.1)", "torch.optim.SGD", "torch.optim.sgd.SGD", header) == "SGD([p], 0.1)"
+    assert _with_import("SGD([p], 0.1)", _import_of("torch.optim.sgd.SGD")) == \
+        "from torch.optim.sgd import SGD\n    return SGD([p], 0.1)"
+    assert _with_import("x = 1\n    return x", "") == "x = 1\n    return x"
