@@ -5,8 +5,9 @@ the forms of issue 33 that the tables' cases do not show, one case per entry and
   ``torch.nn.L1Loss`` is also ``torch.nn.modules.loss.L1Loss``) gets its first case that
   calls it by its public name, called by the re-exporting path instead.
 * ``integer``: an entry whose cases feed floating-point tensors but none an integer or bool
-  one gets its first such case with those inputs multiplied by 3 and cast to int64 (the
-  measurement form_gaps.toml records), unless form_gaps.toml lists it with why not.
+  one gets its first such case (a layer case's too) with those inputs multiplied by 3 and
+  cast to int64 (the measurement form_gaps.toml records), unless form_gaps.toml lists it
+  with why not.
 
 Each derived case runs like its source: in a Suite with the source's header, or as a layer
 case (the weights copied, eval mode).
@@ -26,7 +27,7 @@ from transpile.rewrites.table_calls import tables
 
 from . import form_coverage, test_training_script
 from .harness import Case, Suite
-from .layer_harness import HEADER, LayerCase, convert_cases, run_case
+from .layer_harness import HEADER, Input, LayerCase, convert_cases, run_case
 
 GAPS_FILE = Path(__file__).with_name("form_gaps.toml")
 SOURCE_SUITES, SOURCE_LAYER_LISTS = form_coverage.differential_sources(skip=frozenset({Path(__file__).stem}))
@@ -109,6 +110,11 @@ def _as_integers(value):
     return value
 
 
+def _integer_input(given: Input) -> Input:
+    """A layer case's input drawn as it was, then as ``_as_integers`` makes it."""
+    return Input(lambda rng, make=given.make: _as_integers(make(rng)), f"integers({given.label})", given.ms_dtype)
+
+
 def integer_gaps() -> set[str]:
     """The entries form_gaps.toml lists with why they have no integer-input case."""
     with GAPS_FILE.open("rb") as fh:
@@ -146,6 +152,11 @@ def derived_suites(integer_entries: set[str]) -> tuple[list[Suite], list[LayerCa
     for cases in SOURCE_LAYER_LISTS:
         for case in cases:
             api = case.entry
+            if api in integer_entries and (api, "integer") not in done:
+                kinds = form_coverage.input_kinds([i.make(np.random.default_rng(0)) for i in case.inputs])
+                if "f" in kinds and "c" not in kinds:
+                    layer_cases.append(dataclasses.replace(case, inputs=tuple(map(_integer_input, case.inputs))))
+                    done.add((api, "integer"))
             if api in paths and (api, "module-path") not in done:
                 expr = respelled(case.expr, api, paths[api], HEADER)
                 if expr is not None:
