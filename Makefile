@@ -55,6 +55,7 @@ test-fast: install
 # docs/apis.md is generated from the tables, rewrites/runtime/layouts.json from the run-time
 # helpers (a test checks each is current)
 docs: install
+	$(BIN)/python -m tests.differential.reexports
 	$(BIN)/python -m tests.differential.form_coverage
 	$(BIN)/transpile apis --format markdown > docs/apis.md
 	$(BIN)/python -c "from transpile.rewrites.runtime import registry; registry.write_layouts()"

@@ -24,30 +24,9 @@ TABLE_DIR = Path(__file__).parent / "tables"
 LOWERED_ROOTS = frozenset({"einops"})
 
 
-class _Tables(Tables):
-    def lookup(self, qualname: str) -> ApiEntry | None:
-        """Also the defining modules' spellings of a layer class:
-        ``torch.nn.modules.instancenorm.InstanceNorm2d`` and ``torch.nn.modules.GELU``
-        (the package re-exports its layers) are ``torch.nn.InstanceNorm2d``, ``torch.nn.GELU``;
-        and the functions torch re-exports from ``torch.functional``: ``torch.functional.unique``
-        is ``torch.unique``."""
-        entry = self.entries.get(qualname)
-        if entry is None and qualname.startswith("torch.nn.modules.") and qualname.count(".") in (3, 4):
-            entry = self.entries.get("torch.nn." + qualname.rsplit(".", 1)[1])
-        if entry is None and qualname.startswith("torch.functional.") and qualname.count(".") == 2:
-            entry = self.entries.get("torch." + qualname.rsplit(".", 1)[1])
-        return entry
-
-    def has_module_path(self, entry: ApiEntry) -> bool:
-        """Whether ``lookup`` also finds the entry by its defining module's path (a layer
-        class of ``torch.nn``: ``torch.nn.modules.loss.L1Loss``)."""
-        return entry.kind == "class" and entry.source.count(".") == 2 and entry.source.startswith("torch.nn.")
-
-
 @functools.lru_cache(maxsize=1)
 def tables() -> Tables:
-    t = load_tables(TABLE_DIR)
-    return _Tables(t.entries, t.methods, t.modules, t.aliases, t.module_methods, t.families, t.annotations)
+    return load_tables(TABLE_DIR)
 
 
 def reference_refusal(entry: ApiEntry | None) -> str | None:

@@ -80,6 +80,7 @@ LONGEST_FIRST = (
     "test_invariants.py",
     "test_cli.py",
     "differential/test_nn_layers.py",
+    "differential/test_generated_forms.py",
     "test_hostile_inputs.py",
     "differential/test_distributions.py",
     "test_iterative.py",

@@ -367,3 +367,18 @@ def test_autograd_jacobian_and_vjp_of_an_inline_lambda() -> None:
     assert close(autograd._autograd_jacobian(lambda t: t ** 2, x), np.diag([2.0, 4.0, 6.0]))
     out, grads = autograd._autograd_vjp(lambda s, t: s * t, (x, x + 1), x)
     assert close(out, [2.0, 6.0, 12.0]) and close(grads[0], [2.0, 6.0, 12.0]) and close(grads[1], [1.0, 4.0, 9.0])
+
+
+def test_via_float_keeps_an_integer_dtype_and_a_bool_result() -> None:
+    from mindspore import ops
+
+    ints = tensor([-3, 0, 7], ms.int64)
+    floored = tensor_math._torch_via_float(op=ops.floor, input=ints)
+    assert floored.dtype == ms.int64 and floored.asnumpy().tolist() == [-3, 0, 7]
+    assert tensor_math._torch_via_float(op=ops.isposinf, input=ints).dtype == ms.bool_
+    outer = tensor_math._torch_via_float(op=ops.ger, input=ints, vec2=tensor([2, -1], ms.int32))
+    assert outer.dtype == ms.int64 and outer.asnumpy().tolist() == [[-6, 3], [0, 0], [14, -7]]
+    clipped = tensor_math._torch_via_float(op=ops.relu6, via=ms.float32, x=tensor([-2, 3, 9], ms.int32))
+    assert clipped.dtype == ms.int32 and clipped.asnumpy().tolist() == [0, 3, 6]
+    halves = tensor([-1.5, 2.5])
+    assert close(tensor_math._torch_via_float(op=ops.floor, input=halves), [-2.0, 2.0])

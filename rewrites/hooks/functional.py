@@ -11,6 +11,7 @@ from ..value_transforms import as_tuple
 from .registry import hook
 from .torch_indexing import run_time_helper  # noqa: F401  (losses composed beside the code: the entries' hook)
 from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
+from .torch_functions import float_input, integer_via_float  # noqa: F401  (shared: F.softsign, F.relu6 on integer inputs)
 
 
 @hook()

@@ -15,9 +15,14 @@ _BINARY = {
     "maximum": "OPS.maximum(t, a)", "minimum": "OPS.minimum(t, a)", "pow": "OPS.pow(t, a)",
     "clamp_min": "OPS.maximum(t, a)", "clamp_max": "OPS.minimum(t, a)",
 }
+# torch computes an integer tensor's float-only math in float32 (FLOAT: _torch_float_input),
+# and its floor and ceil in its own dtype (VIA: _torch_via_float); MindSpore's CPU kernels
+# take floats only
+FLOAT_ONLY = "acos asin atan cos cosh erf erfc exp expm1 lgamma log log10 log1p log2 rsqrt sigmoid sin sinh tan tanh"
 ELEMENT = {
-    **{op: f"OPS.{op}(t)" for op in "abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 "
-       "log1p log2 neg reciprocal round rsqrt sigmoid sign sin sinh sqrt tan tanh trunc".split()},
+    **{op: f"OPS.{op}(t)" for op in "abs frac neg reciprocal round sign sqrt trunc".split()},
+    **{op: f"OPS.{op}(FLOAT(t))" for op in FLOAT_ONLY.split()},
+    **{op: f"VIA(op=OPS.{op}, input=t)" for op in ("ceil", "floor")},
     **_BINARY,
     "addcmul": "t + VALUE * a * b", "addcdiv": "t + VALUE * (a / b)", "lerp": "OPS.lerp(t, a, b)",
     "zero_": "OPS.zeros_like(t)", "copy_": "a.astype(t.dtype)", "clone": "t.copy()",
@@ -42,6 +47,9 @@ def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
     if "dtype" in args and literal_value(args["dtype"]) is not None:
         raise Unconvertible("dtype= of _foreach_norm")
     body = spelled(ctx, ELEMENT[base])
+    for placeholder, name in (("FLOAT", "_torch_float_input"), ("VIA", "_torch_via_float")):
+        if placeholder + "(" in body:
+            body = body.replace(placeholder + "(", runtime_helper(ctx, name).value + "(")
     # a factor of one (absent, 1 or 1.0) is left out whole: a textual " * 1" cut made
     # "a * 1.0" into "a.0"
     for name, placeholder in (("alpha", "ALPHA"), ("value", "VALUE")):

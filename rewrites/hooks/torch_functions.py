@@ -710,6 +710,25 @@ def float_input(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference(entry.target), {name: source, **args})
 
 
+@hook()
+def integer_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.floor(x)`` -> ``_torch_via_float(op=ops.floor, input=x)``: torch computes an
+    integer or bool tensor in its own dtype where MindSpore's CPU kernel takes floats only; the
+    helper casts it in (float64, or float32 for NO_FLOAT64_KERNEL) and the result back. An input floating whatever its tensors
+    (``torch.floor(x / 2)``) is called as the target directly."""
+    source = receiver if receiver is not None else args[first_param(entry)]
+    if floating_arithmetic(source) or _floating_layer_call(ctx, source):
+        return entry_call(ctx, entry, args, receiver)
+    if receiver is not None:
+        args = {entry.receiver or "input": receiver, **args}
+    via = {"via": mindspore_ref(ctx, "float32")} if entry.target in NO_FLOAT64_KERNEL else {}
+    return keyword_call(runtime_helper(ctx, "_torch_via_float"), {"op": ctx.reference(entry.target), **via, **args})
+
+
+# targets whose MindSpore 2.10 CPU kernel refuses float64 too: integers go through float32
+NO_FLOAT64_KERNEL = frozenset({"mindspore.ops.relu6", "mindspore.ops.nan_to_num"})
+
+
 FLOAT_KEEPING_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply)
 # torch layers that compute in their float weights' dtype (they refuse an integer input) or
 # look up float rows (Embedding): what they return is floating

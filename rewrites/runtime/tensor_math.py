@@ -482,6 +482,21 @@ def _torch_segment_reduce(data, reduce, lengths=None, indices=None, offsets=None
     return ops.moveaxis(out, 0, axis)
 
 
+def _torch_via_float(op, via=None, **kwargs):
+    """``op(**kwargs)`` where torch computes an integer or bool tensor in its own dtype (floor,
+    ceil, nan_to_num, relu6, ger, isposinf, ...) and MindSpore's CPU kernel takes floats only:
+    the integer tensors cast in to ``via`` (float64, exact for integers below 2**53, unless the
+    kernel takes no float64) and a floating result cast back to the first tensor's dtype (a
+    bool result kept). Floating and complex tensors go straight to ``op``."""
+    tensors = [v for v in kwargs.values() if isinstance(v, ms.Tensor)]
+    if all(t.is_floating_point() or t.is_complex() for t in tensors):
+        return op(**kwargs)
+    via = ms.float64 if via is None else via
+    result = op(**{k: v.astype(via) if isinstance(v, ms.Tensor) and not v.is_floating_point() else v
+                   for k, v in kwargs.items()})
+    return result.astype(tensors[0].dtype) if result.is_floating_point() else result
+
+
 def _torch_float_input(input):
     """An integer or bool tensor as float32, torch's default dtype, which torch's float-only
     math (log, exp, sin, sigmoid, erf, ...) computes in; MindSpore's CPU kernels take floats only.

@@ -1,15 +1,16 @@
 """Which call forms the differential cases give each table entry, read from the cases the
 tests run (never typed by hand).
 
-Every module-level ``Suite`` of ``tests/differential/test_*.py`` and every module-level list
-of ``LayerCase`` is read; each case counts for the entry it names (``Case.api``,
+Every module-level ``Suite`` (or list of them) of ``tests/differential/test_*.py`` and every
+module-level list of ``LayerCase`` is read; each case counts for the entry it names (``Case.api``,
 ``LayerCase.entry``) in the forms its code shows:
 
 * ``out``: a call with an ``out=`` keyword;
 * ``keyword``: a call of the entry's own name with a keyword argument other than ``out``;
 * ``integer``: an integer or bool array among the inputs;
 * ``module-path``: the entry spelled through a module path other than its public name
-  (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``);
+  (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``), dotted or imported by the
+  case's code (``from torch.optim.adam import Adam``);
 
 and, not a form but what says an entry computes on numbers, ``float``: a floating-point
 array among the inputs (such an entry owes an ``integer`` case, or a reason in
@@ -38,13 +39,23 @@ FORMS = ("out", "keyword", "integer", "module-path", "float")
 HEADER_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "init": "torch.nn.init"}
 
 
-def _dotted(node: ast.expr) -> str | None:
-    """``F.relu`` -> ``torch.nn.functional.relu``; None for what is not a dotted name."""
+def _dotted(node: ast.expr, imported: dict[str, str]) -> str | None:
+    """``F.relu`` -> ``torch.nn.functional.relu``, a name the code imports (``from
+    torch.optim.adam import Adam``) -> where it comes from; None for what is not a dotted name."""
     spelled = ast.unparse(node)
-    return _qualified(spelled) if all(part.isidentifier() for part in spelled.split(".")) else None
+    if not all(part.isidentifier() for part in spelled.split(".")):
+        return None
+    head, dot, rest = spelled.partition(".")
+    return imported[head] + dot + rest if head in imported else qualified(spelled)
 
 
-def _qualified(api: str) -> str:
+def _imported(tree: ast.AST) -> dict[str, str]:
+    """The names the code binds by ``from M import N [as A]``: A -> ``M.N``."""
+    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+
+
+def qualified(api: str) -> str:
     """A case's entry name with the header's aliases spelled out (``F.relu``)."""
     head, _, rest = api.partition(".")
     return f"{HEADER_ALIASES[head]}.{rest}" if rest and head in HEADER_ALIASES else api
@@ -57,6 +68,7 @@ def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
         tree = ast.parse(code)
     except SyntaxError:
         return []
+    imported = _imported(tree)
     name = api.rsplit(".", 1)[-1]
     found = []
     for node in ast.walk(tree):
@@ -64,7 +76,7 @@ def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if last == name:
-                found.append((node, _dotted(func)))
+                found.append((node, _dotted(func, imported)))
     return found
 
 
@@ -96,7 +108,7 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
 
 def _case_forms(case) -> tuple[str | None, set[str]]:
     if isinstance(case, harness.Case):
-        api = _qualified(case.api)
+        api = qualified(case.api)
         return api, code_forms(api, _body(case.code), input_kinds(case.inputs))
     rng = np.random.default_rng(0)
     kinds = input_kinds([i.make(rng) for i in case.inputs])
@@ -108,21 +120,30 @@ def _body(code: str) -> str:
     return "def case():\n" + harness.Case("", code).body() + "\n"
 
 
-def differential_cases() -> list:
-    """Every case the differential modules run: their Suites' cases and their LayerCase lists."""
-    cases = []
+def differential_sources(skip: frozenset[str] = frozenset()) -> tuple[list, list[list]]:
+    """The module-level ``Suite``s and ``LayerCase`` lists of the differential modules (but
+    the modules named in ``skip``), in the modules' order."""
+    suites, layer_lists = [], []
     for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
-        if not info.name.startswith("test_"):
+        if not info.name.startswith("test_") or info.name in skip:
             continue
         # this package's name as it was imported (pytest and ``python -m`` name it alike
         # only by chance): the harness classes must be the ones the modules import
         module = importlib.import_module(f"{__package__}.{info.name}")
         for value in vars(module).values():
             if isinstance(value, harness.Suite):
-                cases += value.cases
+                suites.append(value)
+            elif isinstance(value, list) and value and all(isinstance(s, harness.Suite) for s in value):
+                suites += value  # suites built per header (test_generated_forms)
             elif isinstance(value, list) and value and all(isinstance(c, layer_harness.LayerCase) for c in value):
-                cases += value
-    return cases
+                layer_lists.append(value)
+    return suites, layer_lists
+
+
+def differential_cases() -> list:
+    """Every case the differential modules run: their Suites' cases and their LayerCase lists."""
+    suites, layer_lists = differential_sources()
+    return [case for suite in suites for case in suite.cases] + [case for cases in layer_lists for case in cases]
 
 
 def coverage(cases) -> dict[str, dict]:

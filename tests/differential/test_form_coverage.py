@@ -61,6 +61,8 @@ def test_forms_are_read_from_the_code() -> None:
     assert forms("torch.add", "def f():\n    return torch.add(a, b)", ints) == {"integer"}
     assert forms("Tensor.add", "def f():\n    return a.add(other=b)", floats) == {"keyword", "float"}
     assert forms("torch.nn.L1Loss", "torch.nn.modules.loss.L1Loss()", set()) == {"module-path"}
+    assert forms("torch.optim.Adam", "from torch.optim.adam import Adam\nAdam([p])", set()) == {"module-path"}
+    assert forms("torch.optim.Adam", "from torch.optim import Adam\nAdam([p])", set()) == set()
     assert forms("torch.nn.functional.relu", "def f():\n    return F.relu(a)", set()) == set()
     assert form_coverage.input_kinds((np.zeros(2, "int32"), [np.zeros(2, bool)])) == {"i", "b"}
 

@@ -4,7 +4,9 @@ A table file holds a ``kind`` ("class", "function", "method", "attribute") and o
 table per source symbol. ``modules.toml`` maps source modules to target modules
 (``[modules]``), names the alias a new import of a target module takes (``[aliases]``)
 and the families ``transpile apis`` groups entries in (``[families]``); a file may map
-source types to the target types they are in annotations (``[annotations]``).
+source types to the target types they are in annotations (``[annotations]``), and the
+names modules re-export to the names their entries are keyed by (``[reexports]``:
+``reexports.toml``, generated).
 """
 from __future__ import annotations
 
@@ -103,6 +105,8 @@ class Tables:
     module_methods: Mapping[str, ApiEntry] = field(default_factory=dict)  # "parameters" for Module.parameters
     families: Mapping[str, str] = field(default_factory=dict)  # "kind:K" or a name prefix -> family
     annotations: Mapping[str, str] = field(default_factory=dict)  # source type -> target type in annotations
+    # a name a module re-exports -> the name its entry is keyed by (``[reexports]``)
+    reexports: Mapping[str, str] = field(default_factory=dict)
 
     def family(self, entry: ApiEntry) -> str:
         """The family an entry is listed under: its kind's, else its longest name prefix's."""
@@ -122,7 +126,11 @@ class Tables:
         return self.source_roots | frozenset(m.split(".")[0] for m in self.modules.values())
 
     def lookup(self, qualname: str) -> ApiEntry | None:
-        return self.entries.get(qualname)
+        """The entry of a qualified name, also spelled through a module that re-exports it."""
+        entry = self.entries.get(qualname)
+        if entry is None and qualname in self.reexports:
+            entry = self.entries.get(self.reexports[qualname])
+        return entry
 
     def all_entries(self) -> list[ApiEntry]:
         return sorted([*self.entries.values(), *self.methods.values(), *self.module_methods.values()], key=lambda e: e.source)
@@ -158,6 +166,7 @@ def load_tables(directory: Path) -> Tables:
     aliases: dict[str, str] = {}
     families: dict[str, str] = {}
     annotations: dict[str, str] = {}
+    reexports: dict[str, str] = {}
     for path in sorted(directory.glob("*.toml")):
         with path.open("rb") as fh:
             data = tomllib.load(fh)
@@ -169,6 +178,8 @@ def load_tables(directory: Path) -> Tables:
             families.update(data.pop("families"))
         if "annotations" in data:
             annotations.update(data.pop("annotations"))
+        if "reexports" in data:
+            reexports.update(data.pop("reexports"))
         if not data:
             continue
         kind = data.pop("kind", None)
@@ -185,4 +196,4 @@ def load_tables(directory: Path) -> Tables:
             bucket[key] = entry
     return Tables(MappingProxyType(entries), MappingProxyType(methods), MappingProxyType(modules),
                   MappingProxyType(aliases), MappingProxyType(module_methods), MappingProxyType(families),
-                  MappingProxyType(annotations))
+                  MappingProxyType(annotations), MappingProxyType(reexports))
