@@ -43,6 +43,14 @@ def reference_refusal(entry: ApiEntry | None) -> str | None:
     return None
 
 
+def reference_value(ctx, entry: ApiEntry | None) -> cst.BaseExpression | None:
+    """What a reference to the entry's symbol becomes when its hook makes one (a run-time
+    helper taking torch's arguments), else None."""
+    if entry is None or entry.unsupported or not entry.hook or HOOKS[entry.hook].as_value is None:
+        return None
+    return HOOKS[entry.hook].as_value(ctx, entry)
+
+
 def _unwrapped(value: cst.BaseExpression) -> cst.BaseExpression:
     """``value`` without parentheses of its own (a tuple's are its syntax): a marker quotes
     a replaced operand the same before and after a later run put it in parentheses."""

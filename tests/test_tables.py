@@ -35,6 +35,7 @@ UNCHECKED_SIGNATURES: dict[str, str] = {
                         "signature: buffer, *, dtype, count=-1, offset=0, requires_grad=False; checked)",
     "torch.utils.dlpack.to_dlpack": "C function taking one tensor by position, in no torch table (checked)",
     "Tensor.new_tensor": "C method, in neither torch's override tables nor the ATen schemas",
+    "Tensor.new": "torch's legacy constructor, a C method: in neither torch's override tables nor the ATen schemas",
     "Tensor.to": "overloads (dtype / device, dtype / other tensor) the table records as *args",
     "Tensor.cuda": ("the override table gives (memory_format); the binding takes device, non_blocking, "
                     "memory_format (checked: the keywords parse; this machine has no CUDA to run it)"),

@@ -120,10 +120,12 @@ def run(request: dict) -> dict:
         cell = eval(meta["build"], dict(vars(module)))
         if not isinstance(cell, mindspore.nn.Cell):
             raise Failure(f"the build expression gave a {type(cell).__name__}, not an nn.Cell")
+        # eval mode before the weights, as on the torch side, whose weights are read after
+        # eval(): a train(mode) override that changes weights (loralib's merge) runs once
+        cell.set_train(False)
         stage = "copy weights"
         arrays = np.load(request["torch_npz"])
         copy_weights(cell, meta["mapping"], arrays, meta.get("ms_only"))
-        cell.set_train(False)
         out["built"] = True
         inputs = [arrays[f"input_{i}"] for i in range(meta["n_inputs"])]
         stage = f"run ({mode})"

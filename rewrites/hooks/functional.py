@@ -14,7 +14,19 @@ from .nn_layers import default_stride, fold_output_size, interpolate, local_resp
 from .torch_functions import float_input, integer_via_float  # noqa: F401  (shared: F.softsign, F.relu6 on integer inputs)
 
 
-@hook()
+def f_conv_at_run_time(entry) -> list[str]:
+    """F.conv1d/2d/3d passed as a value (torchnd's registry of convolutions by rank)."""
+    return [
+        'padding = kwargs.pop("padding", 0)',
+        "if isinstance(padding, str):",
+        '    kwargs["pad_mode"] = padding',
+        "elif padding != 0 and (isinstance(padding, int) or any(padding)):",
+        '    kwargs["pad_mode"] = "pad"',
+        '    kwargs["padding"] = padding',
+    ]
+
+
+@hook(at_run_time=f_conv_at_run_time)
 def f_conv(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]:
     """F.conv1d/2d/3d: ops.conv* pad with pad_mode='valid' unless told 'pad'."""
     out = dict(args)

@@ -31,6 +31,9 @@ class Hook:
     # why a bare reference to an entry with this hook (not a call) cannot be converted;
     # None: the reference becomes the entry's target
     not_a_value: str | None = None
+    # for entries whose calls become a run-time helper taking torch's arguments: a bare
+    # reference's replacement, ``as_value(ctx, entry)`` (None: refused with not_a_value)
+    as_value: Callable | None = None
 
     @property
     def module(self) -> str:
@@ -45,7 +48,7 @@ KINDS = ("arguments", "layer_call")
 
 
 def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable | None = None,
-         kind: str = "arguments", not_a_value: str | None = None):
+         kind: str = "arguments", not_a_value: str | None = None, as_value: Callable | None = None):
     """Register the decorated function as the hook ``name`` (default: its own name)."""
     if kind not in KINDS:
         raise ValueError(f"hook kind must be one of {KINDS}, not {kind!r}")
@@ -54,6 +57,6 @@ def hook(name: str | None = None, *, consumes=(), adds=(), at_run_time: Callable
         key = name or function.__name__
         if key in HOOKS:
             raise ValueError(f"hook {key!r} registered twice ({HOOKS[key].function.__module__}, {function.__module__})")
-        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time, kind, not_a_value)
+        HOOKS[key] = Hook(key, function, frozenset(consumes), frozenset(adds), at_run_time, kind, not_a_value, as_value)
         return function
     return register

@@ -165,7 +165,8 @@ def view_as(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": receiver, "shape": shape})
 
 
-_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like"})
+_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+                    "new_zeros", "new_ones", "new_empty", "new_full", "_torch_new", "_torch_new_tensor"})
 
 
 def is_fresh_tensor(node: cst.BaseExpression) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from ..runtime.registry import runtime_helper
+from ..runtime.registry import helper, runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, target_call
 from .functional import REDUCTION_CODES, squeezed_pair
 from .registry import hook
@@ -133,9 +133,27 @@ def adaptive_max_pool1d_indices(ctx, entry, args, receiver) -> cst.BaseExpressio
     return squeezed_pair(ctx, pooled)
 
 
-@hook(not_a_value=_NOT_A_VALUE)
+def _composed_name(entry) -> str:
+    return "_torch_" + re.sub(r"\dd$", "", _twin(entry))
+
+
+def composed_value(ctx, entry) -> cst.Name | None:
+    """``F.conv_transpose3d`` as a value (torchnd's registry of convolutions by rank): the
+    helper its calls become, where the helper takes torch's parameters in torch's order."""
+    name = _composed_name(entry)
+    definition = cst.parse_statement(helper(name).source)
+    params = definition.params if isinstance(definition, cst.FunctionDef) else None
+    if params is None or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
+        return None
+    names = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if names != list(entry.params) or [p.name.value for p in params.kwonly_params] != list(entry.kwonly):
+        return None
+    return runtime_helper(ctx, name)
+
+
+@hook(not_a_value=_NOT_A_VALUE, as_value=composed_value)
 def composed(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``F.rms_norm(x, [d], w)`` -> ``_torch_rms_norm(input=x, normalized_shape=[d], weight=w)``;
     ``torch.conv_transpose2d(x, w, b, 2)`` -> ``_torch_conv_transpose(input=x, weight=w,
     bias=b, stride=2)`` (the function by the op's name, its dimensions dropped)."""
-    return keyword_call(runtime_helper(ctx, "_torch_" + re.sub(r"\dd$", "", _twin(entry))), args)
+    return keyword_call(runtime_helper(ctx, _composed_name(entry)), args)

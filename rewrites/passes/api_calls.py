@@ -6,7 +6,7 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
-from ..table_calls import convert_call, reference_refusal, tables
+from ..table_calls import convert_call, reference_refusal, reference_value, tables
 from ..syntax import Unconvertible, code
 from ..analysis.annotations import type_positions
 from ..analysis.layer_factories import converted_at_run_time, factory_possible
@@ -156,6 +156,10 @@ class ApiCalls(Pass):
             self.ctx.count_converted()
             return self.ctx.reference(self.tables.modules[qual])
         entry = self.tables.lookup(qual)
+        value = reference_value(self.ctx, entry)
+        if value is not None:  # F.conv_transpose3d as a value: the helper its calls become
+            self.ctx.count_converted()
+            return value
         why = reference_refusal(entry)
         if why is not None:
             self.ctx.count_unconverted()

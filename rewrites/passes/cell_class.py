@@ -30,6 +30,7 @@ from ..analysis.layer_types import index_place, shape_of
 from ..syntax import code
 from ..target_code import torch_shaped
 from ..outside_packages import builds_on_torch, why
+from ..runtime.registry import runtime_helper
 
 
 def _assigns_construct(body: cst.IndentedBlock) -> bool:
@@ -191,7 +192,9 @@ class CellClass(Pass):
         body = updated.body
         if self._train_overrides and self._train_overrides[-1] is original:
             self._train_overrides.pop()
-            return updated.with_changes(body=_with_train_alias(body))
+            # innermost decorator: it wraps the class as defined (a parent's set_train runs the override)
+            runs_from_parents = cst.Decorator(decorator=runtime_helper(self.ctx, "_torch_train_override"))
+            return updated.with_changes(body=_with_train_alias(body), decorators=[*updated.decorators, runs_from_parents])
         if kind == "cell" or not isinstance(body, cst.IndentedBlock):
             return updated
         if not any(self._foreign_base(arg.value) for arg in original.bases if arg.keyword is None):
@@ -223,7 +226,7 @@ class CellClass(Pass):
             # there); their conversions call set_train, so the override is named so
             self.ctx.count_converted()
             self.ctx.report(original, self.id, "train(mode) override renamed set_train: set_train(mode) on this "
-                            "Cell runs it; a parent Cell's set_train does not (MindSpore sets its children's "
+                            "Cell or a parent Cell runs it (_torch_train_override: MindSpore sets its children's "
                             "mode without calling their set_train)", Severity.INFO)
             if not self._train_overrides or self._train_overrides[-1] is not self.ctx.current_class:
                 self._train_overrides.append(self.ctx.current_class)

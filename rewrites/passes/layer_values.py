@@ -571,11 +571,14 @@ class LayerValues(Pass):
         values = {n: v for n in candidates if (v := self._converted_value(f"{module}.{n}")) is not None}
         if not values:
             if module not in self.tables.modules and self.tables.lookup(module) is not None:
-                entry = self.tables.lookup(module)  # setattr(Base, name, getattr(nn.LSTM, name))
+                # setattr(Base, name, getattr(nn.LSTM, name)) over torch's names (torchrl copies
+                # nn.LSTM's methods onto a torch base): read on torch's class, whose names they are
+                entry = self.tables.lookup(module)
                 self.ctx.count_unconverted()
-                self.ctx.mark(original, self.id, f"getattr: an attribute of {module} named at run time, read on "
-                              f"{entry.target or 'its MindSpore counterpart'}, which does not have torch's methods")
-                return updated
+                self.ctx.mark(original, self.id, f"getattr kept torch: an attribute of {module} named at run time; "
+                              f"{entry.target or 'its MindSpore counterpart'} does not have torch's methods")
+                first = self.ctx.keep_source(module, original.args[0].value)
+                return updated.with_changes(args=[updated.args[0].with_changes(value=first), *updated.args[1:]])
             return self._unconverted_lookup(original, updated, f"an attribute of {module} named at run time")
         self.ctx.count_converted()
         table = cst.Dict([cst.DictElement(cst.SimpleString(repr(n)), v) for n, v in values.items()])

@@ -63,6 +63,8 @@ _MODULE_ONLY = frozenset({"_register_state_dict_hook", "_register_load_state_dic
 # distributions torch's reset_parameters draws (compared in tests/differential/
 # test_torch_quirks.py): reset_parameters() while it is built changes nothing.
 # Not nn.Embedding (MindSpore: N(0, 0.01), torch: N(0, 1)).
+# torch layers whose reset_parameters a run-time helper does on the MindSpore layer
+_RESET_HELPERS = {"torch.nn.Embedding": "_torch_embedding_reset_parameters"}
 # Methods running while the layer is built: torch's layer __init__ calls reset_parameters.
 _BUILDING = ("__init__", "reset_parameters")
 SAME_INIT = frozenset("torch.nn." + n for n in (
@@ -70,6 +72,10 @@ SAME_INIT = frozenset("torch.nn." + n for n in (
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
     "InstanceNorm3d", "LSTM", "GRU", "RNN", "PReLU"))
 
+
+
+def _is_super_call(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "super"
 
 
 class ModuleMethods(Pass):
@@ -308,6 +314,9 @@ class ModuleMethods(Pass):
             layer = self._reset_layer(receiver) if through_class is None else through_class
             if layer is None:
                 return updated
+            if layer in _RESET_HELPERS:
+                return self._reset_at_run_time(original, receiver if through_class is None else original.args[0].value,
+                                               layer)
             fn = self.ctx.innermost(cst.FunctionDef)
             why = ("MindSpore's layer has none and builds its parameters from other distributions than torch's"
                    if layer not in SAME_INIT else None if fn is not None and fn.name.value in _BUILDING
@@ -321,6 +330,22 @@ class ModuleMethods(Pass):
         self.ctx.report(original, self.id, f"{code(receiver)}.{method}(): {note}", Severity.INFO)
         self._dropped.add(id(original))
         return HOOKS[entry.hook].function(self.ctx, entry, {}, updated.func.value)
+
+    def _reset_at_run_time(self, original: cst.Call, receiver: cst.BaseExpression, layer: str):
+        """``reset_parameters()`` of a layer whose MindSpore counterpart draws other
+        distributions: torch's draw, made at run time on the instance (``super()`` is the
+        method's first parameter)."""
+        if _is_super_call(receiver):
+            fn = self.ctx.innermost(cst.FunctionDef)
+            if fn is None or not fn.params.params:
+                return original
+            receiver = fn.params.params[0].name
+        helper = _RESET_HELPERS[layer]
+        self.ctx.claim(original, self.id)  # MS201 has no entry for Class.method and would mark it
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f"{layer}.reset_parameters(): torch's distributions drawn by {helper}",
+                        Severity.INFO)
+        return cst.Call(func=runtime_helper(self.ctx, helper), args=[cst.Arg(receiver)])
 
     def _through_layer_class(self, call: cst.Call, method: str) -> str | None:
         """``nn.Linear.reset_parameters(self)`` in a method of a class: the torch layer whose

@@ -6,6 +6,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 the module imports with MindSpore installed, for its tests.
 """
 
+from mindspore.common.initializer import Normal, initializer
+
 
 def _requires_grad_(cell, requires_grad=True):
     """torch's Module.requires_grad_: every parameter's flag set (not BatchNorm's moving
@@ -77,3 +79,45 @@ def _torch_register_load_state_dict_pre_hook(cell, hook, with_module=False):
     if with_module:
         return cell.register_load_state_dict_pre_hook(hook)
     return cell.register_load_state_dict_pre_hook(lambda module, *args: hook(*args))
+
+
+def _torch_train_override(cls):
+    """A Cell class whose torch ``train(mode)`` override became ``set_train``: torch's
+    Module.train calls every child's ``train``, so the override runs when a parent's mode
+    changes too; MindSpore's set_train sets the children's flag through
+    ``add_flags_recursive`` without calling their ``set_train``. Here a parent's
+    ``set_train`` reaching an instance runs its override, once: the override's own call of
+    its base's ``set_train`` goes on to the children as MindSpore's does."""
+    override = cls.set_train
+    running = set()  # ids of the instances whose override is running
+
+    def set_train(self, *args, **kwargs):
+        running.add(id(self))
+        try:
+            return override(self, *args, **kwargs)
+        finally:
+            running.discard(id(self))
+
+    def add_flags_recursive(self, **flags):
+        if "training" not in flags or id(self) in running:
+            return super(cls, self).add_flags_recursive(**flags)
+        mode = flags.pop("training")
+        self.set_train(mode)
+        return super(cls, self).add_flags_recursive(**flags) if flags else self
+
+    set_train.__doc__ = override.__doc__
+    if cls.__dict__.get("train") is override:  # torch's name, bound in the class body
+        cls.train = set_train
+    cls.set_train = set_train
+    cls.add_flags_recursive = add_flags_recursive
+    return cls
+
+
+def _torch_embedding_reset_parameters(layer):
+    """torch's Embedding.reset_parameters on a MindSpore Embedding: its table drawn again
+    from N(0, 1), torch's (MindSpore's is N(0, 0.01)), the padding row zero."""
+    table = layer.embedding_table
+    values = initializer(Normal(sigma=1.0), table.shape, table.dtype).init_data()
+    if getattr(layer, "padding_idx", None) is not None:
+        values[layer.padding_idx] = 0
+    table.set_data(values)

@@ -12,7 +12,7 @@ from mindspore import nn, ops
 
 from .functional import (_torch_binary_cross_entropy, _torch_multilabel_margin_loss, _torch_soft_margin_loss,
                          _torch_triplet_margin_loss)
-from .nn_ops import _torch_dropout, _torch_elu, _torch_embedding_renorm, _torch_rrelu
+from .nn_ops import _torch_dropout, _torch_elu, _torch_embedding_renorm, _torch_rms_norm, _torch_rrelu
 
 
 # torch's Conv1d/2d/3d with padding_mode 'reflect'/'replicate'/'circular' pad the input
@@ -255,6 +255,22 @@ class _TorchPairwiseDistance(nn.Cell):
 
     def construct(self, x1, x2):
         return ops.vector_norm(x1 - x2 + self.eps, self.norm, -1, self.keepdim)
+
+
+class _TorchRMSNorm(nn.Cell):
+    """torch.nn.RMSNorm (mindspore.nn has none; ops.rms_norm has no CPU kernel): torch's
+    rms_norm over the last axes, times a weight of ones named ``weight`` as torch's."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True):
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.normalized_shape = shape
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.weight = ms.Parameter(ops.ones(shape, ms.float32), name="weight") if elementwise_affine else None
+
+    def construct(self, input):
+        return _torch_rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
 
 class _TorchEmbedding(nn.Embedding):

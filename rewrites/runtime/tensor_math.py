@@ -196,6 +196,20 @@ def _torch_new_tensor(input, data, dtype=None):
     return ms.Tensor(data, dtype)
 
 
+def _torch_new(*args, input):
+    """Tensor.new, torch's legacy constructor, in input's dtype: ``x.new(2, 3)`` and
+    ``x.new(size)`` a tensor of that size (zeros: MindSpore has none uninitialised; a tuple
+    of ints is a size, as the torch.Size a converted ``.shape`` stands for), ``x.new(data)``
+    the data (a list, a tensor: a copy), ``x.new()`` an empty one."""
+    if not args:
+        return ops.zeros((0,), input.dtype)
+    if len(args) == 1 and not isinstance(args[0], int):
+        if isinstance(args[0], tuple) and all(isinstance(n, int) for n in args[0]):
+            return ops.zeros(args[0], input.dtype)
+        return _torch_new_tensor(input, args[0])
+    return ops.zeros(args, input.dtype)
+
+
 def _torch_sum_to_size(*size, input):
     """Tensor.sum_to_size: input summed over the dimensions that broadcast to size."""
     if len(size) == 1 and not isinstance(size[0], int):

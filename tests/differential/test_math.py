@@ -101,6 +101,14 @@ case("torch.broadcast_shapes", "torch.broadcast_shapes(a.shape, b.shape)", (arr(
 case("torch.broadcast_shapes", "torch.zeros(torch.broadcast_shapes(a.shape, (2, 1, 1)))", (arr(3, 1),), "as-size")
 forms("Tensor.new_tensor", "data=[1, 2]", (X,), kw="dtype=torch.int32", extra=("[[1.5, 2.0]]", "data=3, dtype=torch.float64", "[4, 5], device='cpu'"))
 case("Tensor.new_tensor", "a.new_tensor(b)", (ints(3), arr(2)), "tensor-data")
+# Tensor.new, torch's legacy constructor: sizes (the values are not compared: zeros here,
+# whatever memory held in torch, hence zero_()/fill_), a shape, data, nothing
+case("Tensor.new", "a.new(2, 3).zero_()", (X,), "positional")
+case("Tensor.new", "a.new(a.size()).fill_(2)", (ints(3),), "shape")
+case("Tensor.new", "a.data.new(3, device='cpu').zero_() + a[0, :3]", (X,), "keyword")
+case("Tensor.new", "a.new([1, 2.5])", (ints(3),), "data")
+case("Tensor.new", "a.new(b)", (X.astype(np.float64), arr(2).astype(np.float64)), "tensor-data")
+case("Tensor.new", "tuple(a.new().shape)", (X,), "defaults")
 case("Tensor.sum_to_size", "a.sum_to_size(1, 4)", (X,), "varargs")
 case("Tensor.sum_to_size", "a.sum_to_size((3, 1))", (X,), "tuple")
 case("Tensor.sum_to_size", "a.sum_to_size(size=(4,))", (X,), "keyword")

@@ -68,6 +68,20 @@ for form, (base, args, call, bound) in {
     CASES.append(Case("torch.nn.Linear.reset_parameters",
                       f"class C({base}):\n    def __init__(self):\n        super().__init__({args})\n        {call}\n"
                       f"c = C()\n" + BOUND.format(bound).replace("c.weight", f"{layer}.weight"), (), form))
+# Embedding's reset_parameters draws N(0, 1) and zeroes the padding row (MindSpore's layer
+# draws N(0, 0.01)): a run-time helper draws torch's (loralib calls it through the class)
+TABLE = ("w = {0}\nreturn tuple(w.shape), bool(torch.all(w[1] == 0)), "
+         "bool(0.9 < float(torch.std(w)) < 1.1), bool(abs(float(torch.mean(w))) < 0.1)")
+for form, (base, call, layer) in {
+        "embedding-class": ("nn.Embedding", "nn.Embedding.reset_parameters(self)", "c.weight"),
+        "embedding-super": ("nn.Embedding", "super().reset_parameters()", "c.weight"),
+        "embedding-attribute": ("nn.Module", "self.e = nn.Embedding(400, 16, padding_idx=1)\n        "
+                                "self.e.reset_parameters()\n    def table(self):\n        return self.e.weight",
+                                "c.table()")}.items():
+    init = "400, 16, padding_idx=1" if base == "nn.Embedding" else ""
+    CASES.append(Case("torch.nn.Linear.reset_parameters",
+                      f"class C({base}):\n    def __init__(self):\n        super().__init__({init})\n        {call}\n"
+                      f"c = C()\n" + TABLE.format(layer), (), form))
 
 # a Sequential subclass that adds its children and stops early (MONAI's Convolution with
 # conv_only=True): what it added by the return runs

@@ -169,6 +169,12 @@ forms("conv2d", "input=a, weight=b, bias=c, stride=(2, 1), padding=(1, 2), dilat
 case("conv2d", "F.conv2d(a, b, None, 1, 1, 1, 2)", (X2, arr(6, 2, 3, 3)), "groups")
 forms("conv3d", "input=a, weight=b, bias=c, stride=1, padding=1, dilation=1, groups=1",
       (X3, arr(2, 4, 3, 3, 3), arr(2)), req=2)
+# convolutions as values, called with torch's arguments (torchnd's registry by rank)
+BY_RANK = "conv = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}[b.ndim - 2]\n    return "
+case("conv3d", BY_RANK + "conv(a, b, None, (1, 2, 1), (1, 0, 2), (1, 1, 1), 1)", (X3, arr(2, 4, 3, 3, 3)), "value")
+case("conv2d", BY_RANK + "conv(a, b, bias=c, stride=1, padding=(1, 2), dilation=(1, 1), groups=2)",
+     (X2, arr(6, 2, 3, 3), arr(6)), "value")
+case("conv1d", BY_RANK + "conv(a, b, padding='same'), conv(a, b, padding=0), conv(a, b)", (X1, arr(6, 4, 3)), "value")
 forms("unfold", "input=a, kernel_size=3, dilation=1, padding=1, stride=2", (X2,), req=2,
       extra=("a, (2, 3), dilation=(1, 2), padding=(1, 0), stride=(2, 1)",))
 case("fold", "F.fold(a, (8, 8), 3, 1, 1, 2)", (arr(2, 36, 16),), "positional")

@@ -261,6 +261,10 @@ CASES: list[LayerCase] = [
     *forms("nn.LayerNorm", [("normalized_shape", "[8]"), ("eps", "1e-6"), ("elementwise_affine", "True"),
                             ("bias", "True")], 1, (X2,)),
     C("nn.LayerNorm(8)", (randn(2, 8) ,)),
+    # RMSNorm: the emitted Cell (torch's rms_norm; eps None is the dtype's epsilon)
+    *forms("nn.RMSNorm", [("normalized_shape", "[8]"), ("eps", "1e-5"), ("elementwise_affine", "True")], 1, (X2,)),
+    C("nn.RMSNorm((8, 8), elementwise_affine=False)", (X2,)),
+    C("nn.RMSNorm(8, device='cpu', dtype=torch.float32)", (randn(3, 8),)),
     C("nn.LayerNorm(normalized_shape=(8,), eps=1e-3)", (X2,)),
     # without weight or bias, or over several axes: the emitted Cell with torch's parameters only
     C("nn.LayerNorm(8, elementwise_affine=False)", (X2,)),

@@ -73,6 +73,12 @@ for prefix in ("torch.nn.functional.", "torch."):
           (X1, arr(4, 6, 3), arr(6)), req=2, atol=1e-4, why=CT_WHY, extra=("a, b, c, 2, 1, 1",))
     forms(prefix + "conv_transpose3d", "input=a, weight=b, bias=c, stride=2, padding=1, output_padding=1, groups=1, dilation=1",
           (X3, arr(4, 3, 3, 3, 3), arr(3)), req=2, atol=1e-4, why=CT_WHY)
+# as values, called with torch's arguments (torchnd's registry by rank)
+TRANSPOSED = "conv = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: torch.conv_transpose3d}[b.ndim - 2]\n    return "
+CASES.append(Case("torch.nn.functional.conv_transpose2d", TRANSPOSED + "conv(a, b, c, 2, 1, 1, 2)",
+                  (X2, arr(4, 3, 3, 3), arr(6)), "value", atol=1e-4, why=CT_WHY))
+CASES.append(Case("torch.conv_transpose3d", TRANSPOSED + "conv(a, b, stride=(2, 1, 1), padding=0)",
+                  (X3, arr(4, 3, 3, 3, 3)), "value", atol=1e-4, why=CT_WHY))
 for api in ("torch.nn.functional.conv_tbc", "torch.conv_tbc"):
     forms(api, "input=a, weight=b, bias=c, pad=1", (arr(10, 2, 4), arr(3, 4, 6), arr(6)), req=3, atol=1e-5,
           extra=("a, b[:1], c, 0",))

@@ -477,7 +477,8 @@ def test_mindspore_layers_draw_torchs_initial_distributions(name, tmp_path, monk
 
 
 def test_embedding_is_left_out_because_its_init_differs(tmp_path, monkeypatch) -> None:
-    """torch draws N(0, 1); MindSpore's Embedding N(0, 0.01): reset_parameters is marked."""
+    """torch draws N(0, 1); MindSpore's Embedding N(0, 0.01): reset_parameters is not dropped
+    but done by a run-time helper (test_module_methods.py)."""
     source = "import torch.nn as nn\n\n\ndef build():\n    return nn.Embedding(1000, 64)\n"
     ms_ns = _converted_module(source, "init_case_embedding", tmp_path, monkeypatch)
     (_, table), = ms_ns["build"]().parameters_and_names()

@@ -298,3 +298,45 @@ def test_tensor_member_resolver(built):
 def test_layer_names_computed_at_run_time(built, dims, shape):
     _, torch_ns, ms_ns = built
     _run_both(torch_ns["conv_block"](dims, 3), ms_ns["conv_block"](dims, 3), *shape)
+
+
+# torchrl copies nn.LSTM's methods onto its own torch base by name, at import: the names
+# are torch's, so getattr reads them on torch's class (kept torch, with a warning on the
+# line); the module imports and its other Modules convert and run
+COPIED_METHODS = '''
+import torch
+from torch import nn
+
+
+class LSTMBase(nn.RNNBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+
+for attr in nn.LSTM.__dict__:
+    if attr != "__init__":
+        setattr(LSTMBase, attr, getattr(nn.LSTM, attr))
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 3), nn.Tanh())
+
+    def forward(self, x):
+        return self.body(x)
+'''
+
+
+def test_torch_methods_copied_by_name(tmp_path):
+    from transpile import convert_code
+
+    from .harness import import_converted
+
+    result = convert_code(COPIED_METHODS, filename="copied_methods.py")
+    assert [d.line for d in result.diagnostics if d.code == "MS205" and d.severity.name == "WARNING"] == [13]
+    torch_ns: dict = {}
+    exec(compile(COPIED_METHODS, "<torch>", "exec"), torch_ns)
+    ms_ns = import_converted(result.code, "copied_methods", tmp_path)
+    assert ms_ns["LSTMBase"].get_expected_cell_size is torch_ns["LSTMBase"].get_expected_cell_size
+    _run_both(torch_ns["MLP"](), ms_ns["MLP"](), 2, 4)

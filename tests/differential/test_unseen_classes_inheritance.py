@@ -164,6 +164,16 @@ class LoRAConv(nn.Module):  # loralib's ConvLoRA: the base's train through super
         return self.fc(x)
 
 
+class LoRAHolder(nn.Module):  # the overrides run from a parent's train()/eval()
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(LoRA(4, 3), nn.ReLU(), LoRAConv())
+        self.head = LoRA(3, 4)
+
+    def forward(self, x):
+        return self.head(self.body[:2](x))
+
+
 class Encoder(nn.TransformerEncoder):  # a subclass keeping torch's forward: torch's keywords
     pass
 
@@ -344,6 +354,32 @@ def test_train_override_runs(built):
     assert conv_t.eval() is conv_t and conv_m.set_train(False) is conv_m
     assert conv_m.switched == conv_t.switched == 1 and conv_m.training is conv_t.training is False
     assert isinstance(conv_m.fc.weight, mindspore.Parameter) and torch.is_tensor(conv_t.fc.weight)
+
+
+def test_train_override_runs_from_a_parent(built):
+    """A parent's eval()/train() runs its children's overrides, each once (torch's
+    Module.train calls every child's train; MindSpore's set_train only sets their flag)."""
+    from transpile.parity.weights import copy_weights
+
+    _, torch_ns, ms_ns = built
+    torch_net, ms_net = torch_ns["LoRAHolder"](), ms_ns["LoRAHolder"]()
+    assert copy_weights(torch_net, ms_net) == []
+    torch_net.eval()
+    assert ms_net.set_train(False) is ms_net
+    assert ms_net.head.merged is torch_net.head.merged is True
+    assert ms_net.body[0].merged is torch_net.body[0].merged is True
+    assert ms_net.body[2].switched == torch_net.body[2].switched == 1
+    assert ms_net.body[2].fc.training is torch_net.body[2].fc.training is False
+    _same(torch_net, ms_net, 2, 4)
+    torch_net.train()
+    ms_net.set_train(True)
+    assert ms_net.head.merged is torch_net.head.merged is False
+    assert ms_net.body[2].switched == torch_net.body[2].switched == 2
+    np.testing.assert_allclose(ms_net.head.weight.asnumpy(), torch_net.head.weight.detach().numpy(), rtol=1e-6)
+    _same(torch_net, ms_net, 2, 4)
+    ms_net.body[0].set_train(False)  # directly: once, not again through its base's set_train
+    torch_net.body[0].eval()
+    np.testing.assert_allclose(ms_net.body[0].weight.asnumpy(), torch_net.body[0].weight.detach().numpy(), rtol=1e-6)
 
 
 def test_subclass_called_with_torch_keywords(built):
