@@ -22,6 +22,8 @@ import pytest
 from .harness import import_converted
 
 SOURCE = '''
+import functools
+
 import torch
 import torch.nn as nn
 
@@ -195,6 +197,37 @@ class InplaceHelper(nn.Module):
         return y
 
 
+class ReduceBase(nn.Sequential):  # pretrainedmodels' ResNeXt: LambdaMap / LambdaReduce blocks
+    def __init__(self, fn, *args):
+        super().__init__(*args)
+        self.fn = fn
+
+    def prepare(self, x):
+        out = [m(x) for m in self._modules.values()]
+        return out if out else x
+
+
+class ReduceMap(ReduceBase):
+    def forward(self, x):
+        return [self.fn(t) for t in self.prepare(x)]
+
+
+class ReduceSum(ReduceBase):
+    def forward(self, x):
+        return functools.reduce(self.fn, self.prepare(x))
+
+
+class Reduces(nn.Module):  # GRAPH_MODE's reduce broke the second map: one tensor, its rows summed
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(
+            ReduceMap(lambda t: t, nn.ReLU(), nn.Identity()), ReduceSum(lambda a, b: a + b),
+            ReduceMap(lambda t: t * 2, nn.ReLU6(), nn.Identity(), nn.ReLU()), ReduceSum(lambda a, b: a - b))
+
+    def forward(self, x, y):
+        return self.blocks(x), functools.reduce(lambda a, b: a * b, [x, y], y + 1)
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -249,6 +282,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "SliceBounds": ((), [(X34,), (X34[:1],)]),  # a first axis of 1 (of 0: EMPTY_AXIS_RUNS)
     "AugmentedIndex": ((), [(X34, X34[0]), (TIES, TIES[2])]),
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
+    "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
 }
 
 # pass -> its cases; each case's lines carry the pass's diagnostic
@@ -264,6 +298,7 @@ GROUPS = {
     "MS309": ["SetLiterals"],
     "MS312": ["Dels"],
     "MS313": ["Lambdas"],
+    "MS314": ["Reduces"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
