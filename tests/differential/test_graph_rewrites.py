@@ -26,6 +26,7 @@ import functools
 
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 class TopkMean(nn.Module):  # seed 000's ClassLoss: k from the data
@@ -228,6 +229,21 @@ class Reduces(nn.Module):  # GRAPH_MODE's reduce broke the second map: one tenso
         return self.blocks(x), functools.reduce(lambda a, b: a * b, [x, y], y + 1)
 
 
+class Packed(nn.Module):  # torchaudio's Tacotron2 encoder: GRAPH_MODE lost an object's tensors
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 3, batch_first=True, bidirectional=True)
+        for p in self.lstm.parameters():
+            nn.init.constant_(p, 0.1)
+
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True)
+        plain, _ = self.lstm(x)
+        return out, plain
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -283,6 +299,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "AugmentedIndex": ((), [(X34, X34[0]), (TIES, TIES[2])]),
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
+    "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
+                    (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
 
 # pass -> its cases; each case's lines carry the pass's diagnostic
@@ -299,6 +317,7 @@ GROUPS = {
     "MS312": ["Dels"],
     "MS313": ["Lambdas"],
     "MS314": ["Reduces"],
+    "MS201": ["Packed"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
