@@ -244,6 +244,12 @@ class Packed(nn.Module):  # torchaudio's Tacotron2 encoder: GRAPH_MODE lost an o
         return out, plain
 
 
+class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n beside x.device
+    def forward(self, x):
+        b, device, n = x.shape[0], x.device, x.shape[1]
+        return torch.arange(n, device=device) * b + x
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -299,6 +305,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "AugmentedIndex": ((), [(X34, X34[0]), (TIES, TIES[2])]),
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
+    "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -318,6 +325,7 @@ GROUPS = {
     "MS313": ["Lambdas"],
     "MS314": ["Reduces"],
     "MS201": ["Packed"],
+    "MS315": ["DeviceUnpack"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
