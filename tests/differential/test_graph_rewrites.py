@@ -122,6 +122,22 @@ class BranchLocals(nn.Module):
         return x
 
 
+class BranchLocalsLoop(nn.Module):  # x-transformers' layer_mem: bound on 'a' layers, read on later ones
+    def __init__(self, kinds):
+        super().__init__()
+        self.kinds = kinds
+
+    def forward(self, x):
+        mems = [x * 2, x * 3]
+        for kind in self.kinds:
+            if kind == 'a':
+                mem = mems.pop(0)
+                x = x + mem
+            else:
+                x = x * 2 - mem  # the value the last 'a' layer bound
+        return x
+
+
 class SetLiterals(nn.Module):
     def forward(self, x):
         if x.ndim in {2, 3}:
@@ -296,6 +312,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "ListPop": ((), [(X34,)]),
     "BranchLocals": ((True,), [(X34,)]),
     "BranchLocals#off": ((False,), [(X34,)]),
+    "BranchLocalsLoop": ((("a", "f", "a", "f"),), [(X34,), (TIES,)]),
+    "BranchLocalsLoop#2": ((("a", "a", "f"),), [(X34,)]),
     "SetLiterals": ((), [(X34,), (X34[0],)]),
     "Lambdas": ((), [(X34,), (TIES,)]),
     "Dels": ((), [(X34, True), (TIES, False)]),
@@ -319,7 +337,7 @@ GROUPS = {
     "MS305": ["Xor"],
     "MS306": ["SliceBounds"],
     "MS307": ["ListPop"],
-    "MS308": ["BranchLocals", "BranchLocals#off"],
+    "MS308": ["BranchLocals", "BranchLocals#off", "BranchLocalsLoop", "BranchLocalsLoop#2"],
     "MS309": ["SetLiterals"],
     "MS312": ["Dels"],
     "MS313": ["Lambdas"],
