@@ -266,6 +266,13 @@ class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n bes
         return torch.arange(n, device=device) * b + x
 
 
+class Comprehensions(nn.Module):  # torchnd's padding spec: several for clauses
+    def forward(self, x):
+        parts = [x[i] * k for i in range(x.shape[0]) if i != 1 for k in (1, 2)]
+        order = tuple(t for b in (0, 2) for t in range(b, b + 2))
+        return torch.stack(parts), order
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -324,6 +331,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
     "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
+    "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -344,6 +352,7 @@ GROUPS = {
     "MS314": ["Reduces"],
     "MS201": ["Packed"],
     "MS315": ["DeviceUnpack"],
+    "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],
