@@ -1,5 +1,6 @@
 """Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the
-graph-xor and slice-bounds passes): ^ on Python bools, a slice that selects nothing.
+graph-xor, slice-bounds and graph-reduce passes): ^ on Python bools, a slice that selects
+nothing, functools.reduce.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
@@ -27,3 +28,15 @@ def _torch_selects_nothing(shape, bounds):
         if stop <= start:
             return True
     return False
+
+
+def _py_reduce(function, items, *initial):
+    """functools.reduce(function, items[, initial]) as a loop (transpile MS314): GRAPH_MODE's
+    reduce changes what the code compiled after it computes."""
+    values = initial + tuple(items)
+    if not values:
+        raise TypeError("reduce() of empty iterable with no initial value")
+    result = values[0]
+    for value in values[1:]:
+        result = function(result, value)
+    return result

@@ -244,17 +244,19 @@ def _torch_remove_parametrization(module, name="weight", leave_parametrized=True
 # torch's packed sequences (torch.nn.utils.rnn): MindSpore's RNN layers take the padded
 # batch and a `seq_length` tensor instead, and give torch's results for it (outputs zero
 # past each length, the last state at each length, lengths in any order). A packed value
-# is the padded batch as given, its lengths and its layout; an RNN layer called on one
+# is the padded batch as given, its lengths and its layout (a tagged tuple); an RNN layer called on one
 # runs with seq_length (rnn_call), and unpacking keeps max(lengths) steps (or
 # total_length) with padding_value past each length. enforce_sorted is not checked.
-class _TorchPackedSequence:
+def _torch_packed_sequence(padded, lengths, batch_first):
     """torch's PackedSequence (transpile MS201): the padded batch as given, its lengths and
-    its layout; an RNN layer reads the lengths as seq_length."""
+    its layout, in a tagged tuple (GRAPH_MODE loses the tensors held by an object made in
+    construct); an RNN layer reads the lengths as seq_length."""
+    return ("torch PackedSequence", padded, lengths, batch_first)
 
-    def __init__(self, padded, lengths, batch_first):
-        self.padded = padded
-        self.lengths = lengths
-        self.batch_first = batch_first
+
+def _torch_is_packed(value):
+    """Whether value is a packed sequence (_torch_packed_sequence) (transpile MS201)."""
+    return isinstance(value, tuple) and len(value) == 4 and isinstance(value[0], str) and value[0] == "torch PackedSequence"
 
 
 def _torch_pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -262,14 +264,14 @@ def _torch_pack_padded_sequence(input, lengths, batch_first=False, enforce_sorte
     with its lengths (an int64 tensor)."""
     if not isinstance(lengths, ms.Tensor):
         lengths = ms.Tensor(lengths)
-    return _TorchPackedSequence(input, lengths.astype(ms.int64), batch_first)
+    return _torch_packed_sequence(input, lengths.astype(ms.int64), batch_first)
 
 
 def _torch_pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """torch.nn.utils.rnn.pad_packed_sequence (transpile MS201): the padded batch, max(lengths)
     steps long (or total_length), padding_value past each length; and the lengths."""
-    out, lengths = sequence.padded, sequence.lengths
-    if sequence.batch_first != batch_first:
+    _, out, lengths, packed_batch_first = sequence
+    if packed_batch_first != batch_first:
         out = ops.swapaxes(out, 0, 1)
     axis = 1 if batch_first else 0
     steps = int(lengths.max()) if total_length is None else int(total_length)
@@ -288,16 +290,16 @@ def _torch_pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, t
 def _torch_rnn_call(layer, input, hx=None):
     """An RNN layer called on a packed sequence (transpile MS201): the padded batch with
     seq_length, the output packed again; any other input passes as it is."""
-    if not isinstance(input, _TorchPackedSequence):
+    if not _torch_is_packed(input):
         return layer(input, hx)
-    x = input.padded
-    swap = input.batch_first != layer.batch_first
+    _, x, lengths, batch_first = input
+    swap = batch_first != layer.batch_first
     if swap:
         x = ops.swapaxes(x, 0, 1)
-    out, h = layer(x, hx, seq_length=input.lengths.astype(ms.int32))
+    out, h = layer(x, hx, seq_length=lengths.astype(ms.int32))
     if swap:
         out = ops.swapaxes(out, 0, 1)
-    return _TorchPackedSequence(out, input.lengths, input.batch_first), h
+    return _torch_packed_sequence(out, lengths, batch_first), h
 
 
 # pad_sequence stacks sequences of different lengths (padding_value after each, or
@@ -320,7 +322,7 @@ def _torch_pack_sequence(sequences, enforce_sorted=True):
     """torch.nn.utils.rnn.pack_sequence (transpile MS201): the sequences padded (time-major)
     and kept with their lengths."""
     lengths = ms.Tensor([s.shape[0] for s in sequences], ms.int64)
-    return _TorchPackedSequence(_torch_pad_sequence(sequences), lengths, False)
+    return _torch_packed_sequence(_torch_pad_sequence(sequences), lengths, False)
 
 
 def _torch_unpad_sequence(padded_sequences, lengths, batch_first=False):

@@ -22,8 +22,11 @@ import pytest
 from .harness import import_converted
 
 SOURCE = '''
+import functools
+
 import torch
 import torch.nn as nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 class TopkMean(nn.Module):  # seed 000's ClassLoss: k from the data
@@ -119,6 +122,22 @@ class BranchLocals(nn.Module):
         return x
 
 
+class BranchLocalsLoop(nn.Module):  # x-transformers' layer_mem: bound on 'a' layers, read on later ones
+    def __init__(self, kinds):
+        super().__init__()
+        self.kinds = kinds
+
+    def forward(self, x):
+        mems = [x * 2, x * 3]
+        for kind in self.kinds:
+            if kind == 'a':
+                mem = mems.pop(0)
+                x = x + mem
+            else:
+                x = x * 2 - mem  # the value the last 'a' layer bound
+        return x
+
+
 class SetLiterals(nn.Module):
     def forward(self, x):
         if x.ndim in {2, 3}:
@@ -195,6 +214,65 @@ class InplaceHelper(nn.Module):
         return y
 
 
+class ReduceBase(nn.Sequential):  # pretrainedmodels' ResNeXt: LambdaMap / LambdaReduce blocks
+    def __init__(self, fn, *args):
+        super().__init__(*args)
+        self.fn = fn
+
+    def prepare(self, x):
+        out = [m(x) for m in self._modules.values()]
+        return out if out else x
+
+
+class ReduceMap(ReduceBase):
+    def forward(self, x):
+        return [self.fn(t) for t in self.prepare(x)]
+
+
+class ReduceSum(ReduceBase):
+    def forward(self, x):
+        return functools.reduce(self.fn, self.prepare(x))
+
+
+class Reduces(nn.Module):  # GRAPH_MODE's reduce broke the second map: one tensor, its rows summed
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(
+            ReduceMap(lambda t: t, nn.ReLU(), nn.Identity()), ReduceSum(lambda a, b: a + b),
+            ReduceMap(lambda t: t * 2, nn.ReLU6(), nn.Identity(), nn.ReLU()), ReduceSum(lambda a, b: a - b))
+
+    def forward(self, x, y):
+        return self.blocks(x), functools.reduce(lambda a, b: a * b, [x, y], y + 1)
+
+
+class Packed(nn.Module):  # torchaudio's Tacotron2 encoder: GRAPH_MODE lost an object's tensors
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 3, batch_first=True, bidirectional=True)
+        for p in self.lstm.parameters():
+            nn.init.constant_(p, 0.1)
+
+    def forward(self, x, lengths):
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True)
+        plain, _ = self.lstm(x)
+        return out, plain
+
+
+class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n beside x.device
+    def forward(self, x):
+        b, device, n = x.shape[0], x.device, x.shape[1]
+        return torch.arange(n, device=device) * b + x
+
+
+class Comprehensions(nn.Module):  # torchnd's padding spec: several for clauses
+    def forward(self, x):
+        parts = [x[i] * k for i in range(x.shape[0]) if i != 1 for k in (1, 2)]
+        order = tuple(t for b in (0, 2) for t in range(b, b + 2))
+        return torch.stack(parts), order
+
+
 class AugmentedIndex(nn.Module):
     def forward(self, x, v):
         x[0] += v
@@ -241,6 +319,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "ListPop": ((), [(X34,)]),
     "BranchLocals": ((True,), [(X34,)]),
     "BranchLocals#off": ((False,), [(X34,)]),
+    "BranchLocalsLoop": ((("a", "f", "a", "f"),), [(X34,), (TIES,)]),
+    "BranchLocalsLoop#2": ((("a", "a", "f"),), [(X34,)]),
     "SetLiterals": ((), [(X34,), (X34[0],)]),
     "Lambdas": ((), [(X34,), (TIES,)]),
     "Dels": ((), [(X34, True), (TIES, False)]),
@@ -249,6 +329,11 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "SliceBounds": ((), [(X34,), (X34[:1],)]),  # a first axis of 1 (of 0: EMPTY_AXIS_RUNS)
     "AugmentedIndex": ((), [(X34, X34[0]), (TIES, TIES[2])]),
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
+    "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
+    "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
+    "Comprehensions": ((), [(X34,), (NONFINITE,)]),
+    "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
+                    (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
 
 # pass -> its cases; each case's lines carry the pass's diagnostic
@@ -260,10 +345,14 @@ GROUPS = {
     "MS305": ["Xor"],
     "MS306": ["SliceBounds"],
     "MS307": ["ListPop"],
-    "MS308": ["BranchLocals", "BranchLocals#off"],
+    "MS308": ["BranchLocals", "BranchLocals#off", "BranchLocalsLoop", "BranchLocalsLoop#2"],
     "MS309": ["SetLiterals"],
     "MS312": ["Dels"],
     "MS313": ["Lambdas"],
+    "MS314": ["Reduces"],
+    "MS201": ["Packed"],
+    "MS315": ["DeviceUnpack"],
+    "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS202": ["AugmentedIndex"],

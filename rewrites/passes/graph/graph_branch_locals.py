@@ -12,10 +12,11 @@ branch", even when the later read is under the same condition (x-transformers::
         if exists(mem_every): ...
 
 ). Python never reads the name on a path that did not bind it (it would raise), so a
-None bound first changes nothing that runs. Not done inside loops (a value left by an
-earlier iteration would be lost), nor for names bound before the ``if``; a branch that
-ends in ``return``/``raise``/``break``/``continue`` does not reach the read and needs
-none.
+None bound first changes nothing that runs. Inside a loop the None goes before the
+outermost loop, not before the ``if`` (a value left by an earlier iteration must stay:
+x-transformers' ``if layer_type == 'a': layer_mem = ...``, read on later 'a' layers), and
+only for names the loop binds first. Not done for names bound before; a branch that ends
+in ``return``/``raise``/``break``/``continue`` does not reach the read and needs none.
 """
 from __future__ import annotations
 
@@ -73,6 +74,7 @@ class GraphBranchLocals(Pass):
         self._updated: set[int] = set()  # ids of the names augmented assignments bind (they read them too)
         self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
+        self._loop_starts: list[tuple[int, set[str]]] = []  # open loops: step at their start, names their ifs leave unbound
         self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
         self._if_stack: list[dict] = []  # open ifs: step at their start, their branches (bound, exits)
         self._elifs: set[int] = set()  # ids of ifs that are another if's elif
@@ -89,12 +91,12 @@ class GraphBranchLocals(Pass):
         self._first_bound.append({n: -1 for n in names})
         self._reads.append({})
         self._ifs.append({})
-        self._saved.append((self._branches, self._loops))
-        self._branches, self._loops = [], 0
+        self._saved.append((self._branches, self._loops, self._loop_starts))
+        self._branches, self._loops, self._loop_starts = [], 0, []
 
     def leave_FunctionDef(self, original, updated):
         first, reads, ifs = self._first_bound.pop(), self._reads.pop(), self._ifs.pop()
-        self._branches, self._loops = self._saved.pop()
+        self._branches, self._loops, self._loop_starts = self._saved.pop()
         if not self.ctx.compiled or not ifs:
             return updated
         inserts: dict[int, list[str]] = {}
@@ -149,19 +151,38 @@ class GraphBranchLocals(Pass):
 
     # -- loops: a value may come from an earlier iteration -------------------------------------
     def visit_For(self, node: cst.For) -> None:
-        self._loops += 1
+        self._enter_loop()
 
     def leave_For(self, original, updated):
-        self._loops -= 1
+        self._leave_loop(updated)
         self._bind(_bound_names(original.target))
         return updated
 
     def visit_While(self, node) -> None:
-        self._loops += 1
+        self._enter_loop()
 
     def leave_While(self, original, updated):
-        self._loops -= 1
+        self._leave_loop(updated)
         return updated
+
+    def _enter_loop(self) -> None:
+        self._loops += 1
+        self._loop_starts.append((self._step, set()))
+
+    def _leave_loop(self, updated) -> None:
+        """The outermost loop gets the Nones of the names its ifs leave unbound, read after its
+        start (a later iteration reads what an earlier one bound), and bound first inside it."""
+        self._loops -= 1
+        start, names = self._loop_starts.pop()
+        if self._loop_starts:
+            self._loop_starts[-1][1].update(names)
+            return
+        if not self._first_bound:
+            return
+        first = self._first_bound[-1]
+        names = {n for n in names if first.get(n, 0) > start}
+        if names and self.ctx.compiled:
+            self._ifs[-1][id(updated.body)] = {"names": names, "end": start}
 
     # -- ifs -------------------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
@@ -219,11 +240,13 @@ class GraphBranchLocals(Pass):
             self._elifs.discard(id(original))
             self._summaries[id(original)] = (always, not reaching)
             return updated
-        if not self._first_bound or self._loops or not self.ctx.compiled or not reaching:
+        if not self._first_bound or not self.ctx.compiled or not reaching:
             return updated
         first = self._first_bound[-1]
         names = {n for n in anywhere - always if first.get(n, 0) > facts["start"]}
-        if names:
+        if names and self._loop_starts:  # set before the outermost loop, when it is left
+            self._loop_starts[-1][1].update(names)
+        elif names:
             # keyed by the if's body: the statement itself may still be replaced after this
             # pass leaves it (a marker comment attached to it), its body no more
             self._ifs[-1][id(updated.body)] = {"names": names, "end": self._step}
@@ -231,14 +254,14 @@ class GraphBranchLocals(Pass):
 
 
 class _InsertNones(cst.CSTTransformer):
-    """``name = None`` before the if statements found (by the id of the body of the node
-    the pass returned for each)."""
+    """``name = None`` before the if and loop statements found (by the id of the body of the
+    node the pass returned for each)."""
 
     def __init__(self, inserts: dict[int, list[str]]) -> None:
         self.inserts = inserts
 
     def leave_IndentedBlock(self, original, updated):
-        keys = [id(s.body) if isinstance(s, cst.If) else None for s in original.body]
+        keys = [id(s.body) if isinstance(s, (cst.If, cst.For, cst.While)) else None for s in original.body]
         if not any(k in self.inserts for k in keys):
             return updated
         body = []

@@ -12,6 +12,10 @@ Restrictions", seed 004 "Considerations"):
   MS508 a Cell's own methods that list or register its parameters, buffers or cells
         (self.parameters(), self.get_parameters(), self.register_buffer(...), ...):
         GRAPH_MODE compiles none of them
+  MS509 a list that holds other lists of the function which change after it is made
+        (``masks = [a, b]`` then ``a.append(m)``): GRAPH_MODE copies a list into another,
+        so the holder keeps them as they were (torchaudio's Emformer: a Concat of nothing;
+        with items already there, other values and no error)
 """
 from __future__ import annotations
 
@@ -62,6 +66,8 @@ class GraphLint(Pass):
         "MS507": "a constant tensor built on every call of construct: build it once in __init__.",
         "MS508": "a Cell's method that lists or registers its parameters, buffers or cells, in construct: "
                  "GRAPH_MODE compiles none of them.",
+        "MS509": "a list holding lists that change after it is made, in compiled code: GRAPH_MODE copies "
+                 "them, so it keeps them as they were.",
     }
     examples = (
         Example(
@@ -88,6 +94,12 @@ class GraphLint(Pass):
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.ctx.compiled:
+            for holder, assign, changes in stale_list_holders(node):
+                held = f"the list {next(iter(changes))}" if len(changes) == 1 else f"the lists {', '.join(changes)}"
+                self._report(assign, "MS509", f"{holder} holds {held}, changed after it is "
+                             f"made ({'; '.join(changes.values())}): compiled code copies a list into another, so "
+                             f"{holder} keeps them as they were; make {holder} after their last change")
         forward = node.name.value in ("forward", "construct") and self._in_forward == 0
         if forward:
             self._in_forward += 1
@@ -189,6 +201,74 @@ class GraphLint(Pass):
     def leave_While(self, original, updated):
         self._leave_control()
         return updated
+
+
+# what changes a list in place, as a statement of its own (``a.append(x)``)
+LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
+
+
+def stale_list_holders(fn: cst.FunctionDef) -> list[tuple[str, cst.Assign, dict[str, str]]]:
+    """In ``fn``'s own body (not nested functions), in source order: each ``holder = [a, b]``
+    (a list or tuple of names bound to lists in ``fn``) with the listed lists changed in
+    place after it (``a.append(x)``, ``a += ...``, ``a[i] = x``): (holder, its assignment,
+    list name -> the first change's code)."""
+    events: list[tuple[str, object]] = []  # in source order: ("list", name), ("holder", (name, assign, items)), ("change", (name, code))
+
+    class Order(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is fn
+
+        def visit_ClassDef(self, node):
+            return False
+
+        def visit_Lambda(self, node):
+            return False
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            value = node.value
+            for t in node.targets:
+                target = t.target
+                if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):  # a, b = [], []
+                    for name, item in zip(target.elements, value.elements):
+                        if isinstance(name.value, cst.Name) and isinstance(item.value, (cst.List, cst.ListComp)):
+                            events.append(("list", name.value.value))
+                elif isinstance(target, cst.Name):
+                    if isinstance(value, (cst.List, cst.ListComp)):
+                        events.append(("list", target.value))
+                    if isinstance(value, (cst.List, cst.Tuple)):
+                        items = [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
+                        events.append(("holder", (target.value, node, items)))
+                elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    events.append(("change", (target.value.value, f"{target.value.value}[...] = ...")))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            if isinstance(node.target, cst.Name):
+                operator = cst.Module([]).code_for_node(node.operator).strip()
+                events.append(("change", (node.target.value, f"{node.target.value} {operator} ...")))
+
+        def visit_Expr(self, node: cst.Expr) -> None:
+            call = node.value
+            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                    and isinstance(call.func.value, cst.Name) and call.func.attr.value in LIST_CHANGES):
+                events.append(("change", (call.func.value.value, f"{call.func.value.value}.{call.func.attr.value}(...)")))
+
+    fn.visit(Order())
+    lists: set[str] = set()
+    holders: list[tuple[str, cst.Assign, list[str], dict[str, str]]] = []
+    for kind, data in events:
+        if kind == "list":
+            lists.add(data)
+        elif kind == "holder":
+            name, assign, items = data
+            held = [i for i in items if i in lists]
+            if held:
+                holders.append((name, assign, held, {}))
+        else:
+            name, code = data
+            for _, _, held, changes in holders:
+                if name in held:
+                    changes.setdefault(name, code)
+    return [(name, assign, changes) for name, assign, _, changes in holders if changes]
 
 
 def _all_literal(call: cst.Call) -> bool:
