@@ -10,7 +10,7 @@ from ..table_calls import convert_call, reference_refusal, tables
 from ..syntax import Unconvertible, code
 from ..analysis.annotations import type_positions
 from ..analysis.layer_factories import converted_at_run_time, factory_possible
-from ..analysis.star_calls import bound_at_run_time, run_time_bound
+from ..analysis.star_calls import bound_at_run_time, function_value, run_time_bound
 from ..analysis.scaffolding import scaffolding_names
 
 
@@ -156,6 +156,10 @@ class ApiCalls(Pass):
             self.ctx.count_converted()
             return self.ctx.reference(self.tables.modules[qual])
         entry = self.tables.lookup(qual)
+        function = function_value(self.ctx, entry, original, self.id)
+        if function is not None:  # init.normal_ as a value: a function taking torch's arguments
+            self.ctx.count_converted()
+            return function
         why = reference_refusal(entry)
         if why is not None:
             self.ctx.count_unconverted()

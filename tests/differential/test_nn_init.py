@@ -120,6 +120,21 @@ stats("trunc_normal_", {
 case("trunc_normal_", f"nn.init.trunc_normal_(a, std=0.02)\n{MOMENTS}", (BIG,), "std", atol=0.001, rtol=0.0, why=WHY)
 case("normal_", "w = a[0]\nnn.init.normal_(w, 0.0, 0.01)\nreturn w.shape", (arr(3, 4),), "view")
 
+# the in-place functions used as values (transformers keeps them in a dict before patching
+# torch): a call through the value takes torch's arguments and fills in place, a
+# Parameter too
+VALUES = 'fills = {"normal_": nn.init.normal_, "uniform_": nn.init.uniform_, "constant_": nn.init.constant_}'
+stats("normal_", {"value": f'{VALUES}\nfills["normal_"](a, mean=2.0, std=0.5, generator=None)'}, ret=MOMENTS)
+stats("uniform_", {"value": f'{VALUES}\nr = fills["uniform_"](a, 0.5, 2.0)\nassert r is a'})
+stats("trunc_normal_", {"value": "fill = nn.init.trunc_normal_\nfill(a, std=0.5, a=-1.0, b=1.0)"}, scale=0.5)
+stats("kaiming_uniform_", {"value": "fill = nn.init.kaiming_uniform_\nfill(a, a=0.2, mode='fan_out')"},
+      inputs=(CONV,), scale=0.1)
+deterministic("constant_", {"value": f'{VALUES}\np = nn.Parameter(a)\nfills["constant_"](p, val=0.25)\nreturn p * 1'},
+              (arr(3, 4),))
+deterministic("zeros_", {"value": "fill = nn.init.zeros_\np = nn.Parameter(a)\nfill(p)\nreturn p + 1"}, (arr(2, 3),))
+deterministic("eye_", {"value": "fills = [nn.init.eye_, nn.init.ones_]\nfills[0](a)\nreturn a"}, (arr(3, 5),))
+deterministic("dirac_", {"value": "fill = nn.init.dirac_\nfill(a, groups=2)\nreturn a"}, (arr(4, 2, 3, 3),))
+
 for form, call in {
     "positional": "nn.init.calculate_gain('leaky_relu', 0.2)",
     "keyword": "nn.init.calculate_gain(nonlinearity='tanh', param=None)",
