@@ -289,6 +289,18 @@ def test_tensor_member_resolver() -> None:
     assert queries._torch_tensor_member(holder, "requires_grad") == "own"
 
 
+def test_clone_resolver() -> None:
+    """``_torch_clone``: a MindSpore tensor (a Parameter too) is copied, not aliased (its
+    Tensor.clone has no CPU kernel); anything else clones itself with its arguments."""
+    queries = MODULES["tensor_queries"]
+    p = ms.Parameter(tensor([1.0, 2.0]), name="w")
+    copy = queries._torch_clone(p, memory_format=None)
+    p.set_data(tensor([5.0, 6.0]))
+    assert copy.asnumpy().tolist() == [1.0, 2.0] and not isinstance(copy, ms.Parameter)
+    cloned = type("Cache", (), {"clone": lambda self, deep=False: ("own", deep)})()
+    assert queries._torch_clone(cloned, deep=True) == ("own", True)
+
+
 def test_private_state_dict_hooks() -> None:
     net = ms.nn.SequentialCell([ms.nn.Dense(2, 3)])
     module_methods._torch_register_state_dict_hook(
