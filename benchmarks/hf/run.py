@@ -93,6 +93,11 @@ def reconvert(rels: list[str], conv: dict) -> None:
 
     for rel in rels:
         src, dest = harness.WORK / "src" / rel, harness.WORK / "converted" / rel
+        # the kept file is the tool's output, never edited: it goes first, or a file the whole-package
+        # run recorded elsewhere (its folder's .transpile, not the file's) would be taken for a hand
+        # edit and kept, the new conversion written beside it as NAME.new
+        dest.unlink(missing_ok=True)
+        dest.with_name(dest.name + ".new").unlink(missing_ok=True)
         report = convert_paths([src], output=dest, jobs=1, cache=False)
         r = report.files[0].result
         conv[rel] = {**conv.get(rel, {}), "status": report.files[0].status,
