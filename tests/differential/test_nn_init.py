@@ -219,3 +219,68 @@ def test_init_function_given_to_apply_reaches_every_layers_parameters():
         ms_key = next(k for k in actual if k.endswith(ms_name))
         np.testing.assert_allclose(actual[ms_key].reshape(expected[torch_name].shape), expected[torch_name],
                                    err_msg=torch_name)
+
+
+NARROWED_INIT = '''
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.relative_bias = nn.Embedding(6, 2)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Embedding(5, 4)
+        self.attention = Attention()
+        self.norm = nn.LayerNorm(4)
+
+
+class Decoder(Encoder):
+    pass
+
+
+def init_weights(module):
+    # transformers' _init_weights: the layer's class is known from an isinstance test of a
+    # class of the file, not of torch
+    if isinstance(module, Attention):
+        nn.init.constant_(module.q.weight, 0.5)
+        nn.init.constant_(module.relative_bias.weight, 0.25)
+    elif isinstance(module, (Encoder, Decoder)):
+        nn.init.constant_(module.shared.weight, 1.5)
+        nn.init.constant_(module.norm.weight, 2.0)
+        nn.init.constant_(module.norm.bias, -1.0)
+
+
+def build():
+    model = Encoder()
+    for each in model.modules():
+        init_weights(each)
+    return model
+'''
+
+
+def test_init_reaches_layers_of_a_class_an_isinstance_test_names():
+    """``module.relative_bias.weight`` in ``if isinstance(module, Attention)`` (a class of the
+    file): the type index knows what the class's attribute holds, so the Embedding's and the
+    LayerNorm's parameters are written under MindSpore's names, as torch writes its own."""
+    from transpile import convert_code
+
+    result = convert_code(NARROWED_INIT, filename="narrowed_init.py")
+    assert "relative_bias.embedding_table" in result.code and "shared.embedding_table" in result.code, result.code
+    torch_namespace: dict = {"__name__": "torch_narrowed_init"}
+    exec(compile(NARROWED_INIT, "torch_narrowed_init", "exec"), torch_namespace)
+    expected = {k: v.detach().numpy() for k, v in torch_namespace["build"]().state_dict().items()}
+    namespace: dict = {"__name__": "converted_narrowed_init"}
+    exec(compile(result.code, "converted_narrowed_init", "exec"), namespace)
+    actual = {p.name: p.asnumpy() for p in namespace["build"]().get_parameters()}
+    pairs = {"shared.weight": "shared.embedding_table", "attention.q.weight": "attention.q.weight",
+             "attention.relative_bias.weight": "attention.relative_bias.embedding_table",
+             "norm.weight": "norm.gamma", "norm.bias": "norm.beta"}
+    for torch_name, ms_name in pairs.items():
+        np.testing.assert_allclose(actual[ms_name], expected[torch_name], err_msg=torch_name)
