@@ -16,8 +16,10 @@ from mindspore.common.initializer import initializer
 
 
 def _torch_init_fill(tensor, init, shift=0.0):
-    """torch.nn.init's in-place fill of a tensor given by an expression (transpile MS201)."""
-    return tensor.assign_value(initializer(init, tensor.shape, tensor.dtype).init_data() + shift)
+    """torch.nn.init's in-place fill of a tensor given by an expression (transpile MS201);
+    no shift is added where there is none (it would make an integer tensor float)."""
+    data = initializer(init, tensor.shape, tensor.dtype).init_data()
+    return tensor.assign_value(data + shift if shift else data)
 
 
 def _torch_nn_init_uniform_(tensor, a=0.0, b=1.0, generator=None):

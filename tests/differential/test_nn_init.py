@@ -134,6 +134,9 @@ deterministic("constant_", {"value": f'{VALUES}\np = nn.Parameter(a)\nfills["con
 deterministic("zeros_", {"value": "fill = nn.init.zeros_\np = nn.Parameter(a)\nfill(p)\nreturn p + 1"}, (arr(2, 3),))
 deterministic("eye_", {"value": "fills = [nn.init.eye_, nn.init.ones_]\nfills[0](a)\nreturn a"}, (arr(3, 5),))
 deterministic("dirac_", {"value": "fill = nn.init.dirac_\nfill(a, groups=2)\nreturn a"}, (arr(4, 2, 3, 3),))
+# an integer buffer (BERT's token_type_ids) stays integer
+deterministic("zeros_", {"int": "ids = torch.ones(2, 3, dtype=torch.long)\nfill = nn.init.zeros_\nfill(ids)\nreturn ids"},
+              ())
 
 for form, call in {
     "positional": "nn.init.calculate_gain('leaky_relu', 0.2)",
