@@ -289,6 +289,35 @@ def test_tensor_member_resolver() -> None:
     assert queries._torch_tensor_member(holder, "requires_grad") == "own"
 
 
+def test_clone_resolver() -> None:
+    """``_torch_clone``: a MindSpore tensor (a Parameter too) is copied, not aliased (its
+    Tensor.clone has no CPU kernel); anything else clones itself with its arguments."""
+    queries = MODULES["tensor_queries"]
+    p = ms.Parameter(tensor([1.0, 2.0]), name="w")
+    copy = queries._torch_clone(p, memory_format=None)
+    p.set_data(tensor([5.0, 6.0]))
+    assert copy.asnumpy().tolist() == [1.0, 2.0] and not isinstance(copy, ms.Parameter)
+    cloned = type("Cache", (), {"clone": lambda self, deep=False: ("own", deep)})()
+    assert queries._torch_clone(cloned, deep=True) == ("own", True)
+
+
+def test_get_parameter_takes_torch_names() -> None:
+    """``_get_parameter`` with torch's path (a tied-weights key) finds the parameter a
+    converted layer names otherwise; its table of names is the tables' ``weights``."""
+    from transpile.rewrites.passes.layer_params import parameter_names
+    from transpile.rewrites.table_calls import tables
+
+    methods = MODULES["module_methods"]
+    names = {k: v for k, v in parameter_names(tables()).items() if k in methods._TORCH_PARAMETER_NAMES}
+    assert {k: set(v) for k, v in names.items()} == {k: set(v) for k, v in methods._TORCH_PARAMETER_NAMES.items()}
+    net = ms.nn.SequentialCell([ms.nn.Embedding(5, 3), ms.nn.LayerNorm((3,)), ms.nn.Dense(3, 5)])
+    assert methods._get_parameter(net, "0.weight") is net[0].embedding_table
+    assert methods._get_parameter(net, "1.bias") is net[1].beta
+    assert methods._get_parameter(net, "2.weight") is net[2].weight
+    with pytest.raises(AttributeError):
+        methods._get_parameter(net, "2.running_mean")
+
+
 def test_private_state_dict_hooks() -> None:
     net = ms.nn.SequentialCell([ms.nn.Dense(2, 3)])
     module_methods._torch_register_state_dict_hook(

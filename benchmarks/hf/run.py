@@ -13,7 +13,8 @@ MindSpore side's pure-Python packages ``benchmarks/.work-hf/deps``.
 A whole-package conversion is minutes of CPU, so it can be kept: ``--reuse-conversion``
 takes the converted tree and its record (``.work-hf/conversion.json``) from the last run;
 ``--reconvert REL ...`` (paths relative to the source root, ``transformers/cache_utils.py``)
-converts those files again, one by one without the package's facts, into the kept tree.
+converts those files again into the kept tree, each with its package's facts (the tree's
+index is built once), as the whole-package run would.
 
 Written: ``results.md`` and ``results.json`` beside this file (``--record NAME`` writes
 ``NAME.md``/``NAME.json`` instead: ``first_contact`` is the converter at its base commit),
@@ -73,19 +74,27 @@ def convert(py: str, config: dict, reuse: bool) -> tuple[dict, dict]:
 
 
 def reconvert(rels: list[str], conv: dict) -> None:
-    """Convert the given source files again, one by one, into the kept converted tree."""
-    from transpile import convert_paths
+    """Convert the given source files again into the kept converted tree, each with the
+    facts its package gives it (the tree's index is built once: what a whole-package run
+    hands the file), so that a file reconverted reads as the whole run would write it."""
+    from transpile import convert_code
     from transpile.engine.diagnostics import Severity
+    from transpile.engine.package_index import PackageIndex
 
+    indexes: dict[str, PackageIndex] = {}
     for rel in rels:
+        package = rel.split("/")[0]
+        root = harness.WORK / "src" / package
+        if package not in indexes:
+            indexes[package] = PackageIndex(root, sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts))
         src, dest = harness.WORK / "src" / rel, harness.WORK / "converted" / rel
-        report = convert_paths([src], output=dest, jobs=1, cache=False)
-        r = report.files[0].result
-        conv[rel] = {**conv.get(rel, {}), "status": report.files[0].status,
-                     "errors": [d.format() for d in (r.diagnostics if r else []) if d.severity is Severity.ERROR],
-                     "unconverted": r.stats.unconverted if r else 0,
-                     "converted_uses": r.stats.converted if r else 0}
-        harness.say(f"reconverted {rel}: {report.files[0].status}")
+        r = convert_code(src.read_text(encoding="utf-8"), filename=str(src), package=indexes[package].facts(src.resolve()))
+        dest.write_text(r.code, encoding="utf-8")  # the kept tree is the tool's output: never edited
+        status = "failed" if r.failed else ("converted" if r.code != src.read_text(encoding="utf-8") else "unchanged")
+        conv[rel] = {**conv.get(rel, {}), "status": status,
+                     "errors": [d.format() for d in r.diagnostics if d.severity is Severity.ERROR],
+                     "unconverted": r.stats.unconverted, "converted_uses": r.stats.converted}
+        harness.say(f"reconverted {rel}: {status}")
 
 
 def module_name(rel: str) -> str:

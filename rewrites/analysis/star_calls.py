@@ -19,6 +19,7 @@ import libcst as cst
 from transpile.engine.formatting import black_layout
 
 from ..hooks import HOOKS
+from ..runtime.registry import helper_names, runtime_helper
 from ..syntax import Unconvertible, code, literal
 from ..table_calls import convert_call
 
@@ -26,11 +27,27 @@ from ..table_calls import convert_call
 def run_time_bound(entry, call: cst.Call) -> bool:
     """A function call this module converts: a hooked function entry with a plain
     signature, called with ``*``/``**`` arguments."""
+    return _hooked_function(entry) and any(a.star for a in call.args)
+
+
+def _hooked_function(entry) -> bool:
+    """A function entry whose hook converts its arguments, with a plain signature."""
     if entry is None or entry.kind != "function" or not entry.hook or entry.unsupported:
         return False
-    if HOOKS[entry.hook].kind != "arguments" or any(p.startswith("*") for p in entry.params):
-        return False
-    return any(a.star for a in call.args)
+    return HOOKS[entry.hook].kind == "arguments" and not any(p.startswith("*") for p in entry.params)
+
+
+def function_value(ctx, entry, reference: cst.BaseExpression, pass_id: str) -> cst.Name | None:
+    """What a torch function used as a value (``{"normal_": torch.nn.init.normal_}``, a
+    function passed on) becomes when its calls need their arguments converted by a hook:
+    a function taking torch's arguments (a run-time helper written for it, else one
+    emitted here); None when there is none (the reference is then renamed, with a warning)."""
+    if not _hooked_function(entry) or (entry.hook and HOOKS[entry.hook].not_a_value):
+        return None
+    try:
+        return run_time_function(ctx, entry, reference, pass_id, reference, "used as a value")
+    except Unconvertible:
+        return None
 
 
 def _keyword_call(func: cst.BaseExpression, names: list[str]) -> cst.Call:
@@ -55,9 +72,21 @@ def _required(ctx, entry, func, pass_id: str) -> int:
 def bound_at_run_time(ctx, entry, original: cst.Call, updated: cst.Call, pass_id: str) -> cst.Call:
     """``updated`` calling the emitted function that converts ``entry`` with its arguments
     bound when the call runs (raises Unconvertible where the hook cannot convert it)."""
+    function = run_time_function(ctx, entry, original.func, pass_id, original, "the call passes * or ** arguments")
+    return updated.with_changes(func=function)
+
+
+def run_time_function(ctx, entry, func: cst.BaseExpression, pass_id: str, where: cst.CSTNode, why: str) -> cst.Name:
+    """The emitted function with torch's signature whose body is ``entry``'s conversion of
+    its own parameters (``func`` is the reference to the torch function; reports name
+    ``where``; ``why`` is said in its docstring). A run-time helper written for the entry
+    (rewrites/runtime/, named as ``run_time_name`` says) is that function where there is
+    one. Raises Unconvertible where the entry cannot convert plain names."""
+    if run_time_name(entry) in helper_names():
+        return runtime_helper(ctx, run_time_name(entry))
     names = [*entry.params, *entry.kwonly]
-    body = convert_call(ctx, entry, _keyword_call(original.func, names), pass_id, original=original)
-    required = _required(ctx, entry, original.func, pass_id)
+    body = convert_call(ctx, entry, _keyword_call(func, names), pass_id, original=where)
+    required = _required(ctx, entry, func, pass_id)
 
     def param(i: int, name: str) -> str:
         if i < required:
@@ -68,8 +97,13 @@ def bound_at_run_time(ctx, entry, original: cst.Call, updated: cst.Call, pass_id
     signature = [param(i, n) for i, n in enumerate(entry.params)]
     if entry.kwonly:
         signature += ["*", *(param(len(entry.params) + i, n) for i, n in enumerate(entry.kwonly))]
-    name = "_torch_" + entry.source.replace(".", "_").removeprefix("torch_")
-    doc = (f'"""{entry.source} with its arguments bound when the call runs (the call passes '
-           f'* or ** arguments; transpile MS201)."""')
+    name = run_time_name(entry)
+    doc = f'"""{entry.source} with its arguments bound when the call runs ({why}; transpile MS201)."""'
     ctx.define(name, black_layout(f"def {name}({', '.join(signature)}):\n    {doc}\n    return {code(body)}\n"))
-    return updated.with_changes(func=cst.Name(name))
+    return cst.Name(name)
+
+
+def run_time_name(entry) -> str:
+    """``torch.nn.init.normal_`` -> ``_torch_nn_init_normal_``: the emitted function's name,
+    and that of a run-time helper written for the entry (rewrites/runtime/)."""
+    return "_torch_" + entry.source.replace(".", "_").removeprefix("torch_")

@@ -19,8 +19,12 @@ from .torch_indexing import run_time_helper  # noqa: F401  (scatter, unique: com
 
 @hook(consumes=("dtype",))
 def cast_input_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
-    """``dtype=`` casts the input first (torch.sum(x, dtype=...) and friends)."""
+    """``dtype=`` casts the input first (torch.sum(x, dtype=...) and friends). Without it, a
+    comparison's cumsum (``(ids != 1).cumsum(-1)``: transformers' packed-sequence mask) is
+    counted in int64, as torch does: MindSpore's CumSum takes no bool."""
     dtype = args.pop("dtype", None)
+    if dtype is None and entry.source.rsplit(".", 1)[-1] == "cumsum":
+        dtype = _counted_comparison(ctx, entry, args, receiver)
     if dtype is not None and literal_value(dtype) is not None:
         cast = ctx.reference("mindspore.ops.cast")
         if receiver is not None:
@@ -29,6 +33,12 @@ def cast_input_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
             first = first_param(entry)
             args[first] = keyword_call(cast, {"input": args[first], "dtype": dtype})
     return entry_call(ctx, entry, args, receiver)
+
+
+def _counted_comparison(ctx, entry, args, receiver) -> cst.BaseExpression | None:
+    """``ms.int64`` where the input is a comparison (a bool tensor), else None."""
+    value = receiver if receiver is not None else args.get(first_param(entry))
+    return mindspore_ref(ctx, "int64") if type(value) is cst.Comparison else None
 
 
 @hook(consumes=("dtype",))

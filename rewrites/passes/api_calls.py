@@ -10,7 +10,7 @@ from ..table_calls import convert_call, reference_refusal, reference_value, tabl
 from ..syntax import Unconvertible, code
 from ..analysis.annotations import type_positions
 from ..analysis.layer_factories import converted_at_run_time, factory_possible
-from ..analysis.star_calls import bound_at_run_time, run_time_bound
+from ..analysis.star_calls import bound_at_run_time, function_value, run_time_bound
 from ..analysis.scaffolding import scaffolding_names
 
 
@@ -160,6 +160,10 @@ class ApiCalls(Pass):
         if value is not None:  # F.conv_transpose3d as a value: the helper its calls become
             self.ctx.count_converted()
             return value
+        function = function_value(self.ctx, entry, original, self.id)
+        if function is not None:  # init.normal_ as a value: a function taking torch's arguments
+            self.ctx.count_converted()
+            return function
         why = reference_refusal(entry)
         if why is not None:
             self.ctx.count_unconverted()

@@ -33,6 +33,10 @@ from ..outside_packages import builds_on_torch, why
 from ..runtime.registry import runtime_helper
 
 
+# builtins that take an attribute's name as a string
+NAME_LOOKUPS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
+
 def _assigns_construct(body: cst.IndentedBlock) -> bool:
     """Whether a class body already binds ``construct`` by assignment (``construct = forward``,
     written by an earlier run): adding the alias again would double it."""
@@ -289,6 +293,40 @@ class CellClass(Pass):
             return updated.with_changes(value="construct")
         return updated
 
+    def _module_class_parameter(self, receiver: cst.BaseExpression) -> bool:
+        """``receiver`` is a parameter of an enclosing function annotated as a Module class
+        (``experts_class: type[nn.Module]``, ``type[nn.Module] | None``): its ``forward`` read
+        or written by name is the method renamed ``construct`` (a class decorator wrapping it)."""
+        if type(receiver) is not cst.Name:
+            return False
+        for scope in reversed(self.ctx.open_scopes):
+            if type(scope) is not cst.FunctionDef:
+                continue
+            params = scope.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                if param.name.value == receiver.value:
+                    return param.annotation is not None and self._module_type(param.annotation.annotation)
+        return False
+
+    def _module_type(self, annotation: cst.BaseExpression) -> bool:
+        """``type[M]`` (``typing.Type[M]``), alone or in a union with None, for a Module class M."""
+        if type(annotation) is cst.BinaryOperation and type(annotation.operator) is cst.BitOr:
+            return any(self._module_type(side) for side in (annotation.left, annotation.right))
+        if type(annotation) is not cst.Subscript or len(annotation.slice) != 1:
+            return False
+        outer = annotation.value
+        outer_name = outer.value if type(outer) is cst.Name else dotted_name(outer)
+        inner = annotation.slice[0].slice
+        if type(inner) is not cst.Index:
+            return False
+        if outer_name in ("Optional", "typing.Optional"):
+            return self._module_type(inner.value)
+        if outer_name not in ("type", "Type", "typing.Type"):
+            return False
+        qual = self.ctx.imports.qualify(inner.value)
+        return is_module_class(qual) or bool(tree_module_class(self.ctx, inner.value)) or (
+            type(inner.value) is cst.Name and inner.value.value in self.cell_classes)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``; ``self.cells``
         (a name a Cell defines) in a Module's code."""
@@ -302,11 +340,32 @@ class CellClass(Pass):
             return updated.with_changes(attr=cst.Name("set_train"))
         if original.attr.value != "forward":
             return updated
-        receiver = original.value
-        if tree_module_class(self.ctx, receiver):  # Mlp.forward(self, x), Mlp from the tree
-            return updated.with_changes(attr=cst.Name("construct"))
-        if not self.cell_classes:
+        if not self._forward_is_construct(original.value):
             return updated
-        if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
-            return updated  # some_module.forward: not a cell
         return updated.with_changes(attr=cst.Name("construct"))
+
+    def _forward_is_construct(self, receiver: cst.BaseExpression) -> bool:
+        """Whether ``receiver.forward`` names the method renamed ``construct``."""
+        if tree_module_class(self.ctx, receiver):  # Mlp.forward(self, x), Mlp from the tree
+            return True
+        if self._module_class_parameter(receiver):  # experts_class.forward, experts_class: type[nn.Module]
+            return True
+        if not self.cell_classes:
+            return False
+        # some_module.forward: not a cell
+        return not (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        """``getattr(cls, "forward")``, ``setattr(cls, "forward", f)``, ``hasattr``: the name
+        given as a string, on a receiver whose ``.forward`` is ``construct``."""
+        func = original.func
+        if type(func) is not cst.Name or func.value not in NAME_LOOKUPS or len(original.args) < 2 \
+                or func.value in self.ctx.imports.bindings or any(a.keyword or a.star for a in original.args[:2]):
+            return updated
+        name = original.args[1].value
+        if type(name) is not cst.SimpleString or name.evaluated_value != "forward" \
+                or not self._forward_is_construct(original.args[0].value):
+            return updated
+        args = list(updated.args)
+        args[1] = args[1].with_changes(value=name.with_changes(value=name.value.replace("forward", "construct")))
+        return updated.with_changes(args=args)

@@ -28,6 +28,7 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.formatting import InvalidStatement, format_statement
 from transpile.engine.passes import Example, Pass
+from transpile.engine.import_table import dotted_name
 from transpile.engine.walk import rewrite
 
 from ..runtime.registry import runtime_helper
@@ -135,6 +136,8 @@ class LayerParams(Pass):
         self._loops: list[tuple[str, cst.BaseExpression]] = []  # enclosing for loops: (name bound, iterable)
         self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
         self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows
+        # ids of names in the body of ``if isinstance(name, C)``, C a Module class of the tree -> C, qualified
+        self._narrowed: dict[int, tuple[str, ...]] = {}
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks += 1
@@ -213,7 +216,9 @@ class LayerParams(Pass):
             return updated
         types = self.facts.layer_types()
         loops = {name: iterable for name, iterable in self._loops}
-        new = types.rename(types.value(shape_of(receiver, *index_place(self.ctx.open_scopes, types.index), loops)), attr)
+        shape = _narrowed_shape(receiver, self._narrowed) or shape_of(
+            receiver, *index_place(self.ctx.open_scopes, types.index), loops)
+        new = types.rename(types.value(shape), attr)
         if new is None:
             return updated
         if new == "":
@@ -344,6 +349,34 @@ class LayerParams(Pass):
     def visit_If(self, node: cst.If) -> None:
         guard = _isinstance_guard(node.test, self.ctx, self.tables)
         self._guarded.append(guard[0] if guard else _target_class_test(node.test, self.ctx))
+        if guard is None:
+            self._narrow(node)
+
+    def _narrow(self, node: cst.If) -> None:
+        """``if isinstance(module, T5Attention):`` with a class of the tree: in the
+        branch, ``module`` holds an instance of it, so the type index answers for
+        ``module.relative_attention_bias.weight`` (an Embedding's: ``embedding_table``); with
+        several classes (``isinstance(module, (T5Model, T5EncoderModel))``) one of them."""
+        parts = _isinstance_test(node.test)
+        if parts is None:
+            return
+        classes = tuple(self._tree_class(c) for c in parts[1])
+        if None not in classes:
+            self._narrowed.update(dict.fromkeys(_uses_of(node.body, parts[0]), classes))
+
+    def _tree_class(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of the class of the tree ``expr`` names, as the type index knows
+        it (whether it is a Module need not be known: what its code sets is); None for
+        anything else."""
+        spelled = dotted_name(expr)
+        if spelled is None:
+            return None
+        types = self.facts.layer_types()
+        package = getattr(self.ctx, "package", None)
+        qual = package.names.get(spelled) if package is not None else None
+        if qual is None and f"{types.index.module}.{spelled}" in types.index.classes:
+            qual = f"{types.index.module}.{spelled}"
+        return qual if qual in types.index.classes else None
 
     def leave_If(self, original: cst.If, updated: cst.If):
         self._guarded.pop()
@@ -440,6 +473,30 @@ def _target_class_test(test, ctx) -> str | None:
     targets = {m.split(".")[0] for m in ctx.module_map.values()}
     if any((ctx.imports.qualify(item) or "").split(".")[0] in targets for item in parts[1]):
         return parts[0]
+    return None
+
+
+def _uses_of(body: cst.CSTNode, name: str) -> list[int]:
+    """The ids of the loads of ``name`` in ``body`` that start an attribute chain."""
+    found: list[int] = []
+
+    class Uses(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if type(node.value) is cst.Name and node.value.value == name:
+                found.append(id(node.value))
+
+    body.visit(Uses())
+    return found
+
+
+def _narrowed_shape(node: cst.BaseExpression, narrowed: dict[int, tuple[str, ...]]) -> tuple | None:
+    """The type index's shape of an attribute chain whose first name an isinstance test
+    narrowed to a class of the tree (``module.relative_attention_bias``); None otherwise."""
+    if type(node) is cst.Attribute:
+        inner = _narrowed_shape(node.value, narrowed)
+        return ("get", inner, node.attr.value) if inner is not None else None
+    if type(node) is cst.Name and id(node) in narrowed:
+        return ("any", tuple(("self", cls) for cls in narrowed[id(node)]))  # an instance of one of them
     return None
 
 

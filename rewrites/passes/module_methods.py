@@ -58,7 +58,9 @@ _PARAMETER_METHODS = ("parameters", "named_parameters")
 _TREE_METHODS = ("modules", "named_modules", "children", "named_children")
 # Module methods no tensor or other common object has: converted on any receiver
 _MODULE_ONLY = frozenset({"_register_state_dict_hook", "_register_load_state_dict_pre_hook",
-                          "register_full_backward_hook", "register_full_backward_pre_hook"})
+                          "register_full_backward_hook", "register_full_backward_pre_hook",
+                          # a dotted path through children (transformers' get_module_from_name(model, ...))
+                          "get_submodule", "get_parameter"})
 # torch layers whose MindSpore counterpart, built with the converted arguments, draws the
 # distributions torch's reset_parameters draws (compared in tests/differential/
 # test_torch_quirks.py): reset_parameters() while it is built changes nothing.

@@ -24,6 +24,8 @@ may be a tensor and the converter cannot tell (a note on the line): ``x.requires
 read (a MindSpore tensor has no flag; a Parameter keeps its own: ``self.X`` and names bound
 by a loop over ``parameters()`` are left), and ``x.to(a)`` with an ``a`` that is plainly
 neither a dtype nor a device (``torch.arange(n).to(other)`` takes the other tensor's dtype).
+``x.clone()`` on such a receiver is ``_torch_clone(x)`` (MindSpore's Tensor.clone has no CPU
+kernel in either mode; the helper copies a tensor and lets anything else clone itself).
 On anything but a MindSpore tensor the resolver reads the object's own member.
 """
 from __future__ import annotations
@@ -315,6 +317,15 @@ class TensorMethods(Pass):
                           args=[cst.Arg(updated.func.value), cst.Arg(cst.SimpleString(f'"{method}"'))])
         return updated.with_changes(func=member)
 
+    def _resolved_clone(self, original: cst.Call, updated: cst.Call):
+        """``x.clone()`` on a receiver that may be a tensor: ``_torch_clone(x)``, which copies
+        a MindSpore tensor with ops.deepcopy (its Tensor.clone has no CPU kernel) and lets
+        anything else clone itself."""
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".clone(): receiver {code(original.func.value)!r} not proven a tensor; "
+                        "_torch_clone copies a tensor and lets anything else clone itself", Severity.INFO)
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_clone"), args=[cst.Arg(updated.func.value), *updated.args])
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         if not isinstance(func, cst.Attribute) or self.ctx.imports.qualify(func) is not None:
@@ -328,6 +339,8 @@ class TensorMethods(Pass):
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             if func.attr.value in RESOLVED_METHODS and _undecided_argument(original):  # x.to(other)
                 return self._resolved_call(original, updated)
+            if func.attr.value == "clone" and not any(a.star for a in original.args):
+                return self._resolved_clone(original, updated)
             if not _tensor_only(entry, original):
                 # a torch-looking use left as it is: it counts against the conversion rate
                 self.ctx.count_unconverted()

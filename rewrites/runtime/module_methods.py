@@ -5,6 +5,7 @@ get_submodule, get_parameter.
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
 """
+from .cells import _torch_layer_attribute
 
 from mindspore.common.initializer import Normal, initializer
 
@@ -52,9 +53,22 @@ def _get_submodule(cell, target):
 
 
 def _get_parameter(cell, target):
-    """torch's Module.get_parameter: the parameter at a dotted path ("fc.weight")."""
+    """torch's Module.get_parameter: the parameter at a dotted path ("fc.weight"). The path
+    is torch's (a name kept as data: transformers' tied-weights keys): a parameter the
+    converted layer names otherwise (an Embedding's weight is its embedding_table, a
+    LayerNorm's weight and bias its gamma and beta) is found under MindSpore's name."""
     path, _, item = target.rpartition(".")
-    return getattr(_get_submodule(cell, path), item)
+    return _torch_layer_attribute(_get_submodule(cell, path), item, _TORCH_PARAMETER_NAMES.get(item, ()))
+
+
+# torch's parameter names -> MindSpore's for the converted layers that name them otherwise
+# (the tables' ``weights``; tests/test_runtime.py checks them against the tables)
+_TORCH_PARAMETER_NAMES = {
+    "weight": ("embedding_table", "gamma", "bn2d.gamma", "w"),
+    "bias": ("beta", "bn2d.beta"),
+    "running_mean": ("moving_mean", "bn2d.moving_mean"),
+    "running_var": ("moving_variance", "bn2d.moving_variance"),
+}
 
 
 def _torch_register_state_dict_hook(cell, hook):

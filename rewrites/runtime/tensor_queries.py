@@ -8,6 +8,7 @@ the module imports with MindSpore installed, for its tests.
 import functools
 
 import mindspore as ms
+from mindspore import ops
 
 
 def _torch_device_index(device):
@@ -49,3 +50,13 @@ def _torch_tensor_to(tensor, *args, dtype=None, **ignored):
     if dtype is None or dtype == tensor.dtype:
         return tensor
     return tensor.astype(dtype)
+
+
+def _torch_clone(obj, *args, **kwargs):
+    """torch's ``obj.clone()`` where the converter could not tell whether ``obj`` is a
+    tensor: a MindSpore tensor is copied by ops.deepcopy (its Tensor.clone has no CPU
+    kernel, in either mode; a Parameter's copy is a plain tensor, as torch's is; the memory
+    format changes nothing); anything else clones itself (transpile MS202)."""
+    if isinstance(obj, ms.Tensor):
+        return ops.deepcopy(obj)
+    return obj.clone(*args, **kwargs)

@@ -155,3 +155,72 @@ def test_class_patterns_match_converted_layers(built):
     expected = [torch_ns["describe"](layer) for layer in torch_ns["LAYERS"]]
     assert expected == ["linear 4 to 2", "linear", "rgb conv", "other", "activation", "other"]
     assert [ms_ns["describe"](layer) for layer in ms_ns["LAYERS"]] == expected
+
+
+# a class decorator in a file that defines no Module (transformers' integrations/moe.py):
+# the class is known to be a Module only by its parameter's annotation
+DECORATOR = '''
+from functools import wraps
+
+import torch
+
+
+def doubled(cls: type[torch.nn.Module] | None = None):
+    def wrapper(cls: type[torch.nn.Module]) -> type[torch.nn.Module]:
+        original_forward = cls.forward
+
+        @wraps(original_forward)
+        def forward(self, *args, **kwargs):
+            return original_forward(self, *args, **kwargs) * 2
+
+        cls.forward = forward
+        return cls
+
+    return wrapper(cls) if cls is not None else wrapper
+
+
+def plus_one(cls: type[torch.nn.Module]):
+    inner = getattr(cls, "forward")
+    setattr(cls, "forward", lambda self, x: inner(self, x) + 1)
+    return cls
+'''
+
+DECORATED = '''
+import torch.nn as nn
+
+
+@plus_one
+@doubled
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.proj(x)
+'''
+
+
+def test_class_decorator_wraps_forward_by_name():
+    """``cls.forward`` read and written, and ``getattr``/``setattr(cls, "forward")``, on a
+    parameter annotated ``type[nn.Module]`` in a file with no Module class, name the method
+    renamed ``construct``: the decorated layer runs the wrapper, as torch's does."""
+    import mindspore
+    import torch
+    from transpile import convert_code
+
+    decorator = convert_code(DECORATOR, filename="decorators.py")
+    assert "cls.construct" in decorator.code and '"construct"' in decorator.code, decorator.code
+    model = convert_code(DECORATED, filename="decorated.py")
+    torch_ns: dict = {}
+    exec(compile(DECORATOR, "<torch decorators>", "exec"), torch_ns)
+    exec(compile(DECORATED, "<torch model>", "exec"), torch_ns)
+    ms_ns: dict = {}
+    exec(compile(decorator.code, "<decorators>", "exec"), ms_ns)
+    exec(compile(model.code, "<model>", "exec"), ms_ns)
+    torch_net, ms_net = torch_ns["Scaled"](), ms_ns["Scaled"]()
+    _same_weights(torch_net, ms_net)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    with torch.no_grad():
+        expected = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(mindspore.Tensor(x)).asnumpy(), expected, atol=1e-5, rtol=1e-5)

@@ -120,6 +120,24 @@ stats("trunc_normal_", {
 case("trunc_normal_", f"nn.init.trunc_normal_(a, std=0.02)\n{MOMENTS}", (BIG,), "std", atol=0.001, rtol=0.0, why=WHY)
 case("normal_", "w = a[0]\nnn.init.normal_(w, 0.0, 0.01)\nreturn w.shape", (arr(3, 4),), "view")
 
+# the in-place functions used as values (transformers keeps them in a dict before patching
+# torch): a call through the value takes torch's arguments and fills in place, a
+# Parameter too
+VALUES = 'fills = {"normal_": nn.init.normal_, "uniform_": nn.init.uniform_, "constant_": nn.init.constant_}'
+stats("normal_", {"value": f'{VALUES}\nfills["normal_"](a, mean=2.0, std=0.5, generator=None)'}, ret=MOMENTS)
+stats("uniform_", {"value": f'{VALUES}\nr = fills["uniform_"](a, 0.5, 2.0)\nassert r is a'})
+stats("trunc_normal_", {"value": "fill = nn.init.trunc_normal_\nfill(a, std=0.5, a=-1.0, b=1.0)"}, scale=0.5)
+stats("kaiming_uniform_", {"value": "fill = nn.init.kaiming_uniform_\nfill(a, a=0.2, mode='fan_out')"},
+      inputs=(CONV,), scale=0.1)
+deterministic("constant_", {"value": f'{VALUES}\np = nn.Parameter(a)\nfills["constant_"](p, val=0.25)\nreturn p * 1'},
+              (arr(3, 4),))
+deterministic("zeros_", {"value": "fill = nn.init.zeros_\np = nn.Parameter(a)\nfill(p)\nreturn p + 1"}, (arr(2, 3),))
+deterministic("eye_", {"value": "fills = [nn.init.eye_, nn.init.ones_]\nfills[0](a)\nreturn a"}, (arr(3, 5),))
+deterministic("dirac_", {"value": "fill = nn.init.dirac_\nfill(a, groups=2)\nreturn a"}, (arr(4, 2, 3, 3),))
+# an integer buffer (BERT's token_type_ids) stays integer
+deterministic("zeros_", {"int": "ids = torch.ones(2, 3, dtype=torch.long)\nfill = nn.init.zeros_\nfill(ids)\nreturn ids"},
+              ())
+
 for form, call in {
     "positional": "nn.init.calculate_gain('leaky_relu', 0.2)",
     "keyword": "nn.init.calculate_gain(nonlinearity='tanh', param=None)",
@@ -204,3 +222,68 @@ def test_init_function_given_to_apply_reaches_every_layers_parameters():
         ms_key = next(k for k in actual if k.endswith(ms_name))
         np.testing.assert_allclose(actual[ms_key].reshape(expected[torch_name].shape), expected[torch_name],
                                    err_msg=torch_name)
+
+
+NARROWED_INIT = '''
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 4)
+        self.relative_bias = nn.Embedding(6, 2)
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.shared = nn.Embedding(5, 4)
+        self.attention = Attention()
+        self.norm = nn.LayerNorm(4)
+
+
+class Decoder(Encoder):
+    pass
+
+
+def init_weights(module):
+    # transformers' _init_weights: the layer's class is known from an isinstance test of a
+    # class of the file, not of torch
+    if isinstance(module, Attention):
+        nn.init.constant_(module.q.weight, 0.5)
+        nn.init.constant_(module.relative_bias.weight, 0.25)
+    elif isinstance(module, (Encoder, Decoder)):
+        nn.init.constant_(module.shared.weight, 1.5)
+        nn.init.constant_(module.norm.weight, 2.0)
+        nn.init.constant_(module.norm.bias, -1.0)
+
+
+def build():
+    model = Encoder()
+    for each in model.modules():
+        init_weights(each)
+    return model
+'''
+
+
+def test_init_reaches_layers_of_a_class_an_isinstance_test_names():
+    """``module.relative_bias.weight`` in ``if isinstance(module, Attention)`` (a class of the
+    file): the type index knows what the class's attribute holds, so the Embedding's and the
+    LayerNorm's parameters are written under MindSpore's names, as torch writes its own."""
+    from transpile import convert_code
+
+    result = convert_code(NARROWED_INIT, filename="narrowed_init.py")
+    assert "relative_bias.embedding_table" in result.code and "shared.embedding_table" in result.code, result.code
+    torch_namespace: dict = {"__name__": "torch_narrowed_init"}
+    exec(compile(NARROWED_INIT, "torch_narrowed_init", "exec"), torch_namespace)
+    expected = {k: v.detach().numpy() for k, v in torch_namespace["build"]().state_dict().items()}
+    namespace: dict = {"__name__": "converted_narrowed_init"}
+    exec(compile(result.code, "converted_narrowed_init", "exec"), namespace)
+    actual = {p.name: p.asnumpy() for p in namespace["build"]().get_parameters()}
+    pairs = {"shared.weight": "shared.embedding_table", "attention.q.weight": "attention.q.weight",
+             "attention.relative_bias.weight": "attention.relative_bias.embedding_table",
+             "norm.weight": "norm.gamma", "norm.bias": "norm.beta"}
+    for torch_name, ms_name in pairs.items():
+        np.testing.assert_allclose(actual[ms_name], expected[torch_name], err_msg=torch_name)

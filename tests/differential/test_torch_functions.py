@@ -284,6 +284,9 @@ forms("Tensor.median", "dim=0, keepdim=False", (MED,), req=0)
 for name in ("cumsum", "cumprod"):
     forms(f"torch.{name}", "input=a, dim=1", (X,), kw="dtype=torch.float64", extra=("a, 0, out=None",))
     forms(f"Tensor.{name}", "dim=1", (X,), kw="dtype=torch.float64")
+# a comparison counted (transformers' packed-sequence mask): torch counts bools in int64
+case("Tensor.cumsum", "(a > 0).cumsum(-1)", (X,), "comparison")
+case("torch.cumsum", "torch.cumsum(a != a[:, :1], dim=1)", (X,), "comparison")
 for name in ("cummax", "cummin", "logcumsumexp"):
     idx = {"check_dtype": False, "why": "int32 indices (entry note)"} if name == "cummin" else {}
     forms(f"torch.{name}", "input=a, dim=1", (X,), extra=("a, -1",), **idx)

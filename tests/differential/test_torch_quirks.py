@@ -8,6 +8,8 @@
 * ``^`` of two Python bools, which GRAPH mode rejects (MS305: ``_py_xor``);
 * a list's ``pop()`` nested in an expression, which GRAPH mode miscompiles (MS307);
 * ``with torch.autocast(..., enabled=False):``, which is its body (MS206);
+* ``x.clone()`` on a value not proven a tensor (transformers' ``inv_freq.clone()``): MindSpore's
+  Tensor.clone has no CPU kernel; ``_torch_clone`` copies (MS202);
 * the claim behind dropping ``reset_parameters()`` while a layer is built (MS103): each
   layer family of ``SAME_INIT``, converted by the tool, draws torch's distributions.
 
@@ -49,6 +51,20 @@ CAT_SUITE = Suite(CAT_CASES)
 @pytest.mark.parametrize("case", CAT_SUITE.cases, ids=CAT_SUITE.ids)
 def test_cat_skips_empty_1d_operands(case: Case) -> None:
     CAT_SUITE.check(case)
+
+
+# -- x.clone() on a receiver not proven a tensor -------------------------------------------
+CLONE_CASES = [
+    Case("Tensor.clone", "held = {'w': a}\nc = held['w'].clone()\nc.add_(1.0)\nreturn c, a", (A,), "untyped"),
+    Case("Tensor.clone", "store = [nn.Parameter(a)]\nreturn store[0].clone() * 2", (A,), "parameter"),
+]
+CLONE_SUITE = Suite(CLONE_CASES)
+
+
+@pytest.mark.parametrize("case", CLONE_SUITE.cases, ids=CLONE_SUITE.ids)
+def test_clone_of_untyped_values(case: Case) -> None:
+    assert "_torch_clone(" in CLONE_SUITE.converted_case(case)  # the receiver is not typed: the helper copies
+    CLONE_SUITE.check(case)
 
 
 def test_cat_filter_only_where_the_file_makes_empty_tensors() -> None:
