@@ -380,6 +380,10 @@ class EinopsLowering(Pass):
     id = "MS208"
     name = "einops-lowering"
     reads = frozenset({"emitted_definitions", "names"})
+    runs_after = {
+        "MS205": "MS205 inserts its definitions after the imports (leave_Module) before MS208 puts its "
+                 "backend first there",
+    }
     summary = ("einops calls and Rearrange/Reduce layers with literal patterns lowered to MindSpore "
                "reshape/permute/reductions/broadcast (einops has no MindSpore backend).")
     examples = (
