@@ -104,6 +104,8 @@ def _torch_train_override(cls):
     its base's ``set_train`` goes on to the children as MindSpore's does."""
     override = cls.set_train
     running = set()  # ids of the instances whose override is running
+    # the next add_flags_recursive in the class's method resolution order (Cell's, or a base's)
+    base_flags = next(k.__dict__["add_flags_recursive"] for k in cls.__mro__[1:] if "add_flags_recursive" in k.__dict__)
 
     def set_train(self, *args, **kwargs):
         running.add(id(self))
@@ -114,10 +116,10 @@ def _torch_train_override(cls):
 
     def add_flags_recursive(self, **flags):
         if "training" not in flags or id(self) in running:
-            return super(cls, self).add_flags_recursive(**flags)
+            return base_flags(self, **flags)
         mode = flags.pop("training")
         self.set_train(mode)
-        return super(cls, self).add_flags_recursive(**flags) if flags else self
+        return base_flags(self, **flags) if flags else self
 
     set_train.__doc__ = override.__doc__
     if cls.__dict__.get("train") is override:  # torch's name, bound in the class body
