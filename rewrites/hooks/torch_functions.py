@@ -720,7 +720,13 @@ def float_input(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference(entry.target), {name: source, **args})
 
 
-@hook()
+def _no_statements(entry) -> list[str]:
+    """A value (``act=F.relu6``): converted at run time as the entry's arguments say, the
+    target called as it is (an integer input is not cast there)."""
+    return []
+
+
+@hook(at_run_time=_no_statements)
 def integer_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.floor(x)`` -> ``_torch_via_float(op=ops.floor, input=x)``: torch computes an
     integer or bool tensor in its own dtype where MindSpore's CPU kernel takes floats only; the

@@ -32,6 +32,10 @@ CASES = [
          (arr(2, 3), arr(2, 2)), "partial-value"),
     Case("torch.nn.functional.softmax", "f = F.softmax\n        return f(a, dim=0), f(a, 1)", (arr(2, 3),), "value"),
     Case("torch.sum", "return list(map(torch.sum, (a, b)))", (arr(2, 3), arr(4)), "map-value"),
+    # an entry whose hook casts integer inputs (integer_via_float): its value takes torch's arguments
+    Case("torch.nn.functional.relu6", "f = F.relu6\n        return f(a * 4), f(input=a, inplace=False)", (arr(2, 3),),
+         "value"),
+    Case("torch.floor", "return list(map(torch.floor, (a, b)))", (arr(2, 3), arr(4)), "map-value"),
     # getattr on a torch module: a literal name, and names known only at run time
     Case("torch.nn.functional.softmax", "return getattr(F, 'softmax')(a, dim=0)", (arr(2, 3),), "getattr-literal"),
     Case("torch.nn.functional.softmax",
