@@ -31,7 +31,7 @@ CONSUMERS = ("tuple", "list")
 
 class GraphComprehensions(Pass):
     id = "MS316"
-    name = "graph-comprehensions"
+    name = "graph-several-fors"
     summary = "A list comprehension of several for clauses in construct -> nested ones joined by sum(..., []) (GRAPH_MODE)."
     examples = (
         Example(
