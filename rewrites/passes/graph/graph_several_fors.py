@@ -29,7 +29,7 @@ from ...analysis.compiled import compiled_method
 CONSUMERS = ("tuple", "list")
 
 
-class GraphComprehensions(Pass):
+class GraphSeveralFors(Pass):
     id = "MS316"
     name = "graph-several-fors"
     summary = "A list comprehension of several for clauses in construct -> nested ones joined by sum(..., []) (GRAPH_MODE)."
