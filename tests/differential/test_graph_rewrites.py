@@ -266,11 +266,15 @@ class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n bes
         return torch.arange(n, device=device) * b + x
 
 
+def layer_order(blocks, per_block):  # x-transformers: a function of the module forward calls
+    return tuple(t for b in blocks for t in range(b * per_block, (b + 1) * per_block))
+
+
 class Comprehensions(nn.Module):  # torchnd's padding spec: several for clauses
     def forward(self, x):
         parts = [x[i] * k for i in range(x.shape[0]) if i != 1 for k in (1, 2)]
         order = tuple(t for b in (0, 2) for t in range(b, b + 2))
-        return torch.stack(parts), order
+        return torch.stack(parts), order, layer_order((1, 0), 2)
 
 
 class AugmentedIndex(nn.Module):

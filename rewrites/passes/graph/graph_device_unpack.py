@@ -75,25 +75,31 @@ def _pairs(stmt: cst.Assign) -> tuple[list[str] | None, list[cst.BaseExpression]
     return [e.value.value for e in target.elements], [e.value for e in value.elements]
 
 
+class _Reads(cst.CSTVisitor):
+    """The names a node reads as variables (a class of the module: one made in a function
+    would hold the tree in a cycle)."""
+
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, name: cst.Name) -> None:
+        self.found.add(name.value)
+
+    def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+        attribute.value.visit(self)
+        return False
+
+    def visit_Arg(self, arg: cst.Arg) -> bool:
+        arg.value.visit(self)
+        return False
+
+
 def _variables(node: cst.CSTNode) -> set[str]:
     """The names ``node`` reads as variables (not attribute names or keywords), over-counting
     the names a comprehension or lambda binds (it refuses more, never less)."""
-    found: set[str] = set()
-
-    class Reads(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
-            return False
-
-    node.visit(Reads())
-    return found
+    reads = _Reads()
+    node.visit(reads)
+    return reads.found
 
 
 def _device_read(value: cst.BaseExpression) -> bool:

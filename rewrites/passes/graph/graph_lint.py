@@ -207,52 +207,59 @@ class GraphLint(Pass):
 LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 
 
+class _ListEvents(cst.CSTVisitor):
+    """The list bindings, holders and in-place changes of ``fn``'s own body, in source order
+    (a class of the module: a class made in a function would hold the tree in a cycle)."""
+
+    def __init__(self, fn: cst.FunctionDef, events: list) -> None:
+        self.fn, self.events = fn, events
+
+    def visit_FunctionDef(self, node):
+        return node is self.fn
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        events, value = self.events, node.value
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):  # a, b = [], []
+                for name, item in zip(target.elements, value.elements):
+                    if isinstance(name.value, cst.Name) and isinstance(item.value, (cst.List, cst.ListComp)):
+                        events.append(("list", name.value.value))
+            elif isinstance(target, cst.Name):
+                if isinstance(value, (cst.List, cst.ListComp)):
+                    events.append(("list", target.value))
+                if isinstance(value, (cst.List, cst.Tuple)):
+                    items = [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
+                    events.append(("holder", (target.value, node, items)))
+            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                events.append(("change", (target.value.value, f"{target.value.value}[...] = ...")))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            operator = cst.Module([]).code_for_node(node.operator).strip()
+            self.events.append(("change", (node.target.value, f"{node.target.value} {operator} ...")))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = node.value
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name) and call.func.attr.value in LIST_CHANGES):
+            name = call.func.value.value
+            self.events.append(("change", (name, f"{name}.{call.func.attr.value}(...)")))
+
+
 def stale_list_holders(fn: cst.FunctionDef) -> list[tuple[str, cst.Assign, dict[str, str]]]:
     """In ``fn``'s own body (not nested functions), in source order: each ``holder = [a, b]``
     (a list or tuple of names bound to lists in ``fn``) with the listed lists changed in
     place after it (``a.append(x)``, ``a += ...``, ``a[i] = x``): (holder, its assignment,
     list name -> the first change's code)."""
     events: list[tuple[str, object]] = []  # in source order: ("list", name), ("holder", (name, assign, items)), ("change", (name, code))
-
-    class Order(cst.CSTVisitor):
-        def visit_FunctionDef(self, node):
-            return node is fn
-
-        def visit_ClassDef(self, node):
-            return False
-
-        def visit_Lambda(self, node):
-            return False
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            for t in node.targets:
-                target = t.target
-                if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):  # a, b = [], []
-                    for name, item in zip(target.elements, value.elements):
-                        if isinstance(name.value, cst.Name) and isinstance(item.value, (cst.List, cst.ListComp)):
-                            events.append(("list", name.value.value))
-                elif isinstance(target, cst.Name):
-                    if isinstance(value, (cst.List, cst.ListComp)):
-                        events.append(("list", target.value))
-                    if isinstance(value, (cst.List, cst.Tuple)):
-                        items = [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
-                        events.append(("holder", (target.value, node, items)))
-                elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    events.append(("change", (target.value.value, f"{target.value.value}[...] = ...")))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            if isinstance(node.target, cst.Name):
-                operator = cst.Module([]).code_for_node(node.operator).strip()
-                events.append(("change", (node.target.value, f"{node.target.value} {operator} ...")))
-
-        def visit_Expr(self, node: cst.Expr) -> None:
-            call = node.value
-            if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                    and isinstance(call.func.value, cst.Name) and call.func.attr.value in LIST_CHANGES):
-                events.append(("change", (call.func.value.value, f"{call.func.value.value}.{call.func.attr.value}(...)")))
-
-    fn.visit(Order())
+    fn.visit(_ListEvents(fn, events))
     lists: set[str] = set()
     holders: list[tuple[str, cst.Assign, list[str], dict[str, str]]] = []
     for kind, data in events:

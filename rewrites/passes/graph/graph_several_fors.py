@@ -11,8 +11,10 @@ lists, in order (each ``if`` stays with its ``for``)::
 
 A generator expression is rewritten only as the sole argument of ``tuple``/``list`` (which
 consume it at once, as a list does). ``sum`` copies the list so far for each inner list,
-which is cheap for the few items a network's construct iterates; so only compiled code
-(forward/construct and what they call, ``ctx.compiled``) is rewritten. ``async for`` is
+which is cheap for the few items a network's construct iterates; so only compiled code is
+rewritten: forward/construct and what they call on ``self`` (``ctx.compiled``), and the
+functions of the module that those methods call by name (x-transformers' layer order,
+``resolve_repeat_blocks_to_layer_execute_order``, called from forward). ``async for`` is
 left.
 """
 from __future__ import annotations
@@ -22,12 +24,14 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
+from ...analysis.compiled import compiled_method
+
 CONSUMERS = ("tuple", "list")
 
 
-class GraphComprehensions(Pass):
+class GraphSeveralFors(Pass):
     id = "MS316"
-    name = "graph-comprehensions"
+    name = "graph-several-fors"
     summary = "A list comprehension of several for clauses in construct -> nested ones joined by sum(..., []) (GRAPH_MODE)."
     examples = (
         Example(
@@ -38,17 +42,34 @@ class GraphComprehensions(Pass):
         ),
     )
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._called: set[int] = set()  # ids of the module's functions compiled methods call by name
+
+    def visit_Module(self, node: cst.Module) -> None:
+        functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        calls = _CalledNames()
+        for cls in (s for s in node.body if isinstance(s, cst.ClassDef)):
+            for method in cls.body.body:
+                if isinstance(method, cst.FunctionDef) and compiled_method(self.ctx, method, cls):
+                    method.visit(calls)
+        self._called = {id(functions[n]) for n in calls.names if n in functions}
+
+    def _compiled(self) -> bool:
+        scopes = self.ctx.open_scopes
+        return self.ctx.compiled or bool(scopes and id(scopes[0]) in self._called)
+
     def _builtin(self, func) -> bool:
         return isinstance(func, cst.Name) and func.value in CONSUMERS and func.value not in self.ctx.imports.bindings
 
     def leave_ListComp(self, original: cst.ListComp, updated: cst.ListComp):
-        if not self.ctx.compiled or not _several(updated.for_in):
+        if not _several(updated.for_in) or not self._compiled():
             return updated
         self._note(original)
         return _joined(updated.elt, updated.for_in, updated)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not (self.ctx.compiled and self._builtin(original.func) and len(updated.args) == 1):
+        if not (self._builtin(original.func) and len(updated.args) == 1 and self._compiled()):
             return updated
         arg = updated.args[0]
         if arg.keyword or arg.star or not isinstance(arg.value, cst.GeneratorExp) or not _several(arg.value.for_in):
@@ -59,6 +80,17 @@ class GraphComprehensions(Pass):
     def _note(self, node) -> None:
         self.ctx.report(node, self.id, "a comprehension of several for clauses is one per for, joined by "
                         "sum(..., []): GRAPH_MODE compiles one for per comprehension", Severity.INFO)
+
+
+class _CalledNames(cst.CSTVisitor):
+    """The names called as functions (``f(...)``) under the nodes it visits."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name):
+            self.names.add(node.func.value)
 
 
 def _clauses(for_in: cst.CompFor) -> list[cst.CompFor]:
