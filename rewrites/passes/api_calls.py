@@ -7,7 +7,7 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
 from ..table_calls import convert_call, reference_refusal, reference_value, tables
-from ..syntax import Unconvertible, code
+from ..syntax import Unconvertible
 from ..analysis.annotations import type_positions
 from ..analysis.layer_factories import converted_at_run_time, factory_possible
 from ..analysis.star_calls import bound_at_run_time, function_value, run_time_bound

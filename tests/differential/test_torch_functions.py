@@ -7,8 +7,6 @@ has no defaults, a mixed form or a scalar operand).
 """
 from __future__ import annotations
 
-import ast
-
 import numpy as np
 import pytest
 

@@ -95,7 +95,8 @@ class GraphBranchLocals(Pass):
         self._branches, self._loops, self._loop_starts = [], 0, []
 
     def leave_FunctionDef(self, original, updated):
-        first, reads, ifs = self._first_bound.pop(), self._reads.pop(), self._ifs.pop()
+        self._first_bound.pop()
+        reads, ifs = self._reads.pop(), self._ifs.pop()
         self._branches, self._loops, self._loop_starts = self._saved.pop()
         if not self.ctx.compiled or not ifs:
             return updated

@@ -25,6 +25,7 @@ from transpile.engine.passes import Example, Pass
 class GraphDeviceUnpack(Pass):
     id = "MS315"
     name = "graph-device-unpack"
+    reads = frozenset({"names"})
     summary = "x.device in a tuple assignment in construct -> its own line (GRAPH_MODE drops the names beside it)."
     examples = (
         Example(
@@ -49,7 +50,7 @@ class GraphDeviceUnpack(Pass):
         device = [i for i, v in enumerate(original_values) if _device_read(v)]
         if not device or len(device) == len(values):
             return updated
-        read = set().union(*(_variables(v) for v in values))
+        read = set().union(*(self.facts.names.referenced(v) for v in original_values))
         if any(names[i] in read for i in device):
             return updated
         rest = [i for i in range(len(values)) if i not in device]
@@ -73,33 +74,6 @@ def _pairs(stmt: cst.Assign) -> tuple[list[str] | None, list[cst.BaseExpression]
     if any(not isinstance(e, cst.Element) for e in value.elements) or len(value.elements) != len(target.elements):
         return None, None
     return [e.value.value for e in target.elements], [e.value for e in value.elements]
-
-
-class _Reads(cst.CSTVisitor):
-    """The names a node reads as variables (a class of the module: one made in a function
-    would hold the tree in a cycle)."""
-
-    def __init__(self) -> None:
-        self.found: set[str] = set()
-
-    def visit_Name(self, name: cst.Name) -> None:
-        self.found.add(name.value)
-
-    def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-        attribute.value.visit(self)
-        return False
-
-    def visit_Arg(self, arg: cst.Arg) -> bool:
-        arg.value.visit(self)
-        return False
-
-
-def _variables(node: cst.CSTNode) -> set[str]:
-    """The names ``node`` reads as variables (not attribute names or keywords), over-counting
-    the names a comprehension or lambda binds (it refuses more, never less)."""
-    reads = _Reads()
-    node.visit(reads)
-    return reads.found
 
 
 def _device_read(value: cst.BaseExpression) -> bool:

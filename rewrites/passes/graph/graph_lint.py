@@ -16,6 +16,8 @@ Restrictions", seed 004 "Considerations"):
         (``masks = [a, b]`` then ``a.append(m)``): GRAPH_MODE copies a list into another,
         so the holder keeps them as they were (torchaudio's Emformer: a Concat of nothing;
         with items already there, other values and no error)
+  MS510 a try statement in construct: GRAPH_MODE does not compile it ("Unsupported
+        statement 'Try'", MindSpore 2.10)
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class GraphLint(Pass):
                  "GRAPH_MODE compiles none of them.",
         "MS509": "a list holding lists that change after it is made, in compiled code: GRAPH_MODE copies "
                  "them, so it keeps them as they were.",
+        "MS510": "a try statement in construct: GRAPH_MODE does not compile it.",
     }
     examples = (
         Example(
@@ -197,6 +200,13 @@ class GraphLint(Pass):
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_control(node.test)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if self._in_forward:
+            self._report(node, "MS510", "a try statement in construct does not compile (Unsupported statement "
+                         "'Try'); check before the call instead of catching, or keep the guarded code out of construct")
+
+    visit_TryStar = visit_Try
 
     def leave_While(self, original, updated):
         self._leave_control()

@@ -32,6 +32,7 @@ CONSUMERS = ("tuple", "list")
 class GraphSeveralFors(Pass):
     id = "MS316"
     name = "graph-several-fors"
+    reads = frozenset({"forward_helpers"})
     summary = "A list comprehension of several for clauses in construct -> nested ones joined by sum(..., []) (GRAPH_MODE)."
     examples = (
         Example(
