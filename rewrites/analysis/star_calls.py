@@ -85,7 +85,13 @@ def run_time_function(ctx, entry, func: cst.BaseExpression, pass_id: str, where:
     if run_time_name(entry) in helper_names():
         return runtime_helper(ctx, run_time_name(entry))
     names = [*entry.params, *entry.kwonly]
-    body = convert_call(ctx, entry, _keyword_call(func, names), pass_id, original=where)
+    # torch's out=None is no out: the conversion of a call passing out writes into it
+    given = [n for n in names if n != "out"]
+    body = convert_call(ctx, entry, _keyword_call(func, given), pass_id, original=where)
+    returned = f"return {code(body)}"
+    if len(given) < len(names):
+        into_out = convert_call(ctx, entry, _keyword_call(func, names), pass_id, original=where)
+        returned = f"if out is None:\n        {returned}\n    return {code(into_out)}"
     required = _required(ctx, entry, func, pass_id)
 
     def param(i: int, name: str) -> str:
@@ -99,7 +105,7 @@ def run_time_function(ctx, entry, func: cst.BaseExpression, pass_id: str, where:
         signature += ["*", *(param(len(entry.params) + i, n) for i, n in enumerate(entry.kwonly))]
     name = run_time_name(entry)
     doc = f'"""{entry.source} with its arguments bound when the call runs ({why}; transpile MS201)."""'
-    ctx.define(name, black_layout(f"def {name}({', '.join(signature)}):\n    {doc}\n    return {code(body)}\n"))
+    ctx.define(name, black_layout(f"def {name}({', '.join(signature)}):\n    {doc}\n    {returned}\n"))
     return cst.Name(name)
 
 
