@@ -41,9 +41,20 @@ def function_value(ctx, entry, reference: cst.BaseExpression, pass_id: str) -> c
     """What a torch function used as a value (``{"normal_": torch.nn.init.normal_}``, a
     function passed on) becomes when its calls need their arguments converted by a hook:
     a function taking torch's arguments (a run-time helper written for it, else one
-    emitted here); None when there is none (the reference is then renamed, with a warning)."""
+    emitted here where the table gives the default of every optional parameter); None
+    when there is none (the reference is then renamed, with a warning)."""
     if not _hooked_function(entry) or (entry.hook and HOOKS[entry.hook].not_a_value):
         return None
+    if run_time_name(entry) not in helper_names():
+        # an emitted function gives an optional parameter without a table default None, which is
+        # torch's default only for some (F.conv1d's stride is 1; torch.device is a type, tested
+        # with isinstance): only where the table gives every optional parameter's default
+        try:
+            required = _required(ctx, entry, reference, pass_id)
+        except Unconvertible:
+            return None
+        if any(name not in entry.defaults for name in [*entry.params, *entry.kwonly][required:]):
+            return None
     try:
         return run_time_function(ctx, entry, reference, pass_id, reference, "used as a value")
     except Unconvertible:

@@ -82,7 +82,12 @@ class _CutGradients(cst.CSTTransformer):
                 self.returns_only and not isinstance(updated, cst.Return)):
             return updated
         self.wrapped += 1
-        return updated.with_changes(value=self.wrap(updated.value))
+        value = updated.value
+        if type(value) is cst.Tuple and not value.lpar:
+            # ``return cos, sin``: the tuple is one argument (bare, its items would be the call's
+            # arguments: stop_gradient(cos, sin)); ops.stop_gradient cuts each item of a tuple
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return updated.with_changes(value=self.wrap(value))
 
     def leave_Assign(self, original, updated):
         return self._value(updated)

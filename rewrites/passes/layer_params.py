@@ -13,7 +13,9 @@ name at run time by the class.
 Where the layer is built out of sight of the access (another method, a base class, a
 helper function, another file of the tree, a ModuleDict, a Sequential filled in a loop,
 a local container: ``self.transformer.wte.weight``, ``net[-1].weight``) the tree's type
-index answers (``FileFacts.layer_types``, ``analysis/layer_types.py``). Where it can only
+index answers (``FileFacts.layer_types``, ``analysis/layer_types.py``); so it does in the
+branch of ``if isinstance(module, T5Attention)`` with a class of the tree (or a tuple of
+them): ``module.relative_attention_bias.weight`` is what that class's attribute holds. Where it can only
 say "a layer" (an init function's argument, a helper returning one of two classes, names
 set at run time), the read becomes ``_torch_layer_attribute(layer, "weight", (MindSpore's
 names))`` and a write ``_torch_set_layer_attribute(...)`` (runtime/cells.py), each with a

@@ -224,3 +224,37 @@ def test_class_decorator_wraps_forward_by_name():
     with torch.no_grad():
         expected = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(mindspore.Tensor(x)).asnumpy(), expected, atol=1e-5, rtol=1e-5)
+
+
+NO_GRAD_PAIR = '''
+import torch
+import torch.nn as nn
+
+
+class Rotary(nn.Module):  # Llama's rotary embedding: a no_grad forward returning two tensors
+    @torch.no_grad()
+    def forward(self, x):
+        emb = torch.cat((x, x), dim=-1)
+        return emb.cos(), emb.sin()
+'''
+
+
+def test_no_grad_forward_returning_a_pair():
+    """``@torch.no_grad()`` on a forward returning ``a, b``: the pair is cut from the
+    gradient as one tuple (not ``stop_gradient(a, b)``, which takes one argument)."""
+    import mindspore
+    import torch
+    from transpile import convert_code
+
+    result = convert_code(NO_GRAD_PAIR, filename="rotary.py")
+    assert "stop_gradient((" in result.code, result.code
+    torch_ns: dict = {}
+    exec(compile(NO_GRAD_PAIR, "<torch>", "exec"), torch_ns)
+    ms_ns: dict = {}
+    exec(compile(result.code, "<converted>", "exec"), ms_ns)
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    expected = [t.numpy() for t in torch_ns["Rotary"]()(torch.from_numpy(x))]
+    actual = [t.asnumpy() for t in ms_ns["Rotary"]()(mindspore.Tensor(x))]
+    assert len(actual) == 2
+    for a, e in zip(actual, expected):
+        np.testing.assert_allclose(a, e, atol=1e-6, rtol=1e-6)

@@ -352,9 +352,6 @@ forms("scaled_dot_product_attention", "query=a, key=b, value=c, attn_mask=None, 
       (Q, K, V), req=3, kw="scale=0.3", extra=("a, b, c, is_causal=True",))
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, a, c)", (arr(2, 6, 8), None, arr(2, 6, 5)),
      "self")
-# used as a value (transformers' attention dispatch table): a function taking torch's arguments
-case("scaled_dot_product_attention", "attend = {'sdpa': F.scaled_dot_product_attention}['sdpa']\n"
-     "        return attend(a, b, c, None, 0.0, True), attend(a, b, c, scale=0.3)", (Q, K, V), "value")
 # masks: a bool mask keeps where True, a float mask is added (the converted code tells them
 # apart by dtype when the mask is a name); dropout_p given as an expression that is 0 here
 BOOL_MASK = np.random.default_rng(7).random((4, 6)) < 0.7
