@@ -53,7 +53,8 @@ def function_value(ctx, entry, reference: cst.BaseExpression, pass_id: str) -> c
             required = _required(ctx, entry, reference, pass_id)
         except Unconvertible:
             return None
-        if any(name not in entry.defaults for name in [*entry.params, *entry.kwonly][required:]):
+        if any(name not in entry.defaults and name != "out"  # (out=None is torch's: no out)
+               for name in [*entry.params, *entry.kwonly][required:]):
             return None
     try:
         return run_time_function(ctx, entry, reference, pass_id, reference, "used as a value")
