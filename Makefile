@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --no-compile torch==2.13.0
 	$(BIN)/pip install -q --no-compile "mindspore==2.10.0" "numpy<2"
 	$(BIN)/pip install -q --no-compile -e ".[parity,dev]"
-	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib >/dev/null || true
+	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib >/dev/null 2>&1 || true
 	touch $(STAMP)
 
 demo: install
