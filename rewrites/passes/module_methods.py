@@ -516,7 +516,8 @@ class ModuleMethods(Pass):
         has requires_grad_ too)."""
         receiver = original.func.value
         known = entry.source.startswith("torch.optim.") or self.cells.is_cell(receiver) or (  # no Module has it
-            entry.source.rsplit(".", 1)[1] in _MODULE_ONLY) or (
+            # (a module's function of that name, torch._C.get_submodule, is no Module's method)
+            entry.source.rsplit(".", 1)[1] in _MODULE_ONLY and self.ctx.imports.qualify(receiver) is None) or (
             self.cells.is_cell_expr(receiver)) or (
             # an item of a known Module (model[0], a Sequential's layer): the helper also
             # takes a parameter (an item of a ParameterList)

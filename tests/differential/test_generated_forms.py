@@ -102,9 +102,15 @@ def _with_import(code: str, statement: str) -> str:
 
 
 def _as_integers(value):
-    """A float array times 3 cast to int64 (also inside lists and tuples); others as they are."""
+    """A float array times 3 cast to int64, its zeros made 1 (an integer division by zero
+    raises in torch: a divisor drawn near 0 would test that), also inside lists and tuples;
+    others as they are."""
     if isinstance(value, np.ndarray):
-        return (value * 3).astype(np.int64) if value.dtype.kind == "f" else value
+        if value.dtype.kind != "f":
+            return value
+        integers = (value * 3).astype(np.int64)
+        integers[integers == 0] = 1
+        return integers
     if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
         return type(value)(_as_integers(v) for v in value)
     return value
