@@ -27,6 +27,7 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.import_table import dotted_name
 from transpile.engine.passes import Example, Pass
 from transpile.engine.names import identifiers
+from transpile.engine.walk import read
 
 from ...syntax import NOT_LITERAL, literal_value
 from ...table_calls import tables
@@ -56,7 +57,7 @@ class GraphLint(Pass):
         "MS208": "MS501 names the third-party calls left once the others are done; MS208 lowers einops calls to MindSpore ops",
     }
     name = "graph-lint"
-    reads = frozenset({"loss_layers"})
+    reads = frozenset({"loss_layers", "nodes"})
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     other_codes = {
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
@@ -97,7 +98,9 @@ class GraphLint(Pass):
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.ctx.compiled:
+        # (a holder needs a list made in the function: most functions make none and are not read)
+        if self.ctx.compiled and any(isinstance(a.value, (cst.List, cst.ListComp, cst.Tuple))
+                                     for a in self.facts.nodes(node, (cst.Assign,), _no_nested_scope)):
             for holder, assign, changes in stale_list_holders(node):
                 held = f"the list {next(iter(changes))}" if len(changes) == 1 else f"the lists {', '.join(changes)}"
                 self._report(assign, "MS509", f"{holder} holds {held}, changed after it is "
@@ -269,7 +272,7 @@ def stale_list_holders(fn: cst.FunctionDef) -> list[tuple[str, cst.Assign, dict[
     place after it (``a.append(x)``, ``a += ...``, ``a[i] = x``): (holder, its assignment,
     list name -> the first change's code)."""
     events: list[tuple[str, object]] = []  # in source order: ("list", name), ("holder", (name, assign, items)), ("change", (name, code))
-    fn.visit(_ListEvents(fn, events))
+    read(fn, _ListEvents(fn, events))
     lists: set[str] = set()
     holders: list[tuple[str, cst.Assign, list[str], dict[str, str]]] = []
     for kind, data in events:
@@ -286,6 +289,10 @@ def stale_list_holders(fn: cst.FunctionDef) -> list[tuple[str, cst.Assign, dict[
                 if name in held:
                     changes.setdefault(name, code)
     return [(name, assign, changes) for name, assign, _, changes in holders if changes]
+
+
+def _no_nested_scope(scope: cst.CSTNode) -> bool:
+    return False
 
 
 def _all_literal(call: cst.Call) -> bool:

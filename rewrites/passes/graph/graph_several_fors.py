@@ -23,6 +23,7 @@ import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import read
 
 from ...analysis.compiled import compiled_method
 
@@ -49,11 +50,13 @@ class GraphSeveralFors(Pass):
 
     def visit_Module(self, node: cst.Module) -> None:
         functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        if not functions:
+            return  # (no module function a method could call: the methods are not read)
         calls = _CalledNames()
         for cls in (s for s in node.body if isinstance(s, cst.ClassDef)):
             for method in cls.body.body:
                 if isinstance(method, cst.FunctionDef) and compiled_method(self.ctx, method, cls):
-                    method.visit(calls)
+                    read(method, calls)
         self._called = {id(functions[n]) for n in calls.names if n in functions}
 
     def _compiled(self) -> bool:
