@@ -250,7 +250,8 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     (``self.p if self.training else 0.0``) drops attention weights with ops.dropout: zero
     in eval gives torch's result, a positive p draws from MindSpore's RNG stream.
     ``enable_gqa`` (unless literally False) repeats each key/value head for its group of
-    query heads."""
+    query heads. With a mask the weights come from ``_torch_attention_weights`` (a row the
+    mask keeps nothing of gives zeros, as torch; MindSpore's softmax would spoil others)."""
     q, k, v = args["query"], args["key"], args["value"]
     if not (name_chain(q) and name_chain(k)):
         raise Unconvertible("query and key must be plain names (their shapes are used)")
@@ -292,6 +293,9 @@ def f_sdpa(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
         else:
             raise Unconvertible("attn_mask: give the mask a name (bool and float masks differ: its dtype decides)")
     weights = f"{ops_}.softmax({scores}, axis=-1)"
+    if mask is not None and literal_value(mask) is not None:
+        # a mask may keep nothing of a row: torch's zeros there, and the other rows intact
+        weights = f"{code(runtime_helper(ctx, '_torch_attention_weights'))}({scores})"
     p = args.get("dropout_p")
     if p is not None and literal_value(p) not in (0, 0.0):
         weights = f"{ops_}.dropout({weights}, p=float({code(p)}))"

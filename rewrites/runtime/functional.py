@@ -45,6 +45,16 @@ def _squeezed_pair(pair):
     return ops.squeeze(pair[0], 2), ops.squeeze(pair[1], 2)
 
 
+# F.scaled_dot_product_attention's weights with a mask: torch gives zeros for a query row
+# the mask keeps nothing of; MindSpore 2.10's CPU softmax over a row of -inf alone gives
+# zeros there and, depending on the run, other numbers in OTHER rows of the tensor. Such
+# rows are softmaxed as zeros and then zeroed, so the kernel never sees them.
+def _torch_attention_weights(scores):
+    """softmax over the last axis, as torch's attention does: 0 where a row is all -inf."""
+    kept = scores.max(axis=-1, keepdims=True) > float("-inf")
+    return ops.where(kept, ops.softmax(ops.where(kept, scores, 0.0), axis=-1), 0.0)
+
+
 def _legacy_reduction(size_average, reduce):
     """torch's reduction for the deprecated size_average/reduce arguments."""
     size_average = True if size_average is None else size_average

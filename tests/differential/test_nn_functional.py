@@ -355,16 +355,26 @@ case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, a, c)", 
 # masks: a bool mask keeps where True, a float mask is added (the converted code tells them
 # apart by dtype when the mask is a name); dropout_p given as an expression that is 0 here
 BOOL_MASK = np.random.default_rng(7).random((4, 6)) < 0.7
-BOOL_MASK[:, 0] = True  # no row fully masked (torch gives NaN there)
+BOOL_MASK[:, 0] = True  # every row keeps a position (rows that keep none: below)
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, BOOL_MASK),
      "bool_mask")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, arr(4, 6)),
      "float_mask")
-# (d > -1.5: every row keeps a position; a row that keeps none is a known divergence: torch
-# gives it zeros, and MindSpore 2.10's softmax over a tensor holding such rows was seen to give
-# other numbers in other rows too, depending on the run)
+# a mask row that keeps nothing: torch gives that query zeros; MindSpore 2.10's softmax over
+# such a row was seen to spoil other rows, depending on the run (the converted code never
+# gives it one); the comparison's array has a row below the threshold everywhere
+DEAD_ROW_SCORES = arr(2, 1, 4, 6)
+DEAD_ROW_SCORES[:, :, 2] = -3.0
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d > -1.5)",
-     (Q, K, V, arr(2, 1, 4, 6)), "comparison_mask")
+     (Q, K, V, DEAD_ROW_SCORES), "comparison_mask")
+DEAD_ROW_BOOL = BOOL_MASK.copy()
+DEAD_ROW_BOOL[1] = False
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, DEAD_ROW_BOOL),
+     "bool_mask_dead_row")
+DEAD_ROW_FLOAT = np.random.default_rng(8).standard_normal((4, 6)).astype("float32")
+DEAD_ROW_FLOAT[3] = -np.inf
+case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, attn_mask=d)", (Q, K, V, DEAD_ROW_FLOAT),
+     "float_mask_dead_row")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=d)", (Q, K, V, 0.0),
      "dropout_variable")
 case("scaled_dot_product_attention", "F.scaled_dot_product_attention(a, b, c, dropout_p=0.1 if False else 0)",
