@@ -49,7 +49,7 @@ FRAMEWORK_MODULES = (
 )
 # Modules that mix kinds mark their framework tests themselves (@pytest.mark.framework):
 # test_tables.py, test_seed_snippets.py, test_weights.py, test_emit_test.py,
-# test_package_index.py, test_annotations.py, test_pipeline.py.
+# test_package_index.py, test_annotations.py, test_pipeline.py, test_forkserver.py.
 
 # Modules whose every test is slow: more than about 2 s of one core each (the CLI in
 # subprocesses, process pools, fuzzing, parity runs). Elsewhere a slow test is marked

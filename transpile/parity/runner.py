@@ -13,10 +13,8 @@ import contextlib
 import json
 import math
 import os
-import resource
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +24,7 @@ from typing import Iterable, Sequence
 
 from ..engine.diagnostics import Diagnostic
 from .compare import OutputDiff
+from .forkserver import start_child
 from .localise import Localisation
 from .modes import DEFAULT_TIMEOUT, MODES, memory_limit
 from .spec import ParitySpec, SpecError, find_specs, load_spec, module_name
@@ -213,7 +212,7 @@ class _Children:
     not reach them). Once stopped, no new child starts until ``allow``."""
 
     def __init__(self) -> None:
-        self.running: set[subprocess.Popen] = set()
+        self.running: set = set()  # subprocess.Popen or forkserver.ForkedChild
         self.stopped = False
 
     def stop(self) -> None:
@@ -237,16 +236,6 @@ def allow_children() -> None:
     _CHILDREN.stopped = False
 
 
-
-
-def _limit_memory(proc: subprocess.Popen, limit: int | None) -> None:
-    """Give the child at most ``limit`` bytes of address space (set from here, right after
-    it started: a preexec function is not safe beside the threads that run children)."""
-    if limit is not None:
-        with contextlib.suppress(OSError, ValueError):  # the child is gone already, or a limit is not allowed
-            resource.prlimit(proc.pid, resource.RLIMIT_AS, (limit, limit))
-
-
 def run_child(request: dict, *, timeout: float, python: str | None = None) -> ChildRun:
     """Run ``_child`` on ``request`` in its own process group, within ``memory_limit()``;
     kill the group at the time limit and report the step it was in, or when the run is
@@ -261,26 +250,22 @@ def run_child(request: dict, *, timeout: float, python: str | None = None) -> Ch
         request_path.write_text(json.dumps({**request, "result": str(result_path), "progress": str(progress)}),
                                 encoding="utf-8")
         env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-        with open(tmpdir / "stdout", "wb") as out, open(tmpdir / "stderr", "wb") as err:
-            proc = subprocess.Popen(
-                [python or sys.executable, "-m", "transpile.parity._child", str(request_path)],
-                stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=tmp, start_new_session=True,
-            )
-            _CHILDREN.running.add(proc)
-            _limit_memory(proc, limit)
-            if _CHILDREN.stopped:  # stopped while it started
+        proc = start_child("module", "transpile.parity._child", [str(request_path)], python=python, cwd=tmp,
+                           stdout=tmpdir / "stdout", stderr=tmpdir / "stderr", env=env, memory_limit=limit)
+        _CHILDREN.running.add(proc)
+        if _CHILDREN.stopped:  # stopped while it started
+            kill_group(proc)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
+            return ChildRun(None, f"timed out after {timeout:g} s in step '{step}' "
+                                  "(does it hang? raise the limit with --timeout)")
+        finally:
+            if proc.poll() is None:
                 kill_group(proc)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                step = progress.read_text(encoding="utf-8") if progress.is_file() else "start-up"
-                return ChildRun(None, f"timed out after {timeout:g} s in step '{step}' "
-                                      "(does it hang? raise the limit with --timeout)")
-            finally:
-                if proc.poll() is None:
-                    kill_group(proc)
-                _CHILDREN.running.discard(proc)
+            _CHILDREN.running.discard(proc)
         stderr = (tmpdir / "stderr").read_text(encoding="utf-8", errors="replace")
         if proc.returncode != 0 or not result_path.is_file():
             why = tail(stderr) or f"exit status {proc.returncode}"
@@ -293,7 +278,8 @@ def run_child(request: dict, *, timeout: float, python: str | None = None) -> Ch
         return ChildRun(data)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc) -> None:
+    """Kill a child's process group (a child not yet in a group of its own: the child)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +39,7 @@ from typing import Iterable, Sequence
 
 from .compare import OutputDiff
 from .report import table_lines, json_safe
+from .forkserver import start_child
 from .runner import DEFAULT_TIMEOUT, converted_file, kill_group, tail, converted_source, run_child
 from .spec import SpecError, as_float, check_expr, paths_in, paths_out, read_spec_file
 
@@ -261,18 +261,17 @@ def run_script(script: Path, *, timeout: float = DEFAULT_TIMEOUT, python: str | 
         work.mkdir()
         logs.mkdir()
         env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-        with open(logs / "stdout", "wb") as out, open(logs / "stderr", "wb") as err:
-            proc = subprocess.Popen([python or sys.executable, str(script)], stdout=out, stderr=err,
-                                    stdin=subprocess.DEVNULL, env=env, cwd=work, start_new_session=True)
-            timed_out = False
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+        proc = start_child("script", str(script), [], python=python, cwd=str(work), stdout=logs / "stdout",
+                           stderr=logs / "stderr", env=env)
+        timed_out = False
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(proc)
+        finally:
+            if proc.poll() is None:
                 kill_group(proc)
-            finally:
-                if proc.poll() is None:
-                    kill_group(proc)
         seconds = time.perf_counter() - start
         stdout = tail((logs / "stdout").read_text(encoding="utf-8", errors="replace"), 5)
         stderr = (logs / "stderr").read_text(encoding="utf-8", errors="replace")
