@@ -349,6 +349,15 @@ class FileFacts(Facts):
             return frozenset(v for v in found if type(v) is str)
         return self._once("string_literals", self.module, compute)
 
+    def writes_infinity(self) -> bool:
+        """Whether the file writes an infinity (``float("-inf")``, ``math.inf``, ``np.inf``,
+        ``torch.inf``): where a softmax's row may be -inf everywhere (a filled mask)."""
+        def compute():
+            if any(v.strip().lstrip("+-").lower() in ("inf", "infinity") for v in self.string_literals()):
+                return True
+            return any(node.attr.value == "inf" for node in self.nodes(self.module, (cst.Attribute,)))
+        return self._once("writes_infinity", self.module, compute)
+
     def qualified_calls(self) -> frozenset[str]:
         """The qualified names of the imported functions and classes the file calls
         (``torch.nn.utils.rnn.pack_padded_sequence``)."""

@@ -10,8 +10,8 @@ from ..syntax import (NOT_LITERAL, Unconvertible, code, keyword_call, literal, l
 from ..value_transforms import as_tuple
 from .registry import hook
 from .torch_indexing import run_time_helper  # noqa: F401  (losses composed beside the code: the entries' hook)
-from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis  # noqa: F401  (interpolate, softmax_axis: shared hooks)
-from .torch_functions import float_input, integer_via_float  # noqa: F401  (shared: F.softsign, F.relu6 on integer inputs)
+from .nn_layers import default_stride, fold_output_size, interpolate, local_response_norm, named_pad_mode, softmax_axis, softmax_axis_at_run_time  # noqa: F401  (interpolate, softmax_axis: shared hooks)
+from .torch_functions import float_input, integer_via_float, softmax_rows_guarded  # noqa: F401  (shared: F.softsign, F.relu6 on integer inputs)
 
 
 def f_conv_at_run_time(entry) -> list[str]:
@@ -226,6 +226,16 @@ def f_multi_margin(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any]
     if isinstance(v, int) and not isinstance(v, bool):
         return out
     raise Unconvertible(f"margin={code(margin)}: ops.multi_margin_loss takes an integer margin only (nn.MultiMarginLoss takes any)")
+
+
+@hook(at_run_time=softmax_axis_at_run_time)
+def softmax_rows(ctx, entry, args: dict[str, Any], receiver):
+    """F.softmax: the axis as ``softmax_axis`` says; through ``_torch_softmax`` where the
+    file writes an infinity (``softmax_rows_guarded``)."""
+    args = softmax_axis(ctx, entry, args, receiver)
+    if not ctx.facts.writes_infinity():
+        return args
+    return softmax_rows_guarded(ctx, target_call(ctx, entry.target, args))
 
 
 @hook()

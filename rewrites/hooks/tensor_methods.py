@@ -21,6 +21,7 @@ from .torch_functions import (  # noqa: F401
     bernoulli,
     bincount,
     cast_input_dtype,
+    softmax_cast_rows,
     float_input,
     integer_via_float,
     diag,

@@ -35,6 +35,21 @@ def cast_input_dtype(ctx, entry, args, receiver) -> cst.BaseExpression:
     return entry_call(ctx, entry, args, receiver)
 
 
+def softmax_rows_guarded(ctx, call: cst.Call) -> cst.Call:
+    """``call`` (a converted softmax) through ``_torch_softmax`` in a file that writes an
+    infinity: a row that is -inf everywhere would spoil MindSpore's softmax of the others."""
+    if not ctx.facts.writes_infinity():
+        return call
+    return call.with_changes(func=runtime_helper(ctx, "_torch_softmax"))
+
+
+@hook(consumes=("dtype",))
+def softmax_cast_rows(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """torch.softmax and Tensor.softmax: ``dtype=`` casts the input (``cast_input_dtype``);
+    through ``_torch_softmax`` where the file writes an infinity (``softmax_rows_guarded``)."""
+    return softmax_rows_guarded(ctx, cast_input_dtype(ctx, entry, args, receiver))
+
+
 def _counted_comparison(ctx, entry, args, receiver) -> cst.BaseExpression | None:
     """``ms.int64`` where the input is a comparison (a bool tensor), else None."""
     value = receiver if receiver is not None else args.get(first_param(entry))

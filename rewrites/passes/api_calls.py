@@ -18,7 +18,7 @@ class ApiCalls(Pass):
     id = "MS201"
     name = "api-calls"
     reads = frozenset({"array_element_params", "empty_1d_tensor", "layer_attributes", "list_attributes", "list_names",
-                       "module", "names", "nodes"})
+                       "module", "names", "nodes", "writes_infinity"})
     summary = "Rewrite calls and references to torch APIs using the mapping tables."
     runs_after = {
         "MS103": "MS103 drops nn.Linear.reset_parameters(self) called through the class while the layer is built, "

@@ -59,7 +59,7 @@ class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
     reads = frozenset({"array_element_params", "call_site_tensor_params", "device_names", "forward_helpers",
-                       "layer_attributes", "loss_layers", "tensor_attributes"})
+                       "layer_attributes", "loss_layers", "tensor_attributes", "writes_infinity"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",

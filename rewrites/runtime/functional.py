@@ -45,6 +45,17 @@ def _squeezed_pair(pair):
     return ops.squeeze(pair[0], 2), ops.squeeze(pair[1], 2)
 
 
+# softmax in a file that writes an infinity (a mask filled with -inf): MindSpore 2.10's
+# CPU softmax over a row that is -inf everywhere gives zeros there and, depending on the
+# run, other numbers in OTHER rows; torch gives that row NaN and the others their own.
+def _torch_softmax(input, axis=-1, dtype=None):
+    """softmax as torch's: a row that is -inf everywhere gives NaN, the other rows theirs."""
+    if dtype is not None:
+        input = ops.cast(input, dtype)
+    dead = input.max(axis=axis, keepdims=True) == float("-inf")
+    return ops.where(dead, float("nan"), ops.softmax(ops.where(dead, 0.0, input), axis))
+
+
 # F.scaled_dot_product_attention's weights with a mask: torch gives zeros for a query row
 # the mask keeps nothing of; MindSpore 2.10's CPU softmax over a row of -inf alone gives
 # zeros there and, depending on the run, other numbers in OTHER rows of the tensor. Such
