@@ -84,7 +84,8 @@ def with_converted_dependencies(config: dict) -> dict:
     torchvision, torchaudio, timm, monai) added as packages of their own, converted from the
     torch venv's installed source alongside it, as a migration engineer would convert them.
     Their settings (``blank_init``) are benchmarks/models' ``[packages.X]``, which already
-    converts them: one set of rules for both benchmarks."""
+    converts them: one set of rules for both benchmarks, except where this config's
+    ``[dependencies.X]`` replaces them (a drawn package uses what benchmarks/models blanks)."""
     wanted = sorted({dep for entry in config["packages"].values() for dep in entry.get("converted_with", [])}
                     - set(config["packages"]))
     if not wanted:
@@ -93,7 +94,8 @@ def with_converted_dependencies(config: dict) -> dict:
     unknown = [dep for dep in wanted if dep not in shared]
     if unknown:
         raise SystemExit(f"converted_with names packages benchmarks/models/models.toml does not configure: {unknown}")
-    return {**config, "packages": {**config["packages"], **{dep: shared[dep] for dep in wanted}}}
+    own = config.get("dependencies", {})
+    return {**config, "packages": {**config["packages"], **{dep: own.get(dep, shared[dep]) for dep in wanted}}}
 
 
 def verdict_kind(row: dict, mode: str) -> tuple[str, str]:
