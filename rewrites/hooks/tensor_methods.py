@@ -22,6 +22,7 @@ from .torch_functions import (  # noqa: F401
     bincount,
     cast_input_dtype,
     float_input,
+    integer_coefficients,
     integer_via_float,
     diag,
     diff_n,
