@@ -174,9 +174,19 @@ def derived_suites(integer_entries: set[str]) -> tuple[list[Suite], list[LayerCa
     return suites, layer_cases
 
 
-INTEGER_ENTRIES = set(owing_integer(SOURCE_CASES)) - integer_gaps()
+# entries whose table says why an integer input does not give torch's result
+# (``integer_inputs``): their derived case is run to keep the mark true
+MARKED = {e.source for e in tables().all_entries() if e.integer_inputs and not e.unsupported}
+INTEGER_ENTRIES = set(owing_integer(SOURCE_CASES)) - integer_gaps() - MARKED
 SUITES, LAYER_CASES = derived_suites(INTEGER_ENTRIES)
 CASES = [(suite, case) for suite in SUITES for case in suite.cases]
+# tuples, not lists: form_coverage counts the forms of module-level lists of cases, and
+# these cases fail by design
+_marked_suites, _marked_layers = derived_suites(MARKED & set(owing_integer(SOURCE_CASES)))
+MARKED_CASES = tuple((suite, case) for suite in _marked_suites for case in suite.cases if case.form == "integer")
+MARKED_LAYER_CASES = tuple(c for c in _marked_layers
+                           if c.entry in MARKED and any(i.label.startswith("integers(") for i in c.inputs))
+del _marked_suites, _marked_layers
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c.api}[{c.form}]" for _, c in CASES])
@@ -208,3 +218,23 @@ def test_respelled() -> None:
     assert _with_import("SGD([p], 0.1)", _import_of("torch.optim.sgd.SGD")) == \
         "from torch.optim.sgd import SGD\n    return SGD([p], 0.1)"
     assert _with_import("x = 1\n    return x", "") == "x = 1\n    return x"
+
+
+@pytest.mark.parametrize("index", range(len(MARKED_CASES)), ids=[c.api for _, c in MARKED_CASES])
+def test_marked_entry_still_fails_on_integers(index: int) -> None:
+    """An entry marked ``integer_inputs`` in its table: its derived integer case fails (the
+    converted code raises, or gives another result). Where it passes, delete the mark."""
+    suite, case = MARKED_CASES[index]
+    with pytest.raises(Exception):
+        suite.check(case)
+
+
+@pytest.fixture(scope="module")
+def converted_marked_layers():
+    return convert_cases(MARKED_LAYER_CASES)
+
+
+@pytest.mark.parametrize("index", range(len(MARKED_LAYER_CASES)), ids=[c.id for c in MARKED_LAYER_CASES])
+def test_marked_layer_still_fails_on_integers(converted_marked_layers, index: int) -> None:
+    with pytest.raises(Exception):
+        run_case(converted_marked_layers, index, MARKED_LAYER_CASES[index])
