@@ -219,10 +219,10 @@ class ApiStatus:
 
 
 # The call forms `transpile apis` reports the differential coverage of: a call with out=,
-# with a keyword argument, on an integer or bool input, spelled by a module path
+# with a keyword argument, on an integer or bool input, on a bool input, spelled by a module path
 # (``torch.nn.modules.loss.L1Loss``). tests/differential/form_coverage.py reads them from
 # the cases the tests run into rewrites/tables/differential_coverage.json.
-FORMS = ("out", "keyword", "integer", "module-path")
+FORMS = ("out", "keyword", "integer", "bool", "module-path")
 
 
 def _case_forms() -> dict[str, dict]:
@@ -249,6 +249,7 @@ def list_apis() -> list[ApiStatus]:
             ("out", "out" in e.source_args()),
             ("keyword", bool(e.source_args() - {"out"})),
             ("integer", "float" in forms or "integer" in forms),  # it computes on numbers
+            ("bool", "float" in forms or "integer" in forms),
             ("module-path", e.source in reexported)) if owes)
         marked = (("integer", e.integer_inputs),) if e.integer_inputs and "integer" in owed else ()
         out.append(ApiStatus(e.source, e.kind, e.status, target, e.unsupported or e.note, t.family(e),
