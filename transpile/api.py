@@ -213,13 +213,16 @@ class ApiStatus:
     family: str = "other"  # how `transpile apis` groups it ("torch.linalg", "Tensor methods", ...)
     forms: tuple[str, ...] = ()  # the call forms its differential cases show (FORMS)
     owed: tuple[str, ...] = ()  # the forms a converted entry can be called in
+    # the owed forms its table marks as not giving torch's result, with why
+    # (``integer_inputs``: a MindSpore kernel refuses integer tensors)
+    marked: tuple[tuple[str, str], ...] = ()
 
 
 # The call forms `transpile apis` reports the differential coverage of: a call with out=,
-# with a keyword argument, on an integer or bool input, spelled by a module path
+# with a keyword argument, on an integer or bool input, on a bool input, spelled by a module path
 # (``torch.nn.modules.loss.L1Loss``). tests/differential/form_coverage.py reads them from
 # the cases the tests run into rewrites/tables/differential_coverage.json.
-FORMS = ("out", "keyword", "integer", "module-path")
+FORMS = ("out", "keyword", "integer", "bool", "module-path")
 
 
 def _case_forms() -> dict[str, dict]:
@@ -246,9 +249,11 @@ def list_apis() -> list[ApiStatus]:
             ("out", "out" in e.source_args()),
             ("keyword", bool(e.source_args() - {"out"})),
             ("integer", "float" in forms or "integer" in forms),  # it computes on numbers
+            ("bool", "float" in forms or "integer" in forms),
             ("module-path", e.source in reexported)) if owes)
+        marked = (("integer", e.integer_inputs),) if e.integer_inputs and "integer" in owed else ()
         out.append(ApiStatus(e.source, e.kind, e.status, target, e.unsupported or e.note, t.family(e),
-                             tuple(f for f in forms if f in FORMS), owed))
+                             tuple(f for f in forms if f in FORMS), owed, marked))
     return sorted(out, key=lambda a: (a.family, a.source))
 
 
@@ -266,10 +271,25 @@ def form_shares(apis: list[ApiStatus]) -> dict[str, dict[str, tuple[int, int]]]:
     return {family: {f: (n, of) for f, (n, of) in row.items()} for family, row in shares.items()}
 
 
-def shares_text(row: dict[str, tuple[int, int]]) -> str:
+def marked_counts(apis: list[ApiStatus]) -> dict[str, dict[str, int]]:
+    """family -> form -> the converted entries marked in their table as not giving torch's
+    result in that form (with why), with an "all" family last."""
+    counts: dict[str, dict[str, int]] = {}
+    for a in apis:
+        for family in (a.family, "all"):
+            row = counts.setdefault(family, dict.fromkeys(FORMS, 0))
+            for form, _ in a.marked:
+                row[form] += 1
+    counts["all"] = counts.pop("all", dict.fromkeys(FORMS, 0))
+    return counts
+
+
+def shares_text(row: dict[str, tuple[int, int]], marked: dict[str, int] | None = None) -> str:
     """``out= 12/15 (80%), keyword ...``: one family's form coverage in a line (the forms
     none of its entries takes left out)."""
-    return ", ".join(f"{'out=' if form == 'out' else form} {n}/{of} ({100 * n // of}%)"
+    marked = marked or {}
+    return ", ".join(f"{'out=' if form == 'out' else form} {n}/{of} ({100 * n // of}%"
+                     + (f", {marked[form]} marked unsupported" if marked.get(form) else "") + ")"
                      for form, (n, of) in row.items() if of) or "no entry to call"
 
 
@@ -302,7 +322,9 @@ def apis_markdown(apis: list[ApiStatus]) -> str:
              "have a differential case in it (tests/differential/form_coverage.py).", "",
              "| family | " + " | ".join("out=" if f == "out" else f for f in FORMS) + " |",
              "| --- |" + " --- |" * len(FORMS)]
-    lines += [f"| {family} | " + " | ".join(f"{n}/{of}" for n, of in row.values()) + " |" for family, row in shares.items()]
+    marked = marked_counts(apis)
+    lines += [f"| {family} | " + " | ".join(f"{n}/{of}" + (f" ({marked[family][form]} marked)" if marked[family][form] else "")
+                                        for form, (n, of) in row.items()) + " |" for family, row in shares.items()]
     lines.append("")
     for family in counts:
         if family == "all":
@@ -310,6 +332,7 @@ def apis_markdown(apis: list[ApiStatus]) -> str:
         lines += ["", f"## {family}", "", "| torch | kind | status | MindSpore | note or reason |", "| --- | --- | --- | --- | --- |"]
         for a in apis:
             if a.family == family:
-                note = a.note.replace("|", "\\|").replace("\n", " ")
+                note = (a.note + "".join(f" [{form} inputs: {why}]" for form, why in a.marked)).strip()
+                note = note.replace("|", "\\|").replace("\n", " ")
                 lines.append(f"| `{a.source}` | {a.kind} | {a.status} | {f'`{a.target}`' if a.target else ''} | {note} |")
     return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ from .torch_functions import (  # noqa: F401
     cast_input_dtype,
     softmax_cast_rows,
     float_input,
+    integer_coefficients,
     integer_via_float,
     diag,
     diff_n,

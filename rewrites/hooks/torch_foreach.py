@@ -33,6 +33,16 @@ ELEMENT = {
 ARITY = {"addcmul": 2, "addcdiv": 2, "lerp": 2, "copy_": 1, **{op: 1 for op in _BINARY}}
 
 
+def _factor(ctx, value: cst.BaseExpression) -> str:
+    """addcmul's and addcdiv's ``value``: torch truncates a float one for an integer tensor
+    (``_foreach_addcmul(ts, a, b, value=0.3)`` leaves int64 ``ts`` as they are), so one not
+    an integer literal goes through ``_torch_coefficient(t, ...)`` (a float ``alpha`` with
+    integer tensors is refused by torch: it is passed as it is)."""
+    if isinstance(literal_value(value), int):
+        return operand_code(value)
+    return f"{runtime_helper(ctx, '_torch_coefficient').value}(t, {code(value)})"
+
+
 @hook(consumes=("self", "other", "exponent", "tensor1", "tensor2", "value", "tensors1", "weight", "src",
                 "non_blocking", "alpha", "ord", "dtype"))
 def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
@@ -56,7 +66,7 @@ def foreach(ctx, entry, args, receiver) -> cst.BaseExpression:
         if name not in args or literal_value(args[name]) == 1:
             body = body.replace(f" * {placeholder}", "").replace(f"{placeholder} * ", "")
     body = (body.replace("ALPHA", operand_code(args.get("alpha", cst.Integer("1"))))
-            .replace("VALUE", operand_code(args.get("value", cst.Integer("1"))))
+            .replace("VALUE", _factor(ctx, args.get("value", cst.Integer("1"))))
             .replace("ORD", operand_code(args.get("ord", cst.Integer("2")))))
     if base == "norm" and literal_value(args.get("ord", cst.Integer("2"))) in (float("inf"), 0):
         raise Unconvertible("_foreach_norm with ord inf or 0")

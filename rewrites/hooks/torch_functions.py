@@ -395,10 +395,14 @@ def meshgrid(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 @hook()
 def polygamma(ctx, entry, args, receiver) -> dict:
-    """ops.polygamma wants the order as a tensor."""
+    """ops.polygamma wants the order as a tensor; an integer or bool input is computed in
+    float32 as torch does (MindSpore's CPU kernel refuses it: ``_torch_float_input``)."""
     n = args.get("n")
     if n is not None and not (isinstance(n, cst.Call) and code(n.func).endswith("Tensor")):
         args["n"] = keyword_call(ctx.reference("mindspore.Tensor"), {"input_data": n, "dtype": mindspore_ref(ctx, "int64")})
+    source = args.get("input")
+    if source is not None and not floating_arithmetic(source) and not _floating_layer_call(ctx, source):
+        args["input"] = keyword_call(runtime_helper(ctx, "_torch_float_input"), {"input": source})
     return args
 
 
@@ -754,6 +758,20 @@ def integer_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
         args = {entry.receiver or "input": receiver, **args}
     via = {"via": mindspore_ref(ctx, "float32")} if entry.target in NO_FLOAT64_KERNEL else {}
     return keyword_call(runtime_helper(ctx, "_torch_via_float"), {"op": ctx.reference(entry.target), **via, **args})
+
+
+@hook()
+def integer_coefficients(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.addmm(c, a, b, beta=0.5)`` -> ``ops.addmm(..., beta=_torch_coefficient(c, 0.5))``:
+    torch truncates a float factor to an integer for integer tensors (beta=0.5 scales an
+    int64 ``c`` by 0), MindSpore computes the product in float32. An integer literal factor
+    means the same in both and is passed as it is."""
+    tensor = receiver if receiver is not None else args[first_param(entry)]
+    for name in ("beta", "alpha"):
+        if name in args and not isinstance(literal_value(args[name]), int):
+            args[name] = cst.Call(func=runtime_helper(ctx, "_torch_coefficient"),
+                                  args=[cst.Arg(tensor), cst.Arg(args[name])])
+    return entry_call(ctx, entry, args, receiver)
 
 
 # targets whose MindSpore 2.10 CPU kernel refuses float64 too: integers go through float32

@@ -143,7 +143,9 @@ def _torch_multilabel_margin_loss(input, target, reduction="mean"):
 
 def _torch_poisson_nll_loss(input, target, log_input=True, full=False, eps=1e-8, reduction="mean"):
     """torch's poisson_nll_loss: exp(x) - t x (log_input), or x - t log(x + eps); full
-    adds Stirling's t log t - t + log(2 pi t) / 2 where t > 1."""
+    adds Stirling's t log t - t + log(2 pi t) / 2 where t > 1. Integer or bool tensors are
+    computed in float32, as torch does (MindSpore's CPU Exp and Log refuse them)."""
+    input, target = (t if t.is_floating_point() else t.astype(ms.float32) for t in (input, target))
     if log_input:
         loss = ops.exp(input) - target * input
     else:

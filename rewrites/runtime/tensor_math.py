@@ -511,6 +511,15 @@ def _torch_via_float(op, via=None, **kwargs):
     return result.astype(tensors[0].dtype) if result.is_floating_point() else result
 
 
+def _torch_coefficient(tensor, value):
+    """A scalar factor (beta, alpha, value) as torch applies it with ``tensor``: an integer
+    or bool tensor truncates a float factor to an integer (``addmm(c, a, b, beta=0.5)`` on
+    int64 tensors scales ``c`` by 0); a floating tensor takes it as it is."""
+    if isinstance(value, float) and not (tensor.is_floating_point() or tensor.is_complex()):
+        return int(value)
+    return value
+
+
 def _torch_float_input(input):
     """An integer or bool tensor as float32, torch's default dtype, which torch's float-only
     math (log, exp, sin, sigmoid, erf, ...) computes in; MindSpore's CPU kernels take floats only.

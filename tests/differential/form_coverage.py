@@ -1,13 +1,15 @@
 """Which call forms the differential cases give each table entry, read from the cases the
 tests run (never typed by hand).
 
-Every module-level ``Suite`` (or list of them) of ``tests/differential/test_*.py`` and every
-module-level list of ``LayerCase`` is read; each case counts for the entry it names (``Case.api``,
+Every module-level ``Suite`` (or list of them) of ``tests/differential/test_*.py``, every
+module-level list of ``LayerCase`` and every module-level list of ``Case`` (a module running
+them by a harness of its own: test_optim) is read; each case counts for the entry it names (``Case.api``,
 ``LayerCase.entry``) in the forms its code shows:
 
 * ``out``: a call with an ``out=`` keyword;
 * ``keyword``: a call of the entry's own name with a keyword argument other than ``out``;
 * ``integer``: an integer or bool array among the inputs;
+* ``bool``: a bool array among the inputs;
 * ``module-path``: the entry spelled through a module path other than its public name
   (``torch.nn.modules.loss.L1Loss`` for ``torch.nn.L1Loss``), dotted or imported by the
   case's code (``from torch.optim.adam import Adam``);
@@ -34,7 +36,7 @@ import numpy as np
 from . import harness, layer_harness
 
 COVERAGE_FILE = harness.TABLE_DIR / "differential_coverage.json"
-FORMS = ("out", "keyword", "integer", "module-path", "float")
+FORMS = ("out", "keyword", "integer", "bool", "module-path", "float")
 # the names a case's header binds (harness.DEFAULT_HEADER, layer_harness.HEADER)
 HEADER_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "init": "torch.nn.init"}
 
@@ -91,7 +93,8 @@ def input_kinds(value) -> set[str]:
 
 def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
     """The forms one case's code shows for ``api``, given its inputs' dtype kinds."""
-    forms = ({"integer"} if kinds & set("iub") else set()) | ({"float"} if kinds & set("fc") else set())
+    forms = ({"integer"} if kinds & set("iub") else set()) | ({"bool"} if "b" in kinds else set()) \
+        | ({"float"} if kinds & set("fc") else set())
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -109,10 +112,24 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
 def _case_forms(case) -> tuple[str | None, set[str]]:
     if isinstance(case, harness.Case):
         api = qualified(case.api)
-        return api, code_forms(api, _body(case.code), input_kinds(case.inputs))
-    rng = np.random.default_rng(0)
-    kinds = input_kinds([i.make(rng) for i in case.inputs])
-    return case.entry, code_forms(case.entry or "", case.prelude + "\n" + case.expr, kinds)
+        forms = code_forms(api, _body(case.code), input_kinds(case.inputs)) if isinstance(case.code, str) \
+            else code_forms(api, _parts(case.code), input_kinds(case.inputs))
+        derived_bool = case.form == "bool"
+    else:
+        rng = np.random.default_rng(0)
+        kinds = input_kinds([i.make(rng) for i in case.inputs])
+        api, forms = case.entry, code_forms(case.entry or "", case.prelude + "\n" + case.expr, kinds)
+        derived_bool = any(i.label.startswith("bools(") for i in case.inputs)
+    # a bool case derived from a float one (test_generated_forms) shows the bool form only:
+    # the integer form of such an entry asks for its int64 measurement
+    return api, forms - {"integer"} if derived_bool else forms
+
+
+def _parts(code: tuple[str, ...]) -> str:
+    """A case whose code is several parts (test_nn_utils: the layer's set-up, then its
+    forward) as one text of its lines unindented (a part holding a block may then not
+    parse: it shows its input forms only)."""
+    return "\n".join(line.strip() for part in code for line in part.splitlines() if line.strip())
 
 
 def _body(code: str) -> str:
@@ -140,10 +157,27 @@ def differential_sources(skip: frozenset[str] = frozenset()) -> tuple[list, list
     return suites, layer_lists
 
 
+def case_lists() -> list[list]:
+    """The module-level lists of ``harness.Case`` of the differential modules: the cases of a
+    module running its own harness (test_optim's builders), given as Cases to be counted."""
+    lists = []
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
+        if info.name.startswith("test_"):
+            module = importlib.import_module(f"{__package__}.{info.name}")
+            lists += [v for v in vars(module).values() if isinstance(v, list) and v
+                      and all(isinstance(c, harness.Case) for c in v)]
+    return lists
+
+
 def differential_cases() -> list:
-    """Every case the differential modules run: their Suites' cases and their LayerCase lists."""
+    """Every case the differential modules run: their Suites' cases, their LayerCase lists
+    and their lists of Cases run by a harness of their own."""
     suites, layer_lists = differential_sources()
-    return [case for suite in suites for case in suite.cases] + [case for cases in layer_lists for case in cases]
+    in_suites = [case for suite in suites for case in suite.cases]
+    run = {id(case) for case in in_suites}
+    # a list of Cases a Suite is made of (``CASES = [...]; SUITE = Suite(CASES)``) counts once
+    return in_suites + [case for cases in layer_lists for case in cases] \
+        + [case for cases in case_lists() for case in cases if id(case) not in run]
 
 
 def coverage(cases) -> dict[str, dict]:

@@ -22,7 +22,8 @@ import pytest
 
 from transpile import convert_code
 
-from .harness import table_entries
+from .harness import Case, table_entries
+from .spellings import import_of, module_paths, respelled
 
 STEPS = 12
 SCHEDULER_STEPS = 30
@@ -249,6 +250,25 @@ CASES = [
     case(SCH + "OneCycleLR", ADAMW + "sched = lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=20)", "train",
          20, train=True),
 ]
+
+
+def _module_path_cases() -> list:
+    """Each optimizer's first case, derived: the class imported from the module defining it
+    (``from torch.optim.adam import Adam``, reexports.toml), as code written against
+    torch's submodules spells it."""
+    paths, derived = module_paths(), {}
+    for param in CASES:
+        api, body, steps, train, extra = param.values
+        if api in paths and api not in derived:
+            code = respelled(body, api, paths[api], HEADER)
+            if code is not None:
+                derived[api] = case(api, import_of(paths[api]) + "\n" + code, "module-path", steps, train, **extra)
+    return list(derived.values())
+
+
+CASES += _module_path_cases()
+# the builders as harness Cases, for form_coverage (which counts the call forms they show)
+FORM_CASES = [Case(p.values[0], p.values[1] + "\nreturn opt", form=p.id or "") for p in CASES]
 
 
 def _entries() -> dict[str, dict]:

@@ -287,13 +287,14 @@ def _write_report(args, report: PathReport, sources: dict[str, str], parity) -> 
 
 
 def cmd_apis(args) -> int:
-    from ..api import api_counts, apis_markdown, form_shares, list_apis, shares_text
+    from ..api import api_counts, apis_markdown, form_shares, list_apis, marked_counts, shares_text
 
     apis = list_apis()
     counts = api_counts(apis)
     shares = form_shares(apis)
+    marked = marked_counts(apis)
     if args.format == "json":
-        print(json.dumps({"counts": counts["all"], "families": counts, "forms": shares,
+        print(json.dumps({"counts": counts["all"], "families": counts, "forms": shares, "marked": marked,
                           "apis": [a.__dict__ for a in apis]}, indent=2))
     elif args.format == "markdown":
         sys.stdout.write(apis_markdown(apis))
@@ -303,10 +304,11 @@ def cmd_apis(args) -> int:
             if a.family != family:
                 family = a.family
                 print(f"\n{family}: " + _count_text(counts[family]))
-                print("  differential cases: " + shares_text(shares[family]))
-            print(f"  {a.source:50} {a.status:22} {a.target or ''}" + (f"  ({a.note})" if a.note else ""))
+                print("  differential cases: " + shares_text(shares[family], marked[family]))
+            print(f"  {a.source:50} {a.status:22} {a.target or ''}" + (f"  ({a.note})" if a.note else "")
+                  + "".join(f"  [{form} inputs: {why}]" for form, why in a.marked))
         print("\nall: " + _count_text(counts["all"]))
-        print("  differential cases: " + shares_text(shares["all"]))
+        print("  differential cases: " + shares_text(shares["all"], marked["all"]))
     return EXIT_OK
 
 

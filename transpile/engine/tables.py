@@ -22,6 +22,7 @@ _FIELDS = {
     "target", "params", "kwonly", "rename", "defaults", "set", "drop", "unsupported",
     "unsupported_args", "allowed", "transform", "receiver", "weights", "hook", "note",
     "tensor_result", "call_casts", "call_hook", "tensor_only", "call_rename", "call_drop", "called_as",
+    "integer_inputs",
 }
 
 
@@ -58,6 +59,9 @@ class ApiEntry:
               differs: MultiheadAttention with need_weights=False).
     called_as: for an attribute (a type), the entry its CALLS convert as (torch.Tensor(...)
               is torch.FloatTensor(...); the name alone stays the type).
+    integer_inputs: why the converted call does not give torch's result on integer or bool
+              tensors (a MindSpore kernel refuses them, or rounds otherwise) where no rule
+              casts around it: ``transpile apis`` counts such entries as marked.
     """
 
     source: str
@@ -84,6 +88,7 @@ class ApiEntry:
     call_drop: tuple[str, ...] = ()
     tensor_only: bool = False
     called_as: str | None = None
+    integer_inputs: str | None = None
     table: str = ""  # the table file's stem: its hooks live in rewrites/hooks/<table>.py
 
     @property
