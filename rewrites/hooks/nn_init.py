@@ -16,6 +16,18 @@ from .registry import hook
 ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_attribute", "_torch_attribute"})
 
 
+# tensor factories as converted (ops.randn; torch.empty and torch.Tensor(2, 3) become
+# ops.zeros): an init function given one fills a tensor nothing else holds, so its result
+# is the only way to it, in torch as here (wageubn's ``Parameter(nn.init.normal_(torch.randn(...)))``).
+# Not ms.Tensor(...): torch.as_tensor's conversion, which may share a tensor the fill must reach.
+FRESH_TENSORS = frozenset({"randn", "rand", "zeros", "ones", "full", "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like"})
+
+
+def _creates_a_tensor(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in FRESH_TENSORS)
+
+
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
     """The tensor an init function fills; ``w.data`` fills ``w`` (MindSpore's
     Parameter.data is a copy)."""
@@ -31,6 +43,8 @@ def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
                 raise Unconvertible("the tensor is written three times: index it with a literal or a plain name")
         probe = probe.value
     lookup = isinstance(probe, cst.Call) and isinstance(probe.func, cst.Name) and probe.func.value in ATTRIBUTE_LOOKUPS
+    if probe is node and _creates_a_tensor(node):
+        return node  # filled where it is made, reached only through what the init returns
     if not isinstance(probe, cst.Name) and not lookup:
         raise Unconvertible("the tensor must be a name or attribute (it is written three times)")
     return node

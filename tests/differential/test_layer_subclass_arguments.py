@@ -8,6 +8,12 @@ general rule and run against torch (one MindSpore process for every case):
 * a subclass that reads constructor arguments torch's layer keeps as attributes and
   MindSpore's does not (``self.affine`` of BatchNorm2d): the converted ``__init__`` sets
   those the MindSpore layer lacks (wageubn's ``BatchNorm2d``);
+* ``generator=`` given as a name (a function's ``generator=None`` passed on) to a random
+  function: converted, and refused when it runs with a generator (darkformer-pytorch:
+  the call was left as torch);
+* an init function given a tensor made in place (``nn.init.normal_(torch.randn(...))``
+  inside ``nn.Parameter``): filled where it is made (wageubn's Adder2d: the call was left
+  as torch);
 * a torch name a module imports only for other files of the tree to import from it
   (``from torch.hub import load_state_dict_from_url`` in ``utils.py``, imported by
   ``model.py``): kept, with a warning, instead of dropped as unused (torchvision-yolov3:
@@ -56,6 +62,21 @@ class Flagged(nn.Embedding):
     def forward(self, ids):
         scale = 2.0 if self.scale_grad_by_freq or self.max_norm is not None else 3.0
         return super().forward(ids) * scale
+
+
+def projection(rows, cols, generator=None):
+    return torch.randn(rows, cols, dtype=torch.float32, generator=generator), torch.rand(rows, generator=generator)
+
+
+class Adder(nn.Module):
+    def __init__(self, cin, cout, k):
+        super().__init__()
+        self.weight = torch.nn.Parameter(nn.init.normal_(torch.randn(cout, cin, k, k)))
+        self.bias = torch.nn.Parameter(nn.init.uniform_(torch.zeros(cout), 2.0, 3.0))
+        self.scale = nn.Parameter(nn.init.constant_(torch.empty(cout), 0.5))
+
+    def forward(self, x):
+        return x * self.scale.sum() + self.bias.mean()
 '''
 
 
@@ -109,6 +130,33 @@ def test_no_warning(built):
 def test_layer_subclasses(built, name, args, kwargs, shape):
     _, torch_ns, ms_ns = built
     _run_both(torch_ns[name](*args, **kwargs), ms_ns[name](*args, **kwargs), *shape)
+
+
+def test_generator_known_at_run_time(built):
+    import torch
+
+    result, torch_ns, ms_ns = built
+    assert sum("generator=generator is known only at run time" in d.message for d in result.diagnostics) == 2
+    a, b = ms_ns["projection"](3, 4)
+    ta, tb = torch_ns["projection"](3, 4)
+    assert tuple(a.shape) == tuple(ta.shape) == (3, 4) and tuple(b.shape) == tuple(tb.shape) == (3,)
+    assert str(a.dtype) == "Float32" and float(b.min()) >= 0 and float(b.max()) < 1
+    with pytest.raises(ValueError, match="generator=generator: mindspore.ops draws from the global seed"):
+        ms_ns["projection"](3, 4, generator=torch.Generator())
+
+
+def test_init_of_a_tensor_made_in_place(built):
+    """Filled where it is made: the parameters hold the init's values (torch's too)."""
+    import mindspore
+
+    _, torch_ns, ms_ns = built
+    ms_net, torch_net = ms_ns["Adder"](3, 64, 3), torch_ns["Adder"](3, 64, 3)
+    weight, bias, scale = (ms_net.weight.asnumpy(), ms_net.bias.asnumpy(), ms_net.scale.asnumpy())
+    assert weight.shape == tuple(torch_net.weight.shape) == (64, 3, 3, 3)
+    assert abs(weight.mean()) < 0.15 and 0.8 < weight.std() < 1.2  # normal_'s N(0, 1), not randn's draw doubled
+    assert bias.min() >= 2.0 and bias.max() < 3.0 and np.ptp(bias) > 0.3
+    assert np.all(scale == 0.5) and np.all(torch_net.scale.detach().numpy() == 0.5)
+    _run_both(torch_net, ms_net, 2, 5)
 
 
 def test_padding_mode_other_than_zeros_is_refused_at_run_time(built):

@@ -378,7 +378,8 @@ class PackageIndex:
                 imported = {**info.bindings, **info.local}
                 for qualified in imported.values():
                     source, _, name = qualified.rpartition(".")
-                    if source in self._modules and source != info.module:
+                    # (a submodule of the tree imported by name is no name the module binds)
+                    if source in self._modules and source != info.module and qualified not in self._modules:
                         taken.setdefault(source, set()).add(name)
                 for spelled in info.spellings:
                     head, _, rest = spelled.partition(".")
