@@ -8,6 +8,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
 from .registry import hook
+from .tensor_methods import FRESH
 
 # a tensor given by an attribute lookup written as a call (``getattr(m, name)``, and the
 # lookups MS204 emits: ``_torch_layer_attribute(m, "weight", (...))`` on a layer whose class
@@ -16,11 +17,12 @@ from .registry import hook
 ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_attribute", "_torch_attribute"})
 
 
-# tensor factories as converted (ops.randn; torch.empty and torch.Tensor(2, 3) become
-# ops.zeros): an init function given one fills a tensor nothing else holds, so its result
-# is the only way to it, in torch as here (wageubn's ``Parameter(nn.init.normal_(torch.randn(...)))``).
-# Not ms.Tensor(...): torch.as_tensor's conversion, which may share a tensor the fill must reach.
-FRESH_TENSORS = frozenset({"randn", "rand", "zeros", "ones", "full", "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like"})
+# an init function given a fresh tensor (as converted: ops.randn, ops.zeros; torch.empty and
+# torch.Tensor(2, 3) become ops.zeros) fills a tensor nothing else holds, so its result is
+# the only way to it, in torch as here (wageubn's ``Parameter(nn.init.normal_(torch.randn(...)))``).
+# It is evaluated once (_torch_init_fill), so random draws count too. Not ms.Tensor(...):
+# torch.as_tensor's conversion, which may share a tensor the fill must reach.
+FRESH_TENSORS = FRESH | {"randn", "rand", "randn_like", "rand_like"}
 
 
 def _creates_a_tensor(node: cst.BaseExpression) -> bool:

@@ -14,6 +14,9 @@ general rule and run against torch (one MindSpore process for every case):
 * an init function given a tensor made in place (``nn.init.normal_(torch.randn(...))``
   inside ``nn.Parameter``): filled where it is made (wageubn's Adder2d: the call was left
   as torch);
+* an in-place method on the result of arithmetic (``(scores * scale).tril_()``): nobody
+  else holds that tensor, so its out-of-place value is the result (darkformer-pytorch:
+  "'Tensor' object has no attribute 'tril_'");
 * a torch name a module imports only for other files of the tree to import from it
   (``from torch.hub import load_state_dict_from_url`` in ``utils.py``, imported by
   ``model.py``): kept, with a warning, instead of dropped as unused (torchvision-yolov3:
@@ -77,6 +80,10 @@ class Adder(nn.Module):
 
     def forward(self, x):
         return x * self.scale.sum() + self.bias.mean()
+
+
+def in_place_on_temporaries(a, b):
+    return (a * b).tril_(), (a @ b).triu_(1), (-a).abs_(), (a + 1).masked_fill_(b > 0, 0.0)
 '''
 
 
@@ -157,6 +164,20 @@ def test_init_of_a_tensor_made_in_place(built):
     assert bias.min() >= 2.0 and bias.max() < 3.0 and np.ptp(bias) > 0.3
     assert np.all(scale == 0.5) and np.all(torch_net.scale.detach().numpy() == 0.5)
     _run_both(torch_net, ms_net, 2, 5)
+
+
+def test_in_place_on_temporaries(built):
+    import mindspore
+    import torch
+
+    result, torch_ns, ms_ns = built
+    assert "tril_" not in result.code and "triu_" not in result.code
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal((4, 4)).astype(np.float32) for _ in range(2))
+    got = ms_ns["in_place_on_temporaries"](mindspore.Tensor(a), mindspore.Tensor(b))
+    expected = torch_ns["in_place_on_temporaries"](torch.tensor(a), torch.tensor(b))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g.asnumpy(), e.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_padding_mode_other_than_zeros_is_refused_at_run_time(built):
