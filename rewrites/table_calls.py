@@ -151,7 +151,7 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
     if out is not None:
         converted = convert_call(ctx, entry, call, pass_id, receiver, original)
         return keyword_call(runtime_helper(ctx, "_torch_out"), {"result": converted, "out": out})
-    call, unknown = _without_unknown_none_args(entry, call)
+    call, unknown = _without_unknown_none_args(ctx, entry, call)
     if unknown:
         converted = convert_call(ctx, entry, call, pass_id, receiver, original)
         test = " and ".join(f"{code(value)} is None" for _, value in unknown)
@@ -172,10 +172,10 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
     return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id, original=original), receiver)
 
 
-def _without_unknown_none_args(entry: ApiEntry, call: cst.Call):
+def _without_unknown_none_args(ctx, entry: ApiEntry, call: cst.Call):
     """The arguments MindSpore has no counterpart for, harmless only as None
     (``generator=``), given as a name or attribute whose value is known only at run time
-    (a function's ``generator=None`` passed on): (the call without them, [(name, value)]).
+    (a function's ``generator=None`` passed on): (the call with None for them, [(name, value)]).
     The caller converts the rest and refuses another value when the call runs."""
     guarded = [name for name in entry.unsupported_args if entry.allowed.get(name) == "None"]
     if not guarded:
@@ -186,11 +186,23 @@ def _without_unknown_none_args(entry: ApiEntry, call: cst.Call):
         return call, []
     unknown = [(name, bound[name]) for name in guarded
                if name in bound and type(bound[name]) in (cst.Name, cst.Attribute)
-               and literal_value(bound[name]) is NOT_LITERAL]
+               and literal_value(bound[name]) is NOT_LITERAL and not _names_a_module_member(ctx, bound[name])]
     if not unknown:
         return call, []
     values = {id(value) for _, value in unknown}
-    return call.with_changes(args=[a for a in call.args if id(a.value) not in values]), unknown
+    # None in their place: a positional one keeps the others where they are
+    return call.with_changes(args=[a.with_changes(value=cst.Name("None")) if id(a.value) in values else a
+                                   for a in call.args]), unknown
+
+
+def _names_a_module_member(ctx, value: cst.BaseExpression) -> bool:
+    """``torch.float64``, ``ms.float64``: a module's constant (an import of the file, or one
+    a conversion added), not a value the code holds."""
+    head = value
+    while type(head) is cst.Attribute:
+        head = head.value
+    return type(head) is cst.Name and head is not value and (
+        ctx.imports.qualify(value) is not None or head.value in ctx.new_imports)
 
 
 OUT_ARG = "out"

@@ -82,6 +82,10 @@ class Adder(nn.Module):
         return x * self.scale.sum() + self.bias.mean()
 
 
+def bags(input, weight, offsets, max_norm=None):  # positional: the others keep their places
+    return F.embedding_bag(input, weight, offsets, max_norm, 2.0, False, "sum")
+
+
 def in_place_on_temporaries(a, b):
     return (a * b).tril_(), (a @ b).triu_(1), (-a).abs_(), (a + 1).masked_fill_(b > 0, 0.0)
 '''
@@ -150,6 +154,20 @@ def test_generator_known_at_run_time(built):
     assert str(a.dtype) == "Float32" and float(b.min()) >= 0 and float(b.max()) < 1
     with pytest.raises(ValueError, match="generator=generator: mindspore.ops draws from the global seed"):
         ms_ns["projection"](3, 4, generator=torch.Generator())
+
+
+def test_argument_known_at_run_time_given_by_position(built):
+    import mindspore
+    import torch
+
+    _, torch_ns, ms_ns = built
+    rng = np.random.default_rng(4)
+    ids, weight, offsets = rng.integers(0, 6, 7), rng.standard_normal((6, 3)).astype(np.float32), np.array([0, 2, 5])
+    expected = torch_ns["bags"](torch.tensor(ids), torch.tensor(weight), torch.tensor(offsets)).numpy()
+    got = ms_ns["bags"](mindspore.Tensor(ids), mindspore.Tensor(weight), mindspore.Tensor(offsets)).asnumpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="max_norm=max_norm"):
+        ms_ns["bags"](mindspore.Tensor(ids), mindspore.Tensor(weight), mindspore.Tensor(offsets), 1.0)
 
 
 def test_init_of_a_tensor_made_in_place(built):
