@@ -34,9 +34,12 @@ arguments the entry converts for a constructor call (at run time through ``**kw`
 
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
-layer, a subclass without ``__init__`` gets one that converts at run time, and
+layer (at run time where the entry builds it through a helper: a Conv's ``padding_mode``
+given as a variable), a subclass without ``__init__`` gets one that converts at run time, and
 ``self.weight``/``self.eps`` read in its methods take the MindSpore names
-(``self.gamma``/``self.epsilon``).
+(``self.gamma``/``self.epsilon``). Constructor arguments torch's layer keeps as attributes
+and the subclass reads (``self.affine``) are set after ``super().__init__`` where the
+MindSpore layer has none of that name (``_torch_layer_arguments``).
 """
 from __future__ import annotations
 
