@@ -475,6 +475,7 @@ class LayerValues(Pass):
 
     def leave_FunctionDef(self, original, updated):
         self._methods.pop()
+        self._kept_arguments = []  # a super().__init__ outside a simple statement: none to follow
         return updated
 
     def _layer_class(self):
