@@ -528,7 +528,8 @@ class LayerValues(Pass):
         ``__init__`` sets those it lacks (``_torch_layer_arguments``). Only names and
         literals: each is written once more."""
         reads = self._class_reads[-1] if self._class_reads else frozenset()
-        skip = set(attribute_renames(entry)) | set(entry.weights) | set(entry.drop)
+        # (a Conv's bias= is a flag; torch's self.bias is the parameter)
+        skip = set(attribute_renames(entry)) | set(entry.weights) | set(entry.drop) | {"weight", "bias"}
         wanted = [p for p in entry.params if p in reads and p not in skip and not p.startswith("*")]
         if not wanted:
             return []
