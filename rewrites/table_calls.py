@@ -11,7 +11,7 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.tables import ApiEntry, Tables, load_tables
 
 from .runtime.registry import runtime_helper
-from .syntax import Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
+from .syntax import NOT_LITERAL, Unconvertible, bind, code, keyword_call, literal, literal_value, pack_varargs
 from .hooks import HOOKS
 from .value_transforms import TRANSFORMS
 
@@ -151,6 +151,18 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
     if out is not None:
         converted = convert_call(ctx, entry, call, pass_id, receiver, original)
         return keyword_call(runtime_helper(ctx, "_torch_out"), {"result": converted, "out": out})
+    call, unknown = _without_unknown_none_args(ctx, entry, call)
+    if unknown:
+        converted = convert_call(ctx, entry, call, pass_id, receiver, original)
+        test = " and ".join(f"{code(value)} is None" for _, value in unknown)
+        names = ", ".join(f"{name}={code(value)}" for name, value in unknown)
+        ctx.report(original or call, pass_id, f"{entry.source}: {names} is known only at run time; the converted "
+                   "call runs when it is None and raises otherwise "
+                   f"({'; '.join(entry.unsupported_args[name] for name, _ in unknown)})", Severity.INFO)
+        refused = keyword_call(runtime_helper(ctx, "_torch_refused_argument"),
+                               {"message": literal(f"{names}: " + "; ".join(entry.unsupported_args[n] for n, _ in unknown))})
+        return cst.IfExp(test=cst.parse_expression(test), body=converted, orelse=refused,
+                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     if not entry.params and not entry.kwonly and not entry.hook and (receiver is None or entry.target.startswith(".")):
         # a pure rename: the arguments pass as they are (nn.Sequential(a, b));
         # a method that becomes a function (x.abs() -> ops.abs(input=x)) takes the receiver below
@@ -158,6 +170,39 @@ def convert_call(ctx, entry: ApiEntry, call: cst.Call, pass_id: str, receiver=No
             return call.with_changes(func=cst.Attribute(value=receiver, attr=cst.Name(entry.target[1:])))
         return call.with_changes(func=ctx.reference(entry.target))
     return build_call(ctx, entry, convert_args(ctx, entry, call, pass_id, original=original), receiver)
+
+
+def _without_unknown_none_args(ctx, entry: ApiEntry, call: cst.Call):
+    """The arguments MindSpore has no counterpart for, harmless only as None
+    (``generator=``), given as a name or attribute whose value is known only at run time
+    (a function's ``generator=None`` passed on): (the call with None for them, [(name, value)]).
+    The caller converts the rest and refuses another value when the call runs."""
+    guarded = [name for name in entry.unsupported_args if entry.allowed.get(name) == "None"]
+    if not guarded:
+        return call, []
+    try:
+        bound = bind(call, entry.params, entry.kwonly)
+    except Unconvertible:
+        return call, []
+    unknown = [(name, bound[name]) for name in guarded
+               if name in bound and type(bound[name]) in (cst.Name, cst.Attribute)
+               and literal_value(bound[name]) is NOT_LITERAL and not _names_a_module_member(ctx, bound[name])]
+    if not unknown:
+        return call, []
+    values = {id(value) for _, value in unknown}
+    # None in their place: a positional one keeps the others where they are
+    return call.with_changes(args=[a.with_changes(value=cst.Name("None")) if id(a.value) in values else a
+                                   for a in call.args]), unknown
+
+
+def _names_a_module_member(ctx, value: cst.BaseExpression) -> bool:
+    """``torch.float64``, ``ms.float64``: a module's constant (an import of the file, or one
+    a conversion added), not a value the code holds."""
+    head = value
+    while type(head) is cst.Attribute:
+        head = head.value
+    return type(head) is cst.Name and head is not value and (
+        ctx.imports.qualify(value) is not None or head.value in ctx.new_imports)
 
 
 OUT_ARG = "out"

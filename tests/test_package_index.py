@@ -68,6 +68,20 @@ def test_index_gives_star_imported_bindings(tmp_path):
     assert index.inherited(root / "acts.py") == {}
 
 
+def test_index_gives_names_other_files_import_by_name(tmp_path):
+    root = _tree(tmp_path, {
+        "pkg/__init__.py": "from .utils import Tensor\n",
+        "pkg/utils.py": "import torch\nfrom torch import Tensor\nfrom torch.hub import load_state_dict_from_url\n",
+        "pkg/model.py": "from .utils import load_state_dict_from_url\nfrom . import utils\nx = utils.torch.zeros(1)\n",
+        "pkg/other.py": "from pkg.model import x\nimport torch.nn as nn\n",
+    }) / "pkg"
+    index = PackageIndex(root, sorted(root.rglob("*.py")))
+    assert index.facts(root / "utils.py").imported_elsewhere == ("Tensor", "load_state_dict_from_url", "torch")
+    assert index.facts(root / "model.py").imported_elsewhere == ("x",)
+    assert index.facts(root / "__init__.py").imported_elsewhere == ()  # from . import utils: a submodule
+    assert index.facts(root / "other.py").imported_elsewhere == ()  # nn comes from torch, not from a tree file
+
+
 def test_star_imported_torch_names_convert(tmp_path):
     root = _tree(tmp_path, FILES) / "pkg"
     report = convert_paths([root], output=tmp_path / "out", jobs=1, cache=False)

@@ -411,3 +411,22 @@ def test_via_float_keeps_an_integer_dtype_and_a_bool_result() -> None:
     assert clipped.dtype == ms.int32 and clipped.asnumpy().tolist() == [0, 3, 6]
     halves = tensor([-1.5, 2.5])
     assert close(tensor_math._torch_via_float(op=ops.floor, input=halves), [-2.0, 2.0])
+
+
+def test_layer_arguments_set_only_what_the_layer_lacks() -> None:
+    """torch's constructor arguments a subclass reads: set where the MindSpore layer has no
+    attribute of the name, never over one it has (BatchNorm's momentum is its own)."""
+    from mindspore import nn
+
+    cells = importlib.import_module("transpile.rewrites.runtime.cells")
+    norm = nn.BatchNorm2d(4, momentum=0.9, affine=False)
+    own = norm.momentum
+    cells._torch_layer_arguments(norm, affine=False, momentum=0.5, track_running_stats=True)
+    assert norm.affine is False and norm.track_running_stats is True
+    assert norm.momentum == own != 0.5
+
+
+def test_refused_argument_raises_its_message() -> None:
+    functions = importlib.import_module("transpile.rewrites.runtime.torch_functions")
+    with pytest.raises(ValueError, match="^generator=g: no generator$"):
+        functions._torch_refused_argument("generator=g: no generator")

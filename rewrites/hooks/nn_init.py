@@ -8,12 +8,26 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value
 from .registry import hook
+from .tensor_methods import FRESH
 
 # a tensor given by an attribute lookup written as a call (``getattr(m, name)``, and the
 # lookups MS204 emits: ``_torch_layer_attribute(m, "weight", (...))`` on a layer whose class
 # is known only at run time): evaluated once. Another call (``torch.as_tensor(w)``) may give a copy,
 # which a fill would leave the parameter out of: refused as before.
 ATTRIBUTE_LOOKUPS = frozenset({"getattr", "_torch_layer_attribute", "_torch_attribute"})
+
+
+# an init function given a fresh tensor (as converted: ops.randn, ops.zeros; torch.empty and
+# torch.Tensor(2, 3) become ops.zeros) fills a tensor nothing else holds, so its result is
+# the only way to it, in torch as here (wageubn's ``Parameter(nn.init.normal_(torch.randn(...)))``).
+# It is evaluated once (_torch_init_fill), so random draws count too. Not ms.Tensor(...):
+# torch.as_tensor's conversion, which may share a tensor the fill must reach.
+FRESH_TENSORS = FRESH | {"randn", "rand", "randn_like", "rand_like"}
+
+
+def _creates_a_tensor(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in FRESH_TENSORS)
 
 
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -31,6 +45,8 @@ def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
                 raise Unconvertible("the tensor is written three times: index it with a literal or a plain name")
         probe = probe.value
     lookup = isinstance(probe, cst.Call) and isinstance(probe.func, cst.Name) and probe.func.value in ATTRIBUTE_LOOKUPS
+    if probe is node and _creates_a_tensor(node):
+        return node  # filled where it is made, reached only through what the init returns
     if not isinstance(probe, cst.Name) and not lookup:
         raise Unconvertible("the tensor must be a name or attribute (it is written three times)")
     return node

@@ -11,7 +11,7 @@ import libcst as cst
 from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, module_spellings, name_chain, operand_code
 from .registry import hook
-from .tensor_methods import is_fresh_tensor, copy_into, arithmetic_  # noqa: F401
+from .tensor_methods import is_temporary, copy_into, arithmetic_  # noqa: F401
 from .torch_inplace import copied  # noqa: F401  (Tensor.narrow_copy: torch.narrow_copy's)
 
 
@@ -31,7 +31,7 @@ def reshaped_(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 def _assigned(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.assign_value(value)``: ``x`` takes the value's shape too (``copy_`` keeps x's)."""
-    if receiver is not None and is_fresh_tensor(receiver):
+    if is_temporary(receiver):
         return value  # torch.zeros(3).unsqueeze_(0): nobody else holds the tensor
     if receiver is None or not name_chain(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")

@@ -167,7 +167,7 @@ def view_as(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(ctx.reference("mindspore.ops.reshape"), {"input": receiver, "shape": shape})
 
 
-_FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+FRESH = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
                     "new_zeros", "new_ones", "new_empty", "new_full", "_torch_new", "_torch_new_tensor"})
 
 
@@ -178,7 +178,7 @@ def is_fresh_tensor(node: cst.BaseExpression) -> bool:
         return False
     func = node.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in _FRESH and all(_plain(a.value) for a in node.args)
+    return name in FRESH and all(_plain(a.value) for a in node.args)
 
 
 def _plain(node: cst.BaseExpression) -> bool:
@@ -190,12 +190,20 @@ def _plain(node: cst.BaseExpression) -> bool:
             or is_fresh_tensor(node))
 
 
+def is_temporary(node: cst.BaseExpression | None) -> bool:
+    """A tensor nobody else holds: a fresh creation, or the result of arithmetic
+    (``(scores * scale).tril_()``): an in-place op on it is its out-of-place value."""
+    return node is not None and (is_fresh_tensor(node) or (
+        isinstance(node, cst.BinaryOperation)
+        or isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)))
+
+
 def copy_into(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
 
     ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
     tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
-    if receiver is not None and is_fresh_tensor(receiver):
+    if is_temporary(receiver):
         return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
     if receiver is None or not name_chain(receiver):
         raise Unconvertible("the tensor is used twice: give it a name first")

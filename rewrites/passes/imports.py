@@ -63,6 +63,7 @@ class Imports(Pass):
         self._first_source_import: int | None = None
         self.exported: set[str] = set()  # names listed in __all__
         self.star_exported: set[str] = set()  # without __all__: names files star-importing this one use
+        self.taken_elsewhere: frozenset[str] = frozenset()  # names other files import from this one
         self._reexport = False  # the import line being converted re-exports on purpose
         self._import_fallback = 0  # inside a try whose handler catches ImportError
 
@@ -70,6 +71,7 @@ class Imports(Pass):
         self.used = used_names(node, self.ctx.imports)
         self.exported = _all_names(node)
         package = self.ctx.package
+        self.taken_elsewhere = frozenset(package.imported_elsewhere) if package is not None else frozenset()
         if not self.exported and package is not None:  # without __all__ a star import hands on every public name
             self.exported = self.star_exported = {name for name in package.star_used if not name.startswith("_")}
         for i, stmt in enumerate(node.body):
@@ -109,12 +111,14 @@ class Imports(Pass):
 
     def _unused(self, binding: str) -> bool:
         """Not used in this file and not re-exported either: a re-export is a name in
-        ``__all__`` (without one, a name files star-importing this one use), an import
-        marked ``# noqa``, or one inside ``try: ... except ImportError:`` (a fallback
-        import is there for other modules to import)."""
+        ``__all__`` (without one, a name files star-importing this one use), a name other
+        files of the tree import from this one, an import marked ``# noqa``, or one inside
+        ``try: ... except ImportError:`` (a fallback import is there for other modules to
+        import)."""
         if binding in self.used:
             return False
-        return not (binding in self.exported or self._reexport or self._import_fallback)
+        return not (binding in self.exported or binding in self.taken_elsewhere or self._reexport
+                    or self._import_fallback)
 
     def _reexport_target(self, binding: str, qual: str):
         """A re-exported torch symbol the tables convert: import its MindSpore target."""
@@ -129,6 +133,8 @@ class Imports(Pass):
         why = (f"{binding!r} is still used by code that was not converted" if binding in self.used
                else f"{binding!r} is used by modules of the tree that star-import this one and has no drop-in "
                     "MindSpore counterpart" if binding in self.star_exported
+               else f"{binding!r} is imported from this module by other files of the tree and has no drop-in "
+                    "MindSpore counterpart" if binding in self.taken_elsewhere and binding not in self.exported
                else f"{binding!r} is re-exported (__all__, # noqa or an ImportError fallback) and has no drop-in MindSpore counterpart")
         self.ctx.report_text(
             code(small), self.id, f"import of {qual} kept: {why}", Severity.WARNING,

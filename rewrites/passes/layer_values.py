@@ -34,9 +34,12 @@ arguments the entry converts for a constructor call (at run time through ``**kw`
 
 A local subclass of a torch layer (``class LayerNorm2d(nn.LayerNorm)``) is built
 with torch's arguments too: ``super().__init__(...)`` is converted like a call of the
-layer, a subclass without ``__init__`` gets one that converts at run time, and
+layer (at run time where the entry builds it through a helper: a Conv's ``padding_mode``
+given as a variable), a subclass without ``__init__`` gets one that converts at run time, and
 ``self.weight``/``self.eps`` read in its methods take the MindSpore names
-(``self.gamma``/``self.epsilon``).
+(``self.gamma``/``self.epsilon``). Constructor arguments torch's layer keeps as attributes
+and the subclass reads (``self.affine``) are set after ``super().__init__`` where the
+MindSpore layer has none of that name (``_torch_layer_arguments``).
 """
 from __future__ import annotations
 
@@ -50,7 +53,9 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.formatting import black_layout
 
 from ..table_calls import OUT_ARG, OUT_REFUSED_AT_RUN_TIME, convert_args, convert_call, tables
-from ..syntax import Unconvertible, after_imports, code, is_docstring, literal, literal_value
+from ..syntax import Unconvertible, after_imports, bind, code, is_docstring, keyword_call, literal, literal_value
+from ..runtime.registry import runtime_helper
+from ..analysis.layer_types import attribute_renames
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
 from ..analysis.layer_factories import converted_at_run_time, factory_possible, transform_lines
@@ -134,6 +139,27 @@ def torch_signature(entry, name: str) -> str:
     sees torch's layer. Defaults are not known here: the parameters have none."""
     params = ", ".join(["self", *entry.params, *(["*", *entry.kwonly] if entry.kwonly else [])])
     return f"# torch's parameter names, for inspect.signature\n{name}.__init__.__wrapped__ = lambda {params}: None\n"
+
+
+def _self_reads(node: cst.ClassDef) -> frozenset[str]:
+    """The names ``self.X`` reads in a class's code, less those the class assigns itself."""
+    reads, written = set(), set()
+    for found in _walk(node):
+        if type(found) is cst.Attribute and type(found.value) is cst.Name and found.value.value == "self":
+            reads.add(found.attr.value)
+        elif type(found) in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            targets = [t.target for t in found.targets] if type(found) is cst.Assign else [found.target]
+            written.update(t.attr.value for t in targets if type(t) is cst.Attribute
+                           and type(t.value) is cst.Name and t.value.value == "self")
+    return frozenset(reads - written)
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        found = stack.pop()
+        yield found
+        stack.extend(found.children)
 
 
 @functools.lru_cache(maxsize=512)
@@ -284,6 +310,8 @@ class LayerValues(Pass):
         self._classes: list[object] = []  # per open class: the torch layer entry it subclasses, or None
         self._methods: list[tuple[str, bool]] = []  # (function name, directly in a class)
         self._class_depth: list[int] = []
+        self._class_reads: list[frozenset[str]] = []  # per open class: the self.X names its code reads
+        self._kept_arguments: list[tuple[str, cst.BaseExpression]] = []  # set after a converted super().__init__
 
     # -- positions that keep the class ------------------------------------------------
     def _entry(self, node):
@@ -393,10 +421,12 @@ class LayerValues(Pass):
         entry = layers[0] if len(layers) == 1 and layers[0].params and layers[0].target else None
         self._classes.append(entry)
         self._class_depth.append(len(self._methods))
+        self._class_reads.append(_self_reads(node) if entry is not None else frozenset())
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
         entry = self._classes.pop()
         self._class_depth.pop()
+        self._class_reads.pop()
         if entry is None:
             return updated
         updated = self._with_aliases(original, updated, entry)
@@ -445,6 +475,7 @@ class LayerValues(Pass):
 
     def leave_FunctionDef(self, original, updated):
         self._methods.pop()
+        self._kept_arguments = []  # a super().__init__ outside a simple statement: none to follow
         return updated
 
     def _layer_class(self):
@@ -470,18 +501,53 @@ class LayerValues(Pass):
         entry = self._layer_class()
         if entry is None or not is_super_init(original.func) or self._methods[-1][0] != "__init__":
             return updated
+        snap = self.ctx.snapshot()
         try:
             result = convert_call(self.ctx, entry, updated, self.id, original=original)
-            if not isinstance(result, cst.Call):
-                raise Unconvertible("the entry builds an expression, not a call")
+            # a hook that builds the layer through a helper (a Conv's padding_mode given
+            # as a variable: _torch_padded_conv(nn.Conv2d, ...)) builds another object,
+            # which super().__init__ cannot be: its arguments convert at run time instead
+            if not (isinstance(result, cst.Call) and result.func.deep_equals(self.ctx.reference(entry.target))):
+                raise Unconvertible("the entry builds an expression, not a call of its class")
         except Unconvertible as why:
+            self.ctx.restore(snap)  # what the discarded conversion asked for (its helpers, notes)
             if not factory_possible(entry):
                 self.ctx.count_unconverted()
                 self.ctx.mark(original, self.id, f"super().__init__ of a {entry.source} subclass: {why}")
                 return updated
+            self._kept_arguments = self._stored_arguments(entry, original)
             return self._runtime_call(entry, updated, updated.func)
         self.ctx.count_converted()
+        self._kept_arguments = self._stored_arguments(entry, original)
         return result.with_changes(func=updated.func)
+
+    def _stored_arguments(self, entry, call: cst.Call) -> list[tuple[str, cst.BaseExpression]]:
+        """The constructor arguments of ``super().__init__(...)`` that torch's layer keeps as
+        attributes of the same name and the subclass reads (``self.affine``): MindSpore's
+        layer may keep none of them (BatchNorm2d has no ``affine``), so the converted
+        ``__init__`` sets those it lacks (``_torch_layer_arguments``). Only names and
+        literals: each is written once more."""
+        reads = self._class_reads[-1] if self._class_reads else frozenset()
+        # (a Conv's bias= is a flag; torch's self.bias is the parameter)
+        skip = set(attribute_renames(entry)) | set(entry.weights) | set(entry.drop) | {"weight", "bias"}
+        wanted = [p for p in entry.params if p in reads and p not in skip and not p.startswith("*")]
+        if not wanted:
+            return []
+        try:
+            bound = bind(call, entry.params, entry.kwonly)
+        except Unconvertible:
+            return []
+        return [(p, bound[p]) for p in wanted if p in bound and not isinstance(bound[p], list)
+                and (type(bound[p]) is cst.Name or literal_value(bound[p]) is not None)]
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if not self._kept_arguments:
+            return updated
+        kept, self._kept_arguments = self._kept_arguments, []
+        helper = runtime_helper(self.ctx, "_torch_layer_arguments")
+        call = keyword_call(helper, dict(kept))
+        call = call.with_changes(args=[cst.Arg(cst.Name("self")), *call.args])
+        return cst.FlattenSentinel([updated, cst.SimpleStatementLine([cst.Expr(call)])])
 
     def _explicit_base_call(self, original: cst.Call, updated: cst.Call):
         """``nn.Linear.__init__(self, a, b, **kw)``, ``nn.Module.__init__(self)``,

@@ -118,3 +118,11 @@ def _torch_set_layer_attribute(layer, torch_name, ms_names, value):
             setattr(target, last, value)
             return
     setattr(layer, torch_name, value)
+
+
+def _torch_layer_arguments(layer, **arguments):
+    """torch's layer keeps these constructor arguments as attributes (``bn.affine``); a
+    subclass reads them: set those the MindSpore layer does not have (transpile MS205)."""
+    for name, value in arguments.items():
+        if not hasattr(layer, name):
+            setattr(layer, name, value)

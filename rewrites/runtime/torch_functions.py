@@ -252,3 +252,9 @@ def _torch_finfo(dtype=None):
     if key in formats:
         return _FloatLimits(name, *formats[key])
     return numpy.finfo(name)
+
+
+def _torch_refused_argument(message):
+    """A torch argument MindSpore has no counterpart for, given a value other than None
+    when the call runs (transpile: the conversion noted it)."""
+    raise ValueError(message)

@@ -45,6 +45,10 @@ class PackageFacts:
     # use without binding them: what its imports hand on, even where the file itself no
     # longer uses them
     star_used: tuple[str, ...] = ()
+    # names other files of the tree import from this one by name (``from .utils import
+    # load_state_dict_from_url``, ``utils.load_state_dict_from_url``): its imports of them
+    # are re-exports
+    imported_elsewhere: tuple[str, ...] = ()
     types: TypeIndex = field(default_factory=TypeIndex)  # what attributes and names hold (type_index.py)
     # (digest of the text indexed, nesting depth, its line): CPython parsed the file for the
     # index; the pipeline takes the depth from here when it converts that same text. Not in
@@ -55,7 +59,7 @@ class PackageFacts:
         """A stable text of everything handed over (for the result cache's key)."""
         return json.dumps([self.module, sorted(self.inherited.items()), sorted(self.names.items()),
                            sorted((k, list(v)) for k, v in self.class_bases.items()), list(self.outside),
-                           list(self.star_used), self.types.fingerprint()])
+                           list(self.star_used), list(self.imported_elsewhere), self.types.fingerprint()])
 
     def base_roots(self) -> set[str]:
         """Top-level packages of the bases, outside the tree, of the tree classes the file
@@ -235,6 +239,7 @@ class PackageIndex:
         self._modules = {info.module: info for info in self._files.values() if info.module}
         self._tree_roots = {name.split(".")[0] for name in self._modules}
         self._star_used: dict[str, frozenset[str]] | None = None
+        self._imported_elsewhere: dict[str, frozenset[str]] | None = None
         self._resolved: dict[str, tuple[dict, dict]] = {}  # module -> resolve_module's answer
 
     @classmethod
@@ -247,6 +252,7 @@ class PackageIndex:
         index._tree_roots = {module.split(".")[0]}
         index._resolved = {}
         index._star_used = None
+        index._imported_elsewhere = None
         return index
 
     # -- star-imported import bindings (unchanged behaviour) -------------------
@@ -363,6 +369,26 @@ class PackageIndex:
                         todo.extend(self._modules[star].stars)
             self._star_used = {name: frozenset(names) for name, names in used.items()}
         return self._star_used.get(module, frozenset())
+    def imported_elsewhere(self, module: str) -> frozenset[str]:
+        """The names other files of the tree take from ``module`` by name: ``from module
+        import name`` (absolute or relative) and ``alias.name`` where ``alias`` is the module."""
+        if self._imported_elsewhere is None:
+            taken: dict[str, set[str]] = {}
+            for info in self._files.values():
+                imported = {**info.bindings, **info.local}
+                for qualified in imported.values():
+                    source, _, name = qualified.rpartition(".")
+                    # (a submodule of the tree imported by name is no name the module binds)
+                    if source in self._modules and source != info.module and qualified not in self._modules:
+                        taken.setdefault(source, set()).add(name)
+                for spelled in info.spellings:
+                    head, _, rest = spelled.partition(".")
+                    source = imported.get(head)
+                    if rest and source in self._modules and source != info.module:
+                        taken.setdefault(source, set()).add(rest.partition(".")[0])
+            self._imported_elsewhere = {name: frozenset(names) for name, names in taken.items()}
+        return self._imported_elsewhere.get(module, frozenset())
+
     # -- the type index ---------------------------------------------------------------
     def _value(self, module: str, spelled: str) -> tuple | None:
         """The shape a dotted spelling at the top of ``module`` stands for: ``("ref",
@@ -528,7 +554,8 @@ class PackageIndex:
                          if r not in self._tree_roots and r not in sys.stdlib_module_names)
         return PackageFacts(info.module, self.inherited(path), names,
                             dict(sorted(bases.items())), tuple(outside),
-                            star_used=tuple(sorted(self.star_used(info.module))), types=self.types(info.module),
+                            star_used=tuple(sorted(self.star_used(info.module))),
+                            imported_elsewhere=tuple(sorted(self.imported_elsewhere(info.module))), types=self.types(info.module),
                             measured=info.measured)
 
 
