@@ -40,3 +40,12 @@ def test_ms501_names_the_users_third_party_calls_not_the_conversions() -> None:
     )
     found = [(d.line, d.message.split()[0]) for d in convert_code(src).diagnostics if d.code == "MS501"]
     assert found == [(9, "numpy.exp")]
+
+
+def test_ms511_a_list_changed_under_a_tensors_value() -> None:
+    """Measured on 2.10: after ``if n.sum() > 0: hs.pop()`` GRAPH_MODE read another item of
+    ``hs`` than Python, with no error; a condition on a shape is a Python number (no finding)."""
+    path = FIXTURE.parent / "list_branches.py"
+    result = convert_code(path.read_text(), filename=path.name)
+    found = sorted((d.line, d.code) for d in result.diagnostics if d.code.startswith("MS5"))
+    assert found == [(9, "MS511"), (13, "MS511")]

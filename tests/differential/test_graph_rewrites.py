@@ -109,6 +109,38 @@ class ListPop(nn.Module):
         return torch.cat((y, hs.pop()), dim=0)
 
 
+class ListPopUnet(nn.Module):  # denoising-diffusion's U-Nets: skips of two resolutions
+    def __init__(self):
+        super().__init__()
+        self.downs = nn.ModuleList([nn.ModuleList([nn.Tanh(), nn.AvgPool2d(2)]) for _ in range(2)])
+        self.ups = nn.ModuleList([nn.ModuleList([nn.Tanh(), nn.Upsample(scale_factor=2.0, mode="nearest")])
+                                  for _ in range(2)])
+
+    def forward(self, x):
+        h = []
+        for act, down in self.downs:
+            x = act(x)
+            h.append(x)
+            x = down(x)
+        for act, up in self.ups:
+            x = up(x)
+            x = torch.cat((x, h.pop()), dim=1)
+            x = act(x)
+        return x
+
+
+class ListPopSkips(nn.Module):
+    def forward(self, x):
+        hs = []
+        for k in (4, 3, 2):
+            hs.append(x[:, :k])
+        out = x.sum()
+        for k in (2, 3):
+            h = hs.pop()
+            out = out + h.sum(1)[0] * k
+        return out, torch.cat((hs.pop(), x), dim=1)
+
+
 class BranchLocals(nn.Module):
     def __init__(self, extra: bool):
         super().__init__()
@@ -321,6 +353,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "Maps": ((), [(X34, TIES, 3), (TIES, X34, -1)]),
     "Xor": ((), [(X34, True), (X34, False), (X34[0], True)]),
     "ListPop": ((), [(X34,)]),
+    "ListPopSkips": ((), [(X34,), (TIES,)]),
+    "ListPopUnet": ((), [(_RNG.standard_normal((1, 2, 8, 8)).astype(np.float32),)]),
     "BranchLocals": ((True,), [(X34,)]),
     "BranchLocals#off": ((False,), [(X34,)]),
     "BranchLocalsLoop": ((("a", "f", "a", "f"),), [(X34,), (TIES,)]),
@@ -348,7 +382,7 @@ GROUPS = {
     "MS304": ["Maps"],
     "MS305": ["Xor"],
     "MS306": ["SliceBounds"],
-    "MS307": ["ListPop"],
+    "MS307": ["ListPop", "ListPopSkips", "ListPopUnet"],
     "MS308": ["BranchLocals", "BranchLocals#off", "BranchLocalsLoop", "BranchLocalsLoop#2"],
     "MS309": ["SetLiterals"],
     "MS312": ["Dels"],

@@ -18,6 +18,10 @@ Restrictions", seed 004 "Considerations"):
         with items already there, other values and no error)
   MS510 a try statement in construct: GRAPH_MODE does not compile it ("Unsupported
         statement 'Try'", MindSpore 2.10)
+  MS511 a local list changed in place (pop, append, ...) under an if or while on a tensor:
+        GRAPH_MODE keeps one length for the list after the branch, so it reads other items
+        than Python, without an error (measured on 2.10: ``if n.sum() > 0: y = hs.pop()``
+        then ``hs[-1]`` took the popped item with the condition false; ``hs = hs[:-1]`` the same)
 """
 from __future__ import annotations
 
@@ -72,6 +76,8 @@ class GraphLint(Pass):
         "MS509": "a list holding lists that change after it is made, in compiled code: GRAPH_MODE copies "
                  "them, so it keeps them as they were.",
         "MS510": "a try statement in construct: GRAPH_MODE does not compile it.",
+        "MS511": "a local list changed in place under a condition on a tensor, in construct: GRAPH_MODE keeps one "
+                 "length for it after the branch and reads other items, without an error.",
     }
     examples = (
         Example(
@@ -87,6 +93,8 @@ class GraphLint(Pass):
         self.scope = TensorScope()
         self._in_forward = 0
         self._control_depth = 0
+        self._value_depth = 0  # enclosing if/while whose condition is a tensor
+        self._value_flags: list[bool] = []
         self._local_lists: list[set[str]] = []
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
         self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
@@ -155,6 +163,11 @@ class GraphLint(Pass):
                 self._report(node, "MS508", f".{method}() lists or registers a Cell's parameters, buffers or "
                              "cells, which construct cannot compile; do it once in __init__ (a tuple kept on "
                              "self for a listing) and use that")
+            elif (method in LIST_CHANGES and not qual and self._value_depth and isinstance(func.value, cst.Name)
+                  and func.value.value in self._local_lists[-1]):
+                self._report(node, "MS511", f"{func.value.value}.{method}() under a condition on a tensor: the graph "
+                             "keeps one length for the list after the branch and reads other items, without an error; "
+                             "change the list on both ways, or select values with ops.select/masks")
             elif method == "append" and not qual and not (
                 isinstance(func.value, cst.Name) and func.value.value in self._local_lists[-1]
             ):
@@ -178,6 +191,11 @@ class GraphLint(Pass):
         return test is not None and _mentions_tensor(test, self)
 
     def _enter_control(self, test) -> None:
+        # MS511 wants the condition's value to be a tensor (``x.sum() > 0``), not a name of one
+        # in it (``x.shape[0] > 2`` is a Python number, one way for the whole graph)
+        valued = bool(self._in_forward and test is not None and is_tensor(test, self.scope, self.ctx, FRAMEWORK_ROOTS))
+        self._value_flags.append(valued)
+        self._value_depth += valued
         if self._in_forward and self._tensor_condition(test):
             self._control_depth += 1
             if self._control_depth == DEEP:
@@ -187,6 +205,7 @@ class GraphLint(Pass):
             self._stack_flags.append(False)
 
     def _leave_control(self) -> None:
+        self._value_depth -= self._value_flags.pop()
         if self._stack_flags.pop():
             self._control_depth -= 1
 
