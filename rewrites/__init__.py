@@ -28,6 +28,7 @@ from .passes.graph.graph_lambdas import GraphLambdas
 from .passes.graph.graph_reduce import GraphReduce
 from .passes.graph.graph_device_unpack import GraphDeviceUnpack
 from .passes.graph.graph_several_fors import GraphSeveralFors
+from .passes.graph.graph_named_expr import GraphNamedExpr
 from .passes.graph.graph_xor import GraphXor
 from .passes.graph.graph_assert_all import GraphAssertAll
 from .passes.graph.graph_scalars import GraphScalars
@@ -61,7 +62,7 @@ from .analysis.compiled import compiled_method
 # Stage 2: Imports runs alone and last: it must see which names the converted code still
 # uses, and the imports the other passes asked for.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphLint),
     (Imports,),
 )
 
