@@ -1,8 +1,10 @@
 """Run-time helpers: what torch code reads or writes on a converted layer in torch's terms:
 its window read back as torch holds it (the layer-geometry pass, MS217), a parameter set
-by a name known at run time (MS218). MindSpore's Conv1d keeps its kernel size, stride and dilation
-as 2-d tuples ``(1, s)`` and its padding as ``(0, 0, p, p)``; Conv2d and Conv3d keep an
-int padding; torch keeps one value per spatial axis (``conv.stride[0]`` is ``s``).
+by a name known at run time (MS218), its forward read in a mixin (MS219).
+
+MindSpore's Conv1d keeps its kernel size, stride and dilation as 2-d tuples ``(1, s)``
+and its padding as ``(0, 0, p, p)``; Conv2d and Conv3d keep an int padding; torch keeps
+one value per spatial axis (``conv.stride[0]`` is ``s``).
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
@@ -41,3 +43,11 @@ def _torch_setattr(obj, name, value):
     if isinstance(obj, nn.Cell) and name in _TORCH_PARAMETER_NAMES:
         return _torch_set_layer_attribute(obj, name, _TORCH_PARAMETER_NAMES[name], value)
     return setattr(obj, name, value)
+
+
+def _torch_forward(obj):
+    """``obj.forward`` as torch code reads it in a class mixed into Modules (transformers'
+    GenerationMixin: ``inspect.signature(self.forward)``): a converted Cell has no forward,
+    its construct is that method (transpile MS219)."""
+    forward = getattr(obj, "forward", None)
+    return forward if forward is not None else obj.construct
