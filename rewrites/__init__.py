@@ -43,6 +43,7 @@ from .passes.param_group_lr import ParamGroupLr
 from .passes.scaffolding import Scaffolding
 from .passes.slice_bounds import SliceBounds
 from .passes.imports import Imports
+from .passes.optional_imports import OptionalImports
 from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
@@ -60,11 +61,12 @@ from .analysis.compiled import compiled_method
 # pair of stage-1 passes the other way round, and expects the same outputs. Within that
 # freedom the order is the one the passes were added in: the Module and class passes first,
 # then the table-driven rewrites, the GRAPH_MODE (MS3xx) rewrites, and GraphLint last.
-# Stage 2: Imports runs alone and last: it must see which names the converted code still
-# uses, and the imports the other passes asked for.
+# Stage 2: Imports runs last: it must see which names the converted code still uses, and
+# the imports the other passes asked for; OptionalImports, after it in the same traversal,
+# reads the imports it kept.
 STAGES = (
     (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphLint),
-    (Imports,),
+    (Imports, OptionalImports),
 )
 
 ALL_PASSES = tuple(p for stage in STAGES for p in stage)
@@ -75,9 +77,10 @@ def default_pipeline() -> Pipeline:
 
 
 def pipeline_of(*passes: type) -> Pipeline:
-    """Only the given passes (in their STAGES order), then Imports: a pass tested alone."""
+    """Only the given passes (in their STAGES order), then Imports (and the given passes of
+    its stage): a pass tested alone."""
     stage = tuple(p for p in STAGES[0] if p in passes)
-    return _pipeline(((stage,) if stage else ()) + ((Imports,),))
+    return _pipeline(((stage,) if stage else ()) + ((Imports, *(p for p in STAGES[1][1:] if p in passes)),))
 
 
 def _pipeline(stages) -> Pipeline:
