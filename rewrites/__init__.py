@@ -28,17 +28,22 @@ from .passes.graph.graph_lambdas import GraphLambdas
 from .passes.graph.graph_reduce import GraphReduce
 from .passes.graph.graph_device_unpack import GraphDeviceUnpack
 from .passes.graph.graph_several_fors import GraphSeveralFors
+from .passes.graph.graph_named_expr import GraphNamedExpr
 from .passes.graph.graph_xor import GraphXor
 from .passes.graph.graph_assert_all import GraphAssertAll
 from .passes.graph.graph_scalars import GraphScalars
 from .passes.layer_call_casts import LayerCallCasts
+from .passes.layer_geometry import LayerGeometry
 from .passes.layer_params import LayerParams
+from .passes.layer_setattr import LayerSetattr
+from .passes.mixin_forward import MixinForward
 from .passes.layer_values import LayerValues
 from .passes.module_methods import ModuleMethods
 from .passes.param_group_lr import ParamGroupLr
 from .passes.scaffolding import Scaffolding
 from .passes.slice_bounds import SliceBounds
 from .passes.imports import Imports
+from .passes.optional_imports import OptionalImports
 from .passes.inplace_results import InplaceResults
 from .passes.tensor_methods import TensorMethods
 from .passes.topk_mask import TopkMask
@@ -56,11 +61,12 @@ from .analysis.compiled import compiled_method
 # pair of stage-1 passes the other way round, and expects the same outputs. Within that
 # freedom the order is the one the passes were added in: the Module and class passes first,
 # then the table-driven rewrites, the GRAPH_MODE (MS3xx) rewrites, and GraphLint last.
-# Stage 2: Imports runs alone and last: it must see which names the converted code still
-# uses, and the imports the other passes asked for.
+# Stage 2: Imports runs last: it must see which names the converted code still uses, and
+# the imports the other passes asked for; OptionalImports, after it in the same traversal,
+# reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphLint),
-    (Imports,),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphLint),
+    (Imports, OptionalImports),
 )
 
 ALL_PASSES = tuple(p for stage in STAGES for p in stage)
@@ -71,9 +77,10 @@ def default_pipeline() -> Pipeline:
 
 
 def pipeline_of(*passes: type) -> Pipeline:
-    """Only the given passes (in their STAGES order), then Imports: a pass tested alone."""
+    """Only the given passes (in their STAGES order), then Imports (and the given passes of
+    its stage): a pass tested alone."""
     stage = tuple(p for p in STAGES[0] if p in passes)
-    return _pipeline(((stage,) if stage else ()) + ((Imports,),))
+    return _pipeline(((stage,) if stage else ()) + ((Imports, *(p for p in STAGES[1][1:] if p in passes)),))
 
 
 def _pipeline(stages) -> Pipeline:

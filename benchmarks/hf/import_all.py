@@ -1,11 +1,12 @@
 """Import every module of a converted package, one process, MindSpore's side:
 
-    python import_all.py CONVERTED_ROOT DEPS OUT.json MODULE ...
+    python import_all.py [--without-torch] CONVERTED_ROOT DEPS OUT.json MODULE ...
 
 For each module: imported, or the error and where it was raised in the converted code
 (the innermost traceback frame under CONVERTED_ROOT: file relative to it, line, code).
 A module whose import fails is not retried; modules it imports that failed are reported
-each under their own name (Python forgets a module whose import raised).
+each under their own name (Python forgets a module whose import raised). With
+``--without-torch`` the process finds no torch (``benchmarks/models/no_torch.py``).
 """
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def failure_site(exc: BaseException, root: str) -> dict | None:
 
 def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore")
+    if argv[0] == "--without-torch":
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "models"))
+        from no_torch import block_torch
+
+        block_torch()
+        argv = argv[1:]
     root, deps, out = str(Path(argv[0]).resolve()), argv[1], Path(argv[2])
     sys.path.insert(0, root)
     sys.path.append(deps)

@@ -1,7 +1,7 @@
 """The Hugging Face benchmark (issue 31), in one command:
 
     .venv/bin/python benchmarks/hf/run.py [--only NAME ...] [--modes M ...] [--reuse-torch]
-        [--reuse-conversion] [--reconvert REL ...] [--record NAME]
+        [--reuse-conversion] [--reconvert REL ...] [--record NAME] [--import-all] [--without-torch]
 
 ``transformers`` converted from its own source as a whole, unedited, and six of its models
 (``models.toml`` beside this file) compared with torch. The harness is ``benchmarks/models``'
@@ -15,6 +15,12 @@ takes the converted tree and its record (``.work-hf/conversion.json``) from the 
 ``--reconvert REL ...`` (paths relative to the source root, ``transformers/cache_utils.py``)
 converts those files again into the kept tree, each with its package's facts (the tree's
 index is built once), as the whole-package run would.
+
+A model given ``generate`` in ``models.toml`` (the causal LMs) also runs its own greedy
+``generate()`` on both sides; the tokens are compared one by one. ``--without-torch``
+runs each model once more (PYNATIVE), and the import of every module with
+``--import-all``, in a process that finds no torch (``benchmarks/models/no_torch.py``):
+the converted package as a user without torch runs it.
 
 Written: ``results.md`` and ``results.json`` beside this file (``--record NAME`` writes
 ``NAME.md``/``NAME.json`` instead: ``first_contact`` is the converter at its base commit),
@@ -103,15 +109,17 @@ def module_name(rel: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def import_all(conv: dict, deps: str, timeout: float) -> dict:
-    """Every converted module imported in one MindSpore-side process (``import_all.py``):
-    {"seconds", "modules": {name: {"ok"} or {"ok": False, "error", "site"}}}."""
-    out = harness.WORK / "import_all.json"
+def import_all(conv: dict, deps: str, timeout: float, without_torch: bool = False) -> dict:
+    """Every converted module imported in one MindSpore-side process (``import_all.py``;
+    ``without_torch``: one that finds no torch): {"seconds", "modules": {name: {"ok"} or
+    {"ok": False, "error", "site"}}}."""
+    out = harness.WORK / ("import_all_without_torch.json" if without_torch else "import_all.json")
+    out.unlink(missing_ok=True)
     names = sorted({module_name(rel) for rel in conv})
     env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
     try:
-        subprocess.run([sys.executable, str(HERE / "import_all.py"), str(harness.WORK / "converted"), deps, str(out),
-                        *names], env=env, cwd=harness.WORK, timeout=timeout, capture_output=True)
+        subprocess.run([sys.executable, str(HERE / "import_all.py"), *(["--without-torch"] if without_torch else []),
+                        str(harness.WORK / "converted"), deps, str(out), *names], env=env, cwd=harness.WORK, timeout=timeout, capture_output=True)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:g} s", "modules": {}}
     if not out.exists():
@@ -119,10 +127,10 @@ def import_all(conv: dict, deps: str, timeout: float) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def import_text(report: dict, shown: int = 12) -> str:
+def import_text(report: dict, shown: int = 12, what: str = "import of every converted module") -> str:
     """How many modules import; the failures grouped by where they were raised."""
     if report.get("error"):
-        return f"- import of every converted module: {report['error']}"
+        return f"- {what}: {report['error']}"
     mods = report["modules"]
     failed = {n: r for n, r in mods.items() if not r["ok"]}
     groups: dict[str, list[str]] = {}
@@ -131,7 +139,7 @@ def import_text(report: dict, shown: int = 12) -> str:
         where = f"{site['file']}:{site['line']}" if site else "(no frame in converted code)"
         groups.setdefault(f"{where}: {r['error'][:160]}", []).append(name)
     ranked = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    lines = [f"- import of every converted module: {len(mods) - len(failed)}/{len(mods)} import "
+    lines = [f"- {what}: {len(mods) - len(failed)}/{len(mods)} import "
              f"({report['seconds']:.0f} s); {len(failed)} fail, at {len(groups)} distinct places; the most common:"]
     lines += [f"  - {len(names)} modules: {where}".replace("|", "\\|") for where, names in ranked[:shown]]
     return "\n".join(lines)
@@ -165,6 +173,69 @@ def verdict_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def generate_table(rows: list[dict], modes) -> str:
+    """The ``generate()`` runs: per model and mode, torch's tokens against the converted
+    model's, token by token (the first row and position where they differ), or the error."""
+    lines = ["| model | mode | tokens | first difference (row, position) or error |", "| --- | --- | --- | --- |"]
+    for r in rows:
+        if not r.get("generate_asked"):
+            continue
+        for mode in modes:
+            res = r["results"].get(mode) or {}
+            gen = res.get("generate")
+            if r.get("generate_torch_error"):
+                verdict, why = "torch error", r["generate_torch_error"]
+            elif gen is None:
+                verdict, why = "not run", (res.get("error") or "").splitlines()[0][:200] if res.get("error") else ""
+            elif gen.get("error"):
+                site = gen.get("site") or {}
+                where = f"{site['file']}:{site['line']}: " if site.get("file") else ""
+                verdict, why = "error", where + gen["error"][:300]
+            else:
+                n = len(gen["expected"][0]) if gen["expected"] else 0
+                verdict = "match" if gen["match"] else "differ"
+                why = f"{n} tokens per row, all equal" if gen["match"] else f"{gen.get('first_difference')}"
+            lines.append(f"| {r['name']} | {mode} | {verdict} | {why.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+def without_torch_table(rows: list[dict], results: dict) -> str:
+    """Each model imported, built, given its weights and run (PYNATIVE) in a process that
+    finds no torch."""
+    lines = ["| model | without torch (PYNATIVE) | first error |", "| --- | --- | --- |"]
+    for r in rows:
+        res = results.get(r["name"])
+        if res is None:
+            continue
+        row = {**r, "results": {"PYNATIVE": res}}
+        verdict, why = first_error(row, "PYNATIVE")
+        lines.append(f"| {r['name']} | {verdict} | {why.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+def record_generate_sites(rows: list[dict], conv: dict) -> None:
+    """Each failed ``generate()`` run gets its ``site`` (where it broke in the converted code)."""
+    for r in rows:
+        for res in r["results"].values():
+            gen = (res or {}).get("generate")
+            if gen and gen.get("error"):
+                gen["site"] = harness.error_site(gen, conv)
+
+
+def run_without_torch(models, torch_meta, conv: dict, jobs: int, timeout: float, deps: str) -> dict:
+    """The PYNATIVE run of each model (whose torch side ran) in a process that finds no torch."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = [m["name"] for m in models if not torch_meta[m["name"]].get("error")]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = dict(zip(names, pool.map(lambda n: harness.run_ms(n, "PYNATIVE", timeout, deps, without_torch=True), names)))
+    for name, res in done.items():
+        if res.get("error"):
+            res["site"] = harness.error_site(res, conv)
+        harness.say(f"no torch {name:<24} {res.get('seconds', 0):7.1f}s  {res.get('error') or 'ok'}")
+    return done
+
+
 def figures_text(figures: dict) -> str:
     rate = "n/a" if figures["rate"] is None else f"{figures['rate']:.1%}"
     failed = "".join(f"\n  - {rel}: {(errs or ['(no error diagnostic)'])[0]}"
@@ -187,6 +258,9 @@ def main(argv=None) -> int:
     ap.add_argument("--record", default="results", help="stem of the .md/.json written beside this file")
     ap.add_argument("--import-all", action="store_true",
                     help="also import every converted module (one process) and report where imports fail")
+    ap.add_argument("--without-torch", action="store_true",
+                    help="also run each model (PYNATIVE), and the import of every module with --import-all, "
+                         "in a process that finds no torch")
     args = ap.parse_args(argv)
     harness.WORK.mkdir(parents=True, exist_ok=True)
     config_path = Path(args.config)
@@ -206,10 +280,22 @@ def main(argv=None) -> int:
         commit += f"; {len(args.reconvert)} files reconverted at {converter_commit()}"
     deps = harness.ms_deps(config)
     imports = import_all(conv, deps, 3600.0) if args.import_all else None
+    imports_bare = import_all(conv, deps, 3600.0, without_torch=True) if args.import_all and args.without_torch else None
     results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=24)
+    bare = run_without_torch(models, torch_meta, conv, args.jobs, args.timeout, deps) if args.without_torch else {}
     rows = harness.build_rows(models, torch_meta, conv, results)
+    for r in rows:  # what generate() was asked on the torch side, and how it went there
+        asked = torch_meta[r["name"]].get("generate")
+        r["generate_asked"], r["generate_torch_error"] = bool(asked), (asked or {}).get("error")
+    record_generate_sites(rows, conv)
     text = verdict_table(rows)
+    if any(r["generate_asked"] for r in rows):
+        text += "\n\n`generate()` (greedy), torch's tokens against the converted model's:\n\n" + generate_table(rows, args.modes)
+    if bare:
+        text += "\n\nWithout torch (a process in which `import torch` fails):\n\n" + without_torch_table(rows, bare)
     figures_md = figures_text(figures) + ("\n" + import_text(imports) if imports is not None else "")
+    if imports_bare is not None:
+        figures_md += "\n" + import_text(imports_bare, what="the same, in a process that finds no torch")
     print("\n" + figures_md + "\n\n" + text)
     body = (f"# Hugging Face benchmark: {args.record} ({time.strftime('%Y-%m-%d')}, converter at {commit})\n\n"
             f"Produced by `benchmarks/hf/run.py`"
@@ -218,7 +304,8 @@ def main(argv=None) -> int:
             f"{figures_md}\n\n{text}\n\n{harness.table(rows)}\n\n## Failures\n\n{harness.failures(rows, conv)}\n")
     (HERE / f"{args.record}.md").write_text(body, encoding="utf-8")
     (HERE / f"{args.record}.json").write_text(json.dumps({
-        "commit": commit, "conversion": figures, "imports": imports,
+        "commit": commit, "conversion": figures, "imports": imports, "imports_without_torch": imports_bare,
+        "without_torch": {name: {k: v for k, v in res.items() if k != "detail"} for name, res in bare.items()},
         "verdicts": {r["name"]: {m.lower(): dict(zip(("verdict", "error"), first_error(r, m))) for m in harness.MODES}
                      for r in rows},
         "rows": rows,

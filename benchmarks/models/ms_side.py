@@ -3,11 +3,13 @@
     python ms_side.py REQUEST.json
 
 REQUEST names the model spec, the converted source root (put first on sys.path),
-the torch side's .npz/.json, the mode and where to write the JSON result. Steps:
+the torch side's .npz/.json, the mode and where to write the JSON result (and
+``without_torch``: the process finds no torch, ``no_torch.py``). Steps:
 import the converted module, build the model with the same expression, copy the
 torch weights by the weight map (a tensor whose element count matches is reshaped:
 Conv1d's ``(out, in, k)`` is ``(out, in, 1, k)``), run in eval mode, compare
-(``verdict.judge``: the rule is documented there).
+(``verdict.judge``: the rule is documented there); a model with ``generate`` on the torch
+side runs its own ``generate`` and its tokens are compared with torch's.
 Every torch tensor must find its parameter (or buffer) and every MindSpore
 parameter must receive a tensor, or the run is an error.
 """
@@ -23,7 +25,8 @@ import traceback
 import warnings
 from pathlib import Path
 
-from verdict import judge  # this file's folder (benchmarks/models), first on sys.path when run
+from no_torch import block_torch  # this file's folder (benchmarks/models), first on sys.path when run
+from verdict import judge
 
 os.environ.setdefault("GLOG_v", "3")
 
@@ -98,6 +101,29 @@ def copy_weights(cell, mapping: dict, arrays, ms_only: dict | None = None) -> No
                       + ", ".join(unset[:6]) + (" ..." if len(unset) > 6 else ""))
 
 
+def generate(cell, kwargs: dict, ids, expected) -> dict:
+    """The converted model's own ``generate`` on the torch side's first input, with its
+    arguments (greedy, a few tokens): its tokens against torch's, token by token. The
+    first (row, position) where they differ, or the error (with where it broke)."""
+    import mindspore
+    import numpy as np
+
+    try:
+        tokens = cell.generate(mindspore.Tensor(ids), **kwargs)
+        got = np.asarray(tokens.asnumpy() if isinstance(tokens, mindspore.Tensor) else tokens)
+    except Exception as exc:
+        return {"match": False, "error": f"generate: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
+                "detail": traceback.format_exc(limit=-12)}
+    out = {"match": got.shape == expected.shape and bool((got == expected).all()), "error": None,
+           "tokens": got.tolist(), "expected": expected.tolist()}
+    if not out["match"] and got.ndim == expected.ndim == 2 and got.shape[0] == expected.shape[0]:
+        width = min(got.shape[1], expected.shape[1])
+        differ = np.argwhere(got[:, :width] != expected[:, :width])
+        first = differ[np.lexsort((differ[:, 0], differ[:, 1]))][0] if len(differ) else (0, width)
+        out["first_difference"] = [int(first[0]), int(first[1])]  # (row, position); position = width: lengths differ
+    return out
+
+
 def run(request: dict) -> dict:
     import numpy as np
 
@@ -106,6 +132,8 @@ def run(request: dict) -> dict:
     out: dict = {"built": False, "error": None}
     stage = "import mindspore"
     try:
+        if request.get("without_torch"):
+            block_torch()
         import mindspore
 
         mindspore.set_device("CPU")
@@ -135,6 +163,8 @@ def run(request: dict) -> dict:
         verdict = judge(result, expected, [o.get("float32_error") for o in meta["outputs"]],
                         request["rel"], request["factor"])
         out.update(verdict)
+        if (meta.get("generate") or {}).get("error") is None and "generate_tokens" in arrays:
+            out["generate"] = generate(cell, meta["generate"]["kwargs"], inputs[0], arrays["generate_tokens"])
     except Exception as exc:
         out.update(error=f"{stage}: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
                    detail=traceback.format_exc(limit=-12))

@@ -176,7 +176,7 @@ def model_file(module: str) -> str:
 
 
 # -- 3. the MindSpore side -------------------------------------------------------------
-def run_ms(name: str, mode: str, timeout: float, deps: str) -> dict:
+def run_ms(name: str, mode: str, timeout: float, deps: str, without_torch: bool = False) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-ms-") as tmp:
         result = Path(tmp) / "result.json"
         request = Path(tmp) / "request.json"
@@ -184,7 +184,7 @@ def run_ms(name: str, mode: str, timeout: float, deps: str) -> dict:
             "torch_json": str(WORK / "torch" / f"{name}.json"),
             "torch_npz": str(WORK / "torch" / f"{name}.npz"),
             "converted_root": str(WORK / "converted"), "deps": deps,
-            "mode": mode, "result": str(result), "rel": REL, "factor": FACTOR,
+            "mode": mode, "result": str(result), "rel": REL, "factor": FACTOR, "without_torch": without_torch,
         }), encoding="utf-8")
         env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
         start = time.perf_counter()

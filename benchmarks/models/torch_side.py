@@ -167,6 +167,19 @@ def _ms_only(model) -> dict[str, float]:
     return out
 
 
+def _generate(model, spec: dict, inputs: list[np.ndarray]) -> tuple[dict, np.ndarray | None]:
+    """``model.generate(first input, **spec["generate"])`` (greedy decoding of a few tokens,
+    as the model's own generation loop runs it): the tokens, and what was asked, or the
+    error; the forward comparison stands whatever happens here."""
+    asked = dict(spec["generate"])
+    try:
+        with torch.no_grad():
+            tokens = model.generate(torch.from_numpy(inputs[0]), **asked)
+        return {"kwargs": asked, "error": None}, tokens.detach().cpu().numpy()
+    except Exception as exc:
+        return {"kwargs": asked, "error": f"{type(exc).__name__}: {exc}".splitlines()[0]}, None
+
+
 def run_model(spec: dict, out_dir: Path) -> dict:
     from transpile.parity.weights import aliases, torch_state, weight_map
 
@@ -200,8 +213,13 @@ def run_model(spec: dict, out_dir: Path) -> dict:
             outputs = _flatten(model(*[torch.from_numpy(a) for a in inputs]))
         stage = "float64 reference"
         errors = _float64_errors(model, inputs, outputs)
-        stage = "save"
         arrays = {f"input_{i}": a for i, a in enumerate(inputs)}
+        if spec.get("generate"):
+            stage = "generate"
+            meta["generate"], tokens = _generate(model, spec, inputs)
+            if tokens is not None:
+                arrays["generate_tokens"] = tokens
+        stage = "save"
         arrays.update({f"output_{i}": a for i, (_, a) in enumerate(outputs)})
         arrays.update({f"state/{k}": v for k, v in state.items() if k in wm.mapping})
         np.savez(out_dir / f"{spec['name']}.npz", **arrays)

@@ -314,6 +314,22 @@ class AugmentedIndex(nn.Module):
         x[0] += v
         x[1:, :1] *= 2
         return x
+
+
+def pad_to(mask, length: int, offset: int):  # transformers' prepare_padding_mask
+    padded = mask
+    if mask is not None:
+        if (missing := length + offset - mask.shape[-1]) > 0:
+            padded = torch.nn.functional.pad(mask, (0, missing))
+    return padded
+
+
+class NamedExprs(nn.Module):
+    def forward(self, x, length: int):
+        total = (width := x.shape[-1]) * 2
+        if not (rows := x.shape[0]) > 2:
+            total = total + rows
+        return pad_to(x, length, 1) * total, pad_to(None, length, 0) is None, width
 '''
 
 
@@ -370,6 +386,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
     "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
+    "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -393,6 +410,7 @@ GROUPS = {
     "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
+    "MS317": ["NamedExprs"],
     "MS202": ["AugmentedIndex"],
     "MS207": ["InplaceHelper"],
 }

@@ -1,0 +1,90 @@
+"""MS218: ``setattr(parent, name, param)`` in a Module's method, the name known only when
+the code runs -> ``_torch_setattr(parent, name, param)``.
+
+Code that ties or replaces parameters by torch's names kept as data (transformers'
+``tie_weights``: ``setattr(self.get_submodule("encoder.embed_tokens"), "weight",
+shared)``) writes ``weight`` on a layer MindSpore names otherwise: the converted Embedding
+gains a new ``weight`` and keeps using its own ``embedding_table``, so the tie is lost.
+The helper (runtime/layer_terms.py) writes a torch parameter name (weight, bias,
+running_mean, running_var) on a MindSpore layer under the name the layer has; any other
+name, or an object that is no layer, is set as ``setattr`` sets it. Only in methods of the
+file's Module classes (code that handles layers), and only where the name is not a
+string written in the call (those are MS204's, by the layer's class).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from transpile.engine.passes import Example, Pass
+
+from ..analysis.layer_types import Instance, index_place
+from ..runtime.registry import runtime_helper
+
+HELPER = "_torch_setattr"
+
+
+class LayerSetattr(Pass):
+    id = "MS218"
+    name = "layer-setattr"
+    reads = frozenset({"layer_types"})
+    summary = "setattr(layer, name, param) with a name known at run time writes torch's parameter names as MindSpore's."
+    examples = (
+        Example(
+            "import torch.nn as nn\nclass LM(nn.Module):\n    def tie(self, layer, name, param):\n"
+            "        setattr(layer, name, param)\n",
+            "import mindspore.nn as nn\n\n\ndef _get_parameter(cell, target):\n"
+            "    \"\"\"torch's Module.get_parameter: the parameter at a dotted path (\"fc.weight\"). The path\n"
+            "    is torch's (a name kept as data: transformers' tied-weights keys): a parameter the\n"
+            "    converted layer names otherwise (an Embedding's weight is its embedding_table, a\n"
+            "    LayerNorm's weight and bias its gamma and beta) is found under MindSpore's name.\"\"\"\n"
+            "    path, _, item = target.rpartition(\".\")\n    return _torch_layer_attribute(\n"
+            "        _get_submodule(cell, path), item, _TORCH_PARAMETER_NAMES.get(item, ())\n    )\n\n\n"
+            "# torch's parameter names -> MindSpore's for the converted layers that name them otherwise\n"
+            "# (the tables' ``weights``; tests/test_runtime.py checks them against the tables)\n"
+            "_TORCH_PARAMETER_NAMES = {\n    \"weight\": (\"embedding_table\", \"gamma\", \"bn2d.gamma\", \"w\"),\n"
+            "    \"bias\": (\"beta\", \"bn2d.beta\"),\n    \"running_mean\": (\"moving_mean\", \"bn2d.moving_mean\"),\n"
+            "    \"running_var\": (\"moving_variance\", \"bn2d.moving_variance\"),\n}\n\n\n"
+            "def _get_submodule(cell, target):\n"
+            "    \"\"\"torch's Module.get_submodule: the child reached by a dotted path (\"\" is the Cell).\"\"\"\n"
+            "    for item in target.split(\".\") if target else ():\n        cell = getattr(cell, item)\n"
+            "    return cell\n\n\ndef _torch_layer_attribute(layer, torch_name, ms_names=()):\n"
+            "    \"\"\"layer.<torch_name>, or the first of its MindSpore names (dotted: \"bn2d.gamma\") the\n"
+            "    layer has (transpile MS204).\"\"\"\n    for name in (torch_name, *ms_names):\n"
+            "        found = layer\n        for part in name.split(\".\"):\n"
+            "            found = getattr(found, part, None)\n        if found is not None:\n"
+            "            return found\n    return getattr(layer, torch_name)\n\n\n"
+            "def _torch_set_layer_attribute(layer, torch_name, ms_names, value):\n"
+            "    \"\"\"layer.<torch_name> = value (weight tying), written under the name the layer has:\n"
+            "    torch's, else the first of its MindSpore names it has (transpile MS204).\"\"\"\n"
+            "    for name in (torch_name, *ms_names):\n        owner, _, last = name.rpartition(\".\")\n"
+            "        target = layer\n        for part in owner.split(\".\") if owner else ():\n"
+            "            target = getattr(target, part, None)\n"
+            "        if target is not None and getattr(target, last, None) is not None:\n"
+            "            setattr(target, last, value)\n            return\n"
+            "    setattr(layer, torch_name, value)\n\n\ndef _torch_setattr(obj, name, value):\n"
+            "    \"\"\"setattr(obj, name, value) with a name known only when the code runs (weight tying over\n"
+            "    torch's parameter names kept as data: ``setattr(parent, \"weight\", shared)``): on a\n"
+            "    converted layer, a torch parameter name is written under the name the layer has (an\n"
+            "    Embedding's weight is its embedding_table); anything else is set as setattr sets it\n"
+            "    (transpile MS218).\"\"\"\n    if isinstance(obj, nn.Cell) and name in _TORCH_PARAMETER_NAMES:\n"
+            "        return _torch_set_layer_attribute(\n"
+            "            obj, name, _TORCH_PARAMETER_NAMES[name], value\n        )\n"
+            "    return setattr(obj, name, value)\n\n\nclass LM(nn.Cell):\n"
+            "    def tie(self, layer, name, param):\n        _torch_setattr(layer, name, param)\n",
+        ),
+    )
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        func = original.func
+        if not (type(func) is cst.Name and func.value == "setattr" and len(original.args) == 3
+                and all(a.keyword is None and not a.star for a in original.args)):
+            return updated
+        written = type(original.args[1].value) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+        if written or "setattr" in self.ctx.imports.bindings:
+            return updated
+        types = self.facts.layer_types()
+        owner = index_place(self.ctx.open_scopes, types.index)[1]
+        if owner is None or not types.module_value(Instance(owner)):
+            return updated
+        self.ctx.count_converted()
+        return updated.with_changes(func=runtime_helper(self.ctx, HELPER))

@@ -1,0 +1,53 @@
+"""Run-time helpers: what torch code reads or writes on a converted layer in torch's terms:
+its window read back as torch holds it (the layer-geometry pass, MS217), a parameter set
+by a name known at run time (MS218), its forward read in a mixin (MS219).
+
+MindSpore's Conv1d keeps its kernel size, stride and dilation as 2-d tuples ``(1, s)``
+and its padding as ``(0, 0, p, p)``; Conv2d and Conv3d keep an int padding; torch keeps
+one value per spatial axis (``conv.stride[0]`` is ``s``).
+
+Each is copied into the converted files that call it (rewrites/runtime/registry.py);
+the module imports with MindSpore installed, for its tests.
+"""
+
+from mindspore import nn
+
+from .cells import _torch_set_layer_attribute
+from .module_methods import _TORCH_PARAMETER_NAMES
+
+
+def _torch_layer_geometry(layer, name, dims):
+    """``layer.<name>`` (kernel_size, stride, padding, dilation) as torch's layer of ``dims``
+    spatial axes holds it: a tuple of one value per axis, or the padding mode torch was given
+    as a string ('same', 'valid') (transpile MS217)."""
+    value = getattr(layer, name)
+    if name == "padding":
+        mode = str(getattr(layer, "pad_mode", "pad")).lower()
+        if mode in ("same", "valid"):
+            return mode
+        if not isinstance(value, int):
+            # MindSpore pads each axis on both sides, (begin, end) pairs; torch's padding is
+            # the same on both sides: the begins of the last ``dims`` axes
+            value = tuple(value)[0::2][-dims:]
+    if isinstance(value, int):
+        return (value,) * dims
+    return tuple(value)[-dims:]
+
+
+def _torch_setattr(obj, name, value):
+    """setattr(obj, name, value) with a name known only when the code runs (weight tying over
+    torch's parameter names kept as data: ``setattr(parent, "weight", shared)``): on a
+    converted layer, a torch parameter name is written under the name the layer has (an
+    Embedding's weight is its embedding_table); anything else is set as setattr sets it
+    (transpile MS218)."""
+    if isinstance(obj, nn.Cell) and name in _TORCH_PARAMETER_NAMES:
+        return _torch_set_layer_attribute(obj, name, _TORCH_PARAMETER_NAMES[name], value)
+    return setattr(obj, name, value)
+
+
+def _torch_forward(obj):
+    """``obj.forward`` as torch code reads it in a class mixed into Modules (transformers'
+    GenerationMixin: ``inspect.signature(self.forward)``): a converted Cell has no forward,
+    its construct is that method (transpile MS219)."""
+    forward = getattr(obj, "forward", None)
+    return forward if forward is not None else obj.construct
