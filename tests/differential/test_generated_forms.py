@@ -31,7 +31,9 @@ from .harness import Case, Suite
 from .layer_harness import HEADER, Input, LayerCase, convert_cases, run_case
 
 GAPS_FILE = Path(__file__).with_name("form_gaps.toml")
-SOURCE_SUITES, SOURCE_LAYER_LISTS = form_coverage.differential_sources(skip=frozenset({Path(__file__).stem}))
+# test_softmax_rows feeds softmax a copy of its input filled with -inf: no integer form of it
+SOURCE_SUITES, SOURCE_LAYER_LISTS = form_coverage.differential_sources(
+    skip=frozenset({Path(__file__).stem, "test_softmax_rows"}))
 # test_training_script runs its cases with torch.cuda patched to answer as on a GPU: the
 # functions a module path reaches are not patched, so its cases are not derived from
 SOURCE_SUITES = [s for s in SOURCE_SUITES if s is not test_training_script.SUITE]
