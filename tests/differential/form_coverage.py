@@ -106,6 +106,15 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
             forms.add("keyword")
         if spelled and not api.startswith("Tensor.") and spelled != api and spelled.startswith("torch."):
             forms.add("module-path")
+    imported = _imported(tree)
+    name = api.rsplit(".", 1)[-1]
+    # a class deriving from the entry by another path (``class S(torch.utils.data.dataset.Dataset)``)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                spelled = _dotted(base, imported)
+                if spelled and spelled.rsplit(".", 1)[-1] == name and spelled != api and spelled.startswith("torch."):
+                    forms.add("module-path")
     return forms
 
 

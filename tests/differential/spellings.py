@@ -68,13 +68,16 @@ def _spellings(api: str, header: str) -> list[str]:
 
 
 def respelled(code: str, api: str, private: str, header: str = "") -> str | None:
-    """``code`` with every call of ``api`` by its public spelling made through ``private``
-    (dotted where attributes reach it, else by the name ``from`` imports: the caller puts the
-    import before the code); None when the code calls it no such way."""
+    """``code`` with every call of ``api`` by its public spelling, and every class statement
+    deriving from it (``class Squares(Dataset):``), made through ``private`` (dotted where
+    attributes reach it, else by the name ``from`` imports: the caller puts the import
+    before the code); None when the code uses it no such way."""
     spelled = private if _reached(private) else private.rsplit(".", 1)[1]
     pattern = "|".join(re.escape(s) for s in sorted(_spellings(api, header), key=len, reverse=True))
-    new, count = re.subn(rf"(?<![\w.])(?:{pattern})(?=\s*\()", spelled, code)
-    return new if count else None
+    new, calls = re.subn(rf"(?<![\w.])(?:{pattern})(?=\s*\()", spelled, code)
+    new, bases = re.subn(rf"(\bclass\s+\w+\s*\((?:[^()]*,\s*)?)(?:{pattern})(?=\s*[,)])",
+                         lambda m: m.group(1) + spelled, new)
+    return new if calls or bases else None
 
 
 def import_of(private: str) -> str:

@@ -125,10 +125,12 @@ def derived_suites(integer_entries: set[str], bool_entries: frozenset[str] = fro
                             case, inputs=tuple(_derived_input(i, form) for i in case.inputs)))
                         done.add((api, form))
             if api in paths and (api, "module-path") not in done:
+                # the layer's expression, or the classes its prelude defines (``class _Seq(nn.Module)``)
                 expr = respelled(case.expr, api, paths[api], HEADER)
-                if expr is not None:
-                    prelude = "\n".join(filter(None, [import_of(paths[api]), case.prelude]))
-                    layer_cases.append(dataclasses.replace(case, expr=expr, prelude=prelude, primary=api))
+                prelude = respelled(case.prelude, api, paths[api], HEADER) if case.prelude else None
+                if expr is not None or prelude is not None:
+                    prelude = "\n".join(filter(None, [import_of(paths[api]), prelude or case.prelude]))
+                    layer_cases.append(dataclasses.replace(case, expr=expr or case.expr, prelude=prelude, primary=api))
                     done.add((api, "module-path"))
     suites = [Suite(cases, header=header, from_file=from_file)
               for (header, from_file), cases in by_suite.items() if cases]
@@ -174,6 +176,8 @@ def test_respelled() -> None:
         "torch.functional.unique(a, dim=0)"
     assert respelled("a.unique()", "torch.unique", "torch.functional.unique") is None
     assert respelled("nn.L1LossX()", "torch.nn.L1Loss", "torch.nn.modules.loss.L1Loss") is None
+    assert respelled("class S(Dataset):\n    pass", "torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset",
+                     "from torch.utils.data import Dataset\n") == "class S(torch.utils.data.dataset.Dataset):\n    pass"
     # torch.optim deletes its submodules' names: the code imports the class
     header = "import torch\nfrom torch.optim import SGD, Adam\n"
     assert respelled("SGD([p], 0.1)", "torch.optim.SGD", "torch.optim.sgd.SGD", header) == "SGD([p], 0.1)"

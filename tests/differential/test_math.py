@@ -185,6 +185,9 @@ for name in ("cfloat", "cdouble"):
 # other dtypes
 XI = ints(3, 4, low=-9, high=9)
 case("torch.aminmax", "torch.aminmax(a, dim=0)", (XI,), "int")
+case("torch.conj_physical", "torch.conj_physical(a)", (XI,), "int")  # a real tensor as it is, its dtype kept
+case("Tensor.conj_physical_", "a.conj_physical_()\n    return a", (XI,), "int")
+case("torch.conj_physical_", "torch.conj_physical_(a)\n    return a", (XI,), "int")
 case("torch.aminmax", "torch.aminmax(a)", (bools(3, 4),), "bool")
 case("torch.kthvalue", "torch.kthvalue(a, 2)", (np.argsort(arr(3, 4), axis=1).astype(np.int64),), "int")
 case("torch.kthvalue", "torch.kthvalue(a, 2, 0)", (arr(3, 4, dtype="float64"),), "float64")

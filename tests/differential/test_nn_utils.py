@@ -10,6 +10,7 @@ outputs are compared in PYNATIVE mode. Every entry is called in three forms at l
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import re
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 
 from .harness import Case, Suite, arr, coverage_gaps, ints, pos
+from .spellings import import_of, module_paths, respelled
 
 PREFIX = "torch.nn.utils."
 TORCH_IMPORT = re.compile(r"^\s*(import|from) torch\b", re.M)
@@ -80,6 +82,26 @@ case("parametrize.remove_parametrizations",
 case("parametrize.remove_parametrizations",
      "parametrizations.weight_norm(self.layer, dim=None)\n        parametrize.remove_parametrizations(self.layer, 'weight')",
      CONV2D, "defaults")
+
+
+def module_path_cases(cases: list[Case], header: str = SOURCE) -> list[Case]:
+    """Each entry's first case whose code calls it, the call made through the module that
+    defines the function (``from torch.nn.utils.weight_norm import weight_norm``, run first
+    in the method: reexports.toml, as test_generated_forms derives the Suites' cases)."""
+    paths, derived = module_paths(), {}
+    for c in cases:
+        if c.api not in paths or c.api in derived:
+            continue
+        parts = c.code if isinstance(c.code, tuple) else (c.code,)
+        spelled = [respelled(part, c.api, paths[c.api], header) for part in parts]
+        if any(s is not None for s in spelled):
+            code = tuple(part if s is None else "\n        ".join(filter(None, [import_of(paths[c.api]), s]))
+                         for part, s in zip(parts, spelled))
+            derived[c.api] = dataclasses.replace(c, code=code if isinstance(c.code, tuple) else code[0], form="module-path")
+    return list(derived.values())
+
+
+CASES += module_path_cases(CASES)
 
 
 def _ids(cases):
@@ -209,6 +231,7 @@ sn_case("parametrize.remove_parametrizations", "parametrizations.spectral_norm(s
 sn_case("parametrize.remove_parametrizations", "parametrizations.spectral_norm(self.layer)", LINEAR, "spectral-original",
         remove="parametrize.remove_parametrizations(self.layer, 'weight', leave_parametrized=False)")
 
+SN_CASES += module_path_cases(SN_CASES)
 
 @pytest.mark.parametrize("training", [False, True], ids=["eval", "train"])
 @pytest.mark.parametrize("c", SN_CASES, ids=_ids(SN_CASES))
@@ -426,6 +449,7 @@ LAYER_CASES = [
          ("", "vector_to_parameters(parameters_to_vector(self.layer.parameters()).sin(), self.layer.parameters())"),
          LINEAR, "module"),
 ]
+LAYER_CASES += module_path_cases(LAYER_CASES)
 
 
 @pytest.mark.parametrize("c", LAYER_CASES, ids=_ids(LAYER_CASES))
