@@ -187,13 +187,39 @@ class GraphLint(Pass):
                          "or compute constants once in __init__")
         return updated
 
+    def _tensor_value(self, test) -> bool:
+        """The condition is a tensor's value (``x.sum() > 0``, ``(x > 0).any()``), not a Python
+        value read off a tensor (``x is None``, ``x.ndim == 5``, ``x.shape[0] > 2``, ``x.numel() == 0``)."""
+        kind = type(test)
+        if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
+            return self._tensor_value(test.expression)
+        if kind is cst.BooleanOperation:
+            return self._tensor_value(test.left) or self._tensor_value(test.right)
+        if kind is cst.Call and type(test.func) is cst.Attribute and test.func.attr.value in ("any", "all"):
+            return self._tensor_operand(test.func.value)
+        if kind is cst.Comparison:
+            return (all(type(c.operator) in ORDERINGS for c in test.comparisons)
+                    and any(self._tensor_operand(e) for e in (test.left, *(c.comparator for c in test.comparisons))))
+        return False
+
+    def _tensor_operand(self, expr) -> bool:
+        while type(expr) is cst.Subscript:
+            if type(expr.value) is cst.Attribute and expr.value.attr.value in PYTHON_READS:
+                return False  # x.shape[0]
+            expr = expr.value
+        if type(expr) is cst.Attribute and expr.attr.value in PYTHON_READS:
+            return False
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in PYTHON_READS:
+            return False
+        return is_tensor(expr, self.scope, self.ctx, FRAMEWORK_ROOTS)
+
     def _tensor_condition(self, test) -> bool:
         return test is not None and _mentions_tensor(test, self)
 
     def _enter_control(self, test) -> None:
         # MS511 wants the condition's value to be a tensor (``x.sum() > 0``), not a name of one
         # in it (``x.shape[0] > 2`` is a Python number, one way for the whole graph)
-        valued = bool(self._in_forward and test is not None and is_tensor(test, self.scope, self.ctx, FRAMEWORK_ROOTS))
+        valued = bool(self._in_forward and test is not None and self._tensor_value(test))
         self._value_flags.append(valued)
         self._value_depth += valued
         if self._in_forward and self._tensor_condition(test):
@@ -234,6 +260,11 @@ class GraphLint(Pass):
         self._leave_control()
         return updated
 
+
+# comparisons that give a tensor on tensors (``is``/``in`` give a Python bool)
+ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+# what a tensor answers with a Python number, known when the graph is compiled
+PYTHON_READS = frozenset({"shape", "ndim", "numel", "dim", "size", "nelement", "item", "dtype"})
 
 # what changes a list in place, as a statement of its own (``a.append(x)``)
 LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
