@@ -219,7 +219,8 @@ class StageTransformer(cst.CSTTransformer):
                 except InvalidStatement as why:
                     result = self._keep_original(original, markers, why)
             if markers:
-                result = _attach_markers(result, markers, was_line=kind is cst.SimpleStatementLine)
+                result = _attach_markers(result, markers, was_line=kind is cst.SimpleStatementLine,
+                                         original=original)
             if edited:
                 self._edits += 1  # the enclosing statement changed too
         return result
@@ -426,9 +427,33 @@ def _markers_to_first_statement(module: cst.Module) -> cst.Module:
     return module.with_changes(header=module.header[:marks[0]], body=[moved, *module.body[1:]])
 
 
-def _attach_markers(stmt, markers: list[str], was_line: bool = False):
-    """``stmt`` with the marker comments it lacks; ``was_line``: it was a simple line."""
-    target = stmt.nodes[0] if isinstance(stmt, cst.FlattenSentinel) else stmt
+def _names(node: cst.CSTNode) -> set[str]:
+    found, stack = set(), [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            found.add(current.value)
+        stack.extend(current.children)
+    return found
+
+
+def _marked_node(nodes, original) -> int:
+    """Which of the statements a pass put in the original's place carries its markers:
+    the one sharing most names with it (the first on a tie), so that hoisting lines
+    before a statement (``y = h[-1]`` before a call that read ``h.pop()``) leaves the
+    markers on the statement they describe, where a second run finds them."""
+    if original is None or len(nodes) < 2:
+        return 0
+    names = _names(original)
+    shared = [len(_names(n) & names) for n in nodes]
+    return shared.index(max(shared))
+
+
+def _attach_markers(stmt, markers: list[str], was_line: bool = False, original=None):
+    """``stmt`` with the marker comments it lacks; ``was_line``: it was a simple line;
+    ``original``: the statement it replaces (which of several carries them)."""
+    at = _marked_node(stmt.nodes, original) if isinstance(stmt, cst.FlattenSentinel) else 0
+    target = stmt.nodes[at] if isinstance(stmt, cst.FlattenSentinel) else stmt
     if not isinstance(target, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         return stmt
     inner = target.body.body[0] if was_line and isinstance(target, cst.BaseCompoundStatement) and isinstance(
@@ -445,7 +470,7 @@ def _attach_markers(stmt, markers: list[str], was_line: bool = False):
             return stmt
         marked = target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
     if isinstance(stmt, cst.FlattenSentinel):
-        return cst.FlattenSentinel([marked, *stmt.nodes[1:]])
+        return cst.FlattenSentinel([*stmt.nodes[:at], marked, *stmt.nodes[at + 1:]])
     return marked
 
 

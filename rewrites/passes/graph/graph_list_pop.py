@@ -9,12 +9,12 @@ assigned just before the statement.
 Nor does it compile ``y = h.pop()`` itself right: on a list whose items differ in shape
 (a U-Net's skips, one per resolution) the process dies (SIGSEGV) or the run raises
 "index 1 is out of bounds for dimension with size 1"; under a condition on a tensor it
-returns another item than Python, without an error. ``y = h[-1]`` and ``h = h[:-1]``
+returns another item than Python, without an error. ``y = h[-1]`` and ``h = h[: len(h) - 1]``
 compile to what Python computes, so a pop of a list the function owns alone becomes
 that::
 
     x = ops.cat((x, h.pop()), axis=1)   ->   h_popped = h[-1]
-                                             h = h[:-1]
+                                             h = h[: len(h) - 1]
                                              x = ops.cat((x, h_popped), axis=1)
 
 Rebinding is a pop only where nothing else holds the list: a local list
@@ -80,21 +80,21 @@ class GraphListPop(Pass):
     id = "MS307"
     name = "graph-list-pop"
     reads = frozenset({"list_names", "names", "nodes"})
-    summary = ("lst.pop() in construct -> lst[-1] and lst = lst[:-1] on a list the function owns alone, its own "
+    summary = ("lst.pop() in construct -> lst[-1] and lst = lst[: len(lst) - 1] on a list the function owns alone, its own "
                "assignment when nested in an expression (GRAPH_MODE miscompiles both).")
     examples = (
         Example(
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
             "        hs = [x, x]\n        return torch.cat((x, hs.pop()), dim=1)\n",
             "import mindspore.nn as nn\nfrom mindspore import ops\nclass M(nn.Cell):\n    def construct(self, x):\n"
-            "        hs = [x, x]\n        hs_popped = hs[-1]\n        hs = hs[:-1]\n"
+            "        hs = [x, x]\n        hs_popped = hs[-1]\n        hs = hs[: len(hs) - 1]\n"
             "        return ops.cat(tensors=(x, hs_popped), axis=1)\n",
         ),
         Example(
             "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
             "        hs = [x, x * 2]\n        y = hs.pop()\n        return y + hs[0]\n",
             "import mindspore.nn as nn\nclass M(nn.Cell):\n    def construct(self, x):\n"
-            "        hs = [x, x * 2]\n        y = hs[-1]\n        hs = hs[:-1]\n        return y + hs[0]\n",
+            "        hs = [x, x * 2]\n        y = hs[-1]\n        hs = hs[: len(hs) - 1]\n        return y + hs[0]\n",
         ),
     )
 
@@ -178,7 +178,7 @@ class GraphListPop(Pass):
         fn = self.ctx.current_function
         if not original.args and listed in self._owned_lists(fn, self.facts.list_names(fn)):
             self._pending[-1].extend(_index_and_slice(cst.Name(name), listed))
-            how = f"{name} = {listed}[-1] and {listed} = {listed}[:-1] take the place of {listed}.pop()"
+            how = f"{name} = {listed}[-1] and {listed} = {listed}[: len({listed}) - 1] take the place of {listed}.pop()"
         else:
             self._pending[-1].append(cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=updated))
             how = f"{name} = {listed}.pop() is taken out of the expression"
@@ -194,7 +194,7 @@ class GraphListPop(Pass):
                 body = [stmt.with_changes(value=_last(listed))]
             else:
                 body = _index_and_slice(stmt.targets[0].target if type(stmt) is cst.Assign else None, listed)
-            self.ctx.report(original.body[0], self.id, f"{listed}.pop() is {listed}[-1] and {listed} = {listed}[:-1] "
+            self.ctx.report(original.body[0], self.id, f"{listed}.pop() is {listed}[-1] and {listed} = {listed}[: len({listed}) - 1] "
                             "(GRAPH_MODE miscompiles a list pop)", Severity.INFO)
             before = body[:-1]
             updated = updated.with_changes(body=[body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
@@ -211,10 +211,13 @@ def _last(listed: str) -> cst.Subscript:
 
 
 def _index_and_slice(target: cst.BaseAssignTargetExpression | None, listed: str) -> list[cst.Assign]:
-    """``target = listed[-1]`` (when the item is kept) and ``listed = listed[:-1]``."""
+    """``target = listed[-1]`` (when the item is kept) and ``listed = listed[: len(listed) - 1]``
+    (the bound from the length: a negative literal one would be MS306's to rewrite on a
+    second run)."""
+    bound = cst.BinaryOperation(left=cst.Call(func=cst.Name("len"), args=[cst.Arg(cst.Name(listed))]),
+                                operator=cst.Subtract(), right=cst.Integer("1"))
     drop = cst.Assign(targets=[cst.AssignTarget(cst.Name(listed))], value=cst.Subscript(
-        value=cst.Name(listed), slice=[cst.SubscriptElement(cst.Slice(
-            lower=None, upper=cst.UnaryOperation(operator=cst.Minus(), expression=cst.Integer("1"))))]))
+        value=cst.Name(listed), slice=[cst.SubscriptElement(cst.Slice(lower=None, upper=bound))]))
     if target is None:
         return [drop]
     return [cst.Assign(targets=[cst.AssignTarget(target)], value=_last(listed)), drop]
