@@ -27,6 +27,13 @@ HELPER = "_torch_layer_geometry"
 GEOMETRY = frozenset({"kernel_size", "stride", "padding", "dilation"})
 # torch's convolution classes and their spatial axes (Conv1d, ConvTranspose2d, ...)
 _CONV = re.compile(r"torch\.nn\.Conv(?:Transpose)?([123])d")
+# MindSpore's, built by code converted before (by hand or an earlier run: iterative runs)
+_MINDSPORE_CONV = re.compile(r"mindspore\.nn\.Conv([123])d(?:Transpose)?")
+
+
+def _mindspore_axes(cls) -> int | None:
+    found = _MINDSPORE_CONV.fullmatch(cls) if isinstance(cls, str) else None
+    return int(found.group(1)) if found else None
 
 
 def spatial_axes(entry) -> int | None:
@@ -97,6 +104,10 @@ class LayerGeometry(Pass):
             cst.Arg(updated.value), cst.Arg(cst.SimpleString(f'"{original.attr.value}"')),
             cst.Arg(cst.Integer(str(axes)))])
 
+    def _in_cell(self) -> bool:
+        cls = self.ctx.current_class
+        return cls is not None and any(self.ctx.imports.qualify(b.value) == "mindspore.nn.Cell" for b in cls.bases)
+
     def _axes(self, receiver: cst.BaseExpression) -> int | None:
         """The spatial axes of the convolution the receiver holds, when the type index says
         it holds one (of one number of axes, whichever it is)."""
@@ -104,8 +115,11 @@ class LayerGeometry(Pass):
             return None
         types = self.facts.layer_types()
         value = types.value(shape_of(receiver, *index_place(self.ctx.open_scopes, types.index)))
-        found = {spatial_axes(types.call_entry(v)) for v in (value.values if isinstance(value, OneOf) else (value,))
-                 if isinstance(v, Instance)}
+        # a MindSpore layer's geometry is read as torch's only by code written for torch
+        # (a torch class beside one converted before), never in a Cell's own code
+        theirs = not self._in_cell()
+        found = {spatial_axes(types.call_entry(v)) or (_mindspore_axes(v.cls) if theirs else None)
+                 for v in (value.values if isinstance(value, OneOf) else (value,)) if isinstance(v, Instance)}
         if len(found) != 1 or None in found or not isinstance(value, (Instance, OneOf)):
             return None
         if isinstance(value, OneOf) and not all(isinstance(v, Instance) for v in value.values):

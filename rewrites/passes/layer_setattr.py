@@ -21,12 +21,15 @@ from ..analysis.layer_types import Instance, index_place
 from ..runtime.registry import runtime_helper
 
 HELPER = "_torch_setattr"
+# a bare container: it holds no layer parameter named otherwise in MindSpore, so setattr on
+# it is _torch_setattr's own fallback (MS102 builds a ModuleDict's children into one)
+PLAIN_CONTAINERS = frozenset({"mindspore.nn.Cell", "torch.nn.Module"})
 
 
 class LayerSetattr(Pass):
     id = "MS218"
     name = "layer-setattr"
-    reads = frozenset({"layer_types"})
+    reads = frozenset({"assignments_and_calls", "layer_types"})
     summary = "setattr(layer, name, param) with a name known at run time writes torch's parameter names as MindSpore's."
     examples = (
         Example(
@@ -80,7 +83,7 @@ class LayerSetattr(Pass):
                 and all(a.keyword is None and not a.star for a in original.args)):
             return updated
         written = type(original.args[1].value) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
-        if written or "setattr" in self.ctx.imports.bindings:
+        if written or "setattr" in self.ctx.imports.bindings or self._plain_container(original.args[0].value):
             return updated
         types = self.facts.layer_types()
         owner = index_place(self.ctx.open_scopes, types.index)[1]
@@ -88,3 +91,13 @@ class LayerSetattr(Pass):
             return updated
         self.ctx.count_converted()
         return updated.with_changes(func=runtime_helper(self.ctx, HELPER))
+
+    def _plain_container(self, receiver) -> bool:
+        """``receiver`` a name this function binds to a bare ``nn.Cell()``/``nn.Module()``."""
+        fn = self.ctx.current_function
+        if type(receiver) is not cst.Name or fn is None:
+            return False
+        return any(type(node) is cst.Assign and type(node.value) is cst.Call and not node.value.args
+                   and any(type(t.target) is cst.Name and t.target.value == receiver.value for t in node.targets)
+                   and self.ctx.imports.qualify(node.value.func) in PLAIN_CONTAINERS
+                   for node in self.facts.assignments_and_calls(fn))

@@ -219,8 +219,7 @@ class StageTransformer(cst.CSTTransformer):
                 except InvalidStatement as why:
                     result = self._keep_original(original, markers, why)
             if markers:
-                result = _attach_markers(result, markers, was_line=kind is cst.SimpleStatementLine,
-                                         original=original)
+                result = _attach_markers(result, markers, was_line=kind is cst.SimpleStatementLine)
             if edited:
                 self._edits += 1  # the enclosing statement changed too
         return result
@@ -437,23 +436,30 @@ def _names(node: cst.CSTNode) -> set[str]:
     return found
 
 
-def _marked_node(nodes, original) -> int:
-    """Which of the statements a pass put in the original's place carries its markers:
-    the one sharing most names with it (the first on a tie), so that hoisting lines
-    before a statement (``y = h[-1]`` before a call that read ``h.pop()``) leaves the
-    markers on the statement they describe, where a second run finds them."""
-    if original is None or len(nodes) < 2:
-        return 0
-    names = _names(original)
-    shared = [len(_names(n) & names) for n in nodes]
-    return shared.index(max(shared))
+def _marked_node(nodes, marker: str) -> int:
+    """Which of the statements a pass put in one statement's place carries a marker: the
+    first that names the marker's subject (``# transpile: MS201 torch.hsplit: ...`` ->
+    ``hsplit``), else the first. Lines hoisted before a statement (``y = h[-1]`` before the
+    call that read ``h.pop()``) so leave its markers on it, where a second run finds them."""
+    words = marker.split()
+    subject = words[3].rstrip(":").rsplit(".", 1)[-1] if len(words) > 3 else ""
+    if len(nodes) > 1 and subject.isidentifier():
+        for i, node in enumerate(nodes):
+            if subject in _names(node):
+                return i
+    return 0
 
 
-def _attach_markers(stmt, markers: list[str], was_line: bool = False, original=None):
-    """``stmt`` with the marker comments it lacks; ``was_line``: it was a simple line;
-    ``original``: the statement it replaces (which of several carries them)."""
-    at = _marked_node(stmt.nodes, original) if isinstance(stmt, cst.FlattenSentinel) else 0
-    target = stmt.nodes[at] if isinstance(stmt, cst.FlattenSentinel) else stmt
+def _attach_markers(stmt, markers: list[str], was_line: bool = False):
+    """``stmt`` with the marker comments it lacks; ``was_line``: it was a simple line. Of
+    several statements in its place, each marker goes on the one ``_marked_node`` picks."""
+    if isinstance(stmt, cst.FlattenSentinel):
+        nodes = list(stmt.nodes)
+        for marker in markers:
+            at = _marked_node(nodes, marker)
+            nodes[at] = _attach_markers(nodes[at], [marker], was_line)
+        return cst.FlattenSentinel(nodes)
+    target = stmt
     if not isinstance(target, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
         return stmt
     inner = target.body.body[0] if was_line and isinstance(target, cst.BaseCompoundStatement) and isinstance(
@@ -462,16 +468,12 @@ def _attach_markers(stmt, markers: list[str], was_line: bool = False, original=N
         # A line a pass wrapped in a block (MS306's guard): its markers go on the line
         # itself, where converting the output again finds them (not on the guard).
         block = target.body.with_changes(body=[_attach_markers(inner, markers), *target.body.body[1:]])
-        marked = target.with_changes(body=block)
-    else:
-        existing = {line.comment.value for line in target.leading_lines if line.comment}
-        new_lines = [cst.EmptyLine(comment=cst.Comment(m)) for m in markers if m not in existing]
-        if not new_lines:
-            return stmt
-        marked = target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
-    if isinstance(stmt, cst.FlattenSentinel):
-        return cst.FlattenSentinel([*stmt.nodes[:at], marked, *stmt.nodes[at + 1:]])
-    return marked
+        return target.with_changes(body=block)
+    existing = {line.comment.value for line in target.leading_lines if line.comment}
+    new_lines = [cst.EmptyLine(comment=cst.Comment(m)) for m in markers if m not in existing]
+    if not new_lines:
+        return stmt
+    return target.with_changes(leading_lines=[*target.leading_lines, *new_lines])
 
 
 _LAYOUT = (
