@@ -74,7 +74,8 @@ def test_a_torch_import_used_only_by_annotations_goes(source: str, types: int) -
 
 def test_a_type_left_in_an_annotation_keeps_the_import() -> None:
     result = _stats("import torch\n\n\ndef f(fmt: torch.memory_format):\n    return fmt\n")
-    assert result.code.startswith("import torch\n") and "# transpile: MS210 torch.memory_format" in result.code
+    # kept, and tried (MS903): the annotation needs torch only where it is installed
+    assert result.code.startswith("try:\n    import torch\n") and "# transpile: MS210 torch.memory_format" in result.code
     assert (result.stats.converted, result.stats.unconverted, result.stats.annotations) == (0, 0, 1)
 
 

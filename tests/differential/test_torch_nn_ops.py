@@ -262,7 +262,7 @@ REFUSED = [
     ("torch.grid_sampler(x, g, 2, 0, False)", "no bicubic"),
     ("F.grid_sample(x, g, mode='bicubic')", "no bicubic"),
     ("torch.kl_div(x, y, 3)", "not one of torch's codes"),
-    ("torch.selu_(x + 1)", "used twice"),
+    ("torch.selu_(g(x))", "used twice"),  # (x + 1: a temporary, converted out of place)
     ("F.alpha_dropout(x, 0.2, True, inplace=flag)", "inplace chosen at run time"),
     ("torch.embedding(w, x, 0, True)", "scale gradients"),
     ("F.embedding_bag(x, w, o, max_norm=1.0)", "renormalising"),
