@@ -91,6 +91,20 @@ def import_converted(code: str, name: str, folder: Path) -> dict:
         sys.path.remove(str(folder))
 
 
+def converted_and_run(source: str, filename: str) -> tuple:
+    """``source`` converted (cleanly: no marker left), and both versions executed:
+    (the conversion result, the torch namespace, the converted namespace)."""
+    from transpile import convert_code
+
+    result = convert_code(source, filename=filename)
+    assert not result.failed and "# transpile:" not in result.code, result.code
+    torch_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), torch_ns)
+    ms_ns: dict = {}
+    exec(compile(result.code, "<converted>", "exec"), ms_ns)
+    return result, torch_ns, ms_ns
+
+
 def reseed(seed: int) -> None:
     """Start the input draws afresh: a module whose inputs must not depend on how many
     arrays the modules collected before it drew (a distribution's support is narrow)."""

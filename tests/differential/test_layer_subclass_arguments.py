@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .harness import converted_and_run
+
 SOURCE = '''
 import torch
 import torch.nn as nn
@@ -93,15 +95,7 @@ def in_place_on_temporaries(a, b):
 
 @pytest.fixture(scope="module")
 def built():
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="layer_subclass_arguments.py")
-    assert not result.failed and "# transpile:" not in result.code, result.code
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    ms_ns: dict = {}
-    exec(compile(result.code, "<converted>", "exec"), ms_ns)
-    return result, torch_ns, ms_ns
+    return converted_and_run(SOURCE, "layer_subclass_arguments.py")
 
 
 def _run_both(torch_net, ms_net, *shape):

@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .harness import converted_and_run
+
 SOURCE = '''
 import torch
 import torch.nn as nn
@@ -152,15 +154,7 @@ def conv_block(dims, channels):
 
 @pytest.fixture(scope="module")
 def built():
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="unseen_classes.py")
-    assert not result.failed and "# transpile:" not in result.code, result.code
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    ms_ns: dict = {}
-    exec(compile(result.code, "<converted>", "exec"), ms_ns)
-    return result, torch_ns, ms_ns
+    return converted_and_run(SOURCE, "unseen_classes.py")
 
 
 def _run_both(torch_net, ms_net, *shape):
