@@ -133,6 +133,16 @@ def test_statements_after_a_helper_are_copied_with_it() -> None:
     assert "_torch_kthvalue_result = " in helper.source
 
 
+def test_a_constant_table_is_a_helper_of_its_own() -> None:
+    """setattr's helper reads the parameter-name table that get_parameter reads too: it
+    gets the table, not get_parameter and the helpers that one needs."""
+    table = helpers()["_TORCH_PARAMETER_NAMES"]
+    assert table.name == "_TORCH_PARAMETER_NAMES" and table.source.startswith("_TORCH_PARAMETER_NAMES = {")
+    assert "_TORCH_PARAMETER_NAMES = " not in helpers()["_get_parameter"].source
+    assert set(closure("_torch_setattr")) == {"_torch_setattr", "_torch_set_layer_attribute", "_TORCH_PARAMETER_NAMES"}
+    assert "_TORCH_PARAMETER_NAMES" in closure("_get_parameter")
+
+
 def test_a_converted_file_carries_the_helper_it_calls() -> None:
     result = convert_code("import torch\n\ny = torch.index_fill(x, 1, i, 0.0)\n", filename="f.py")
     tree = ast.parse(result.code)

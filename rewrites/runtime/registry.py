@@ -13,6 +13,9 @@ neither MindSpore nor torch.
   follow it (a named tuple type it returns) belong to it and are copied with it, and
   so do the definitions the module's ``COPIED_WITH`` names as its parts (one
   definition of the converted file: today's outputs have them together).
+- A top-level assignment of one upper-case name after the first helper (a constant
+  table several helpers read: ``_TORCH_PARAMETER_NAMES``) is a helper of its own, copied
+  only into the files whose helpers name it.
 - The other helpers it names (of any family) are its dependencies, copied with it.
 - The module's imports (``import mindspore as ms``, ``from mindspore import ops``) name
   what the helper's names stand for: in the copy, each such name is spelled as the
@@ -92,7 +95,10 @@ def _groups(tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
     part_of = copied_with(tree)
     groups: list[tuple[str, list[ast.stmt]]] = []
     for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        constant = _constant_table(stmt)
+        if constant is not None and groups:
+            groups.append((constant, [stmt]))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             key = part_of.get(stmt.name, stmt.name)
             if groups and groups[-1][0] == key:
                 groups[-1][1].append(stmt)
@@ -101,9 +107,18 @@ def _groups(tree: ast.Module) -> list[tuple[str, list[ast.stmt]]]:
         elif groups and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             groups[-1][1].append(stmt)
     for key, group in groups:
-        if key not in {getattr(stmt, "name", None) for stmt in group}:
+        if key not in set().union(*map(_bound_names, group)):
             raise ValueError(f"COPIED_WITH names {key}, which is not defined beside its parts")
     return groups
+
+
+def _constant_table(stmt: ast.stmt) -> str | None:
+    """The name of ``NAME = ...`` (one upper-case target), else None."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        name = stmt.targets[0].id
+        if name.isupper() and name != "COPIED_WITH":
+            return name
+    return None
 
 
 def _bound_names(stmt: ast.stmt) -> set[str]:
