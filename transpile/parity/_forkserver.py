@@ -42,10 +42,14 @@ def redirect(fd: int, path: str, flags: int) -> None:
     os.close(opened)
 
 
-def run_request(request: dict) -> int:
+def run_request(request: dict, wakeup: tuple[int, int]) -> int:
     """In the forked child: become the process the request describes, run it, give its
-    exit status (never returns to the server's loop)."""
+    exit status (never returns to the server's loop). ``wakeup``: the server's pipe of
+    child-exit signals, closed here."""
     os.setsid()
+    signal.set_wakeup_fd(-1)
+    for fd in wakeup:
+        os.close(fd)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     redirect(0, os.devnull, os.O_RDONLY)
@@ -99,13 +103,24 @@ def serve() -> None:
         out.write(json.dumps(message) + "\n")
         out.flush()
 
+    # A child's exit wakes the loop: the signal's number is written to a pipe the loop
+    # waits on with its input (written even when SIGCHLD comes between the reaping and
+    # the wait: no exit goes unnoticed, and the loop never polls).
+    wakeup = os.pipe()
+    for fd in wakeup:
+        os.set_blocking(fd, False)
+    signal.set_wakeup_fd(wakeup[1])
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     say({"ready": True})
     children: dict[int, int] = {}  # pid -> request id
     pending = b""
     open_input = True
     while open_input or children:
-        readable, _, _ = select.select([0] if open_input else [], [], [], 0.02)
-        if readable:
+        readable, _, _ = select.select([0, wakeup[0]] if open_input else [wakeup[0]], [], [])
+        if wakeup[0] in readable:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wakeup[0], 4096)
+        if 0 in readable:
             chunk = os.read(0, 65536)
             if not chunk:
                 open_input = False
@@ -120,7 +135,7 @@ def serve() -> None:
                 sys.stderr.flush()
                 pid = os.fork()
                 if pid == 0:
-                    os._exit(run_request(request))
+                    os._exit(run_request(request, wakeup))
                 children[pid] = request["id"]
                 say({"id": request["id"], "pid": pid})
         while children:
