@@ -65,7 +65,7 @@ import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -103,6 +103,33 @@ def converted_and_run(source: str, filename: str) -> tuple:
     ms_ns: dict = {}
     exec(compile(result.code, "<converted>", "exec"), ms_ns)
     return result, torch_ns, ms_ns
+
+
+def same_outputs(torch_net, ms_net, *shape: int, drawn_weights: bool = False) -> None:
+    """A built torch network and its converted twin, weights copied across (with
+    ``drawn_weights``, weights and float buffers drawn first, away from the initial ones),
+    give the same outputs in eval mode on one random input of ``shape``."""
+    import mindspore
+    import torch
+    from transpile.parity.weights import copy_weights
+
+    if drawn_weights:
+        with torch.no_grad():
+            for p in torch_net.parameters():
+                p.copy_(torch.rand_like(p) + 0.5)
+            for _, b in torch_net.named_buffers():
+                if b.dtype.is_floating_point:
+                    b.copy_(torch.rand_like(b) + 0.5)
+    assert copy_weights(torch_net, ms_net) == []
+    torch_net.eval()
+    ms_net.set_train(False)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        expected = torch_net(torch.tensor(x)).numpy()
+    got = ms_net(mindspore.Tensor(x)).asnumpy()
+    if drawn_weights:
+        assert np.ptp(expected) > 1e-3
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
 def reseed(seed: int) -> None:

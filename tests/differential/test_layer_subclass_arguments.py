@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import converted_and_run
+from .harness import converted_and_run, same_outputs
 
 SOURCE = '''
 import torch
@@ -98,28 +98,6 @@ def built():
     return converted_and_run(SOURCE, "layer_subclass_arguments.py")
 
 
-def _run_both(torch_net, ms_net, *shape):
-    import mindspore
-    import torch
-    from transpile.parity.weights import copy_weights
-
-    with torch.no_grad():  # weights and running statistics other than the initial ones
-        for p in torch_net.parameters():
-            p.copy_(torch.rand_like(p) + 0.5)
-        for name, b in torch_net.named_buffers():
-            if b.dtype.is_floating_point:
-                b.copy_(torch.rand_like(b) + 0.5)
-    assert copy_weights(torch_net, ms_net) == []
-    torch_net.eval()
-    ms_net.set_train(False)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    with torch.no_grad():
-        expected = torch_net(torch.tensor(x)).numpy()
-    got = ms_net(mindspore.Tensor(x)).asnumpy()
-    assert np.ptp(expected) > 1e-3
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-
-
 def test_no_warning(built):
     result, _, _ = built
     assert [d for d in result.diagnostics if d.severity.name in ("WARNING", "ERROR")] == []
@@ -134,7 +112,7 @@ def test_no_warning(built):
 ])
 def test_layer_subclasses(built, name, args, kwargs, shape):
     _, torch_ns, ms_ns = built
-    _run_both(torch_ns[name](*args, **kwargs), ms_ns[name](*args, **kwargs), *shape)
+    same_outputs(torch_ns[name](*args, **kwargs), ms_ns[name](*args, **kwargs), *shape, drawn_weights=True)
 
 
 def test_generator_known_at_run_time(built):
@@ -166,8 +144,6 @@ def test_argument_known_at_run_time_given_by_position(built):
 
 def test_init_of_a_tensor_made_in_place(built):
     """Filled where it is made: the parameters hold the init's values (torch's too)."""
-    import mindspore
-
     _, torch_ns, ms_ns = built
     ms_net, torch_net = ms_ns["Adder"](3, 64, 3), torch_ns["Adder"](3, 64, 3)
     weight, bias, scale = (ms_net.weight.asnumpy(), ms_net.bias.asnumpy(), ms_net.scale.asnumpy())
@@ -175,7 +151,7 @@ def test_init_of_a_tensor_made_in_place(built):
     assert abs(weight.mean()) < 0.15 and 0.8 < weight.std() < 1.2  # normal_'s N(0, 1), not randn's draw doubled
     assert bias.min() >= 2.0 and bias.max() < 3.0 and np.ptp(bias) > 0.3
     assert np.all(scale == 0.5) and np.all(torch_net.scale.detach().numpy() == 0.5)
-    _run_both(torch_net, ms_net, 2, 5)
+    same_outputs(torch_net, ms_net, 2, 5, drawn_weights=True)
 
 
 def test_in_place_on_temporaries(built):

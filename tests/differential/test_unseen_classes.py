@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import converted_and_run
+from .harness import converted_and_run, same_outputs
 
 SOURCE = '''
 import torch
@@ -157,21 +157,6 @@ def built():
     return converted_and_run(SOURCE, "unseen_classes.py")
 
 
-def _run_both(torch_net, ms_net, *shape):
-    import mindspore
-    import torch
-    from transpile.parity.weights import copy_weights
-
-    assert copy_weights(torch_net, ms_net) == []
-    torch_net.eval()
-    ms_net.set_train(False)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    with torch.no_grad():
-        expected = torch_net(torch.tensor(x)).numpy()
-    got = ms_net(mindspore.Tensor(x)).asnumpy()
-    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
-
-
 def test_no_warning_on_converted_classes(built):
     result, _, _ = built
     warnings = [d for d in result.diagnostics if d.severity.name in ("WARNING", "ERROR") and d.code != "MS507"]
@@ -186,7 +171,7 @@ def test_no_warning_on_converted_classes(built):
 ])
 def test_explicit_base_calls(built, name, args, shape):
     _, torch_ns, ms_ns = built
-    _run_both(torch_ns[name](*args), ms_ns[name](*args), *shape)
+    same_outputs(torch_ns[name](*args), ms_ns[name](*args), *shape)
 
 
 def test_explicit_base_method_calls(built):
@@ -198,7 +183,7 @@ def test_explicit_base_method_calls(built):
     assert ms_net.training is torch_net.training is True
     assert torch_net.freeze() is torch_net and ms_net.freeze() is ms_net
     assert ms_net.training is torch_net.training is False
-    _run_both(torch_net, ms_net, 2, 4)
+    same_outputs(torch_net, ms_net, 2, 4)
 
 
 def test_explicit_base_call_keywords(built):
@@ -206,7 +191,7 @@ def test_explicit_base_call_keywords(built):
     _, torch_ns, ms_ns = built
     torch_net, ms_net = torch_ns["LoRALinear"](4, 3, bias=False), ms_ns["LoRALinear"](4, 3, bias=False)
     assert ms_net.bias is None and torch_net.bias is None
-    _run_both(torch_net, ms_net, 2, 4)
+    same_outputs(torch_net, ms_net, 2, 4)
     import mindspore
     import torch
 
@@ -291,7 +276,7 @@ def test_tensor_member_resolver(built):
 @pytest.mark.parametrize("dims, shape", [(1, (2, 3, 8)), (2, (2, 3, 8, 8)), (3, (1, 3, 4, 4, 4))])
 def test_layer_names_computed_at_run_time(built, dims, shape):
     _, torch_ns, ms_ns = built
-    _run_both(torch_ns["conv_block"](dims, 3), ms_ns["conv_block"](dims, 3), *shape)
+    same_outputs(torch_ns["conv_block"](dims, 3), ms_ns["conv_block"](dims, 3), *shape)
 
 
 # torchrl copies nn.LSTM's methods onto its own torch base by name, at import: the names
@@ -333,4 +318,4 @@ def test_torch_methods_copied_by_name(tmp_path):
     exec(compile(COPIED_METHODS, "<torch>", "exec"), torch_ns)
     ms_ns = import_converted(result.code, "copied_methods", tmp_path)
     assert ms_ns["LSTMBase"].get_expected_cell_size is torch_ns["LSTMBase"].get_expected_cell_size
-    _run_both(torch_ns["MLP"](), ms_ns["MLP"](), 2, 4)
+    same_outputs(torch_ns["MLP"](), ms_ns["MLP"](), 2, 4)
