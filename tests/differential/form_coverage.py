@@ -82,6 +82,12 @@ def calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
     return found
 
 
+def _reexports() -> dict[str, str]:
+    from transpile.rewrites.table_calls import tables
+
+    return tables().reexports
+
+
 def input_kinds(value) -> set[str]:
     """The numpy dtype kinds of the arrays in an input (also inside lists and tuples)."""
     if isinstance(value, np.ndarray):
@@ -108,6 +114,10 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
             forms.add("module-path")
     imported = _imported(tree)
     name = api.rsplit(".", 1)[-1]
+    # a call by a path re-exporting the entry under another name (``torch.nested.Device``)
+    reexports = _reexports()
+    if any(reexports.get(_dotted(node.func, imported) or "") == api for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        forms.add("module-path")
     # a class deriving from the entry by another path (``class S(torch.utils.data.dataset.Dataset)``)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
