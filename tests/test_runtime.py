@@ -82,6 +82,15 @@ def test_logspace_as_strided_and_frombuffer() -> None:
     assert close(construction._torch_frombuffer(raw, ms.int32, count=2, offset=4), [1, 2])
 
 
+def test_sparse_coo_tensors_are_kept_dense() -> None:
+    construction = MODULES["construction"]
+    dense = construction._torch_sparse_coo_tensor(tensor([[0, 1, 0], [2, 0, 2]], ms.int64), tensor([1.0, 2.0, 3.0]))
+    assert close(dense, [[0, 0, 4], [2, 0, 0]])  # size inferred, (0, 2) summed
+    assert close(construction._torch_indices(dense), [[0, 1], [2, 0]])
+    assert close(construction._torch_values(dense), [4, 2])
+    assert construction._torch_sparse_coo_tensor([[0], [1]], [[1.0, 2.0]], (1, 2, 2)).shape == (1, 2, 2)
+
+
 def test_index_put_accumulates_repeated_indices() -> None:
     out = indexing._torch_index_put(ms.ops.zeros(3), (tensor([0, 0, 2], ms.int64),), tensor([1, 2, 3]), accumulate=True)
     assert close(out, [3, 0, 3])
@@ -227,6 +236,17 @@ def test_clip_grad_value_and_device_type() -> None:
     (clipped,) = training._torch_clip_grad_value((tensor([-3.0, 0.5, 2.0]),), 1.0)
     assert close(clipped, [-1.0, 0.5, 1.0])
     assert training._torch_device_type("GPU:0") == "cuda" and training._torch_device_type("CPU") == "cpu"
+
+
+def test_clipping_the_grads_parameters_hold() -> None:
+    p, q = ms.Parameter(tensor([1.0, 1.0]), name="p"), ms.Parameter(tensor([0.0]), name="q")
+    p.grad = tensor([3.0, 4.0])
+    aliased = p.grad
+    assert close(training._torch_clip_grad_norm_([p, q], 1.0), 5.0)  # q holds no grad: skipped
+    assert close(aliased, [0.6, 0.8])  # in place: a name bound to the grad sees it
+    training._torch_clip_grad_value_(p, 0.7)
+    assert close(p.grad, [0.6, 0.7])
+    assert close(training._torch_clip_grad_norm_(q, 1.0), 0.0)
 
 
 # -- graph, module_methods, inplace, foreach, functional -----------------------------------

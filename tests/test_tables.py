@@ -28,6 +28,10 @@ UNCHECKED_SIGNATURES: dict[str, str] = {
     **{f"torch.{t}Tensor": _LEGACY_TYPE for t in ("BFloat16", "Bool", "Byte", "Char", "Double", "Float",
                                                    "Half", "Int", "Long", "Short")},
     "torch.finfo": "a C type taking one dtype: no signature in any torch table",
+    "torch.sparse.mm": "C function, in neither torch's override tables nor the ATen schemas (its signature: "
+                       "sparse, dense, reduce; keywords checked by its cases)",
+    "torch.sparse.addmm": "C function, in neither torch's override tables nor the ATen schemas (its documented "
+                          "signature: input, mat1, mat2, *, beta=1., alpha=1.; keywords checked by its cases)",
     "torch.autograd.Variable": "a legacy C type: (data, requires_grad, volatile) by position and keyword (checked)",
     "torch.iinfo": "a C type taking one dtype: no signature in any torch table",
     "torch.from_numpy": "C function, in neither torch's override tables nor the ATen schemas",

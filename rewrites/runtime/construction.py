@@ -1,7 +1,8 @@
 """Run-time helpers: torch's construction and elementwise functions where no MindSpore op
 takes torch's arguments (tables/torch_functions.toml, tensor_methods.toml, torch_utils.toml):
 ``logspace`` with any base, ``fmin``, ``round`` with ``decimals``, ``as_strided``,
-``frombuffer``, ``from_dlpack``.
+``frombuffer``, ``from_dlpack``; sparse COO tensors kept dense (``sparse_coo_tensor``,
+``indices()``, ``values()``).
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
@@ -72,3 +73,38 @@ def _torch_from_dlpack(ext_tensor):
     if hasattr(ext_tensor, "__dlpack__"):
         return ms.Tensor(np.from_dlpack(ext_tensor))
     return dlpack.from_dlpack(ext_tensor)
+
+
+# Sparse COO tensors are kept dense (MindSpore's COOTensor is no Tensor: no buffer, no
+# arithmetic, no indexing); a dense tensor reads as the sparse one through every dense use.
+def _torch_sparse_coo_tensor(indices, values, size=None, dtype=None):
+    """torch.sparse_coo_tensor as the dense tensor it stands for: values[k] added at the
+    position indices[:, k] (torch sums the duplicates when it coalesces); the size, when
+    not given, the largest index + 1 along each sparse dimension, then values' own dims."""
+    indices = ms.Tensor(indices) if not isinstance(indices, ms.Tensor) else indices
+    values = ms.Tensor(values) if not isinstance(values, ms.Tensor) else values
+    if dtype is not None:
+        values = values.astype(dtype)
+    if values.dtype == ms.bool_:  # no bool scatter kernel: duplicates or-ed, as torch's sum of bools
+        return _torch_sparse_coo_tensor(indices, values.astype(ms.int32), size) != 0
+    indices = indices.astype(ms.int64)
+    if size is None:
+        sparse = [int(n) + 1 for n in indices.max(axis=1).asnumpy()] if indices.shape[1] else [0] * indices.shape[0]
+        size = tuple(sparse) + tuple(values.shape[1:])
+    dense = ops.zeros(tuple(size), values.dtype)
+    if indices.shape[1] == 0:
+        return dense
+    return ops.tensor_scatter_add(dense, indices.T, values)
+
+
+def _torch_indices(input):
+    """Tensor.indices() of a sparse tensor kept dense: the positions of its nonzero
+    elements, one column each, in row-major order (int64, shape (ndim, nnz)). An element
+    torch stores with the value 0 is not seen."""
+    return ops.nonzero(input).T.astype(ms.int64)
+
+
+def _torch_values(input):
+    """Tensor.values() of a sparse tensor kept dense: its nonzero elements in row-major
+    order (those indices() gives)."""
+    return ops.masked_select(input, input != 0)

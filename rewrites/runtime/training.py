@@ -94,6 +94,37 @@ def _torch_clip_grad_value(grads, clip_value):
     return tuple(ops.clamp(g, -clip_value, clip_value) for g in grads)
 
 
+def _torch_held_grads(parameters):
+    """The parameters given (one tensor or an iterable) that hold a ``.grad``: those the
+    converted code put there (transpile MS211, where the file reads ``.grad``)."""
+    if isinstance(parameters, ms.Tensor):
+        parameters = [parameters]
+    return [p for p in parameters if getattr(p, "grad", None) is not None]
+
+
+def _torch_clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """torch.nn.utils.clip_grad_norm_ called on parameters outside a training step: the
+    ``.grad`` each holds scaled in place so that their total norm is at most max_norm; the
+    total norm before clipping returned (0 when none holds one)."""
+    held = _torch_held_grads(parameters)
+    if not held:
+        return ms.Tensor(0.0, ms.float32)
+    clipped, total = _torch_clip_grad_norm(tuple(p.grad for p in held), max_norm, norm_type)
+    if error_if_nonfinite and not bool(ops.isfinite(total)):
+        raise RuntimeError(f"The total norm of order {float(norm_type)} for gradients from `parameters` is non-finite")
+    for p, grad in zip(held, clipped):
+        p.grad.assign_value(grad.astype(p.grad.dtype))
+    return total
+
+
+def _torch_clip_grad_value_(parameters, clip_value, foreach=None):
+    """torch.nn.utils.clip_grad_value_ called on parameters outside a training step: the
+    ``.grad`` each holds clamped in place to [-clip_value, clip_value]."""
+    held = _torch_held_grads(parameters)
+    for p, grad in zip(held, _torch_clip_grad_value(tuple(p.grad for p in held), clip_value)):
+        p.grad.assign_value(grad)
+
+
 def _torch_accumulate_grads(optimizer, grads):
     """Adds gradients to those the optimizer holds, as torch's backward() adds into .grad until
     zero_grad() (transpile MS211)."""

@@ -63,7 +63,7 @@ def qualified(api: str) -> str:
     return f"{HEADER_ALIASES[head]}.{rest}" if rest and head in HEADER_ALIASES else api
 
 
-def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
+def calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
     """The calls in ``code`` of the entry's own name (its last component), with the
     dotted path they are spelled by (None for a method call on a value)."""
     try:
@@ -80,6 +80,12 @@ def _calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
             if last == name:
                 found.append((node, _dotted(func, imported)))
     return found
+
+
+def _reexports() -> dict[str, str]:
+    from transpile.rewrites.table_calls import tables
+
+    return tables().reexports
 
 
 def input_kinds(value) -> set[str]:
@@ -101,13 +107,17 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
         return forms
     if any(isinstance(n, ast.keyword) and n.arg == "out" for n in ast.walk(tree)):
         forms.add("out")
-    for call, spelled in _calls_of(code, api):
+    for call, spelled in calls_of(code, api):
         if any(k.arg not in (None, "out") for k in call.keywords):
             forms.add("keyword")
         if spelled and not api.startswith("Tensor.") and spelled != api and spelled.startswith("torch."):
             forms.add("module-path")
     imported = _imported(tree)
     name = api.rsplit(".", 1)[-1]
+    # a call by a path re-exporting the entry under another name (``torch.nested.Device``)
+    reexports = _reexports()
+    if any(reexports.get(_dotted(node.func, imported) or "") == api for node in ast.walk(tree) if isinstance(node, ast.Call)):
+        forms.add("module-path")
     # a class deriving from the entry by another path (``class S(torch.utils.data.dataset.Dataset)``)
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -118,16 +128,22 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
     return forms
 
 
-def _case_forms(case) -> tuple[str | None, set[str]]:
+def case_code(case) -> tuple[str | None, str, list]:
+    """A case's entry (qualified), its code as one parsable text, and its inputs (a layer
+    case's drawn as it draws them)."""
     if isinstance(case, harness.Case):
-        api = qualified(case.api)
-        forms = code_forms(api, _body(case.code), input_kinds(case.inputs)) if isinstance(case.code, str) \
-            else code_forms(api, _parts(case.code), input_kinds(case.inputs))
+        code = _body(case.code) if isinstance(case.code, str) else _parts(case.code)
+        return qualified(case.api), code, list(case.inputs)
+    rng = np.random.default_rng(0)
+    return case.entry, case.prelude + "\n" + case.expr, [i.make(rng) for i in case.inputs]
+
+
+def _case_forms(case) -> tuple[str | None, set[str]]:
+    api, code, inputs = case_code(case)
+    forms = code_forms(api or "", code, input_kinds(inputs))
+    if isinstance(case, harness.Case):
         derived_bool = case.form == "bool"
     else:
-        rng = np.random.default_rng(0)
-        kinds = input_kinds([i.make(rng) for i in case.inputs])
-        api, forms = case.entry, code_forms(case.entry or "", case.prelude + "\n" + case.expr, kinds)
         derived_bool = any(i.label.startswith("bools(") for i in case.inputs)
     # a bool case derived from a float one (test_generated_forms) shows the bool form only:
     # the integer form of such an entry asks for its int64 measurement

@@ -129,6 +129,9 @@ CASES: list[Case] = [
     Case("torch.utils.data.default_collate", "sorted(default_collate(batch=[{'x': a[0], 'n': 2.5}, {'x': a[1], 'n': 1.0}]).items())",
          (X,), "dicts", method="helper"),
     Case("torch.utils.data.default_collate", "default_collate([a[0], a[2], a[4]])", (X,), "tensors", method="helper"),
+    # the module path DataLoader's own code names it by
+    Case("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate([(a[0], 1), (a[1], 2)])", (X,),
+         "dataloader-path", method="helper"),
     Case("torch.utils.data.RandomSampler", "sorted(RandomSampler(TensorDataset(a)))", (X,), "positional",
          method="helper"),
     Case("torch.utils.data.RandomSampler", "sorted(RandomSampler(data_source=TensorDataset(a), replacement=False))",

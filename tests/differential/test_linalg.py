@@ -127,6 +127,8 @@ for code, form in zip(SVD_LINALG, ("defaults", "keyword", "positional", "driver"
     case("torch.linalg.svd", f"U, S, Vh = {code}\n    return (U[..., :{K}] * S.unsqueeze(-2)) @ Vh[..., :{K}, :], S, U.abs(), Vh.abs()",
          (MB if form == "defaults" else M,), form, why=SVD_WHY)
 case("torch.linalg.svd", "torch.linalg.svd(a).S", (M,), "field")
+case("torch.linalg.svd", f"U, S, Vh = torch.linalg.svd(a, full_matrices=False)\n    return (U * S.unsqueeze(-2)) @ Vh, S, U.abs(), Vh.abs()",
+     (M.astype(np.float64),), "float64", why=SVD_WHY)
 MC = (arr(4, 3) + 1j * arr(4, 3)).astype("complex64")
 case("torch.linalg.svd", "U, S, Vh = torch.linalg.svd(a, full_matrices=False)\n    return U @ Vh, S",
      (MC,), "complex", why=SVD_WHY)

@@ -340,6 +340,10 @@ forms("pixel_unshuffle", "input=a, downscale_factor=2", (X2,))
 forms("channel_shuffle", "input=a, groups=2", (X2,))
 forms("cosine_similarity", "x1=a, x2=b, dim=0, eps=1e-6", (M, M2), req=2)
 forms("pairwise_distance", "x1=a, x2=b, p=3.0, eps=1e-4, keepdim=True", (M, M2), req=2, extra=("a + 1, b * 2",))
+# one row against every row of the other: torch broadcasts the two inputs
+case("cosine_similarity", "F.cosine_similarity(a, b, dim=1)", (M, arr(1, 5)), "broadcast")
+case("pairwise_distance", "F.pairwise_distance(a, b, p=1.0)", (M, arr(1, 5)), "broadcast")
+case("cosine_similarity", "F.cosine_similarity(a, b, dim=-1)", (arr(3, 1, 5), M), "broadcast-batched")
 forms("pdist", "input=a, p=3.0", (M,), req=1)
 THETA = np.array([[[0.9, 0.1, 0.05], [-0.1, 1.1, 0.0]], [[1.0, 0.0, 0.2], [0.0, 0.8, -0.1]]], "float32")
 forms("affine_grid", "theta=a, size=(2, 4, 5, 6), align_corners=True", (THETA,), req=2,

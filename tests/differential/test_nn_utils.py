@@ -485,6 +485,21 @@ TENSOR_CASES = [
          "bn_eps=0.01, bn_w=d, bn_b=e)", (arr(4, 3), arr(4), pos(4), arr(4), arr(4)), "keyword"),
     Case(PREFIX + "fuse_linear_bn_weights", "fuse_linear_bn_weights(a, b, c, d, 1e-5, e, f)",
          (arr(4, 3), arr(4), arr(1), pos(1), arr(1), arr(1)), "one-feature"),
+    # clipping called on parameters outside a training step: the .grad each holds, in place
+    Case(PREFIX + "clip_grad_norm_", "p = nn.Parameter(a * 1)\n    q = nn.Parameter(b * 1)\n    p.grad = a * 3\n    q.grad = b * 2\n    n = nn.utils.clip_grad_norm_([p, q], 1.0)\n    return n, p.grad, q.grad",
+         (arr(2, 3), arr(4)), "positional"),
+    Case(PREFIX + "clip_grad_norm_", "p = nn.Parameter(a * 1)\n    q = nn.Parameter(b * 1)\n    p.grad = a * 3\n    q.grad = b * 2\n    n = nn.utils.clip_grad_norm_(parameters=[p, q], max_norm=0.5, "
+         "norm_type=float('inf'), error_if_nonfinite=True)\n    return n, p.grad, q.grad", (arr(2, 3), arr(4)), "keyword"),
+    Case(PREFIX + "clip_grad_norm_", "p = nn.Parameter(a * 1)\n    q = nn.Parameter(b * 1)\n    p.grad = a * 3\n    q.grad = b * 2\n    n = nn.utils.clip_grad_norm_(p, 100.0, 1)\n    return n, p.grad",
+         (arr(2, 3), arr(4)), "below-max"),
+    Case(PREFIX + "clip_grad_norm_", "p = nn.Parameter(a * 1)\n    return nn.utils.clip_grad_norm_([p], 1.0)", (arr(3),),
+         "no-grad"),
+    Case(PREFIX + "clip_grad_value_", "p = nn.Parameter(a * 1)\n    q = nn.Parameter(b * 1)\n    p.grad = a * 3\n    q.grad = b * 2\n    nn.utils.clip_grad_value_([p, q], 0.5)\n    return p.grad, q.grad",
+         (arr(2, 3), arr(4)), "positional"),
+    Case(PREFIX + "clip_grad_value_", "p = nn.Parameter(a * 1)\n    q = nn.Parameter(b * 1)\n    p.grad = a * 3\n    q.grad = b * 2\n    r = nn.utils.clip_grad_value_(parameters=p, clip_value=1.0, foreach=None)\n"
+         "    return r is None, p.grad, q.grad", (arr(2, 3), arr(4)), "keyword"),
+    Case(PREFIX + "clip_grad_value_", "p = nn.Parameter(a * 1)\n    p.grad = a * 4\n    nn.utils.clip_grad_value_(p, 0.25)\n"
+         "    return p.grad", (arr(3, 2),), "one-tensor"),
     Case(PREFIX + "rnn.invert_permutation", "invert_permutation(a)", (np.array([2, 0, 3, 1]),), "positional"),
     Case(PREFIX + "rnn.invert_permutation", "invert_permutation(permutation=a.argsort())",
          (np.array([5, 1, 4, 0, 2, 3]),), "keyword"),

@@ -129,6 +129,8 @@ for name, x in (("quantile", X), ("nanquantile", NAN_X)):
     case(f"torch.{name}", f"torch.{name}(input=a, q=b)", (x, Q), "keyword-flat")
     case(f"Tensor.{name}", f"a.{name}(b, dim=1, interpolation='lower')", (x, Q), "method-tensor-q")
     case(f"torch.{name}", f"o = torch.empty(0)\n    torch.{name}(a, 0.5, 1, out=o)\n    return o", (x,), "out")
+case("torch.nanquantile", "torch.nanquantile(a, 0.3, dim=0, interpolation='nearest')", (NAN_X.astype(np.float64),), "float64-input")
+case("torch.quantile", "torch.quantile(a, 0.3, dim=0, interpolation='linear')", (X.astype(np.float64),), "float64-input")
 case("torch.nanmedian", "torch.nanmedian(a, dim=1, keepdim=True)", (NAN_X,), "keyword")
 case("torch.nanmedian", "v, i = torch.nanmedian(a, 0)\n    return v, i", (NAN_X.astype(np.float64),), "float64-unpacked")
 case("torch.nanmedian", "torch.nanmedian(a, 1)", (XI,), "int")

@@ -35,6 +35,12 @@ for form, args in (("positional", "'cpu', 0"), ("keyword", "type='cpu', index=0"
                    ("choice", "'cuda' if torch.cuda.is_available() else 'cpu'"), ("variable", "str(a.dtype)[:0] + 'cpu'")):
     case("torch.device", f"str(torch.device({args}))", (X,), form)
 case("torch.device", "d = torch.device('cpu')\n        return f'on {d}'", (), "f-string")
+# grad modes (MS213): inference_mode's block runs as it is; its values are cut from the graph
+case("torch.inference_mode", "with torch.inference_mode():\n            b = a * 2\n        return b + 1", (X,), "with")
+case("torch.inference_mode", "with torch.inference_mode(mode=True):\n            b = a.sum(0)\n        return b", (X,), "keyword")
+case("torch.inference_mode", "with torch.inference_mode(False):\n            b = a - 1\n        return b", (X,), "positional")
+# the module path torch re-exports its device type by (tables/reexports.toml)
+case("torch.device", "str(torch.nested.Device('cpu')), str(torch.nested.Device(type='cpu', index=1))", (), "module-path")
 case("torch.cuda.is_available", "torch.cuda.is_available()", (), "call")
 case("torch.cuda.device_count", "torch.cuda.device_count()", (), "call")
 case("torch.accelerator.is_available", "torch.accelerator.is_available()", (), "call")
