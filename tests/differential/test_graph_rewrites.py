@@ -23,6 +23,7 @@ from .harness import import_converted
 
 SOURCE = '''
 import functools
+from math import ceil, log, sqrt
 
 import torch
 import torch.nn as nn
@@ -345,6 +346,20 @@ class ConditionalPops(nn.Module):  # x-transformers' layer loop: memories popped
         return last, out
 
 
+def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
+    return weight * sqrt(weight.numel() / weight.shape[0])
+
+
+class MathNames(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.linspace(-1.0, 1.0, 54).reshape(2, 3, 3, 3))
+
+    def forward(self, x):
+        w = normalize_weight(self.weight) / log(x.shape[-1] + 1)
+        return F.conv2d(x, w, padding=ceil(x.shape[-1] / 8))
+
+
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
     def __init__(self, weight_pattern, rows_pattern):
         super().__init__()
@@ -417,6 +432,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
+    "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
+                        (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                                         (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
@@ -446,6 +463,7 @@ GROUPS = {
     "MS202": ["AugmentedIndex"],
     "MS208": ["PackAtRunTime"],
     "MS318": ["ConditionalPops"],
+    "MS319": ["MathNames"],
     "MS207": ["InplaceHelper"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,

@@ -29,7 +29,7 @@ from transpile.engine.passes import Example, Pass
 
 class GraphConditionalPops(Pass):
     id = "MS318"
-    name = "graph-conditional-pops"
+    name = "graph-ifexp-pops"
     summary = ("y = xs.pop() if c else d in compiled code -> an if statement (GRAPH_MODE gives the branch's pop "
                "as a pair (list, item)).")
     examples = (
