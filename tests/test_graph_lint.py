@@ -49,3 +49,20 @@ def test_ms511_a_list_changed_under_a_tensors_value() -> None:
     result = convert_code(path.read_text(), filename=path.name)
     found = sorted((d.line, d.code) for d in result.diagnostics if d.code.startswith("MS5"))
     assert found == [(9, "MS511"), (13, "MS511")]
+
+
+def test_ms512_a_pop_in_a_conditional_expression_inside_a_larger_one() -> None:
+    """MS318 writes ``y = xs.pop() if xs else x`` as an if statement (no finding); a pop in a
+    conditional expression deeper in a statement is reported, in compiled code only."""
+    src = (
+        "import torch.nn as nn\n"
+        "class M(nn.Module):\n    def forward(self, x):\n"
+        "        xs = [x, x]\n"
+        "        y = xs.pop() if xs else x\n"
+        "        z = (xs.pop() if xs else x) + 1\n"
+        "        return y + z, [xs.pop(0) if len(xs) > 0 else y]\n"
+        "def helper(xs):\n    return (xs.pop() if xs else None), xs\n"
+    )
+    result = convert_code(src)
+    assert sorted((d.line, d.code) for d in result.diagnostics if d.code in ("MS318", "MS512")) == [
+        (5, "MS318"), (6, "MS512"), (7, "MS512")]

@@ -41,6 +41,7 @@ from transpile.engine.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
 from ..hooks.torch_functions import einsum_at_run_time as torch_einsum_at_run_time
+from ..runtime.registry import runtime_helper
 from ..table_calls import LOWERED_ROOTS
 from ..syntax import NOT_LITERAL, Unconvertible, after_imports, code, literal_value, module_spellings, operand_code, repeatable
 
@@ -52,6 +53,9 @@ FUNCTIONS = {
     "einops.pack": ("pack", ("tensors", "pattern")),
     "einops.unpack": ("unpack", ("tensor", "packed_shapes", "pattern")),
 }
+# pack/unpack calls not lowered here -> the run-time helper that reads their pattern
+# (rewrites/runtime/einops_patterns.py)
+PACK_AT_RUN_TIME = {"einops.pack": "_einops_pack_at_run_time", "einops.unpack": "_einops_unpack_at_run_time"}
 LAYERS = {
     "einops.layers.torch.Rearrange": ("rearrange", ("pattern",)),
     "einops.layers.torch.Reduce": ("reduce", ("pattern", "reduction")),
@@ -425,6 +429,13 @@ class EinopsLowering(Pass):
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
+            at_run_time = self._pack_at_run_time(qual, updated)
+            if at_run_time is not None:
+                self.ctx.count_converted()
+                self.ctx.report(original, self.id, f"{qual}: {why}; read when it runs by "
+                                f"{at_run_time.func.value}, emitted beside the code (GRAPH mode compiles it "
+                                "with constant shapes)", Severity.INFO)
+                return at_run_time
             if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
                 ms_, ops_, _ = module_spellings(self.ctx)
                 base = code(self.ctx.reference(BACKEND_BASE))
@@ -440,6 +451,23 @@ class EinopsLowering(Pass):
             return updated
         self.ctx.count_converted()
         return result
+
+    def _pack_at_run_time(self, qual: str, call: cst.Call) -> cst.Call | None:
+        """pack/unpack this pass cannot write out (a pattern known only when it runs): a call
+        of the helper that reads the pattern then, in MindSpore ops. einops itself, through the
+        backend, would run outside the graph in GRAPH mode, and its results would have no
+        static shape there."""
+        if qual not in PACK_AT_RUN_TIME:
+            return None
+        kind, params = FUNCTIONS[qual]
+        try:
+            args, lengths = _arguments(call, params)
+        except Unconvertible:
+            return None
+        if lengths or set(args) != set(params):
+            return None
+        fn = runtime_helper(self.ctx, PACK_AT_RUN_TIME[qual])
+        return cst.Call(func=fn, args=[cst.Arg(args[p]) for p in params])
 
     def _lower(self, qual: str, call: cst.Call) -> cst.BaseExpression:
         if qual == "einops.einsum":

@@ -23,9 +23,12 @@ from .harness import import_converted
 
 SOURCE = '''
 import functools
+from math import ceil, log, sqrt
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
+from einops import pack, unpack
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
@@ -330,6 +333,47 @@ class NamedExprs(nn.Module):
         if not (rows := x.shape[0]) > 2:
             total = total + rows
         return pad_to(x, length, 1) * total, pad_to(None, length, 0) is None, width
+class ConditionalPops(nn.Module):  # x-transformers' layer loop: memories popped in a conditional expression
+    def forward(self, x, n: int):
+        mems = [None] * n
+        skips = [x, x * 2, x * 3]
+        out = []
+        for kind in ("a", "f", "a", "a"):
+            m = mems.pop(0) if mems else None
+            s = skips.pop() if len(skips) > 1 else (skips.pop(0) if skips else x - 1)
+            out.append(s if m is None else s + m)
+        last = out.pop() if len(out) > n else x
+        return last, out
+
+
+def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
+    return weight * sqrt(weight.numel() / weight.shape[0])
+
+
+class MathNames(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.linspace(-1.0, 1.0, 54).reshape(2, 3, 3, 3))
+
+    def forward(self, x):
+        w = normalize_weight(self.weight) / log(x.shape[-1] + 1)
+        return F.conv2d(x, w, padding=ceil(x.shape[-1] / 8))
+
+
+class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
+    def __init__(self, weight_pattern, rows_pattern):
+        super().__init__()
+        self.weight_pattern, self.rows_pattern = weight_pattern, rows_pattern
+        self.weight = nn.Parameter(torch.linspace(-1.0, 1.0, 54).reshape(2, 3, 3, 3))
+
+    def forward(self, x):
+        w, ps = pack([self.weight], self.weight_pattern)
+        w = unpack(w / w.norm(dim=-1, keepdim=True), ps, self.weight_pattern)[0]
+        y = F.conv2d(x, w, padding=1)  # GRAPH_MODE builds Conv2D from w's shape: a constant
+        packed, shapes = pack([y, x[:, :, 0], x[:, 0, 0, 0]], self.rows_pattern)
+        first, second, third = unpack(packed * 2, shapes, self.rows_pattern)
+        rest = unpack(packed, [shapes[0], (-1,)], self.rows_pattern)[1]
+        return first, second, third, rest
 '''
 
 
@@ -387,6 +431,11 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
+    "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
+    "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
+                        (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
+    "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
+                                        (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -412,6 +461,9 @@ GROUPS = {
     "MS311": ["AssertAll"],
     "MS317": ["NamedExprs"],
     "MS202": ["AugmentedIndex"],
+    "MS208": ["PackAtRunTime"],
+    "MS318": ["ConditionalPops"],
+    "MS319": ["MathNames"],
     "MS207": ["InplaceHelper"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,

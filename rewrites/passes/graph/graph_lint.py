@@ -22,6 +22,10 @@ Restrictions", seed 004 "Considerations"):
         GRAPH_MODE keeps one length for the list after the branch, so it reads other items
         than Python, without an error (measured on 2.10: ``if n.sum() > 0: y = hs.pop()``
         then ``hs[-1]`` took the popped item with the condition false; ``hs = hs[:-1]`` the same)
+  MS512 a pop in a branch of a conditional expression that MS318 does not write as an if
+        statement (one inside a larger expression), in compiled code: GRAPH_MODE gives the
+        pair (list after the pop, item) as its value, without an error (measured on 2.10:
+        ``return out.pop() if c else x, out`` returned ``([...], item)`` as the first value)
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ from transpile.engine.names import identifiers
 from transpile.engine.walk import read
 
 from ...syntax import NOT_LITERAL, literal_value
+from .graph_conditional_pops import pops_in_branch, rewritten_conditionals
 from ...table_calls import tables
 from ...tensor_inference import TensorScope, forward_params, is_tensor
 
@@ -78,6 +83,8 @@ class GraphLint(Pass):
         "MS510": "a try statement in construct: GRAPH_MODE does not compile it.",
         "MS511": "a local list changed in place under a condition on a tensor, in construct: GRAPH_MODE keeps one "
                  "length for it after the branch and reads other items, without an error.",
+        "MS512": "a pop in a branch of a conditional expression inside a larger one, in compiled code: GRAPH_MODE "
+                 "gives the pair (list, item) as its value, without an error.",
     }
     examples = (
         Example(
@@ -98,6 +105,7 @@ class GraphLint(Pass):
         self._local_lists: list[set[str]] = []
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
         self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
+        self._rewritten: set[int] = set()  # id(a conditional expression MS318 writes as an if statement)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
@@ -142,6 +150,16 @@ class GraphLint(Pass):
                     self._local_lists[-1].add(t.target.value)
                 if is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
                     self.scope.add(t.target.value)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if self.ctx.compiled:
+            self._rewritten.update(id(e) for e in rewritten_conditionals(node))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self.ctx.compiled and id(node) not in self._rewritten and pops_in_branch(node):
+            self._report(node, "MS512", "a pop in a branch of a conditional expression inside a larger one: compiled "
+                         "code gives the pair (list after the pop, item) as its value, without an error; assign it "
+                         "on a line of its own (y = xs.pop() if c else d, which becomes an if statement) and use y")
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._in_forward:

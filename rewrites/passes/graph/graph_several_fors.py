@@ -23,14 +23,12 @@ import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
-from transpile.engine.walk import read
-
-from ...analysis.compiled import compiled_method
+from .called_by_compiled import CompiledOrCalled
 
 CONSUMERS = ("tuple", "list")
 
 
-class GraphSeveralFors(Pass):
+class GraphSeveralFors(CompiledOrCalled, Pass):
     id = "MS316"
     name = "graph-several-fors"
     reads = frozenset({"forward_helpers"})
@@ -43,25 +41,6 @@ class GraphSeveralFors(Pass):
             "        pad = sum([[v for v in (i, i)] for i in dims], [])\n        return x, pad\n",
         ),
     )
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._called: set[int] = set()  # ids of the module's functions compiled methods call by name
-
-    def visit_Module(self, node: cst.Module) -> None:
-        functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
-        if not functions:
-            return  # (no module function a method could call: the methods are not read)
-        calls = _CalledNames()
-        for cls in (s for s in node.body if isinstance(s, cst.ClassDef)):
-            for method in cls.body.body:
-                if isinstance(method, cst.FunctionDef) and compiled_method(self.ctx, method, cls):
-                    read(method, calls)
-        self._called = {id(functions[n]) for n in calls.names if n in functions}
-
-    def _compiled(self) -> bool:
-        scopes = self.ctx.open_scopes
-        return self.ctx.compiled or bool(scopes and id(scopes[0]) in self._called)
 
     def _builtin(self, func) -> bool:
         return isinstance(func, cst.Name) and func.value in CONSUMERS and func.value not in self.ctx.imports.bindings
@@ -84,17 +63,6 @@ class GraphSeveralFors(Pass):
     def _note(self, node) -> None:
         self.ctx.report(node, self.id, "a comprehension of several for clauses is one per for, joined by "
                         "sum(..., []): GRAPH_MODE compiles one for per comprehension", Severity.INFO)
-
-
-class _CalledNames(cst.CSTVisitor):
-    """The names called as functions (``f(...)``) under the nodes it visits."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name):
-            self.names.add(node.func.value)
 
 
 def _clauses(for_in: cst.CompFor) -> list[cst.CompFor]:
