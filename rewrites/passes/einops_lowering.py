@@ -426,11 +426,7 @@ class EinopsLowering(Pass):
             result = self._lower(qual, updated)
         except Unconvertible as why:
             if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
-                ms_, ops_, _ = module_spellings(self.ctx)
-                base = code(self.ctx.reference(BACKEND_BASE))
-                environ = code(self.ctx.reference("os.environ"))
-                self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
-                             .replace("{environ}", environ))
+                self._emit_backend()
                 self.ctx.count_converted()
                 self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
                                 "MindSpore backend emitted beside the code", Severity.INFO)
@@ -440,6 +436,14 @@ class EinopsLowering(Pass):
             return updated
         self.ctx.count_converted()
         return result
+
+    def _emit_backend(self) -> None:
+        """The einops backend for MindSpore tensors, defined beside the code (once)."""
+        ms_, ops_, _ = module_spellings(self.ctx)
+        base = code(self.ctx.reference(BACKEND_BASE))
+        environ = code(self.ctx.reference("os.environ"))
+        self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
+                     .replace("{environ}", environ))
 
     def _lower(self, qual: str, call: cst.Call) -> cst.BaseExpression:
         if qual == "einops.einsum":
@@ -588,6 +592,12 @@ class EinopsLowering(Pass):
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
         if qual is not None and qual != BACKEND_BASE:
+            if qual in FUNCTIONS:  # maybe(rearrange)(t, ...): einops runs it, on MindSpore tensors
+                self._emit_backend()
+                self.ctx.count_converted()
+                self.ctx.report(original, self.id, f"{qual} used as a value: einops runs it when it runs, through "
+                                "the MindSpore backend emitted beside the code", Severity.INFO)
+                return updated
             self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual} used as a value is not lowered (only its calls with a literal pattern are)")
         return updated

@@ -89,6 +89,12 @@ RUNTIME_CASES = [
     Case("rearrange", 'p = "b (h c) n -> b h n c"\n        return rearrange(a, p, h=2)', (arr(2, 6, 5),), "runtime-pattern"),
     Case("reduce", 'p, r = "b c n -> b n", "max"\n        return reduce(a, p, r)', (arr(2, 6, 5),), "runtime-pattern"),
     Case("repeat", 'p = "b n -> b n r"\n        return repeat(a, p, r=3)', (arr(2, 5),), "runtime-pattern"),
+    # an einops function passed as a value (alphadev's ``maybe(rearrange)(t, ...)``): the
+    # backend lets einops run it on the MindSpore tensors it is given
+    Case("rearrange", 'wrapped = (lambda fn: lambda t, *rest, **kw: fn(t, *rest, **kw))(rearrange)\n'
+         '        return wrapped(a, "b (h c) n -> b h n c", h=2)', (arr(2, 6, 5),), "as-value"),
+    Case("reduce", 'reducers = {"max": reduce}\n        return reducers["max"](a, "b c n -> b n", "max")',
+         (arr(2, 6, 5),), "as-value"),
     Case("pack", 'p = "b *"\n        x, ps = pack([a, b], p)\n        return x, unpack(x * 2, ps, p)',
          (arr(2, 3, 4), arr(2, 5)), "runtime-pattern"),
     # einsum is not run by einops (its backend needs ops.einsum, which has no CPU kernel):
