@@ -81,6 +81,16 @@ def int64_dtype(ctx, entry, args, receiver) -> dict:
 
 
 @hook()
+def zero_dim_dtype(ctx, entry, args, receiver) -> dict:
+    """``torch.ones(())``: MindSpore's ones/zeros of a 0-d shape find no CPU kernel unless
+    given a dtype (torch's default, float32, written out for that shape only)."""
+    shape = args.get("shape", args.get("size"))
+    if "dtype" not in args and isinstance(shape, (cst.Tuple, cst.List)) and not shape.elements:
+        args["dtype"] = mindspore_ref(ctx, "float32")
+    return args
+
+
+@hook()
 def full_dtype(ctx, entry, args, receiver) -> dict:
     """torch.full infers the dtype from the fill value; ops.full defaults to int64."""
     if "dtype" in args and literal_value(args["dtype"]) is not None:

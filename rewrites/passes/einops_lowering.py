@@ -16,6 +16,11 @@ call does, so it is lowered here, at conversion time:
   unpack      ops.split by the shapes' products and a reshape per part
   Rearrange/Reduce layers   a small Cell class emitted in the converted file (one per
               pattern; nn.Flatten where that is exact): there is no layer taking a pattern
+  einx's elementwise functions (einx.add("b n d, b d", x, y), multiply, greater, ...)
+              with a literal description of named axes: _einx_elementwise(ops.add, ...),
+              emitted beside the code, puts each operand's axes in the output's order
+              when it runs (einx has no MindSpore backend); any other einx call is left
+              with a warning
 
 Axis lengths given as keywords become expressions of the emitted shapes; the others are
 read from the input's shape when it runs. An input (or a length) that would be evaluated
@@ -41,9 +46,18 @@ from transpile.engine.passes import Example, Pass
 
 from ..hooks.torch_functions import einsum as torch_einsum
 from ..hooks.torch_functions import einsum_at_run_time as torch_einsum_at_run_time
+from ..runtime.registry import runtime_helper
 from ..table_calls import LOWERED_ROOTS
 from ..syntax import NOT_LITERAL, Unconvertible, after_imports, code, literal_value, module_spellings, operand_code, repeatable
 
+# einx's elementwise functions (einx.add("b n d, b d", x, y)) -> the MindSpore op they apply:
+# _einx_elementwise (emitted beside the code) lines the operands' named axes up when it runs
+EINX_ELEMENTWISE = {
+    **{f"einx.{name}": f"mindspore.ops.{name}" for name in (
+        "add", "multiply", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+        "not_equal", "logical_and", "logical_or", "floor_divide", "where")},
+    "einx.subtract": "mindspore.ops.sub", "einx.divide": "mindspore.ops.div", "einx.true_divide": "mindspore.ops.div",
+}
 # qualified name -> (what it lowers like, its parameters before **axes_lengths)
 FUNCTIONS = {
     "einops.rearrange": ("rearrange", ("tensor", "pattern")),
@@ -422,6 +436,8 @@ class EinopsLowering(Pass):
         qual = self._einops(original.func)
         if qual is None:
             return updated
+        if qual.split(".")[0] == "einx":
+            return self._einx(qual, original, updated)
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
@@ -436,6 +452,28 @@ class EinopsLowering(Pass):
             return updated
         self.ctx.count_converted()
         return result
+
+    def _einx(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``einx.add("b n d, b d", x, y)`` -> ``_einx_elementwise(ops.add, "b n d, b d", x, y)``:
+        a literal description of named axes (no composed ``(h d)`` or bracketed axes) and
+        tensors by position; anything else of einx is left, with a warning."""
+        description = literal_value(original.args[0].value) if original.args else NOT_LITERAL
+        if qual not in EINX_ELEMENTWISE:
+            why = "only einx's elementwise functions are converted"
+        elif not isinstance(description, str) or "(" in description or "[" in description:
+            why = "the description is not a literal of named axes"
+        elif any(a.keyword is not None or a.star for a in original.args):
+            why = "arguments by keyword or with * (backend=, axis lengths)"
+        else:
+            self.ctx.count_converted()
+            self.ctx.report(original, self.id, f"{qual}: _einx_elementwise lines the named axes up when it runs "
+                            "(einx has no MindSpore backend)", Severity.INFO)
+            return updated.with_changes(func=runtime_helper(self.ctx, "_einx_elementwise"),
+                                        args=[cst.Arg(self.ctx.reference(EINX_ELEMENTWISE[qual])), *updated.args])
+        self.ctx.count_unconverted()
+        self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einx has no MindSpore backend: it fails "
+                      "on MindSpore tensors)")
+        return updated
 
     def _emit_backend(self) -> None:
         """The einops backend for MindSpore tensors, defined beside the code (once)."""
