@@ -220,11 +220,26 @@ def copy_into(ctx, receiver, value: cst.BaseExpression) -> cst.BaseExpression:
         parts = [e.slice.value if type(e.slice) is cst.Index else _slice_call(e.slice) for e in receiver.slice]
         index = parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(p) for p in parts])
         return keyword_call(runtime_helper(ctx, "_torch_write_item"), {"tensor": holder, "index": index, "value": value})
-    if receiver is None or not name_chain(receiver):
+    if receiver is None or not (name_chain(receiver) or _resolved_chain(receiver)):
         raise Unconvertible("the tensor is used twice: give it a name first")
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")), {"src": value})
+
+
+# run-time lookups of a layer's attribute (MS204): they read a stored value, so they may be
+# written twice, as a name chain may
+RESOLVERS = frozenset({"_torch_layer_attribute", "_torch_attribute"})
+
+
+def _resolved_chain(node: cst.BaseExpression) -> bool:
+    """``_torch_layer_attribute(m.conv, "bias", (...)).data``: an attribute chain on a
+    run-time lookup of a layer's attribute whose arguments may be written twice."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in RESOLVERS
+            and all(not a.star and (repeatable(a.value) or type(a.value) in (cst.SimpleString, cst.Tuple))
+                    for a in node.args))
 
 
 def inplace_written(node: cst.BaseExpression | None) -> cst.BaseExpression | None:

@@ -495,17 +495,19 @@ class EinopsLowering(Pass):
             raise Unconvertible("the pattern is not a literal string")
         if kind in ("pack", "unpack"):
             return self._pack(kind, args, pattern)
-        reduction = None
+        reduction = label = None
         if kind == "reduce":
             reduction = literal_value(args["reduction"]) if "reduction" in args else NOT_LITERAL
-            if reduction not in REDUCTIONS:
+            if reduction == "repeat":  # einops' Reduce(..., "repeat") is repeat (hyper-connections' stream expansion)
+                kind, reduction, label = "repeat", None, "repeat"
+            elif reduction not in REDUCTIONS:
                 raise Unconvertible(f"reduction {code(args['reduction']) if 'reduction' in args else '?'} is not "
                                     f"one of {', '.join(REDUCTIONS)} written as a literal")
         axes = sorted(lengths)
         lowering = _Lowering(self.ctx.reference, kind, pattern, {a: _ph(i + 1) for i, a in enumerate(axes)}, reduction)
         text = lowering.code()
         if qual in LAYERS:
-            return self._layer(qual, lowering, text, pattern, reduction, axes, lengths)
+            return self._layer(qual, lowering, text, pattern, reduction or label, axes, lengths)
         if isinstance(args["tensor"], (cst.List, cst.Tuple)):
             raise Unconvertible("a list of tensors as the input (einops stacks it first)")
         operands = [_Operand(args["tensor"], "tensor"), *(_Operand(lengths[a], f"{a}_len") for a in axes)]

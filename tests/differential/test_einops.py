@@ -58,6 +58,9 @@ CASES = [
     Case("reduce", 'reduce(a, "b c ... -> b c", "max")', (arr(2, 3, 4, 5),), "max-ellipsis"),
     Case("reduce", 'reduce(a, "b n d -> d b", "min")', (arr(2, 3, 4),), "min-permuted"),
     Case("reduce", 'reduce(a, "b (h p) -> b h", "prod", p=2)', (pos(2, 6),), "prod-keyword"),
+    # einops' "repeat" reduction is repeat (hyper-connections' stream expansion, a layer)
+    Case("reduce", 'reduce(a, "b n -> b n r", "repeat", r=3)', (arr(2, 5),), "repeat"),
+    Case("reduce", 'Reduce(pattern="b ... -> (b s) ...", reduction="repeat", s=2)(a)', (arr(2, 3, 4),), "repeat-layer"),
     Case("reduce", 'reduce(a, "b c h w -> b c 1 1", reduction="mean")', (arr(2, 3, 4, 5),), "keep-dims"),
     Case("reduce", 'reduce(a, "b n -> b", "sum")', (ints(3, 4),), "sum-int"),
     # repeat: new axes, and an existing axis repeated

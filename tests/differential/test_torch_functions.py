@@ -344,6 +344,7 @@ for name in ("zeros", "ones", "empty"):
     # a 0-d tensor (hyper-connections' ``nn.Parameter(torch.ones(()) * 1e-2)``): no CPU kernel without a dtype
     case(f"torch.{name}", f"torch.{name}(()) * 1e-2", (), "zero-dim", **rnd)
     case(f"torch.{name}", f"torch.{name}(size=[]) + a.sum()", (X,), "zero-dim-list", **rnd)
+    case(f"torch.{name}", f"kw = {{}}\n        return torch.{name}((), **kw) * 2", (), "zero-dim-kwargs", **rnd)
 for name in ("zeros_like", "ones_like", "empty_like"):
     rnd = {"random": True} if name == "empty_like" else {}
     forms(f"torch.{name}", "input=a", (X,), kw="dtype=torch.int64", **rnd)
