@@ -276,6 +276,15 @@ class FileFacts(Facts):
         key = "assignments_and_calls" if enter is None else f"assignments_and_calls:{enter.__name__}"
         return self._once(key, fn, lambda: tuple(self.nodes(fn, (cst.Assign, cst.Call), enter)))
 
+    def written_view_pieces(self, fn: cst.FunctionDef | None) -> tuple[frozenset[str], frozenset[int]]:
+        """Pieces of ``split``/``chunk`` of a named tensor (views in torch) that the function
+        writes in place, and the calls that make them (ids): ``for qc, oc in zip(q.split(n),
+        o.split(n)): oc.mul_(k)`` changes ``o`` in torch; ``a, b = x.chunk(2); a.add_(1)``
+        changes ``x``. Nested scopes left out."""
+        if fn is None:
+            return frozenset(), frozenset()
+        return self._once("written_view_pieces", fn, lambda: _written_view_pieces(self, fn))
+
     def returns_mutated_param(self, fn: cst.FunctionDef) -> str | None:
         """The parameter ``fn`` changes in place (``n[...] = v``, ``n[...] op= v``,
         ``n op= v``, ``n.op_(...)``) and always returns; nested scopes left out."""
@@ -479,6 +488,75 @@ def _makes_list(value) -> bool:
     """A list display or comprehension, or a call of the builtin ``list`` (``list(x.shape)``)."""
     return isinstance(value, (cst.List, cst.ListComp)) or (
         type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "list")
+
+
+VIEW_SPLITS = frozenset({"split", "chunk", "tensor_split"})
+
+
+def view_split_parent(call: cst.BaseExpression, qualify) -> cst.Name | None:
+    """The named tensor ``call`` splits into views: ``x`` of ``x.split(n, dim)``,
+    ``x.chunk(2)``, ``torch.split(x, n)``; else None."""
+    if type(call) is not cst.Call or type(call.func) is not cst.Attribute or call.func.attr.value not in VIEW_SPLITS:
+        return None
+    if qualify(call.func) == f"torch.{call.func.attr.value}":
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        first = first or next((a for a in call.args if a.keyword is not None
+                               and a.keyword.value in ("input", "tensor")), None)
+        parent = first.value if first is not None else None
+    else:
+        parent = call.func.value
+    return parent if type(parent) is cst.Name else None
+
+
+def _split_calls(value: cst.BaseExpression, qualify, aliases: Mapping[str, list]) -> list[cst.Call]:
+    """The view splits whose pieces ``value`` yields: the call itself, an item of it, a
+    local name bound to them (``aliases``), or zip/enumerate over them."""
+    if view_split_parent(value, qualify) is not None:
+        return [value]
+    if type(value) is cst.Name:  # row_splits = zip(q.split(n), o.split(n)); for qc, oc in row_splits
+        return aliases.get(value.value, [])
+    if type(value) is cst.Subscript:
+        return _split_calls(value.value, qualify, aliases)
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("zip", "enumerate", "list", "tuple"):
+        return [c for a in value.args if not a.keyword for c in _split_calls(a.value, qualify, aliases)]
+    return []
+
+
+def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozenset[str], frozenset[int]]:
+    written: set[str] = set()
+    bound: list[tuple[set[str], list[cst.Call]]] = []
+    aliases: dict[str, list[cst.Call]] = {}  # local name -> the splits whose pieces it holds
+    qualify = facts.ctx.imports.qualify
+    for node in facts.nodes(fn, (cst.Call, cst.Assign, cst.For), _never):
+        kind = type(node)
+        if kind is cst.Call:
+            receiver = node.func
+            while type(receiver) is cst.Attribute and receiver.attr.value.endswith("_") \
+                    and not receiver.attr.value.endswith("__"):
+                receiver = receiver.value
+                if type(receiver) is cst.Call:  # o.mul_(a).add_(b)
+                    receiver = receiver.func
+            if type(receiver) is cst.Name and receiver is not node.func:
+                written.add(receiver.value)
+            continue
+        value, targets = (node.iter, [node.target]) if kind is cst.For else (node.value, [t.target for t in node.targets])
+        calls = _split_calls(value, qualify, aliases)
+        if calls and kind is cst.Assign and len(targets) == 1 and type(targets[0]) is cst.Name:
+            aliases[targets[0].value] = calls
+        if calls:
+            bound.append(({n for t in targets for n in target_names(t)}, calls))
+    names: set[str] = set()
+    calls: set[int] = set()
+    changed = True
+    while changed:  # a piece of a piece written in place: the outer pieces note their tensor too
+        changed = False
+        for targets, made in bound:
+            if targets & written and not {id(c) for c in made} <= calls:
+                names |= targets & written
+                calls.update(id(c) for c in made)
+                written.update(view_split_parent(c, qualify).value for c in made)
+                changed = True
+    return frozenset(names), frozenset(calls)
 
 
 def _list_names(facts: FileFacts, fn: cst.FunctionDef) -> frozenset[str]:

@@ -18,10 +18,10 @@ from .value_transforms import TRANSFORMS
 TABLE_DIR = Path(__file__).parent / "tables"
 
 # Source packages the passes lower rather than map (rewrites/__init__.py and the imports pass
-# add them to the tables' source roots): einops (MS208). Not in
-# tables/modules.toml: einops has no MindSpore module to map to, and a source module there
-# would make MS201 report every einops call as a torch API with no mapping.
-LOWERED_ROOTS = frozenset({"einops"})
+# add them to the tables' source roots): einops and einx's elementwise functions (MS208). Not in
+# tables/modules.toml: neither has a MindSpore module to map to, and a source module there
+# would make MS201 report every call as a torch API with no mapping.
+LOWERED_ROOTS = frozenset({"einops", "einx"})
 
 
 @functools.lru_cache(maxsize=1)

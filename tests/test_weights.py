@@ -243,3 +243,30 @@ def test_allow_partial_writes_what_maps(work):
 
     written = mindspore.load_checkpoint(str(tmp / "allowed.ckpt"))
     assert "head.bias" not in written and "bn.moving_mean" in written and "bn.num_batches_tracked" not in written
+
+
+
+def test_a_module_writing_its_own_state_dict_is_taken_by_what_it_holds():
+    """opacus' DPMultiheadAttention's form: three layers held, torch's fused layout given by
+    its own state_dict; the weights go by the tensors it holds, as the converted cell has them."""
+    import torch
+    import torch.nn as nn
+
+    from transpile.parity.weights import torch_state, weight_map
+
+    class FusedLayout(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Linear(4, 4)
+            self.k = nn.Linear(4, 4)
+            self.register_buffer("steps", torch.zeros(1))
+            self.register_buffer("scratch", torch.zeros(1), persistent=False)
+
+        def state_dict(self, destination=None, prefix="", keep_vars=False):
+            return {prefix + "in_proj_weight": torch.cat([self.q.weight, self.k.weight])}
+
+    model = nn.Sequential(nn.Linear(4, 4), FusedLayout())
+    state = torch_state(model)
+    assert sorted(state) == ["0.bias", "0.weight", "1.k.bias", "1.k.weight", "1.q.bias", "1.q.weight", "1.steps"]
+    assert state["1.q.weight"] is not model[1].q.weight and torch.equal(state["1.q.weight"], model[1].q.weight)
+    assert sorted(weight_map(model).mapping) == sorted(state)

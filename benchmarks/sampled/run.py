@@ -85,17 +85,19 @@ def with_converted_dependencies(config: dict) -> dict:
     torch venv's installed source alongside it, as a migration engineer would convert them.
     Their settings (``blank_init``) are benchmarks/models' ``[packages.X]``, which already
     converts them: one set of rules for both benchmarks, except where this config's
-    ``[dependencies.X]`` replaces them (a drawn package uses what benchmarks/models blanks)."""
+    ``[dependencies.X]`` replaces them (a drawn package uses what benchmarks/models blanks) or
+    configures one benchmarks/models never converts (hyper-connections)."""
     wanted = sorted({dep for entry in config["packages"].values() for dep in entry.get("converted_with", [])}
                     - set(config["packages"]))
     if not wanted:
         return config
     shared = tomllib.loads((BENCH / "models" / "models.toml").read_text(encoding="utf-8"))["packages"]
-    unknown = [dep for dep in wanted if dep not in shared]
-    if unknown:
-        raise SystemExit(f"converted_with names packages benchmarks/models/models.toml does not configure: {unknown}")
     own = config.get("dependencies", {})
-    return {**config, "packages": {**config["packages"], **{dep: own.get(dep, shared[dep]) for dep in wanted}}}
+    unknown = [dep for dep in wanted if dep not in shared and dep not in own]
+    if unknown:
+        raise SystemExit(f"converted_with names packages neither benchmarks/models/models.toml nor [dependencies] "
+                         f"configures: {unknown}")
+    return {**config, "packages": {**config["packages"], **{dep: own[dep] if dep in own else shared[dep] for dep in wanted}}}
 
 
 def verdict_kind(row: dict, mode: str) -> tuple[str, str]:

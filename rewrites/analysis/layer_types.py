@@ -329,7 +329,10 @@ class LayerTypes:
         if info is None or cls in seen:
             return _MISSING
         if attr in info.attributes:
-            return self._bound(info.attributes[attr], d)
+            found = self._bound(info.attributes[attr], d)
+            if found is UNKNOWN and self._outside_layer(info.attributes[attr].value) and self._is_module(cls):
+                return ANY_LAYER
+            return found
         if attr in info.methods:
             return Method(f"{cls}.{attr}")
         named = [self.value(args[-1], d) for method, args in info.setters
@@ -341,6 +344,16 @@ class LayerTypes:
             if found is not _MISSING:
                 return found
         return _MISSING
+
+    @staticmethod
+    def _outside_layer(shape: tuple) -> bool:
+        """A Module's attribute built by a package outside the tree that builds on torch
+        (effdet's ``self.conv_dw = create_conv2d(...)``, timm's): a layer, of a class not
+        known here."""
+        from ..outside_packages import builds_on_torch
+
+        return (shape[0] == "call" and shape[1][0] == "ref"
+                and builds_on_torch(shape[1][1].split(".")[0]) and shape[1][1].split(".")[0] != "torch")
 
     def _unnamed(self, cls: str, d: int, seen: frozenset) -> list:
         """The layers the class and its bases set by names computed at run time."""

@@ -54,7 +54,7 @@ def fill_diagonal_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_diagonal_(v, wrap)`` -> ``x.copy_(_torch_filled_diagonal(input=x, fill_value=v, wrap=wrap))``,
     the function emitted beside the code (MindSpore's fill_diagonal_ has no CPU kernel)."""
     filled = runtime_helper(ctx, "_torch_filled_diagonal")
-    return copy_into(receiver, keyword_call(filled, {"input": receiver, **args}))
+    return copy_into(ctx, receiver, keyword_call(filled, {"input": receiver, **args}))
 
 
 # x.<method>(...) draws x's new values from the inverse of the distribution's CDF at
@@ -81,7 +81,7 @@ def drawn_(ctx, entry, args, receiver) -> cst.BaseExpression:
         value = template.format(OPS=ops_, **names, **{k: operand_code(v) for k, v in args.items()})
     except KeyError as missing:
         raise Unconvertible(f"{missing.args[0]} is required") from None
-    return copy_into(receiver, cst.parse_expression(value))
+    return copy_into(ctx, receiver, cst.parse_expression(value))
 
 
 @hook()
@@ -97,7 +97,7 @@ def random_(ctx, entry, args, receiver) -> cst.BaseExpression:
         raise Unconvertible("random_ without an end draws over the whole range of the dtype")
     draw = keyword_call(ctx.reference("mindspore.ops.randint_like"),
                         {"input": receiver, "low": low, "high": high, "dtype": ctx.reference("mindspore.int64")})
-    return copy_into(receiver, draw)
+    return copy_into(ctx, receiver, draw)
 
 
 @hook()
@@ -107,4 +107,4 @@ def applied_(ctx, entry, args, receiver) -> cst.BaseExpression:
     applied = runtime_helper(ctx, "_torch_applied")
     others = [args[name] for name in ("other", "x", "y") if name in args]
     call = cst.Call(func=applied, args=[cst.Arg(v) for v in (receiver, args["callable"], *others)])
-    return copy_into(receiver, call)
+    return copy_into(ctx, receiver, call)

@@ -8,7 +8,7 @@ import re
 
 import libcst as cst
 
-from ..syntax import NOT_LITERAL, Unconvertible, code, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain
+from ..syntax import NOT_LITERAL, Unconvertible, code, first_param, keyword_call, literal, literal_value, mindspore_ref, operand_code, name_chain, repeatable
 from transpile.engine.diagnostics import Severity
 
 from ..runtime.registry import runtime_helper
@@ -198,24 +198,85 @@ def is_temporary(node: cst.BaseExpression | None) -> bool:
         or isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)))
 
 
-def copy_into(receiver, value: cst.BaseExpression) -> cst.BaseExpression:
+def copy_into(ctx, receiver, value: cst.BaseExpression) -> cst.BaseExpression:
     """``x.copy_(value)``: MindSpore's in-place kernels for these ops are missing on CPU.
 
     ``w.data.fill_(v)`` writes into ``w`` itself: MindSpore's ``Parameter.data`` is another
-    tensor object, and a parameter written through it can be saved stale by save_checkpoint."""
+    tensor object, and a parameter written through it can be saved stale by save_checkpoint.
+    An item (``w.data[i].zero_()``) is a copy in MindSpore, so the new value is stored into
+    the indexed tensor (``_torch_write_item``); a receiver that is itself an in-place call
+    (``o.mul_(a).add_(b)``: torch returns ``o``) writes ``o`` again, its new value read from
+    ``o`` after the receiver has run (Python evaluates the receiver before the arguments)."""
     if is_temporary(receiver):
         return value  # torch.empty(n).normal_(): nobody else holds the tensor, its new value is the result
-    if receiver is None or not name_chain(receiver):
+    written = inplace_written(receiver)
+    if written is not None:
+        return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")),
+                            {"src": value.deep_replace(receiver, written)})
+    if type(receiver) is cst.Subscript and _stored_item(receiver):
+        holder = receiver.value
+        if isinstance(holder, cst.Attribute) and holder.attr.value == "data":
+            holder = holder.value
+        parts = [e.slice.value if type(e.slice) is cst.Index else _slice_call(e.slice) for e in receiver.slice]
+        index = parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(p) for p in parts])
+        return keyword_call(runtime_helper(ctx, "_torch_write_item"), {"tensor": holder, "index": index, "value": value})
+    if receiver is None or not (name_chain(receiver) or _resolved_chain(receiver)):
         raise Unconvertible("the tensor is used twice: give it a name first")
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
         receiver = receiver.value
     return keyword_call(cst.Attribute(value=receiver, attr=cst.Name("copy_")), {"src": value})
 
 
+# run-time lookups of a layer's attribute (MS204): they read a stored value, so they may be
+# written twice, as a name chain may
+RESOLVERS = frozenset({"_torch_layer_attribute", "_torch_attribute"})
+
+
+def _resolved_chain(node: cst.BaseExpression) -> bool:
+    """``_torch_layer_attribute(m.conv, "bias", (...)).data``: an attribute chain on a
+    run-time lookup of a layer's attribute whose arguments may be written twice."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in RESOLVERS
+            and all(not a.star and (repeatable(a.value) or type(a.value) in (cst.SimpleString, cst.Tuple))
+                    for a in node.args))
+
+
+def inplace_written(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The tensor an in-place call writes and returns (``o`` of ``o.copy_(src=...)``, of
+    ``o.mul_(a)``), when it is a stored name or attribute chain; else None."""
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "_torch_write_view" and node.args:
+        return node.args[0].value if name_chain(node.args[0].value) else inplace_written(node.args[0].value)
+    if type(node) is not cst.Call or type(node.func) is not cst.Attribute:
+        return None
+    method = node.func.attr.value
+    if not (method.endswith("_") and not method.endswith("__")):
+        return None
+    if name_chain(node.func.value):
+        return node.func.value
+    return inplace_written(node.func.value)  # o.mul_(a).masked_fill_(m, 0): o as well
+
+
+def _slice_call(part: cst.Slice) -> cst.Call:
+    """``a:b:c`` as the expression ``slice(a, b, c)`` (an index held in a tuple)."""
+    none = cst.Name("None")
+    if part.lower is None and part.upper is None and part.step is None:
+        return cst.Call(func=cst.Name("slice"), args=[cst.Arg(none)])
+    bounds = [part.lower or none, part.upper or none] + ([part.step] if part.step is not None else [])
+    return cst.Call(func=cst.Name("slice"), args=[cst.Arg(b) for b in bounds])
+
+
+def _stored_item(node: cst.Subscript) -> bool:
+    """``x[i]``, ``w.data[:, 0]``: an item of a stored tensor, by an index that may be
+    written twice (the value reads it, the write stores it)."""
+    return name_chain(node.value) and all(
+        repeatable(e.slice) if type(e.slice) is cst.Slice else repeatable(e.slice.value) for e in node.slice)
+
+
 @hook()
 def masked_fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.masked_fill_(m, v)`` -> ``x.copy_(x.masked_fill(m, v))``."""
-    return copy_into(receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
+    return copy_into(ctx, receiver, keyword_call(cst.Attribute(value=receiver, attr=cst.Name("masked_fill")), args))
 
 
 @hook()
@@ -231,26 +292,26 @@ def arithmetic_(ctx, entry, args, receiver) -> cst.BaseExpression:
     # the out-of-place method converted as the table says (x.add(y) -> ops.add(x, y)), so
     # that converting the output again leaves it as it is
     out_of_place = tables().methods[entry.source.rsplit(".", 1)[-1].rstrip("_")]
-    return copy_into(receiver, build_call(ctx, out_of_place, args, receiver))
+    return copy_into(ctx, receiver, build_call(ctx, out_of_place, args, receiver))
 
 
 @hook()
 def fill_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.fill_(v)`` -> ``x.copy_(ops.full_like(x, v))``."""
     full = keyword_call(ctx.reference("mindspore.ops.full_like"), {"input": receiver, "fill_value": args["value"]})
-    return copy_into(receiver, full)
+    return copy_into(ctx, receiver, full)
 
 
 @hook()
 def zero_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.zero_()`` -> ``x.copy_(ops.zeros_like(x))``."""
-    return copy_into(receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
+    return copy_into(ctx, receiver, keyword_call(ctx.reference("mindspore.ops.zeros_like"), {"input": receiver}))
 
 
 @hook()
 def clamp_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``x.clamp_(lo, hi)`` -> ``x.copy_(ops.clamp(x, lo, hi))``."""
-    return copy_into(receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
+    return copy_into(ctx, receiver, keyword_call(ctx.reference("mindspore.ops.clamp"), {"input": receiver, **args}))
 
 
 @hook()
@@ -264,7 +325,7 @@ def uniform_(ctx, entry, args, receiver) -> cst.BaseExpression:
         span, start = literal(hv - lv), literal(lv)
     else:
         span, start = cst.parse_expression(f"{operand_code(high)} - {operand_code(low)}"), low
-    return copy_into(receiver, cst.parse_expression(f"{rand} * {operand_code(span)} + {operand_code(start)}"))
+    return copy_into(ctx, receiver, cst.parse_expression(f"{rand} * {operand_code(span)} + {operand_code(start)}"))
 
 
 @hook()
@@ -273,4 +334,4 @@ def normal_(ctx, entry, args, receiver) -> cst.BaseExpression:
     mean = args.get("mean", literal(0.0))
     std = args.get("std", literal(1.0))
     randn = code(keyword_call(ctx.reference("mindspore.ops.randn_like"), {"input": receiver}))
-    return copy_into(receiver, cst.parse_expression(f"{randn} * {operand_code(std)} + {operand_code(mean)}"))
+    return copy_into(ctx, receiver, cst.parse_expression(f"{randn} * {operand_code(std)} + {operand_code(mean)}"))

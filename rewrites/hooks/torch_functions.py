@@ -80,6 +80,21 @@ def int64_dtype(ctx, entry, args, receiver) -> dict:
     return args
 
 
+def zero_dim_dtype_at_run_time(entry) -> list[str]:
+    return ['if kwargs.get("dtype") is None and tuple(kwargs.get("size", (1,))) == ():',
+            '    kwargs["dtype"] = __import__("mindspore").float32']
+
+
+@hook(at_run_time=zero_dim_dtype_at_run_time)
+def zero_dim_dtype(ctx, entry, args, receiver) -> dict:
+    """``torch.ones(())``: MindSpore's ones/zeros of a 0-d shape find no CPU kernel unless
+    given a dtype (torch's default, float32, written out for that shape only)."""
+    shape = args.get("shape", args.get("size"))
+    if "dtype" not in args and isinstance(shape, (cst.Tuple, cst.List)) and not shape.elements:
+        args["dtype"] = mindspore_ref(ctx, "float32")
+    return args
+
+
 @hook()
 def full_dtype(ctx, entry, args, receiver) -> dict:
     """torch.full infers the dtype from the fill value; ops.full defaults to int64."""

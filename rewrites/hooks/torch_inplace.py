@@ -25,7 +25,7 @@ def inplace_function(ctx, entry, args, receiver) -> cst.BaseExpression:
     if name in tables.methods:
         tensor = args.pop(first_param(entry))
         return build_call(ctx, tables.methods[name], args, tensor)
-    return copy_into(args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
+    return copy_into(ctx, args[first_param(entry)], build_call(ctx, tables.entries[entry.source.removesuffix("_")], args))
 
 
 def _view(ctx, entry, args, receiver=None) -> cst.BaseExpression:
@@ -79,4 +79,4 @@ def embedding_renorm_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.embedding_renorm_(w, idx, 1.0, 2.0)`` -> ``w.copy_(_torch_renormed(input=w, ...))``
     (the function emitted beside the code)."""
     renormed = runtime_helper(ctx, "_torch_renormed")
-    return copy_into(args["input"], keyword_call(renormed, args))
+    return copy_into(ctx, args["input"], keyword_call(renormed, args))

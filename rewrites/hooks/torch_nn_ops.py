@@ -74,7 +74,7 @@ def as_functional(ctx, entry, args, receiver) -> cst.BaseExpression:
 def as_functional_(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.selu_(x)`` -> ``x.copy_(ops.selu(x))``: the out-of-place functional op
     copied into its input, which it returns (as torch does)."""
-    return copy_into(args["input"], _functional(ctx, _twin(entry), args))
+    return copy_into(ctx, args["input"], _functional(ctx, _twin(entry), args))
 
 
 @hook(not_a_value=_NOT_A_VALUE)
@@ -88,14 +88,14 @@ def rrelu_eval(ctx, entry, args, receiver) -> cst.BaseExpression:
     if training is not None and literal_value(training) is not False:
         result = keyword_call(runtime_helper(ctx, "_torch_rrelu"),
                               {"input": args["input"], "lower": lower, "upper": upper, "training": training})
-        return copy_into(args["input"], result) if entry.source.endswith("_") else result
+        return copy_into(ctx, args["input"], result) if entry.source.endswith("_") else result
     lv, uv = literal_value(lower), literal_value(upper)
     if isinstance(lv, (int, float)) and isinstance(uv, (int, float)):
         slope = literal((lv + uv) / 2)
     else:
         slope = cst.parse_expression(f"({code(lower)} + {code(upper)}) / 2")
     result = _functional(ctx, "leaky_relu", {"input": args["input"], "negative_slope": slope})
-    return copy_into(args["input"], result) if entry.source.endswith("_") else result
+    return copy_into(ctx, args["input"], result) if entry.source.endswith("_") else result
 
 
 @hook(not_a_value=_NOT_A_VALUE)
@@ -114,7 +114,7 @@ def dropout_family(ctx, entry, args, receiver) -> cst.BaseExpression:
     helper = runtime_helper(ctx, "_torch_dropout")
     flags = {k: literal(True) for k in ("alpha", "feature") if k in name}
     result = keyword_call(helper, {"input": args["input"], "p": args.get("p", literal(0.5)), "training": training, **flags})
-    return copy_into(args["input"], result) if name.endswith("_") or inplace else result
+    return copy_into(ctx, args["input"], result) if name.endswith("_") or inplace else result
 
 
 @hook(not_a_value=_NOT_A_VALUE)

@@ -5,7 +5,9 @@ A bare list hides its cells from MindSpore: their parameters are not registered
 (seed 004). Covers list literals, comprehensions and lists filled by ``append`` in
 ``__init__``. ModuleList/Sequential/ModuleDict are renamed by the tables.
 
-MindSpore's CellDict refuses a CellList, SequentialCell or CellDict as a value, so
+MindSpore's CellDict refuses a CellList, SequentialCell or CellDict as a value. A ModuleDict
+that ``__init__`` fills by key with containers (``self.resample[k] = Block()``, ``Block`` a
+Sequential of the file, or torch's) is an emitted CellDict subclass that takes them. So
 ``self.transformer = nn.ModuleDict(dict(h=nn.ModuleList([...]), ln_f=...))`` (GPT-style
 models) becomes a plain Cell with each child set as an attribute under its key, then
 assigned: ``self.transformer.h`` reads the same (indexing by key does not), and the
@@ -62,10 +64,19 @@ class CellContainers(Pass):
         self._appended: list[set[str]] = []  # per __init__: attributes filled by append
         self._maybe_none: list[set[str]] = []  # per function: names that may hold None
         self._none_appended: list[set[str]] = []  # per function: attributes appended a maybe-None
+        self._container_classes: set[str] = set()  # classes of the file deriving from a torch container
+        self._filled_with_containers: list[set[str]] = []  # per function: self.X given a container by key
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if any(self._base_may_be_module(b.value) for b in node.bases if b.keyword is None):
             self._local_classes.add(node.name.value)
+        if any(self._is_container_class(b.value) for b in node.bases if b.keyword is None):
+            self._container_classes.add(node.name.value)
+
+    def _is_container_class(self, cls: cst.BaseExpression) -> bool:
+        """torch's ModuleList, ModuleDict, Sequential, or a class of the file deriving from one."""
+        return (isinstance(cls, cst.Name) and cls.value in self._container_classes) or \
+            self.ctx.imports.qualify(cls) in CONTAINERS
 
     def _base_may_be_module(self, base: cst.BaseExpression) -> bool:
         """False only for a base known not to be a Module: a class of this file or of the
@@ -110,6 +121,10 @@ class CellContainers(Pass):
         self._maybe_none.append(maybe_none)
         self._none_appended.append({found[0] for n in events if type(n) is cst.Call
                                     and (found := _append_call(n)) is not None and _may_be_none(found[1], maybe_none)})
+        self._filled_with_containers.append({
+            t.target.value.attr.value for n in events if type(n) is cst.Assign and isinstance(n.value, cst.Call)
+            and self._is_container_class(n.value.func)
+            for t in n.targets if isinstance(t.target, cst.Subscript) and _is_self_attr(t.target.value)})
         if node.name.value == "__init__":
             plain = {attr for n in events if type(n) is cst.Assign for attr in _plain_list_targets(n)}
             for n in events:
@@ -128,6 +143,7 @@ class CellContainers(Pass):
         appended = self._appended.pop()
         self._maybe_none.pop()
         self._none_appended.pop()
+        self._filled_with_containers.pop()
         if not appended or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         body = list(updated.body.body)
@@ -177,6 +193,13 @@ class CellContainers(Pass):
         if len(original.targets) != 1 or not _is_self_attr(original.targets[0].target):
             return updated
         value = original.value
+        if (self._filled_with_containers and original.targets[0].target.attr.value in self._filled_with_containers[-1]
+                and isinstance(value, cst.Call) and self.ctx.imports.qualify(value.func) in MODULE_DICT
+                and isinstance(updated.value, cst.Call)):
+            # self.resample = nn.ModuleDict(); self.resample[k] = Block() (a Sequential)
+            self.ctx.count_converted()
+            return updated.with_changes(value=updated.value.with_changes(
+                func=runtime_helper(self.ctx, "_CellDictOfContainers")))
         if self._is_layer_list(value):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
         else:

@@ -16,6 +16,11 @@ call does, so it is lowered here, at conversion time:
   unpack      ops.split by the shapes' products and a reshape per part
   Rearrange/Reduce layers   a small Cell class emitted in the converted file (one per
               pattern; nn.Flatten where that is exact): there is no layer taking a pattern
+  einx's elementwise functions (einx.add("b n d, b d", x, y), multiply, greater, ...)
+              with a literal description of named axes: _einx_elementwise(ops.add, ...),
+              emitted beside the code, puts each operand's axes in the output's order
+              when it runs (einx has no MindSpore backend); any other einx call is left
+              with a warning
 
 Axis lengths given as keywords become expressions of the emitted shapes; the others are
 read from the input's shape when it runs. An input (or a length) that would be evaluated
@@ -45,6 +50,14 @@ from ..runtime.registry import runtime_helper
 from ..table_calls import LOWERED_ROOTS
 from ..syntax import NOT_LITERAL, Unconvertible, after_imports, code, literal_value, module_spellings, operand_code, repeatable
 
+# einx's elementwise functions (einx.add("b n d, b d", x, y)) -> the MindSpore op they apply:
+# _einx_elementwise (emitted beside the code) lines the operands' named axes up when it runs
+EINX_ELEMENTWISE = {
+    **{f"einx.{name}": f"mindspore.ops.{name}" for name in (
+        "add", "multiply", "maximum", "minimum", "less", "less_equal", "greater", "greater_equal", "equal",
+        "not_equal", "logical_and", "logical_or", "floor_divide", "where")},
+    "einx.subtract": "mindspore.ops.sub", "einx.divide": "mindspore.ops.div", "einx.true_divide": "mindspore.ops.div",
+}
 # qualified name -> (what it lowers like, its parameters before **axes_lengths)
 FUNCTIONS = {
     "einops.rearrange": ("rearrange", ("tensor", "pattern")),
@@ -426,6 +439,8 @@ class EinopsLowering(Pass):
         qual = self._einops(original.func)
         if qual is None:
             return updated
+        if qual.split(".")[0] == "einx":
+            return self._einx(qual, original, updated)
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
@@ -437,11 +452,7 @@ class EinopsLowering(Pass):
                                 "with constant shapes)", Severity.INFO)
                 return at_run_time
             if qual in FUNCTIONS:  # einops itself runs it, on MindSpore tensors
-                ms_, ops_, _ = module_spellings(self.ctx)
-                base = code(self.ctx.reference(BACKEND_BASE))
-                environ = code(self.ctx.reference("os.environ"))
-                self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
-                             .replace("{environ}", environ))
+                self._emit_backend()
                 self.ctx.count_converted()
                 self.ctx.report(original, self.id, f"{qual}: {why}; einops runs it when it runs, through the "
                                 "MindSpore backend emitted beside the code", Severity.INFO)
@@ -469,6 +480,36 @@ class EinopsLowering(Pass):
         fn = runtime_helper(self.ctx, PACK_AT_RUN_TIME[qual])
         return cst.Call(func=fn, args=[cst.Arg(args[p]) for p in params])
 
+    def _einx(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """``einx.add("b n d, b d", x, y)`` -> ``_einx_elementwise(ops.add, "b n d, b d", x, y)``:
+        a literal description of named axes (no composed ``(h d)`` or bracketed axes) and
+        tensors by position; anything else of einx is left, with a warning."""
+        description = literal_value(original.args[0].value) if original.args else NOT_LITERAL
+        if qual not in EINX_ELEMENTWISE:
+            why = "only einx's elementwise functions are converted"
+        elif not isinstance(description, str) or "(" in description or "[" in description:
+            why = "the description is not a literal of named axes"
+        elif any(a.keyword is not None or a.star for a in original.args):
+            why = "arguments by keyword or with * (backend=, axis lengths)"
+        else:
+            self.ctx.count_converted()
+            self.ctx.report(original, self.id, f"{qual}: _einx_elementwise lines the named axes up when it runs "
+                            "(einx has no MindSpore backend)", Severity.INFO)
+            return updated.with_changes(func=runtime_helper(self.ctx, "_einx_elementwise"),
+                                        args=[cst.Arg(self.ctx.reference(EINX_ELEMENTWISE[qual])), *updated.args])
+        self.ctx.count_unconverted()
+        self.ctx.mark(original, self.id, f"{qual}: {why}; left as it is (einx has no MindSpore backend: it fails "
+                      "on MindSpore tensors)")
+        return updated
+
+    def _emit_backend(self) -> None:
+        """The einops backend for MindSpore tensors, defined beside the code (once)."""
+        ms_, ops_, _ = module_spellings(self.ctx)
+        base = code(self.ctx.reference(BACKEND_BASE))
+        environ = code(self.ctx.reference("os.environ"))
+        self._helper(BACKEND_NAME, BACKEND.replace("{base}", base).replace("{ms}", ms_).replace("{ops}", ops_)
+                     .replace("{environ}", environ))
+
     def _lower(self, qual: str, call: cst.Call) -> cst.BaseExpression:
         if qual == "einops.einsum":
             return self._einsum(call)
@@ -481,17 +522,19 @@ class EinopsLowering(Pass):
             raise Unconvertible("the pattern is not a literal string")
         if kind in ("pack", "unpack"):
             return self._pack(kind, args, pattern)
-        reduction = None
+        reduction = label = None
         if kind == "reduce":
             reduction = literal_value(args["reduction"]) if "reduction" in args else NOT_LITERAL
-            if reduction not in REDUCTIONS:
+            if reduction == "repeat":  # einops' Reduce(..., "repeat") is repeat (hyper-connections' stream expansion)
+                kind, reduction, label = "repeat", None, "repeat"
+            elif reduction not in REDUCTIONS:
                 raise Unconvertible(f"reduction {code(args['reduction']) if 'reduction' in args else '?'} is not "
                                     f"one of {', '.join(REDUCTIONS)} written as a literal")
         axes = sorted(lengths)
         lowering = _Lowering(self.ctx.reference, kind, pattern, {a: _ph(i + 1) for i, a in enumerate(axes)}, reduction)
         text = lowering.code()
         if qual in LAYERS:
-            return self._layer(qual, lowering, text, pattern, reduction, axes, lengths)
+            return self._layer(qual, lowering, text, pattern, reduction or label, axes, lengths)
         if isinstance(args["tensor"], (cst.List, cst.Tuple)):
             raise Unconvertible("a list of tensors as the input (einops stacks it first)")
         operands = [_Operand(args["tensor"], "tensor"), *(_Operand(lengths[a], f"{a}_len") for a in axes)]
@@ -616,6 +659,12 @@ class EinopsLowering(Pass):
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
         if qual is not None and qual != BACKEND_BASE:
+            if qual in FUNCTIONS:  # maybe(rearrange)(t, ...): einops runs it, on MindSpore tensors
+                self._emit_backend()
+                self.ctx.count_converted()
+                self.ctx.report(original, self.id, f"{qual} used as a value: einops runs it when it runs, through "
+                                "the MindSpore backend emitted beside the code", Severity.INFO)
+                return updated
             self.ctx.count_unconverted()
             self.ctx.mark(original, self.id, f"{qual} used as a value is not lowered (only its calls with a literal pattern are)")
         return updated

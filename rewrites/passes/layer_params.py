@@ -17,9 +17,12 @@ index answers (``FileFacts.layer_types``, ``analysis/layer_types.py``); so it do
 branch of ``if isinstance(module, T5Attention)`` with a class of the tree (or a tuple of
 them): ``module.relative_attention_bias.weight`` is what that class's attribute holds. Where it can only
 say "a layer" (an init function's argument, a helper returning one of two classes, names
-set at run time), the read becomes ``_torch_layer_attribute(layer, "weight", (MindSpore's
-names))`` and a write ``_torch_set_layer_attribute(...)`` (runtime/cells.py), each with a
-note; a ``del`` or ``+=`` of such a parameter gets a warning, counted unconverted.
+set at run time, a Module's attribute built by a torch-based package outside the tree:
+effdet's ``self.conv_dw = create_conv2d(...)`` of timm), the read becomes
+``_torch_layer_attribute(layer, "weight", (MindSpore's names))`` and a write
+``_torch_set_layer_attribute(...)`` (runtime/cells.py), each with a note; so does an
+attribute holding a constructor argument (``groups``: ``group``). A ``del`` or ``+=`` of
+such a parameter gets a warning, counted unconverted.
 """
 from __future__ import annotations
 
@@ -87,6 +90,18 @@ def parameter_names(tables) -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(v)) for k, v in found.items()}
 
 
+def argument_names(tables) -> dict[str, tuple[str, ...]]:
+    """torch layer attributes holding constructor arguments that converted layers name
+    otherwise, with every MindSpore name (``groups``: ``group``); parameters left out."""
+    found: dict[str, set[str]] = {}
+    for qual, entry in tables.entries.items():
+        if entry.kind == "class" and qual.startswith("torch.nn.") and entry.target:
+            for torch_name, ms_name in attribute_renames(entry).items():
+                if torch_name not in entry.weights:
+                    found.setdefault(torch_name, set()).add(ms_name)
+    return {k: tuple(sorted(v)) for k, v in found.items()}
+
+
 def distinctive_attributes(tables) -> dict[str, str]:
     """torch layer attributes with one MindSpore name whatever the layer, and names no
     other object is likely to have (compound: ``in_features``, ``num_embeddings``): read
@@ -135,6 +150,9 @@ class LayerParams(Pass):
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
         self._renamed = _renamed_attributes(self.tables)
+        # looked up at run time where the layer's class is not known: its parameters and the
+        # attributes holding its constructor arguments (effdet's m.conv_dw.groups: group)
+        self._run_time_names = {**argument_names(self.tables), **self._parameter_names}
         self._loops: list[tuple[str, cst.BaseExpression]] = []  # enclosing for loops: (name bound, iterable)
         self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
         self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows
@@ -231,7 +249,7 @@ class LayerParams(Pass):
             if "." in new:  # a layer MindSpore wraps: bn2d.gamma
                 return cst.parse_expression(f"{code(updated.value)}.{new}")
             return updated.with_changes(attr=cst.Name(new))
-        if attr not in self._parameter_names:
+        if attr not in self._run_time_names:
             return updated
         if id(original) in self._targets:
             self._written[id(original)] = attr  # leave_Assign writes it, or warns
@@ -249,7 +267,7 @@ class LayerParams(Pass):
 
     def _candidates(self, attr: str) -> cst.BaseExpression:
         """MindSpore's names of the torch parameter ``attr``, as a tuple display."""
-        names = self._parameter_names.get(attr, ())
+        names = self._run_time_names.get(attr, ())
         return cst.Tuple([cst.Element(_string(n)) for n in names]) if names else cst.Tuple([])
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):

@@ -40,7 +40,8 @@ from ..syntax import Unconvertible, code, entry_call, literal_value, operand, re
 from ..analysis.devices import is_device_move
 from ..runtime.registry import runtime_helper
 from ..value_transforms import names_array_element_param
-from ..hooks.tensor_methods import looks_like_device, looks_like_dtype
+from ..facts import view_split_parent
+from ..hooks.tensor_methods import inplace_written, looks_like_device, looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
@@ -59,7 +60,7 @@ class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
     reads = frozenset({"array_element_params", "call_site_tensor_params", "device_names", "forward_helpers",
-                       "layer_attributes", "loss_layers", "tensor_attributes", "writes_infinity"})
+                       "layer_attributes", "loss_layers", "tensor_attributes", "writes_infinity", "written_view_pieces"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -327,6 +328,32 @@ class TensorMethods(Pass):
         return cst.Call(func=runtime_helper(self.ctx, "_torch_clone"), args=[cst.Arg(updated.func.value), *updated.args])
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        return self._view_writes(original, self._method_call(original, updated))
+
+    def _view_writes(self, original: cst.Call, result: cst.BaseExpression) -> cst.BaseExpression:
+        """Pieces of ``split``/``chunk`` the function writes in place (views of their tensor
+        in torch; MindSpore's CPU kernels do not write through a view): the split's pieces
+        note their tensor (``_torch_view_pieces``) and a write into one
+        (``oc.copy_(src=v)``) stores through it (``_torch_write_view(oc, v)``)."""
+        pieces, splits = self.facts.written_view_pieces(self.ctx.current_function)
+        if not pieces:
+            return result
+        if id(original) in splits:
+            parent = view_split_parent(original, self.ctx.imports.qualify)
+            self.ctx.report(original, self.id, f"the pieces of {parent.value!r} are written in place (views in torch): "
+                            "_torch_view_pieces notes where each lies, so a write reaches it", Severity.INFO)
+            return cst.Call(func=runtime_helper(self.ctx, "_torch_view_pieces"),
+                            args=[cst.Arg(result), cst.Arg(cst.Name(parent.value))])
+        if not (type(result) is cst.Call and type(result.func) is cst.Attribute and result.func.attr.value == "copy_"
+                and len(result.args) == 1 and (result.args[0].keyword is None or result.args[0].keyword.value == "src")):
+            return result
+        written = inplace_written(result)
+        if not (type(written) is cst.Name and written.value in pieces):
+            return result
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_write_view"),
+                        args=[cst.Arg(result.func.value), cst.Arg(result.args[0].value)])
+
+    def _method_call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         if not isinstance(func, cst.Attribute) or self.ctx.imports.qualify(func) is not None:
             return updated

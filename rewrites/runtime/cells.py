@@ -1,5 +1,6 @@
 """Run-time helpers: torch's Module idioms a Cell needs help with (the cell-containers,
-autograd-function and layer-params passes): a ModuleList holding None, an autograd
+autograd-function and layer-params passes): a ModuleList holding None, a ModuleDict
+filled with containers, an autograd
 Function's ctx and bprop, a layer attribute read or written on a receiver of unknown type.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
@@ -42,6 +43,16 @@ class _CellListWithNone(nn.CellList):
 
     def __iter__(self):
         return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
+
+
+class _CellDictOfContainers(nn.CellDict):
+    """torch's ModuleDict filled by key with containers (``self.resample[k] = Block()``,
+    ``Block`` a Sequential): MindSpore's CellDict refuses a CellList, SequentialCell or
+    CellDict as a value; this one takes any Cell (transpile MS102)."""
+
+    def _validate_cell_type(self, cell):
+        if not isinstance(cell, nn.Cell):
+            raise TypeError(f"For 'CellDict', the type of cell should be Cell, but got {type(cell).__name__}.")
 
 
 class _FunctionCtx:

@@ -76,3 +76,49 @@ def _torch_out(result, out):
         return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
     out.assign_value(result.astype(out.dtype))
     return out
+
+
+def _torch_write_item(tensor, index, value):
+    """torch's in-place method on an item (``w.data[i].zero_()``, ``x[:, 0].mul_(2)``):
+    MindSpore's item is a copy, so the new value is stored into ``tensor`` at ``index``;
+    returns the item, as torch returns the view it changed."""
+    tensor[index] = value
+    return tensor[index]
+
+
+def _torch_view_pieces(pieces, parent):
+    """The pieces of ``split``/``chunk`` of ``parent`` (views in torch), each noting where
+    it lies in ``parent``: MindSpore's pieces share the storage but an in-place write into
+    one does not reach ``parent`` on CPU, so ``_torch_write_view`` stores through ``parent``.
+    The pieces are consecutive along the one axis where their lengths differ from
+    ``parent``'s (none: a single piece, the whole tensor)."""
+    start = 0
+    for piece in pieces:
+        axis = next((d for d in range(parent.ndim) if piece.shape[d] != parent.shape[d]), None)
+        if axis is None:
+            piece._torch_view_of = (parent, ...)
+            continue
+        index = (slice(None),) * axis + (slice(start, start + piece.shape[axis]),)
+        piece._torch_view_of = (parent, index)
+        start += piece.shape[axis]
+    return pieces
+
+
+def _torch_write_view(view, value):
+    """torch's in-place write into ``view`` (``view.copy_(value)``, ``view.mul_(k)``): a piece
+    ``_torch_view_pieces`` noted is stored through its parent (recursively, for a piece of a
+    piece), which the piece sees; any other tensor is copied into. Returns ``view``."""
+    if not isinstance(value, ms.Tensor):
+        value = ms.Tensor(value, view.dtype)
+    value = ops.broadcast_to(value.astype(view.dtype), view.shape)
+    origin = getattr(view, "_torch_view_of", None)
+    if origin is None:
+        return view.copy_(value)
+    parent, index = origin
+    if getattr(parent, "_torch_view_of", None) is None:
+        parent[index] = value
+    else:
+        whole = parent.copy()
+        whole[index] = value
+        _torch_write_view(parent, whole)
+    return view

@@ -1,6 +1,7 @@
 """Differential tests for containers of layers (MS102): a torch ModuleList holding None
 (an absent optional layer, x-transformers' norms) converts to the emitted CellList that
-keeps None entries; weights copied by name, outputs compared in eval mode."""
+keeps None entries; a ModuleDict filled by key with Sequentials (effdet) to the emitted
+CellDict that takes them; weights copied by name, outputs compared in eval mode."""
 from __future__ import annotations
 
 import pytest
@@ -42,11 +43,40 @@ CASES = [
 ]
 
 
+# a ModuleDict filled by key with containers (effdet's ResampleFeatureMap, a Sequential):
+# the emitted CellDict subclass takes them, weights copied by their paths
+FILLED_PRELUDE = (
+    "class _Resample(nn.Sequential):\n"
+    "    def __init__(self, n):\n"
+    "        super().__init__()\n"
+    "        self.add_module('proj', nn.Linear(4, n))\n"
+    "        self.add_module('act', nn.ReLU())\n"
+    "\n"
+    "class _Filled(nn.Module):\n"
+    "    def __init__(self, levels):\n"
+    "        super().__init__()\n"
+    "        self.resample = nn.ModuleDict()\n"
+    "        for level in range(levels):\n"
+    "            self.resample[str(level)] = _Resample(4 + level)\n"
+    "        self.heads = nn.ModuleDict()\n"
+    "        self.heads['sum'] = nn.Sequential(nn.Linear(4, 2))\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        outs = [self.resample[str(i)](x).sum(-1, keepdim=True) for i in range(len(self.resample))]\n"
+    "        return self.heads['sum'](x) + torch.cat(outs, -1).sum(-1, keepdim=True)\n"
+)
+CASES += [
+    LayerCase(f"_Filled({levels})", (randn(2, 4),), prelude=FILLED_PRELUDE if i == 0 else "",
+              primary="torch.nn.ModuleDict")
+    for i, levels in enumerate((1, 3))
+]
+
+
 @pytest.fixture(scope="module")
 def converted():
     return convert_cases(CASES)
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c.id for c in CASES])
-def test_module_list_with_none(converted, index):
+def test_containers_of_layers(converted, index):
     run_case(converted, index, CASES[index])

@@ -58,6 +58,9 @@ CASES = [
     Case("reduce", 'reduce(a, "b c ... -> b c", "max")', (arr(2, 3, 4, 5),), "max-ellipsis"),
     Case("reduce", 'reduce(a, "b n d -> d b", "min")', (arr(2, 3, 4),), "min-permuted"),
     Case("reduce", 'reduce(a, "b (h p) -> b h", "prod", p=2)', (pos(2, 6),), "prod-keyword"),
+    # einops' "repeat" reduction is repeat (hyper-connections' stream expansion, a layer)
+    Case("reduce", 'reduce(a, "b n -> b n r", "repeat", r=3)', (arr(2, 5),), "repeat"),
+    Case("reduce", 'Reduce(pattern="b ... -> (b s) ...", reduction="repeat", s=2)(a)', (arr(2, 3, 4),), "repeat-layer"),
     Case("reduce", 'reduce(a, "b c h w -> b c 1 1", reduction="mean")', (arr(2, 3, 4, 5),), "keep-dims"),
     Case("reduce", 'reduce(a, "b n -> b", "sum")', (ints(3, 4),), "sum-int"),
     # repeat: new axes, and an existing axis repeated
@@ -89,6 +92,12 @@ RUNTIME_CASES = [
     Case("rearrange", 'p = "b (h c) n -> b h n c"\n        return rearrange(a, p, h=2)', (arr(2, 6, 5),), "runtime-pattern"),
     Case("reduce", 'p, r = "b c n -> b n", "max"\n        return reduce(a, p, r)', (arr(2, 6, 5),), "runtime-pattern"),
     Case("repeat", 'p = "b n -> b n r"\n        return repeat(a, p, r=3)', (arr(2, 5),), "runtime-pattern"),
+    # an einops function passed as a value (alphadev's ``maybe(rearrange)(t, ...)``): the
+    # backend lets einops run it on the MindSpore tensors it is given
+    Case("rearrange", 'wrapped = (lambda fn: lambda t, *rest, **kw: fn(t, *rest, **kw))(rearrange)\n'
+         '        return wrapped(a, "b (h c) n -> b h n c", h=2)', (arr(2, 6, 5),), "as-value"),
+    Case("reduce", 'reducers = {"max": reduce}\n        return reducers["max"](a, "b c n -> b n", "max")',
+         (arr(2, 6, 5),), "as-value"),
     Case("pack", 'p = "b *"\n        x, ps = pack([a, b], p)\n        return x, unpack(x * 2, ps, p)',
          (arr(2, 3, 4), arr(2, 5)), "runtime-pattern"),
     # einsum is not run by einops (its backend needs ops.einsum, which has no CPU kernel):

@@ -341,6 +341,10 @@ for name in ("zeros", "ones", "empty"):
     case(f"torch.{name}", f"torch.{name}(size=(2, 3), dtype=torch.int32)", (), "keyword", **rnd)
     case(f"torch.{name}", f"torch.{name}(4, dtype=torch.float64, device='cpu', requires_grad=False)", (), "device", **rnd)
     case(f"torch.{name}", f"torch.{name}(a.shape)", (X,), "shape", **rnd)
+    # a 0-d tensor (hyper-connections' ``nn.Parameter(torch.ones(()) * 1e-2)``): no CPU kernel without a dtype
+    case(f"torch.{name}", f"torch.{name}(()) * 1e-2", (), "zero-dim", **rnd)
+    case(f"torch.{name}", f"torch.{name}(size=[]) + a.sum()", (X,), "zero-dim-list", **rnd)
+    case(f"torch.{name}", f"kw = {{}}\n        return torch.{name}((), **kw) * 2", (), "zero-dim-kwargs", **rnd)
 for name in ("zeros_like", "ones_like", "empty_like"):
     rnd = {"random": True} if name == "empty_like" else {}
     forms(f"torch.{name}", "input=a", (X,), kw="dtype=torch.int64", **rnd)

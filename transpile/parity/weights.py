@@ -78,13 +78,38 @@ def torch_modules(torch_module) -> dict[str, object]:
 
 
 def torch_state(torch_module, keep_vars: bool = False) -> dict:
-    """``state_dict()`` plus the tensors of layers held in plain lists (see above)."""
+    """``state_dict()`` plus the tensors of layers held in plain lists (see above).
+
+    A module whose class writes its own ``state_dict`` (opacus' DPMultiheadAttention gives
+    torch's ``in_proj_weight`` layout, composed from the layers it holds) is taken by the
+    tensors it holds, the names the converted cell's parameters have."""
     state = dict(torch_module.state_dict(keep_vars=keep_vars))
+    for name, module in torch_module.named_modules():
+        if _writes_own_state_dict(module):
+            prefix = f"{name}." if name else ""
+            state = {k: v for k, v in state.items() if not k.startswith(prefix)}
+            state.update({prefix + k: v if keep_vars else v.detach() for k, v in _held_tensors(module)})
     for name, module in _list_held(torch_module).items():
         for local, tensor in module.state_dict(keep_vars=keep_vars).items():
             if "." not in local:  # the module's own tensors; children come with their own names
                 state.setdefault(f"{name}.{local}", tensor)
     return state
+
+
+def _writes_own_state_dict(module) -> bool:
+    import torch
+
+    return type(module).state_dict is not torch.nn.Module.state_dict
+
+
+def _held_tensors(module):
+    """(name, tensor) of the parameters and persistent buffers ``module`` holds, its
+    children's included."""
+    yield from module.named_parameters()
+    for owner_name, owner in module.named_modules():
+        for local, buffer in owner.named_buffers(recurse=False):
+            if buffer is not None and local not in owner._non_persistent_buffers_set:
+                yield (f"{owner_name}.{local}" if owner_name else local), buffer
 
 
 def weight_map(torch_module) -> WeightMap:
