@@ -195,8 +195,19 @@ def generate_table(rows: list[dict], modes) -> str:
                 n = len(gen["expected"][0]) if gen["expected"] else 0
                 verdict = "match" if gen["match"] else "differ"
                 why = f"{n} tokens per row, all equal" if gen["match"] else f"{gen.get('first_difference')}"
+                why += f"; {generated_variety(gen)}"
             lines.append(f"| {r['name']} | {mode} | {verdict} | {why.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
+
+
+def generated_variety(gen: dict) -> str:
+    """How many distinct tokens torch generated per row: a check whose rows repeat one token
+    (a tiny random model's flat logits) would pass a converted model that only copies it."""
+    start = gen.get("prompt_length")
+    if start is None:
+        return "distinct generated tokens not known"
+    counts = [len(set(row[start:])) for row in gen["expected"]]
+    return f"distinct generated tokens per row (torch): {', '.join(map(str, counts))} of {len(gen['expected'][0]) - start}"
 
 
 def without_torch_table(rows: list[dict], results: dict) -> str:
