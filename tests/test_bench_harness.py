@@ -188,3 +188,23 @@ def test_hf_benchmark_import_report_groups_failures_by_place():
     assert lines[1:] == ["  - 2 modules: transformers/cache_utils.py:9: ValueError: v",
                          "  - 1 modules: (no frame in converted code): NameError: n"]
     assert run.import_text({"error": "timed out after 5 s", "modules": {}}).endswith("timed out after 5 s")
+
+
+def test_hf_benchmark_graph_cause_and_generated_variety():
+    """A GRAPH error's rule (from its message) and its compiled call path (MindSpore's
+    "Traceback of Net Construct Code", relative to the converted tree, repeats merged); how
+    many distinct tokens torch generated per row after the prompt."""
+    run = _hf_run()
+    root = "/w/converted"
+    detail = ("TypeError: x\n- The Traceback of Net Construct Code:\n"
+              "# 0 In file /w/converted/t/m.py:771~782, 73~9\n        y = self.t(\n"
+              "# 1 In file /w/converted/t/m.py:771, 8~9\n"
+              "# 2 In file /w/converted/t/u.py:412, 13~37\n        not f()\n")
+    cause = run.graph_cause({"error": "run (GRAPH): RuntimeError: Unsupported statement 'Try'. More", "detail": detail},
+                            root)
+    assert cause == {"rule": run.GRAPH_RULES[0][1], "path": ["t/m.py:771", "t/u.py:412"]}
+    assert run.graph_cause({"error": "run (GRAPH): ValueError: odd thing. More", "detail": ""}, root) == {
+        "rule": "run (GRAPH): ValueError: odd thing", "path": []}
+    gen = {"prompt_length": 2, "expected": [[5, 6, 7, 7, 7], [5, 6, 1, 2, 3]]}
+    assert run.generated_variety(gen) == "distinct generated tokens per row (torch): 1, 3 of 3"
+    assert run.generated_variety({"expected": [[1]]}) == "distinct generated tokens not known"

@@ -1,6 +1,8 @@
-"""A converted module that keeps ``import torch`` for code left as torch's imports where
-torch is missing (MS903), checked in a process that finds no torch: the benchmarks'
-blocker (benchmarks/models/no_torch.py), itself checked here too."""
+"""A converted module that keeps imports needing torch for code left as torch's (``import
+torch``, a submodule under its own name, ``from torch... import``, safetensors' torch flavour,
+one under a guard that runs at import, annotations naming them) imports where torch is
+missing (MS903), checked in a process that finds no torch: the benchmarks' blocker
+(benchmarks/models/no_torch.py), itself checked here too."""
 from __future__ import annotations
 
 import os
@@ -16,10 +18,20 @@ BLOCKER = REPO / "benchmarks" / "models"
 SOURCE = '''import math
 
 import torch
+import torch.distributed as dist
+from torch.utils._pytree import tree_flatten as flatten
+from safetensors.torch import save_file
+
+if math.pi > 3:  # a guard that runs at import (transformers': is_torch_available())
+    from torch.autograd.graph import saved_tensors_hooks
 
 
 def fused(x):
     return torch.classes.ext.fused(x)  # no MindSpore counterpart: left as torch's
+
+
+def graph(pool: torch.cuda.graph_pool_handle = None) -> torch.cuda.CUDAGraph:  # evaluated at definition
+    return dist.is_initialized(), flatten, save_file, saved_tensors_hooks
 
 
 def scale(x):
@@ -44,6 +56,7 @@ except ModuleNotFoundError:
 sys.path.insert(0, sys.argv[2])
 import converted
 print(converted.scale(2.0), converted.torch)
+print(converted.dist, converted.flatten, converted.save_file, converted.saved_tensors_hooks)
 try:
     converted.fused(1.0)
 except AttributeError:
@@ -60,4 +73,5 @@ def test_the_module_imports_without_torch_and_only_the_code_left_as_torch_needs_
     done = subprocess.run([sys.executable, "-c", CHECK, str(BLOCKER), str(tmp_path)], capture_output=True, text=True,
                           env=env)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[:2] == [f"{2.0 * 3.141592653589793} None", "fused needs torch"], done.stdout
+    assert done.stdout.split("\n")[:3] == [f"{2.0 * 3.141592653589793} None", "None None None None",
+                                           "fused needs torch"], done.stdout

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -195,8 +196,65 @@ def generate_table(rows: list[dict], modes) -> str:
                 n = len(gen["expected"][0]) if gen["expected"] else 0
                 verdict = "match" if gen["match"] else "differ"
                 why = f"{n} tokens per row, all equal" if gen["match"] else f"{gen.get('first_difference')}"
+                why += f"; {generated_variety(gen)}"
             lines.append(f"| {r['name']} | {mode} | {verdict} | {why.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
+
+
+# What a GRAPH-mode compile error says -> the rule of MindSpore's graph syntax the code breaks
+GRAPH_RULES = (
+    ("Unsupported statement 'Try'",
+     "GRAPH mode compiles no try statement: a function the compiled code calls holds one"),
+    ("TupleGetItem', input[0] should be Sequence, but got None",
+     "a value the graph takes apart as a tuple (an item of it) is None at compile time"),
+    ("Unsupported statement", "a statement GRAPH mode does not compile"),
+)
+_FRAME = re.compile(r"^# (\d+) In file (\S+?):(\d+)")
+
+
+def graph_cause(res: dict, root: str) -> dict:
+    """The GRAPH run's first error: the rule it breaks (GRAPH_RULES, else the error's first
+    line), and the compiled call path MindSpore printed ("The Traceback of Net Construct
+    Code"), as converted file:line from the construct down to the statement it stopped at."""
+    error = " ".join((res.get("error") or "").split())
+    rule = next((why for pattern, why in GRAPH_RULES if pattern in error), error.split(". ")[0][:200])
+    path = []
+    for line in (res.get("detail") or "").splitlines():
+        m = _FRAME.match(line.strip())
+        if m:
+            where = f"{os.path.relpath(m.group(2), root)}:{m.group(3)}"
+            if not path or path[-1] != where:
+                path.append(where)
+    return {"rule": rule, "path": path}
+
+
+def graph_causes_table(rows: list[dict]) -> str:
+    """Per model, the first GRAPH error: where it stopped in the converted code, the rule it
+    breaks, and the compiled call path to it."""
+    root = str(harness.WORK / "converted")
+    lines = ["| model | stopped at (converted file:line: code) | rule it breaks | compiled call path |",
+             "| --- | --- | --- | --- |"]
+    for r in rows:
+        res = r["results"].get("GRAPH") or {}
+        if not res.get("error"):
+            continue
+        site = res.get("site") or {}
+        where = f"{site.get('file')}:{site.get('line')}: `{site.get('code', '')}`" if site.get("file") else "(no frame)"
+        cause = graph_cause(res, root)
+        res["cause"] = cause
+        cells = [r["name"], where, cause["rule"], " -> ".join(cause["path"][-6:]) or "(none printed)"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def generated_variety(gen: dict) -> str:
+    """How many distinct tokens torch generated per row: a check whose rows repeat one token
+    (a tiny random model's flat logits) would pass a converted model that only copies it."""
+    start = gen.get("prompt_length")
+    if start is None:
+        return "distinct generated tokens not known"
+    counts = [len(set(row[start:])) for row in gen["expected"]]
+    return f"distinct generated tokens per row (torch): {', '.join(map(str, counts))} of {len(gen['expected'][0]) - start}"
 
 
 def without_torch_table(rows: list[dict], results: dict) -> str:
@@ -291,6 +349,8 @@ def main(argv=None) -> int:
     text = verdict_table(rows)
     if any(r["generate_asked"] for r in rows):
         text += "\n\n`generate()` (greedy), torch's tokens against the converted model's:\n\n" + generate_table(rows, args.modes)
+    if "GRAPH" in args.modes and any((r["results"].get("GRAPH") or {}).get("error") for r in rows):
+        text += "\n\nGRAPH causes (the first error per model; the call path's last six frames):\n\n" + graph_causes_table(rows)
     if bare:
         text += "\n\nWithout torch (a process in which `import torch` fails):\n\n" + without_torch_table(rows, bare)
     figures_md = figures_text(figures) + ("\n" + import_text(imports) if imports is not None else "")

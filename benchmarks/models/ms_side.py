@@ -115,7 +115,7 @@ def generate(cell, kwargs: dict, ids, expected) -> dict:
         return {"match": False, "error": f"generate: {type(exc).__name__}: {' '.join(str(exc).split())[:400]}",
                 "detail": traceback.format_exc(limit=-12)}
     out = {"match": got.shape == expected.shape and bool((got == expected).all()), "error": None,
-           "tokens": got.tolist(), "expected": expected.tolist()}
+           "tokens": got.tolist(), "expected": expected.tolist(), "prompt_length": int(np.shape(ids)[-1])}
     if not out["match"] and got.ndim == expected.ndim == 2 and got.shape[0] == expected.shape[0]:
         width = min(got.shape[1], expected.shape[1])
         differ = np.argwhere(got[:, :width] != expected[:, :width])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
+from transpile.engine.names import STORE
 from transpile.engine.passes import Example, Pass
 
 from ..table_calls import convert_call, reference_refusal, reference_value, tables
@@ -137,6 +138,8 @@ class ApiCalls(Pass):
     def leave_Name(self, original, updated):
         if not self.facts.names.is_reference(original):
             return updated  # names that only look like references: x.Linear, f(bias=...), def nn()
+        if self.facts.names.role(original) == STORE:
+            return updated  # rebinding an imported name (`dist = None` where torch is missing) uses no API
         return self._reference(original, updated)
 
     def _reference(self, original, updated):

@@ -50,6 +50,7 @@ import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
+from transpile.engine.names import STORE
 from transpile.engine.formatting import black_layout
 
 from ..table_calls import OUT_ARG, OUT_REFUSED_AT_RUN_TIME, convert_args, convert_call, tables
@@ -385,6 +386,8 @@ class LayerValues(Pass):
     def leave_Name(self, original, updated):
         if not self.facts.names.is_reference(original):
             return updated  # names that only look like references: x.Conv2d, f(Conv2d=...), def Conv2d()
+        if self.facts.names.role(original) == STORE:
+            return updated  # rebinding an imported name (`ReLU = None` where torch is missing) is no value of it
         return self._value(original, updated)
 
     def _value(self, original, updated):

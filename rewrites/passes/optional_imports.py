@@ -1,10 +1,11 @@
-"""MS903: a torch import the converted module keeps at its top -> imported if torch is there.
+"""MS903: a torch import the converted module keeps where it runs at import -> tried.
 
 MS901 keeps a torch import whose names code left as torch's still uses (marked where it
 is: ``torch.classes.xielu.XIELU()`` in a CUDA-only branch of transformers'
 ``activations.py``). Run as written, it makes the whole module need torch: without torch
 every model importing it fails at its first line, though the code that needs torch may
-never run. Each such import among the module's top-level statements is tried::
+never run. Each such import among the module's top-level statements, and in the branches
+of a top-level ``if`` (they run at import too), is tried::
 
     import torch          ->   try:
                                    import torch
@@ -12,14 +13,32 @@ never run. Each such import among the module's top-level statements is tried::
                                    torch = None
 
 so the module imports where torch is missing and only code left as torch's fails, where
-it runs. Imports inside functions, classes, ``if`` and ``try`` blocks are left (they run
-only where they stand). Runs after MS901, in its stage: it reads the imports MS901 kept
-and those it added.
+it runs. Every import that needs torch is tried, each name it binds set to None:
+``import torch.distributed as dist``, ``from torch.utils.checkpoint import checkpoint``,
+and a torch flavour of a package that does not need torch (``from safetensors.torch import
+save_file``: ``optional_imports.toml``). Imports inside functions, classes and ``try``
+blocks are left (they run only where they stand, or are guarded already).
+
+Two more things would still need torch at import, and are changed with it:
+
+- a MindSpore import the conversion left in a top-level ``if`` (``if is_torch_available():
+  import torch.nn as nn`` -> ``import mindspore.nn as nn``): the condition asked for torch,
+  while the converted code needs MindSpore wherever it runs; the import is moved before
+  the ``if`` (``pass`` where the branch is left empty). ``if TYPE_CHECKING:`` is left.
+- an annotation evaluated where a function or class is defined (no ``from __future__
+  import annotations``) that names a tried import (``-> torch.cuda.CUDAGraph``): it is
+  written as a string, which Python does not evaluate.
+
+Runs after MS901, in its stage: it reads the imports MS901 kept and those it added.
 """
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import libcst as cst
 
+from transpile.engine.names import NameRoles
 from transpile.engine.passes import Example, Pass
 
 from ..table_calls import tables
@@ -28,12 +47,25 @@ _FALLBACK = """try:
     {statement}
 except ImportError:  # only the code left as {root}'s needs it (transpile MS903)
 {fallbacks}"""
+_CODE = cst.Module(body=[])
+TORCH_FLAVOURS: frozenset[str] = frozenset(
+    tomllib.loads((Path(__file__).with_suffix(".toml")).read_text(encoding="utf-8"))["torch_flavours"])
+
+
+def _dotted(node) -> str:
+    return _CODE.code_for_node(node)
+
+
+def _type_checking(test) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: a branch that never runs."""
+    return (type(test) is cst.Name and test.value == "TYPE_CHECKING") or (
+        type(test) is cst.Attribute and test.attr.value == "TYPE_CHECKING")
 
 
 class OptionalImports(Pass):
     id = "MS903"
     name = "optional-imports"
-    summary = "A torch import the converted module keeps at its top is tried: the module imports without torch."
+    summary = "A torch import the converted module keeps where it runs at import is tried: the module imports without torch."
     runs_after = {"MS901": "it reads the imports MS901 kept and the ones it added"}
     examples = (
         Example(
@@ -51,38 +83,170 @@ class OptionalImports(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.roots = tables().source_roots
+        self.targets = tables().framework_roots - self.roots
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
-        body = [self._tried(stmt) for stmt in updated.body]
-        if all(new is old for new, old in zip(body, updated.body)):
+        tried: set[str] = set()  # the names the tried imports bind
+        body: list = []
+        for stmt in updated.body:
+            if type(stmt) is cst.If and not _type_checking(stmt.test):
+                hoisted, stmt = self._if_imports(stmt, tried)
+                body += hoisted
+                body.append(stmt)
+            else:
+                body.append(self._tried(stmt, tried))
+        if tried and not self._future_annotations(updated):
+            body = [self._quoted_annotations(stmt, tried, evaluated=True) for stmt in body]
+        if len(body) == len(updated.body) and all(new is old for new, old in zip(body, updated.body)):
             return updated
         return updated.with_changes(body=body)
 
-    def _tried(self, stmt):
-        """The statement, or a try of it when it imports the source framework's root module."""
+    # -- imports ---------------------------------------------------------------------------
+    def _tried(self, stmt, tried: set[str]):
+        """The statement, or a try of it when it imports something that needs torch."""
         if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
             return stmt
-        small = stmt.body[0]
-        bound = self._bound(small)
+        bound = self._bound(stmt.body[0])
         if not bound:
             return stmt
-        root = bound[0][1]
-        text = _FALLBACK.format(statement=cst.Module(body=[]).code_for_node(small), root=root,
-                                fallbacks="\n".join(f"    {name} = None" for name in dict.fromkeys(n for n, _ in bound)))
-        tried = cst.parse_statement(text + "\n")
-        return tried.with_changes(leading_lines=stmt.leading_lines)
+        names = list(dict.fromkeys(bound))
+        tried.update(names)
+        text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0],
+                                fallbacks="\n".join(f"    {name} = None" for name in names))
+        tried_stmt = cst.parse_statement(text + "\n")
+        # the import itself goes in the try, with its line's comment
+        body = tried_stmt.body.with_changes(body=[stmt.with_changes(leading_lines=())])
+        return tried_stmt.with_changes(body=body, leading_lines=stmt.leading_lines)
 
-    def _bound(self, small) -> list[tuple[str, str]]:
-        """(name bound, the framework's root module) for ``import torch``, ``import torch as
-        t``, ``import torch.nn.functional`` (each binds the root); [] for anything else (a
-        submodule or a name bound under a name of its own is an API use: MS201's)."""
-        if type(small) is not cst.Import:
-            return []
-        out = []
-        for alias in small.names:
-            dotted = cst.Module(body=[]).code_for_node(alias.name)
-            root = dotted.split(".")[0]
-            if root not in self.roots or (alias.asname is not None and dotted != root):
+    def _needs_torch(self, module: str) -> bool:
+        return module.split(".")[0] in self.roots or any(
+            module == f or module.startswith(f + ".") for f in TORCH_FLAVOURS)
+
+    def _bound(self, small) -> list[str]:
+        """The names an import binds when every module it imports needs torch (``import
+        torch`` and ``import torch.nn.functional`` bind ``torch``, ``import torch.distributed
+        as dist`` binds ``dist``, ``from safetensors.torch import save_file as f`` binds
+        ``f``); [] for anything else (a star import binds names no one can list)."""
+        if type(small) is cst.Import:
+            out = []
+            for alias in small.names:
+                dotted = _dotted(alias.name)
+                if not self._needs_torch(dotted):
+                    return []
+                out.append(alias.asname.name.value if alias.asname else dotted.split(".")[0])
+            return out
+        if type(small) is cst.ImportFrom and not small.relative and small.module is not None:
+            if not self._needs_torch(_dotted(small.module)) or type(small.names) is cst.ImportStar:
                 return []
-            out.append((alias.asname.name.value if alias.asname else root, root))
-        return out
+            return [alias.asname.name.value if alias.asname else _dotted(alias.name) for alias in small.names]
+        return []
+
+    def _target_import(self, stmt) -> bool:
+        if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
+            return False
+        small = stmt.body[0]
+        if type(small) is cst.Import:
+            return all(_dotted(a.name).split(".")[0] in self.targets for a in small.names)
+        return (type(small) is cst.ImportFrom and not small.relative and small.module is not None
+                and _dotted(small.module).split(".")[0] in self.targets)
+
+    def _if_imports(self, stmt: cst.If, tried: set[str]) -> tuple[list, cst.If]:
+        """The MindSpore imports of a top-level ``if``'s branches (moved before it), and the
+        ``if`` with its torch imports tried."""
+        hoisted: list = []
+
+        def branch(block):
+            if type(block) is not cst.IndentedBlock:
+                return block
+            kept = []
+            for inner in block.body:
+                if self._target_import(inner):  # once, when several branches import it
+                    if not any(inner.body[0].deep_equals(h.body[0]) for h in hoisted):
+                        hoisted.append(inner.with_changes(leading_lines=()))
+                else:
+                    kept.append(self._tried(inner, tried))
+            if len(kept) == len(block.body) and all(a is b for a, b in zip(kept, block.body)):
+                return block
+            return block.with_changes(body=kept or [cst.SimpleStatementLine(body=[cst.Pass()])])
+
+        def chain(node):
+            orelse = node.orelse
+            if type(orelse) is cst.If:
+                orelse = chain(orelse)
+            elif type(orelse) is cst.Else:
+                orelse = orelse.with_changes(body=branch(orelse.body))
+            return node.with_changes(body=branch(node.body), orelse=orelse)
+
+        new = chain(stmt)  # the imports moved go just before the ``if``, which keeps its blank lines
+        return hoisted, (new if hoisted or _CODE.code_for_node(new) != _CODE.code_for_node(stmt) else stmt)
+
+    # -- annotations -----------------------------------------------------------------------
+    @staticmethod
+    def _future_annotations(module: cst.Module) -> bool:
+        for stmt in module.body:
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if (type(small) is cst.ImportFrom and small.module is not None and _dotted(small.module) == "__future__"
+                            and type(small.names) is not cst.ImportStar
+                            and any(_dotted(a.name) == "annotations" for a in small.names)):
+                        return True
+        return False
+
+    def _quoted(self, annotation: cst.Annotation | None, tried: set[str]):
+        """The annotation written as a string when it names a tried import (else itself)."""
+        if annotation is None or type(annotation.annotation) in (cst.SimpleString, cst.ConcatenatedString):
+            return annotation
+        expr = annotation.annotation
+        if not (NameRoles.of(expr).referenced(expr) & tried):
+            return annotation
+        code = _CODE.code_for_node(expr)
+        quote = next((q for q in ('"', "'") if q not in code), None)
+        if quote is None or "\n" in code or "\\" in code:
+            return annotation
+        return annotation.with_changes(annotation=cst.SimpleString(f"{quote}{code}{quote}"))
+
+    def _quoted_annotations(self, stmt, tried: set[str], evaluated: bool):
+        """``stmt`` with the annotations Python evaluates as it runs it (a function's
+        parameters and return; a variable's in a module or class body, ``evaluated``)
+        quoted where they name a tried import; the statements in its blocks likewise."""
+        t = type(stmt)
+        if t is cst.SimpleStatementLine:
+            if not evaluated:
+                return stmt
+            small = [s.with_changes(annotation=self._quoted(s.annotation, tried)) if type(s) is cst.AnnAssign else s
+                     for s in stmt.body]
+            return stmt if all(a is b or a.deep_equals(b) for a, b in zip(small, stmt.body)) else stmt.with_changes(body=small)
+        if t is cst.FunctionDef:
+            params = stmt.params
+            new_params = params.with_changes(**{
+                field: [p.with_changes(annotation=self._quoted(p.annotation, tried)) for p in getattr(params, field)]
+                for field in ("params", "kwonly_params", "posonly_params")})
+            for field in ("star_arg", "star_kwarg"):
+                p = getattr(new_params, field)
+                if type(p) is cst.Param:
+                    new_params = new_params.with_changes(**{field: p.with_changes(annotation=self._quoted(p.annotation, tried))})
+            stmt = stmt.with_changes(params=new_params, returns=self._quoted(stmt.returns, tried))
+            return stmt.with_changes(body=self._block(stmt.body, tried, evaluated=False))
+        if t is cst.ClassDef:
+            return stmt.with_changes(body=self._block(stmt.body, tried, evaluated=True))
+        if t in (cst.If, cst.For, cst.While, cst.With, cst.Try):
+            return self._compound(stmt, tried, evaluated)
+        return stmt
+
+    def _block(self, block, tried: set[str], evaluated: bool):
+        if type(block) is not cst.IndentedBlock:
+            return block
+        return block.with_changes(body=[self._quoted_annotations(s, tried, evaluated) for s in block.body])
+
+    def _compound(self, stmt, tried: set[str], evaluated: bool):
+        changes = {"body": self._block(stmt.body, tried, evaluated)}
+        orelse = getattr(stmt, "orelse", None)
+        if type(orelse) is cst.If:
+            changes["orelse"] = self._compound(orelse, tried, evaluated)
+        elif orelse is not None:
+            changes["orelse"] = orelse.with_changes(body=self._block(orelse.body, tried, evaluated))
+        if type(stmt) is cst.Try:
+            changes["handlers"] = [h.with_changes(body=self._block(h.body, tried, evaluated)) for h in stmt.handlers]
+            if stmt.finalbody is not None:
+                changes["finalbody"] = stmt.finalbody.with_changes(body=self._block(stmt.finalbody.body, tried, evaluated))
+        return stmt.with_changes(**changes)
