@@ -39,14 +39,16 @@ CELL_LIST = "mindspore.nn.CellList"
 # the standard library is.
 _CLASSLESS_ROOTS = frozenset({"torch", "mindspore", "builtins"}) | frozenset(sys.stdlib_module_names)
 
-# containers MindSpore's CellDict refuses as values
-CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL
+# containers MindSpore's CellDict refuses as values (torch's, and MindSpore's own in code
+# converted already: a class of the file converted by hand derives from SequentialCell)
+CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL | {
+    "mindspore.nn.CellList", "mindspore.nn.CellDict", "mindspore.nn.SequentialCell"}
 
 
 class CellContainers(Pass):
     id = "MS102"
     name = "cell-containers"
-    reads = frozenset({"assignments_and_calls", "target_cells"})
+    reads = frozenset({"assignments_and_calls", "target_cells", "type_index"})
     summary = "Lists of layers held as attributes become nn.CellList."
     examples = (
         Example(
@@ -64,19 +66,21 @@ class CellContainers(Pass):
         self._appended: list[set[str]] = []  # per __init__: attributes filled by append
         self._maybe_none: list[set[str]] = []  # per function: names that may hold None
         self._none_appended: list[set[str]] = []  # per function: attributes appended a maybe-None
-        self._container_classes: set[str] = set()  # classes of the file deriving from a torch container
         self._filled_with_containers: list[set[str]] = []  # per function: self.X given a container by key
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if any(self._base_may_be_module(b.value) for b in node.bases if b.keyword is None):
             self._local_classes.add(node.name.value)
-        if any(self._is_container_class(b.value) for b in node.bases if b.keyword is None):
-            self._container_classes.add(node.name.value)
 
     def _is_container_class(self, cls: cst.BaseExpression) -> bool:
-        """torch's ModuleList, ModuleDict, Sequential, or a class of the file deriving from one."""
-        return (isinstance(cls, cst.Name) and cls.value in self._container_classes) or \
-            self.ctx.imports.qualify(cls) in CONTAINERS
+        """A container (torch's or MindSpore's), or a class of the file or of the tree
+        deriving from one (the type index's bases)."""
+        if self.ctx.imports.qualify(cls) in CONTAINERS:
+            return True
+        if type(cls) is not cst.Name:
+            return False
+        index = self.facts.type_index()
+        return _derives_from_container(f"{index.module}.{cls.value}", index.classes, set())
 
     def _base_may_be_module(self, base: cst.BaseExpression) -> bool:
         """False only for a base known not to be a Module: a class of this file or of the
@@ -274,3 +278,11 @@ def _append_call(call: cst.Call):
     if isinstance(f, cst.Attribute) and f.attr.value == "append" and _is_self_attr(f.value) and len(call.args) == 1:
         return f.value.attr.value, call.args[0].value
     return None
+
+
+def _derives_from_container(qualified: str, classes, seen: set[str]) -> bool:
+    info = classes.get(qualified)
+    if info is None or qualified in seen:
+        return False
+    seen.add(qualified)
+    return any(base in CONTAINERS or _derives_from_container(base, classes, seen) for base in info.bases)
