@@ -246,6 +246,7 @@ def test_allow_partial_writes_what_maps(work):
 
 
 
+@pytest.mark.framework
 def test_a_module_writing_its_own_state_dict_is_taken_by_what_it_holds():
     """opacus' DPMultiheadAttention's form: three layers held, torch's fused layout given by
     its own state_dict; the weights go by the tensors it holds, as the converted cell has them."""
