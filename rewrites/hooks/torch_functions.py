@@ -760,6 +760,20 @@ def integer_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(runtime_helper(ctx, "_torch_via_float"), {"op": ctx.reference(entry.target), **via, **args})
 
 
+@hook(at_run_time=_no_statements)
+def bool_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.sort(x)`` -> ``_torch_bool_via_float(op=ops.sort, input=x)``: torch sorts,
+    reduces and compares bool tensors in bool where MindSpore's CPU kernel has no bool; the
+    helper casts them in as float32 and the values back. An input floating whatever its
+    tensors (``torch.sort(x / 2)``) is called as the target directly."""
+    source = receiver if receiver is not None else args[first_param(entry)]
+    if floating_arithmetic(source) or _floating_layer_call(ctx, source):
+        return entry_call(ctx, entry, args, receiver)
+    if receiver is not None:
+        args = {entry.receiver or "input": receiver, **args}
+    return keyword_call(runtime_helper(ctx, "_torch_bool_via_float"), {"op": ctx.reference(entry.target), **args})
+
+
 @hook()
 def integer_coefficients(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.addmm(c, a, b, beta=0.5)`` -> ``ops.addmm(..., beta=_torch_coefficient(c, 0.5))``:
