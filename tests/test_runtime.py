@@ -433,6 +433,16 @@ def test_bool_via_float_gives_bool_values_and_integer_indices() -> None:
     assert close(tensor_math._torch_bool_via_float(op=ops.sign, input=floats), [1.0, -1.0])
 
 
+def test_bool_as_int64_types_the_result_as_torch_promotes_it() -> None:
+    from mindspore import ops
+
+    mask = tensor([True, False], ms.bool_)
+    clamped = tensor_math._torch_bool_as_int64(op=ops.clamp, input=mask, min=0, max=1)
+    assert clamped.dtype == ms.int64 and clamped.asnumpy().tolist() == [1, 0]
+    assert close(tensor_math._torch_bool_as_int64(op=ops.clamp, input=mask, min=0.2, max=0.5), [0.5, 0.2])
+    assert tensor_math._torch_bool_as_int64(op=ops.square, input=mask).dtype == ms.int64
+
+
 def test_requires_grad_sets_a_parameters_flag_and_returns_the_tensor() -> None:
     weight = ms.Parameter(tensor([1.0, 2.0]), name="w")
     assert tensor_math._torch_requires_grad_(weight, False) is weight and weight.requires_grad is False

@@ -26,6 +26,7 @@ from .torch_functions import (  # noqa: F401
     integer_coefficients,
     integer_via_float,
     bool_via_float,
+    bool_as_int64,
     diag,
     diff_n,
     equal,

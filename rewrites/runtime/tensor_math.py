@@ -533,6 +533,14 @@ def _torch_bool_via_float(op, **kwargs):
     return result.astype(ms.bool_) if result.is_floating_point() else result
 
 
+def _torch_bool_as_int64(op, **kwargs):
+    """``op(**kwargs)`` where torch promotes a bool tensor to int64 (clamped to numbers,
+    squared) and MindSpore's CPU kernel has no bool: the bool tensors cast in as int64,
+    whose result MindSpore types as torch does (int64; float32 clamped to a float)."""
+    return op(**{k: v.astype(ms.int64) if isinstance(v, ms.Tensor) and v.dtype == ms.bool_ else v
+                 for k, v in kwargs.items()})
+
+
 def _torch_requires_grad_(input, requires_grad=True):
     """Tensor.requires_grad_: a Parameter's flag set (a frozen one is left out of
     MindSpore's gradients and updates); the tensor returned as torch returns it (MindSpore's
