@@ -418,6 +418,39 @@ def test_autograd_jacobian_and_vjp_of_an_inline_lambda() -> None:
     assert close(out, [2.0, 6.0, 12.0]) and close(grads[0], [2.0, 6.0, 12.0]) and close(grads[1], [1.0, 4.0, 9.0])
 
 
+def test_bool_via_float_gives_bool_values_and_integer_indices() -> None:
+    from mindspore import ops
+
+    mask = tensor([[True, False, True], [False, False, True]], ms.bool_)
+    values, indices = tensor_math._torch_bool_via_float(op=ops.sort, input_x=mask, axis=1)
+    assert values.dtype == ms.bool_ and values.asnumpy().tolist() == [[False, True, True], [False, False, True]]
+    assert not indices.is_floating_point()
+    assert tensor_math._torch_bool_via_float(op=ops.amax, input=mask, axis=0).asnumpy().tolist() == [True, False, True]
+    # beside another dtype a bool tensor is promoted to it, as torch does
+    mixed = tensor_math._torch_bool_via_float(op=ops.minimum, input=mask, other=tensor([[2, 2, 0]], ms.int32))
+    assert mixed.dtype == ms.int32 and mixed.asnumpy().tolist() == [[1, 0, 0], [0, 0, 0]]
+    floats = tensor([3.0, -1.0])
+    assert close(tensor_math._torch_bool_via_float(op=ops.sign, input=floats), [1.0, -1.0])
+
+
+def test_bool_as_int64_types_the_result_as_torch_promotes_it() -> None:
+    from mindspore import ops
+
+    mask = tensor([True, False], ms.bool_)
+    clamped = tensor_math._torch_bool_as_int64(op=ops.clamp, input=mask, min=0, max=1)
+    assert clamped.dtype == ms.int64 and clamped.asnumpy().tolist() == [1, 0]
+    assert close(tensor_math._torch_bool_as_int64(op=ops.clamp, input=mask, min=0.2, max=0.5), [0.5, 0.2])
+    assert tensor_math._torch_bool_as_int64(op=ops.square, input=mask).dtype == ms.int64
+
+
+def test_requires_grad_sets_a_parameters_flag_and_returns_the_tensor() -> None:
+    weight = ms.Parameter(tensor([1.0, 2.0]), name="w")
+    assert tensor_math._torch_requires_grad_(weight, False) is weight and weight.requires_grad is False
+    assert tensor_math._torch_requires_grad_(weight).requires_grad is True
+    plain = tensor([3.0])
+    assert tensor_math._torch_requires_grad_(plain, requires_grad=False) is plain
+
+
 def test_via_float_keeps_an_integer_dtype_and_a_bool_result() -> None:
     from mindspore import ops
 

@@ -7,6 +7,7 @@ from ..runtime.registry import runtime_helper
 from ..syntax import Unconvertible, code, entry_call, keyword_call, literal, literal_value, mindspore_ref
 from .linalg import negated
 from .registry import hook
+from .torch_functions import bool_via_float  # noqa: F401  (a bool input: no bool FFT kernel)
 
 # MindSpore's window kernels that take the length as a tensor, not an int
 _LENGTH_AS_TENSOR = ("mindspore.ops.blackman_window", "mindspore.ops.bartlett_window")

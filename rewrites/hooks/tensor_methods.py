@@ -25,6 +25,8 @@ from .torch_functions import (  # noqa: F401
     float_input,
     integer_coefficients,
     integer_via_float,
+    bool_via_float,
+    bool_as_int64,
     diag,
     diff_n,
     equal,

@@ -775,6 +775,34 @@ def integer_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
     return keyword_call(runtime_helper(ctx, "_torch_via_float"), {"op": ctx.reference(entry.target), **via, **args})
 
 
+@hook(at_run_time=_no_statements)
+def bool_via_float(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.sort(x)`` -> ``_torch_bool_via_float(op=ops.sort, input=x)``: torch sorts,
+    reduces and compares bool tensors in bool where MindSpore's CPU kernel has no bool; the
+    helper casts them in as float32 and the values back. An input floating whatever its
+    tensors (``torch.sort(x / 2)``) is called as the target directly."""
+    return _through_bool_helper(ctx, entry, args, receiver, "_torch_bool_via_float")
+
+
+def _through_bool_helper(ctx, entry, args, receiver, helper: str) -> cst.BaseExpression:
+    """``helper(op=target, **args)``, the receiver passed as the entry's first argument; the
+    target called directly where the input is floating whatever its tensors."""
+    source = receiver if receiver is not None else args[first_param(entry)]
+    if floating_arithmetic(source) or _floating_layer_call(ctx, source):
+        return entry_call(ctx, entry, args, receiver)
+    if receiver is not None:
+        args = {entry.receiver or "input": receiver, **args}
+    return keyword_call(runtime_helper(ctx, helper), {"op": ctx.reference(entry.target), **args})
+
+
+@hook(at_run_time=_no_statements)
+def bool_as_int64(ctx, entry, args, receiver) -> cst.BaseExpression:
+    """``torch.clamp(x, 0, 1)`` -> ``_torch_bool_as_int64(op=ops.clamp, input=x, ...)``: torch
+    promotes a bool tensor to int64 there (clamp, square), MindSpore's CPU kernel has no bool.
+    An input floating whatever its tensors is called as the target directly."""
+    return _through_bool_helper(ctx, entry, args, receiver, "_torch_bool_as_int64")
+
+
 @hook()
 def integer_coefficients(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.addmm(c, a, b, beta=0.5)`` -> ``ops.addmm(..., beta=_torch_coefficient(c, 0.5))``:

@@ -511,6 +511,45 @@ def _torch_via_float(op, via=None, **kwargs):
     return result.astype(tensors[0].dtype) if result.is_floating_point() else result
 
 
+def _torch_bool_via_float(op, **kwargs):
+    """``op(**kwargs)`` where torch computes bool tensors (sort, cummax, amax, sign, minimum,
+    diagflat, repeat_interleave, ...) and MindSpore's CPU kernel has none for bool: the bool
+    tensors cast in as float32 (0 and 1, exact) and, when every tensor was bool, the floating
+    results cast back to bool as torch returns them (indices kept). Beside a tensor of another
+    dtype a bool one takes that dtype, as torch promotes it. Other calls go straight to ``op``.
+    Written as GRAPH mode compiles it (lists, no generators)."""
+    tensors = [v for v in kwargs.values() if isinstance(v, ms.Tensor)]
+    bools = [t for t in tensors if t.dtype == ms.bool_]
+    if not bools:
+        return op(**kwargs)
+    others = [t for t in tensors if t.dtype != ms.bool_]
+    via = others[0].dtype if others else ms.float32
+    result = op(**{k: v.astype(via) if isinstance(v, ms.Tensor) and v.dtype == ms.bool_ else v
+                   for k, v in kwargs.items()})
+    if others:
+        return result
+    if isinstance(result, tuple):
+        return tuple([r.astype(ms.bool_) if r.is_floating_point() else r for r in result])
+    return result.astype(ms.bool_) if result.is_floating_point() else result
+
+
+def _torch_bool_as_int64(op, **kwargs):
+    """``op(**kwargs)`` where torch promotes a bool tensor to int64 (clamped to numbers,
+    squared) and MindSpore's CPU kernel has no bool: the bool tensors cast in as int64,
+    whose result MindSpore types as torch does (int64; float32 clamped to a float)."""
+    return op(**{k: v.astype(ms.int64) if isinstance(v, ms.Tensor) and v.dtype == ms.bool_ else v
+                 for k, v in kwargs.items()})
+
+
+def _torch_requires_grad_(input, requires_grad=True):
+    """Tensor.requires_grad_: a Parameter's flag set (a frozen one is left out of
+    MindSpore's gradients and updates); the tensor returned as torch returns it (MindSpore's
+    requires_grad_ returns None). A plain tensor records no graph: nothing to mark."""
+    if isinstance(input, ms.Parameter):
+        input.requires_grad = requires_grad
+    return input
+
+
 def _torch_coefficient(tensor, value):
     """A scalar factor (beta, alpha, value) as torch applies it with ``tensor``: an integer
     or bool tensor truncates a float factor to an integer (``addmm(c, a, b, beta=0.5)`` on
