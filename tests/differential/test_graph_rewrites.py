@@ -346,6 +346,32 @@ class ConditionalPops(nn.Module):  # x-transformers' layer loop: memories popped
         return last, out
 
 
+class Iterators(nn.Module):  # x-transformers' layer loop: one cache per layer, next(it, None)
+    def forward(self, x):
+        caches = iter((x[0], x[1] * 2))
+        scales = iter((None,))
+        out = x[2]
+        for kind in ("a", "f", "a", "a"):
+            cache = next(caches, None)
+            out = out * 3 if cache is None else out + cache
+            scale = next(scales, None)
+            out = out if scale is None else out * scale
+        return out
+
+
+def default(val, d):  # x-transformers' default: d() if callable(d) else d, given tensors
+    if val is not None:
+        return val
+    return d() if callable(d) else d
+
+
+class Callables(nn.Module):
+    def forward(self, x, context=None):
+        kv = default(context, x)
+        y = x() if callable(x) else x  # the same in forward itself
+        return kv * 2, y * 3, default(None, 3)
+
+
 def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
     return weight * sqrt(weight.numel() / weight.shape[0])
 
@@ -432,6 +458,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
+    "Iterators": ((), [(X34,), (TIES,)]),
+    "Callables": ((), [(X34,), (X34, TIES)]),
     "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
@@ -464,6 +492,8 @@ GROUPS = {
     "MS208": ["PackAtRunTime"],
     "MS318": ["ConditionalPops"],
     "MS319": ["MathNames"],
+    "MS320": ["Iterators"],
+    "MS321": ["Callables"],
     "MS207": ["InplaceHelper"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
