@@ -206,7 +206,9 @@ def run_model(spec: dict, out_dir: Path) -> dict:
         for key in tied:
             wm.mapping.pop(key, None)
         meta["tied"] = tied
-        state = {k: v.detach().cpu().numpy() for k, v in torch_state(model).items()}
+        # copies: a CPU tensor's numpy() shares its memory, and a forward that updates a buffer
+        # in eval mode (AlphaGenome's BatchRMSNorm running_var) would change the saved state
+        state = {k: v.detach().cpu().numpy().copy() for k, v in torch_state(model).items()}
         stage = "run"
         inputs = make_inputs(spec["inputs"])
         with torch.no_grad():

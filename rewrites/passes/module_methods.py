@@ -635,13 +635,20 @@ def _super_init_call(stmt) -> cst.Call | None:
 def _insert_refresh(body: list, receiver: str) -> list | None:
     """``receiver.cell_list = list(receiver.cells())`` after the last statement of ``body``
     that adds to it; when one ``if``/``with``/``try`` holds every addition, inside its
-    block instead (``seq = nn.Sequential()`` may exist only there). Loops are not
-    entered: refreshing once after the loop is enough."""
+    block instead (``seq = nn.Sequential()`` may exist only there). A loop is entered
+    only where its body builds the Sequential anew (effdet's ``after_combine =
+    nn.Sequential()`` per node: refreshed after the loop, every Sequential but the last
+    would run empty); otherwise refreshing once after the loop is enough."""
     found = [i for i, stmt in enumerate(body) if _adds_to(stmt, receiver)]
     if not found:
         return None
     last = found[-1]
     stmt = body[last]
+    if isinstance(stmt, (cst.For, cst.While)) and isinstance(stmt.body, cst.IndentedBlock) \
+            and _binds(stmt.body.body, receiver):
+        inner = _insert_refresh(list(stmt.body.body), receiver)
+        if inner is not None:
+            return [*body[:last], stmt.with_changes(body=stmt.body.with_changes(body=inner)), *body[last + 1:]]
     if len(found) == 1 and isinstance(stmt, (cst.If, cst.With, cst.Try)):
         blocks = [b for b in _blocks(stmt) if isinstance(b, cst.IndentedBlock) and any(_adds_to(x, receiver) for x in b.body)]
         if len(blocks) == 1:
@@ -650,6 +657,13 @@ def _insert_refresh(body: list, receiver: str) -> list | None:
                 new_block = blocks[0].with_changes(body=inner)
                 return [*body[:last], stmt.deep_replace(blocks[0], new_block), *body[last + 1:]]
     return [*body[:last + 1], _refresh(receiver), *body[last + 1:]]
+
+
+def _binds(body, receiver: str) -> bool:
+    """Whether a statement of ``body`` (not nested) assigns ``receiver``."""
+    return any(isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.Assign) and any(code(t.target) == receiver for t in small.targets)
+        for small in stmt.body) for stmt in body)
 
 
 def _refresh(receiver: str) -> cst.SimpleStatementLine:

@@ -64,8 +64,7 @@ class TensorMethods(Pass):
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
-        "MS201": "a torch.split whose pieces are written in place is wrapped in _torch_view_pieces once MS201 "
-                 "has converted the split itself",
+        "MS201": "torch.split(o, n) whose pieces are written in place is wrapped in _torch_view_pieces once converted",
     }
     examples = (
         Example(

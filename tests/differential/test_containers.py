@@ -65,6 +65,30 @@ FILLED_PRELUDE = (
     "        outs = [self.resample[str(i)](x).sum(-1, keepdim=True) for i in range(len(self.resample))]\n"
     "        return self.heads['sum'](x) + torch.cat(outs, -1).sum(-1, keepdim=True)\n"
 )
+# a Sequential built anew in each pass of a loop and filled by add_module (effdet's
+# after_combine per FPN node): each refreshed where it is filled, none runs empty
+PER_LOOP_PRELUDE = (
+    "class _PerNode(nn.Module):\n"
+    "    def __init__(self, nodes, pre_act):\n"
+    "        super().__init__()\n"
+    "        self.nodes = nn.ModuleList()\n"
+    "        for i in range(nodes):\n"
+    "            after = nn.Sequential()\n"
+    "            if pre_act:\n"
+    "                after.add_module('act', nn.Tanh())\n"
+    "            after.add_module('proj', nn.Linear(4, 4))\n"
+    "            self.nodes.append(after)\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        for node in self.nodes:\n"
+    "            x = node(x)\n"
+    "        return x\n"
+)
+CASES += [
+    LayerCase(f"_PerNode({nodes}, {pre_act})", (randn(2, 4),), prelude=PER_LOOP_PRELUDE if i == 0 else "",
+              primary="torch.nn.Sequential")
+    for i, (nodes, pre_act) in enumerate(((3, True), (2, False)))
+]
 CASES += [
     LayerCase(f"_Filled({levels})", (randn(2, 4),), prelude=FILLED_PRELUDE if i == 0 else "",
               primary="torch.nn.ModuleDict")
