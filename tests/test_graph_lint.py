@@ -66,3 +66,13 @@ def test_ms512_a_pop_in_a_conditional_expression_inside_a_larger_one() -> None:
     result = convert_code(src)
     assert sorted((d.line, d.code) for d in result.diagnostics if d.code in ("MS318", "MS512")) == [
         (5, "MS318"), (6, "MS512"), (7, "MS512")]
+
+
+def test_a_buffer_written_again_in_compiled_code_is_a_warning() -> None:
+    """MS103 registers a reassigned buffer again (PYNATIVE's answer); GRAPH_MODE refuses
+    register_buffer in compiled code, so there the line gets a warning, elsewhere a note."""
+    src = (FIXTURE.parent.parent / "module-methods" / "buffer_reassigned.py").read_text()
+    src += ("\n    def reset(self, n):\n        self.rel = torch.zeros(1, n)\n")
+    found = {(d.line, d.severity.name) for d in convert_code(src).diagnostics if d.code == "MS103"
+             and "registered buffer" in d.message}
+    assert found == {(17, "WARNING"), (23, "INFO")}, found

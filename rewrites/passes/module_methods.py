@@ -187,8 +187,13 @@ class ModuleMethods(Pass):
             args.append(cst.Arg(persistent, keyword=cst.Name("persistent"),
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         self.ctx.count_converted()
-        self.ctx.report(original, self.id, f"self.{name} is a registered buffer: assigned by register_buffer "
-                        "(a MindSpore Cell refuses a plain tensor under a buffer's name)", Severity.INFO)
+        if self.ctx.compiled:  # the rewrite is PYNATIVE's: GRAPH_MODE refuses register_buffer in compiled code
+            self.ctx.report(original, self.id, f"self.{name} is a registered buffer: assigned by register_buffer, "
+                            "which GRAPH_MODE refuses in compiled code (MS508): in GRAPH_MODE compute it in "
+                            "__init__ or keep it a Parameter updated with ops.assign", Severity.WARNING)
+        else:
+            self.ctx.report(original, self.id, f"self.{name} is a registered buffer: assigned by register_buffer "
+                            "(a MindSpore Cell refuses a plain tensor under a buffer's name)", Severity.INFO)
         return cst.Expr(cst.Call(func=cst.parse_expression("self.register_buffer"), args=args))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
