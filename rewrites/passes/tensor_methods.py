@@ -50,6 +50,10 @@ FORWARD_NAMES = ("forward", "construct")
 # differs, read through the run-time resolver where the receiver may be a tensor
 RESOLVED_ATTRIBUTES = frozenset({"requires_grad"})
 RESOLVED_METHODS = frozenset({"to"})
+# methods other values have under the same name (a dict's values(), a slice's indices(), a
+# Module's requires_grad_()): converted on a tensor, an unproven receiver left as it is
+# without a note (the use is not torch-looking)
+SHARED_METHODS = frozenset({"values", "indices", "requires_grad_"})
 # a Module's methods yielding its parameters (last in each item): names bound to them are Parameters
 # torch's and, for code converted already (a second run changes nothing), MindSpore's
 PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters", "get_parameters", "trainable_params",
@@ -369,6 +373,8 @@ class TensorMethods(Pass):
                 return self._resolved_call(original, updated)
             if func.attr.value == "clone" and not any(a.star for a in original.args):
                 return self._resolved_clone(original, updated)
+            if func.attr.value in SHARED_METHODS and not _tensor_only(entry, original):
+                return updated
             if not _tensor_only(entry, original):
                 # a torch-looking use left as it is: it counts against the conversion rate
                 self.ctx.count_unconverted()
