@@ -788,11 +788,27 @@ def _through_bool_helper(ctx, entry, args, receiver, helper: str) -> cst.BaseExp
     """``helper(op=target, **args)``, the receiver passed as the entry's first argument; the
     target called directly where the input is floating whatever its tensors."""
     source = receiver if receiver is not None else args[first_param(entry)]
-    if floating_arithmetic(source) or _floating_layer_call(ctx, source):
+    if never_bool(source) or _floating_layer_call(ctx, source):
         return entry_call(ctx, entry, args, receiver)
     if receiver is not None:
         args = {entry.receiver or "input": receiver, **args}
     return keyword_call(runtime_helper(ctx, helper), {"op": ctx.reference(entry.target), **args})
+
+
+def never_bool(node: cst.BaseExpression) -> bool:
+    """The expression is no bool tensor whatever its tensors' dtypes: floating arithmetic,
+    a difference or a negation (torch refuses both on bool), or a sum or product with a
+    number literal (bool is promoted: ``mask + 1`` is int64): ``clamp(x - tau, min=0)``."""
+    if floating_arithmetic(node):
+        return True
+    if type(node) is cst.UnaryOperation:
+        return type(node.operator) is cst.Minus
+    if type(node) is not cst.BinaryOperation:
+        return False
+    if type(node.operator) in (cst.Subtract, cst.Divide):
+        return True
+    return type(node.operator) in FLOAT_KEEPING_OPERATORS and any(
+        type(side) in (cst.Integer, cst.Float) or never_bool(side) for side in (node.left, node.right))
 
 
 @hook(at_run_time=_no_statements)
