@@ -96,10 +96,14 @@ def test_torch_based_dependencies_are_converted_with_the_settings_of_benchmarks_
     assert packages["torchvision"] == shared["torchvision"] and packages["timm"] == shared["timm"]
     with pytest.raises(SystemExit, match="not-configured"):
         run.with_converted_dependencies({"packages": {"a": {"converted_with": ["not-configured"]}}})
-    # what the sampled benchmark lists: each dependency one benchmarks/models converts
+    # a dependency benchmarks/models never converts, configured by the config's [dependencies]
+    own = {**config, "dependencies": {"hyper": {"blank_init": ["x/__init__.py"]}}}
+    own["packages"] = {**config["packages"], "d": {"blank_init": [], "converted_with": ["hyper"]}}
+    assert run.with_converted_dependencies(own)["packages"]["hyper"] == {"blank_init": ["x/__init__.py"]}
+    # what the sampled benchmark lists: each dependency one benchmarks/models converts, or its own
     drawn = tomllib.loads((BENCH / "sampled" / "models.toml").read_text(encoding="utf-8"))
     listed = {d for entry in drawn["packages"].values() for d in entry.get("converted_with", [])}
-    assert listed and listed <= set(shared)
+    assert listed and listed <= set(shared) | set(drawn.get("dependencies", {}))
 
 
 def test_a_package_finds_its_own_distribution_metadata_beside_the_converted_code(tmp_path):
