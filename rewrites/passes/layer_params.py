@@ -249,8 +249,8 @@ class LayerParams(Pass):
             if "." in new:  # a layer MindSpore wraps: bn2d.gamma
                 return cst.parse_expression(f"{code(updated.value)}.{new}")
             return updated.with_changes(attr=cst.Name(new))
-        if attr not in self._run_time_names:
-            return updated
+        if attr not in self._parameter_names and (attr not in self._run_time_names or attr in self._distinctive):
+            return updated  # a distinctive name (in_features) is looked up by _torch_attribute below
         if id(original) in self._targets:
             self._written[id(original)] = attr  # leave_Assign writes it, or warns
             return updated
