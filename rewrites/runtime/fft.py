@@ -5,6 +5,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 the module imports with MindSpore installed, for its tests.
 """
 
+import math
+
 import mindspore as ms
 from mindspore import ops
 
@@ -14,8 +16,6 @@ from mindspore import ops
 def _istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
            onesided=None, length=None, return_complex=False):
     """torch.istft: the signal (..., time) from its complex STFT (..., freq, frames)."""
-    import math
-
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
     if window is None:

@@ -7,6 +7,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 the module imports with MindSpore installed, for its tests.
 """
 
+import math
+
 import mindspore as ms
 from mindspore import ops
 
@@ -169,8 +171,6 @@ def _vander(x, N=None):
 def _tensorinv(A, ind=2):
     """torch.linalg.tensorinv: the inverse of A read as a matrix of its first ind axes by
     the rest, shaped A.shape[ind:] + A.shape[:ind]."""
-    import math
-
     rows = math.prod(A.shape[:ind])
     return ops.inverse(A.reshape(rows, -1)).reshape(A.shape[ind:] + A.shape[:ind])
 
@@ -178,8 +178,6 @@ def _tensorinv(A, ind=2):
 def _tensorsolve(A, B, dims=None):
     """torch.linalg.tensorsolve: X with tensordot(A, X, X.ndim) == B (the axes dims of A
     moved to the end first)."""
-    import math
-
     if dims is not None:
         moved = [d % A.ndim for d in dims]
         A = ops.permute(A, tuple(d for d in range(A.ndim) if d not in moved) + tuple(moved))
@@ -209,8 +207,6 @@ def _matrix_power(A, n):
 # are tensors of A's dtype (a Python float times a float64 tensor is rounded to float32)
 def _matrix_exp(A):
     """torch.linalg.matrix_exp: exp(A / 2**s) by a degree-13 Pade approximant, squared s times."""
-    import math
-
     b = [ms.Tensor(c, A.dtype) for c in (
         64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,

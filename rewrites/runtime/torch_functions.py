@@ -6,6 +6,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 the module imports with MindSpore installed, for its tests.
 """
 
+import numpy
+
 import mindspore as ms
 from mindspore import ops
 
@@ -238,8 +240,6 @@ def _torch_finfo(dtype=None):
     """torch.finfo: numpy's finfo of the dtype's name (a MindSpore dtype prints as
     Float32, a torch one as torch.float32); bfloat16 and float8, which numpy lacks, from
     their formats (transpile MS201)."""
-    import numpy
-
     # (bits, eps, max, smallest normal, resolution): bfloat16 has 8 exponent and 7 mantissa
     # bits; float8 e4m3fn has no infinity (448 is its largest), e5m2 is IEEE-like
     formats = {
