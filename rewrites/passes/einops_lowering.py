@@ -528,8 +528,9 @@ class EinopsLowering(Pass):
             if reduction == "repeat":  # einops' Reduce(..., "repeat") is repeat (hyper-connections' stream expansion)
                 kind, reduction, label = "repeat", None, "repeat"
             elif reduction not in REDUCTIONS:
-                raise Unconvertible(f"reduction {code(args['reduction']) if 'reduction' in args else '?'} is not "
-                                    f"one of {', '.join(REDUCTIONS)} written as a literal")
+                # (the reduction's code is not quoted: black may lay it out otherwise, and the
+                # marker must read the same when the output is converted again)
+                raise Unconvertible(f"the reduction is not one of {', '.join(REDUCTIONS)} written as a literal")
         axes = sorted(lengths)
         lowering = _Lowering(self.ctx.reference, kind, pattern, {a: _ph(i + 1) for i, a in enumerate(axes)}, reduction)
         text = lowering.code()

@@ -267,15 +267,13 @@ def test_every_converted_entry_has_three_call_forms() -> None:
 
 REFUSED = {
     # a view in torch, a copy in MindSpore: the tensor it was taken from would not change
-    # (the result of arithmetic, held by nobody, converts: test_layer_subclass_arguments.py)
-    "Tensor.acos_": "a[0].acos_()",
+    # (the result of arithmetic, held by nobody, converts: test_layer_subclass_arguments.py;
+    # an item, a[0].acos_(), is written back: test_item_writes_reach_their_tensor)
     "Tensor.t_": "a[0].t_()",
     "Tensor.resize_": "a.data.resize_(4)",
     "Tensor.set_": "a.set_(b, 1, (2,), (1,))",
-    "Tensor.scatter_": "a[0].scatter_(1, b, 0.5, reduce='add')",
     "Tensor.random_": "a.random_()",
     "Tensor.exponential_": "a.exponential_(generator=torch.Generator())",  # a name: refused when it runs
-    "torch.exp_": "torch.exp_(a[0])",
     "torch.expand_copy": "torch.expand_copy(a, (2, 3), implicit=True)",
     "torch.slice_copy": "torch.slice_copy(a, b, 0, 1)",
 }
@@ -286,3 +284,37 @@ def test_refused_calls_are_marked(api: str) -> None:
     """What cannot be converted exactly is left in place with a marker."""
     out, markers = converted_markers(f"import torch\n\n\nclass M:\n    def forward(self, a, b):\n        return {REFUSED[api]}\n")
     assert markers, out
+
+
+ITEM_WRITES = {  # an in-place call on an item: torch writes through the view, the conversion stores it back
+    "Tensor.acos_": "r = a[0].acos_()",
+    "torch.exp_": "r = torch.exp_(a[0])",
+    "F.relu_": "r = F.relu_(a[0])",
+    "Tensor.scatter_": "r = a[0].scatter_(1, b, 0.5, reduce='add')",
+}
+
+
+@pytest.mark.framework
+def test_item_writes_reach_their_tensor() -> None:
+    """The tensor an item was taken from and the call's result are torch's (one process for all)."""
+    import mindspore
+    import torch
+
+    from transpile import convert_code
+
+    for api, line in ITEM_WRITES.items():
+        src = ("import torch\nimport torch.nn.functional as F\n\n\nclass M(torch.nn.Module):\n"
+               f"    def forward(self, a, b):\n        {line}\n        return a, r\n")
+        converted = convert_code(src).code
+        assert "# transpile:" not in converted, converted
+        torch_ns: dict = {}
+        ms_ns: dict = {}
+        exec(compile(src, "<torch>", "exec"), torch_ns)
+        exec(compile(converted, "<converted>", "exec"), ms_ns)
+        rng = np.random.default_rng(0)
+        a = rng.uniform(-0.9, 0.9, (2, 3, 4)).astype(np.float32)
+        b = rng.integers(0, 4, (3, 2)).astype(np.int64)
+        expected = torch_ns["M"]()(torch.tensor(a), torch.tensor(b))
+        got = ms_ns["M"]()(mindspore.Tensor(a), mindspore.Tensor(b))
+        for e, g in zip(expected, got):
+            np.testing.assert_allclose(g.asnumpy(), e.numpy(), rtol=1e-6, atol=1e-6, err_msg=api)

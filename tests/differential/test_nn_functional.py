@@ -454,7 +454,6 @@ UNCONVERTED = [
     ("F.max_pool1d(x, 2, return_indices=r)", "return_indices=r chosen at run time"),
     ("F.local_response_norm(x, 4)", "odd"),
     ("F.conv2d(x, w, padding='circular')", "not understood"),
-    ("F.relu_(x[0])", "used twice"),  # a view in torch (x + 1, held by nobody, converts)
     ("F._Reduction.get_enum('avg')", "not a valid value for reduction"),
 ]
 
