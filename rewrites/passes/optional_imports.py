@@ -218,35 +218,59 @@ class OptionalImports(Pass):
             return stmt if all(a is b or a.deep_equals(b) for a, b in zip(small, stmt.body)) else stmt.with_changes(body=small)
         if t is cst.FunctionDef:
             params = stmt.params
-            new_params = params.with_changes(**{
-                field: [p.with_changes(annotation=self._quoted(p.annotation, tried)) for p in getattr(params, field)]
-                for field in ("params", "kwonly_params", "posonly_params")})
+            changes = {}
+            for field in ("params", "kwonly_params", "posonly_params"):
+                old = getattr(params, field)
+                new = [self._with_annotation(p, tried) for p in old]
+                if any(a is not b for a, b in zip(new, old)):
+                    changes[field] = new
             for field in ("star_arg", "star_kwarg"):
-                p = getattr(new_params, field)
-                if type(p) is cst.Param:
-                    new_params = new_params.with_changes(**{field: p.with_changes(annotation=self._quoted(p.annotation, tried))})
-            stmt = stmt.with_changes(params=new_params, returns=self._quoted(stmt.returns, tried))
-            return stmt.with_changes(body=self._block(stmt.body, tried, evaluated=False))
+                p = getattr(params, field)
+                if type(p) is cst.Param and self._with_annotation(p, tried) is not p:
+                    changes[field] = self._with_annotation(p, tried)
+            new_params = params.with_changes(**changes) if changes else params
+            returns = self._quoted(stmt.returns, tried)
+            body = self._block(stmt.body, tried, evaluated=False)
+            if new_params is params and returns is stmt.returns and body is stmt.body:
+                return stmt  # (rebuilt, every definition of a file cost a millisecond a file)
+            return stmt.with_changes(params=new_params, returns=returns, body=body)
         if t is cst.ClassDef:
-            return stmt.with_changes(body=self._block(stmt.body, tried, evaluated=True))
+            body = self._block(stmt.body, tried, evaluated=True)
+            return stmt if body is stmt.body else stmt.with_changes(body=body)
         if t in (cst.If, cst.For, cst.While, cst.With, cst.Try):
             return self._compound(stmt, tried, evaluated)
         return stmt
 
+    def _with_annotation(self, param: cst.Param, tried: set[str]) -> cst.Param:
+        quoted = self._quoted(param.annotation, tried)
+        return param if quoted is param.annotation else param.with_changes(annotation=quoted)
+
     def _block(self, block, tried: set[str], evaluated: bool):
         if type(block) is not cst.IndentedBlock:
             return block
-        return block.with_changes(body=[self._quoted_annotations(s, tried, evaluated) for s in block.body])
+        body = [self._quoted_annotations(s, tried, evaluated) for s in block.body]
+        return block if all(a is b for a, b in zip(body, block.body)) else block.with_changes(body=body)
 
     def _compound(self, stmt, tried: set[str], evaluated: bool):
-        changes = {"body": self._block(stmt.body, tried, evaluated)}
+        changes = {}
+        body = self._block(stmt.body, tried, evaluated)
+        if body is not stmt.body:
+            changes["body"] = body
         orelse = getattr(stmt, "orelse", None)
         if type(orelse) is cst.If:
-            changes["orelse"] = self._compound(orelse, tried, evaluated)
+            new = self._compound(orelse, tried, evaluated)
         elif orelse is not None:
-            changes["orelse"] = orelse.with_changes(body=self._block(orelse.body, tried, evaluated))
+            block = self._block(orelse.body, tried, evaluated)
+            new = orelse if block is orelse.body else orelse.with_changes(body=block)
+        if orelse is not None and new is not orelse:
+            changes["orelse"] = new
         if type(stmt) is cst.Try:
-            changes["handlers"] = [h.with_changes(body=self._block(h.body, tried, evaluated)) for h in stmt.handlers]
+            handlers = [h if (b := self._block(h.body, tried, evaluated)) is h.body else h.with_changes(body=b)
+                        for h in stmt.handlers]
+            if any(a is not b for a, b in zip(handlers, stmt.handlers)):
+                changes["handlers"] = handlers
             if stmt.finalbody is not None:
-                changes["finalbody"] = stmt.finalbody.with_changes(body=self._block(stmt.finalbody.body, tried, evaluated))
-        return stmt.with_changes(**changes)
+                block = self._block(stmt.finalbody.body, tried, evaluated)
+                if block is not stmt.finalbody.body:
+                    changes["finalbody"] = stmt.finalbody.with_changes(body=block)
+        return stmt.with_changes(**changes) if changes else stmt
