@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from .harness import Case, Suite, arr, bools, call_forms, converted_markers, coverage_gaps, ints, pos
+from .harness import Case, Suite, arr, bools, call_forms, converted_and_run, converted_markers, coverage_gaps, ints, pos
 
 CASES: list[Case] = []
 TABLES = ("tensor_inplace.toml", "torch_inplace.toml")
@@ -300,17 +300,10 @@ def test_item_writes_reach_their_tensor() -> None:
     import mindspore
     import torch
 
-    from transpile import convert_code
-
     for api, line in ITEM_WRITES.items():
         src = ("import torch\nimport torch.nn.functional as F\n\n\nclass M(torch.nn.Module):\n"
                f"    def forward(self, a, b):\n        {line}\n        return a, r\n")
-        converted = convert_code(src).code
-        assert "# transpile:" not in converted, converted
-        torch_ns: dict = {}
-        ms_ns: dict = {}
-        exec(compile(src, "<torch>", "exec"), torch_ns)
-        exec(compile(converted, "<converted>", "exec"), ms_ns)
+        _, torch_ns, ms_ns = converted_and_run(src, "item_writes.py")
         rng = np.random.default_rng(0)
         a = rng.uniform(-0.9, 0.9, (2, 3, 4)).astype(np.float32)
         b = rng.integers(0, 4, (3, 2)).astype(np.int64)

@@ -22,6 +22,8 @@ import sys
 import numpy as np
 import pytest
 
+from .harness import converted_and_run
+
 pytestmark = pytest.mark.framework
 
 SOURCE = '''
@@ -139,15 +141,7 @@ class ScaledNorm(Norm):  # a torch layer's subclass of a subclass in another fil
 
 @pytest.fixture(scope="module")
 def converted():
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="layer_attributes.py")
-    assert not result.failed and "# transpile:" not in result.code, result.code
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    ms_ns: dict = {}
-    exec(compile(result.code, "<converted>", "exec"), ms_ns)
-    return result, torch_ns, ms_ns
+    return converted_and_run(SOURCE, "layer_attributes.py")
 
 
 def _copy(torch_net, ms_net) -> None:

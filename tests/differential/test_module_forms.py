@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from .harness import converted_and_run
+
 SOURCE = '''
 import math
 
@@ -94,15 +96,7 @@ LAYERS = [nn.Linear(4, 2), nn.Linear(3, 2), nn.Conv2d(3, 8, 3), nn.Conv2d(1, 8, 
 
 @pytest.fixture(scope="module")
 def built():
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="module_forms.py")
-    assert not result.failed and "# transpile:" not in result.code, result.code
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    ms_ns: dict = {}
-    exec(compile(result.code, "<converted>", "exec"), ms_ns)
-    return result, torch_ns, ms_ns
+    return converted_and_run(SOURCE, "module_forms.py")
 
 
 def _same_weights(torch_net, ms_net) -> None:
