@@ -213,3 +213,22 @@ def test_hf_benchmark_graph_cause_and_generated_variety():
     gen = {"prompt_length": 2, "expected": [[5, 6, 7, 7, 7], [5, 6, 1, 2, 3]]}
     assert run.generated_variety(gen) == "distinct generated tokens per row (torch): 1, 3 of 3"
     assert run.generated_variety({"expected": [[1]]}) == "distinct generated tokens not known"
+
+
+def test_a_subset_of_the_models_converts_the_packages_they_import_and_no_other(tmp_path):
+    """benchmarks/models/run.py --only: the models' packages and what their sources import,
+    directly or through another converted package (a comment or a longer name is no import)."""
+    run = _sampled_run().harness
+    sources = {
+        "app": "import util\nfrom helper.x import y\n",
+        "helper": "import torch\n# import unused\nimport deep\n",
+        "util": "x = 1\n", "deep": "from deep import z\n", "unused": "", "util_extra": "",
+        "other": "import app\n",
+    }
+    dirs = {}
+    for name, text in sources.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(text, encoding="utf-8")
+        dirs[name] = str(tmp_path / name)
+    assert run.imported_packages(dirs, {"app"}) == {"app", "util", "helper", "deep"}
+    assert run.imported_packages(dirs, {"util"}) == {"util"}

@@ -41,6 +41,7 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from transpile.parity.forkserver import start_child
 from verdict import tolerance  # this file's folder (benchmarks/models), first on sys.path when run
 
 HERE = Path(__file__).resolve().parent
@@ -126,15 +127,34 @@ def package_dirs(py: str, packages: list[str]) -> dict[str, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def convert_packages(py: str, config: dict) -> dict[str, dict]:
-    """Copy and convert each package; per source file (relative to the source root):
-    status, error diagnostics, torch uses left unconverted."""
+def imported_packages(dirs: dict[str, str], roots: set[str]) -> set[str]:
+    """``roots`` and every package of ``dirs`` their sources import, directly or not (a
+    subset of the models converts these alone)."""
+    wanted, todo = set(roots), list(roots)
+    while todo:
+        text = "\n".join(path.read_text(encoding="utf-8", errors="replace")
+                         for path in Path(dirs[todo.pop()]).rglob("*.py") if "__pycache__" not in path.parts)
+        for other in dirs.keys() - wanted:
+            if re.search(rf"^\s*(from|import)\s+{re.escape(other)}\b", text, re.MULTILINE):
+                wanted.add(other)
+                todo.append(other)
+    return wanted
+
+
+def convert_packages(py: str, config: dict, roots: set[str] | None = None) -> dict[str, dict]:
+    """Copy and convert each package (with ``roots``, only those and the packages they
+    import); per source file (relative to the source root): status, error diagnostics,
+    torch uses left unconverted."""
     from transpile import convert_paths
     from transpile.engine.diagnostics import Severity
 
     src_root, conv_root = WORK / "src", WORK / "converted"
     files: dict[str, dict] = {}
-    for pkg, where in package_dirs(py, list(config["packages"])).items():
+    dirs = package_dirs(py, list(config["packages"]))
+    if roots is not None:
+        wanted = imported_packages(dirs, roots)
+        dirs = {pkg: where for pkg, where in dirs.items() if pkg in wanted}
+    for pkg, where in dirs.items():
         src, dest = src_root / pkg, conv_root / pkg
         for d in (src, dest):
             if d.exists():
@@ -188,14 +208,21 @@ def run_ms(name: str, mode: str, timeout: float, deps: str, without_torch: bool 
         }), encoding="utf-8")
         env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
         start = time.perf_counter()
+        stderr = Path(tmp) / "stderr.txt"
+        # Forked from a process that imported MindSpore once (transpile's parity fork
+        # server: a process of its own per run, without the seconds of imports each); a
+        # run that must find no torch starts afresh (the server imported it).
+        child = start_child("script", str(HERE / "ms_side.py"), [str(request)], python=None, cwd=tmp,
+                            stdout=Path(tmp) / "stdout.txt", stderr=stderr, env=env, fresh=without_torch)
         try:
-            proc = subprocess.run([sys.executable, str(HERE / "ms_side.py"), str(request)],
-                                  capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp)
+            returncode = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
             return {"built": None, "error": f"timed out after {timeout:g} s", "seconds": timeout}
-        if proc.returncode != 0 or not result.exists():
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            last = tail.splitlines()[-1] if tail else f"exit status {proc.returncode}"
+        if returncode != 0 or not result.exists():
+            tail = "\n".join(stderr.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-15:])
+            last = tail.splitlines()[-1] if tail else f"exit status {returncode}"
             return {"built": None, "error": f"child process died: {last}", "detail": tail,
                     "seconds": round(time.perf_counter() - start, 2)}
         return json.loads(result.read_text(encoding="utf-8"))
@@ -544,7 +571,8 @@ def main(argv=None) -> int:
     py = torch_python(args, config)
     run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
-    conv = convert_packages(py, config)
+    # a subset converts only the packages its models import
+    conv = convert_packages(py, config, {m["module"].split(".")[0] for m in models} if args.only else None)
     deps = ms_deps(config)
 
     results = run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps)

@@ -151,12 +151,13 @@ def forked_child(kind: str, target: str, args: list[str], *, python: str | None,
 
 
 def start_child(kind: str, target: str, args: list[str], *, python: str | None, cwd: str, stdout: Path,
-                stderr: Path, env: dict, memory_limit: int | None = None):
+                stderr: Path, env: dict, memory_limit: int | None = None, fresh: bool = False):
     """``python -m TARGET ARGS`` (kind "module") or ``python TARGET ARGS`` in its own session,
-    its output in the two files: forked from the server where it can be, else a fresh
-    process. The handle has ``pid``, ``wait``, ``poll``, ``kill`` and ``returncode``."""
-    child = forked_child(kind, target, args, python=python, cwd=cwd, stdout=stdout, stderr=stderr, env=env,
-                         memory_limit=memory_limit)
+    its output in the two files: forked from the server where it can be, else (and always
+    when ``fresh``: a run that must not find what the server imported) a new process. The
+    handle has ``pid``, ``wait``, ``poll``, ``kill`` and ``returncode``."""
+    child = None if fresh else forked_child(kind, target, args, python=python, cwd=cwd, stdout=stdout,
+                                            stderr=stderr, env=env, memory_limit=memory_limit)
     if child is not None:
         return child
     argv = [python or sys.executable, *(["-m", target] if kind == "module" else [target]), *args]
