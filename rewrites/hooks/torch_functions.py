@@ -633,7 +633,9 @@ def legacy_constructor(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.FloatTensor(data)`` -> ``ms.Tensor(data, dtype=ms.float32)``;
     ``torch.FloatTensor(2, 3)`` and ``torch.FloatTensor(n)`` with an int are a shape
     (torch leaves the memory uninitialised; zeros here); ``torch.FloatTensor()`` is empty.
-    One argument whose kind is not known here is told apart at run time (an int is a size)."""
+    One argument whose kind is not known here is told apart at run time (an int is a size):
+    a name by a conditional expression, any other expression (``torch.Tensor(3 * k - 1)``,
+    evaluated once) by ``_torch_legacy_tensor``."""
     values = list(args.get("*", ()))  # the positional arguments as written (the table renames them to "*")
     dtype = mindspore_ref(ctx, literal_value(args["dtype"]))
     zeros = ctx.reference("mindspore.ops.zeros")
@@ -648,7 +650,9 @@ def legacy_constructor(ctx, entry, args, receiver) -> cst.BaseExpression:
     if isinstance(one, _DATA_EXPRESSIONS):
         return data
     if not name_chain(one):
-        raise Unconvertible("one argument that may be a size or data: give it a name first")
+        ctx.report(one, "MS201", f"{entry.source}({code(one)}): a size if it is an int, else data; "
+                   "_torch_legacy_tensor tells them apart when it runs", Severity.INFO)
+        return cst.Call(func=runtime_helper(ctx, "_torch_legacy_tensor"), args=[cst.Arg(one), cst.Arg(dtype)])
     shape = keyword_call(zeros, {"size": cst.Tuple([cst.Element(one)]), "dtype": dtype})
     return cst.IfExp(test=cst.parse_expression(f"isinstance({code(one)}, int)"), body=shape, orelse=data)
 

@@ -5,7 +5,8 @@ shape; a boolean-indexed write of a tensor it does not compile at all (MindSpore
 ``x[m] *= -1`` fails in BroadcastTo). The rewrites compute what torch computes in both
 modes (tests/differential/test_graph_rewrites.py):
 
-* ``x[m] = v`` -> ``x[...] = masked_fill(x, m, v)`` (a number) or ``x[...] = where(m, v, x)``,
+* ``x[m] = v`` -> ``x[...] = x.masked_fill(m, v)`` (a number: the method casts it to x's
+  dtype, where ``ops.masked_fill`` refuses ``0`` on a float tensor) or ``x[...] = where(m, v, x)``,
   and ``x[m] op= v`` -> ``x[...] = where(m, x op v, x)``: written in place, so other
   references to ``x`` see the write in PYNATIVE as in torch. A read ``y[m]`` with the
   same mask inside the value becomes ``y`` (``where`` takes only the masked entries).
@@ -220,8 +221,9 @@ class BoolIndex(Pass):
         value = updated.value
         number = literal_value(value)
         if isinstance(number, (int, float)) and not isinstance(number, bool):
-            ops = code(self.ctx.reference("mindspore.ops.masked_fill").value)
-            new = f"{ops}.masked_fill({code(target)}, {code(_broadcast(mask, target, cast=False))}, {code(value)})"
+            # the method casts a number to the tensor's dtype; ops.masked_fill has no CPU kernel for
+            # an int fill of a float tensor (x[m] = 0)
+            new = f"{code(operand(target))}.masked_fill({code(_broadcast(mask, target, cast=False))}, {code(value)})"
             return self._rebind(original, updated, target, cst.parse_expression(new))
         return self._rebind(original, updated, target, self._where(mask, value, target))
 

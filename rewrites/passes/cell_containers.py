@@ -3,7 +3,11 @@
 
 A bare list hides its cells from MindSpore: their parameters are not registered
 (seed 004). Covers list literals, comprehensions and lists filled by ``append`` in
-``__init__``. ModuleList/Sequential/ModuleDict are renamed by the tables.
+``__init__``. ModuleList/Sequential/ModuleDict are renamed by the tables. A list whose
+items ``__init__`` registers one by one (``for i, c in enumerate(self.convs):
+self.add_module("conv_%d" % i, c)``, also ``register_module`` and ``setattr(self, ...)``)
+stays a list: torch names their parameters by those names (``conv_0.weight``), and so does
+MindSpore, for a plain list; a CellList would name them first (``convs.0.weight``).
 
 MindSpore's CellDict refuses a CellList, SequentialCell or CellDict as a value. A ModuleDict
 that ``__init__`` fills by key with containers (``self.resample[k] = Block()``, ``Block`` a
@@ -48,7 +52,7 @@ CONTAINERS = MODULE_LIST | MODULE_DICT | SEQUENTIAL | {
 class CellContainers(Pass):
     id = "MS102"
     name = "cell-containers"
-    reads = frozenset({"assignments_and_calls", "target_cells", "type_index"})
+    reads = frozenset({"assignments_and_calls", "nodes", "target_cells", "type_index"})
     summary = "Lists of layers held as attributes become nn.CellList."
     examples = (
         Example(
@@ -67,6 +71,7 @@ class CellContainers(Pass):
         self._maybe_none: list[set[str]] = []  # per function: names that may hold None
         self._none_appended: list[set[str]] = []  # per function: attributes appended a maybe-None
         self._filled_with_containers: list[set[str]] = []  # per function: self.X given a container by key
+        self._registered_items: list[set[str]] = []  # per function: self.X whose items __init__ registers by name
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if any(self._base_may_be_module(b.value) for b in node.bases if b.keyword is None):
@@ -129,11 +134,13 @@ class CellContainers(Pass):
             t.target.value.attr.value for n in events if type(n) is cst.Assign and isinstance(n.value, cst.Call)
             and self._is_container_class(n.value.func)
             for t in n.targets if isinstance(t.target, cst.Subscript) and _is_self_attr(t.target.value)})
+        self._registered_items.append(
+            _registered_one_by_one(self.facts.nodes(node, (cst.For,))) if node.name.value == "__init__" else set())
         if node.name.value == "__init__":
             plain = {attr for n in events if type(n) is cst.Assign for attr in _plain_list_targets(n)}
             for n in events:
                 found = _append_call(n) if type(n) is cst.Call else None
-                if found is not None and self._is_layer(found[1]) and found[0] in plain:
+                if found is not None and self._is_layer(found[1]) and found[0] in plain - self._registered_items[-1]:
                     appended.add(found[0])
         self._appended.append(appended)
 
@@ -148,6 +155,7 @@ class CellContainers(Pass):
         self._maybe_none.pop()
         self._none_appended.pop()
         self._filled_with_containers.pop()
+        self._registered_items.pop()
         if not appended or not isinstance(updated.body, cst.IndentedBlock):
             return updated
         body = list(updated.body.body)
@@ -204,6 +212,8 @@ class CellContainers(Pass):
             self.ctx.count_converted()
             return updated.with_changes(value=updated.value.with_changes(
                 func=runtime_helper(self.ctx, "_CellDictOfContainers")))
+        if self._registered_items and original.targets[0].target.attr.value in self._registered_items[-1]:
+            return updated  # each item registered under its own name below: a plain list, as in torch
         if self._is_layer_list(value):
             wrapped = cst.Call(func=self.ctx.reference(CELL_LIST), args=[cst.Arg(updated.value)])
         else:
@@ -261,6 +271,37 @@ def _assigns_self_attr(stmt, attr: str) -> bool:
         isinstance(small, cst.Assign) and any(_is_self_attr(t.target) and t.target.attr.value == attr
                                               for t in small.targets)
         for small in stmt.body)
+
+
+REGISTERING_METHODS = frozenset({"add_module", "register_module"})
+
+
+def _registered_one_by_one(loops) -> set[str]:
+    """Attributes ``self.X`` whose items a loop registers under names of their own:
+    ``for c in self.X:`` or ``for i, c in enumerate(self.X):`` around
+    ``self.add_module(name, c)``, ``self.register_module(name, c)`` or ``setattr(self, name, c)``."""
+    found = set()
+    for loop in loops:
+        items, item = loop.iter, loop.target
+        if (type(items) is cst.Call and type(items.func) is cst.Name and items.func.value == "enumerate"
+                and len(items.args) == 1 and type(item) is cst.Tuple and len(item.elements) == 2):
+            items, item = items.args[0].value, item.elements[1].value
+        if not (_is_self_attr(items) and type(item) is cst.Name):
+            continue
+        if any(type(n) is cst.Call and _registers(n, item.value) for n in iter_nodes(loop.body)):
+            found.add(items.attr.value)
+    return found
+
+
+def _registers(call: cst.Call, name: str) -> bool:
+    """``self.add_module(key, name)`` / ``self.register_module(key, name)`` / ``setattr(self, key, name)``."""
+    f, args = call.func, call.args
+    if type(f) is cst.Name and f.value == "setattr" and args and type(args[0].value) is cst.Name \
+            and args[0].value.value == "self":
+        args = args[1:]
+    elif not (type(f) is cst.Attribute and f.attr.value in REGISTERING_METHODS and _is_self_attr(f)):
+        return False
+    return len(args) == 2 and type(args[1].value) is cst.Name and args[1].value.value == name
 
 
 def _plain_list_targets(assign: cst.Assign) -> list[str]:

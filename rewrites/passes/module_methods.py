@@ -2,8 +2,9 @@
 
 The Module methods with another name on a Cell, and their arguments, are listed in
 tables/module_methods.toml (``m.modules()``, ``m.add_module(name, layer)``,
-``m.parameters()``, ...); ``m._modules`` is ``m._cells``. These names are the Module's
-own: no tensor has them, so the receiver needs no inference, except for ``m.train(mode)``
+``m.parameters()``, ...); ``m._modules`` is ``m._cells`` and ``m._parameters`` is
+``m._params``. These names are the Module's own: no tensor has them, so the receiver
+needs no inference, except for ``m.train(mode)``
 and ``m.eval()``, converted only where ``m`` is known to be a Module (cell_names.py:
 ``self`` in a Module, names built from a Module class); other receivers
 (``trainer.train()``) are reported and left.
@@ -48,6 +49,10 @@ from ..cell_names import MODULE_DICT, MODULE_LIST, SEQUENTIAL, CellNames, is_sup
 from ..facts import lambdas_only
 
 _MODE_HELPERS = {"train": "_torch_train_mode", "eval": "_torch_eval_mode"}
+# torch's private registries of a Module and the Cell's: ordered dicts of the children and of
+# the own parameters, by name (a MindSpore layer names its parameters as torch's where the
+# weight maps keep the name: an LSTM's weight_hh_l0)
+_PRIVATE_REGISTRIES = {"_modules": "_cells", "_parameters": "_params"}
 
 _ADDERS = ("add_module", "register_module")
 # (name, value) methods whose Cell counterpart takes the two by position, and the
@@ -104,6 +109,7 @@ class ModuleMethods(Pass):
     def __init__(self, ctx):
         super().__init__(ctx)
         self._sequential_classes: set[str] = set()
+        self._registry_writes: set[int] = set()  # ids of m._parameters whose item is assigned or deleted
         self._scopes: list[str] = []  # "seqclass", "class" or "def", innermost last
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
@@ -150,6 +156,18 @@ class ModuleMethods(Pass):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.cells.assign(node)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._note_registry_write(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._note_registry_write(node.target)
+
+    def _note_registry_write(self, target: cst.BaseExpression) -> None:
+        """``m._parameters[k] = v`` / ``del m._parameters[k]``: a parameter replaced or removed by name."""
+        if type(target) is cst.Subscript and type(target.value) is cst.Attribute \
+                and target.value.attr.value == "_parameters":
+            self._registry_writes.add(id(target.value))
 
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
         """``self.path = nn.ModuleList()`` filled only by ``add_module("pad", ...)`` and read
@@ -252,14 +270,22 @@ class ModuleMethods(Pass):
 
     # -- the methods ------------------------------------------------------------------------
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        """``m._modules`` (torch's ordered dict of children) is ``m._cells``."""
-        if original.attr.value != "_modules":
+        """``m._modules`` (torch's ordered dict of children) is ``m._cells``, and
+        ``m._parameters`` (of its own parameters, by name) is ``m._params``; an item assigned
+        or deleted there on any receiver but ``self`` (a class's own parameters) gets a
+        warning: MindSpore's recurrent layers compute with parameter lists of their own (an
+        LSTM's ``w_hh_list``), which a parameter removed or replaced by name does not reach."""
+        if original.attr.value not in _PRIVATE_REGISTRIES:
             return updated
         receiver = original.value
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated
         self.ctx.count_converted()
-        return updated.with_changes(attr=cst.Name("_cells"))
+        if id(original) in self._registry_writes and not (type(receiver) is cst.Name and receiver.value == "self"):
+            self.ctx.mark(original, self.id, f"{code(receiver)}._parameters -> ._params, the Cell's own parameters by "
+                          "name: a MindSpore layer may compute with lists of its own (an LSTM's w_hh_list), which "
+                          "a parameter removed or replaced by name here does not reach")
+        return updated.with_changes(attr=cst.Name(_PRIVATE_REGISTRIES[original.attr.value]))
 
     def _dict_init(self, fn: cst.FunctionDef) -> cst.FunctionDef:
         """``super().__init__(modules)`` of a ModuleDict turned Cell: the Cell's own

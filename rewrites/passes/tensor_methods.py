@@ -25,7 +25,9 @@ read (a MindSpore tensor has no flag; a Parameter keeps its own: ``self.X`` and 
 by a loop over ``parameters()`` are left), and ``x.to(a)`` with an ``a`` that is plainly
 neither a dtype nor a device (``torch.arange(n).to(other)`` takes the other tensor's dtype).
 ``x.clone()`` on such a receiver is ``_torch_clone(x)`` (MindSpore's Tensor.clone has no CPU
-kernel in either mode; the helper copies a tensor and lets anything else clone itself).
+kernel in either mode; the helper copies a tensor and lets anything else clone itself), and
+``x.repeat(*sizes)`` is ``_torch_repeat(x, *sizes)`` (a tensor is tiled, as torch's repeat
+does; MindSpore's repeats each element and has no CPU kernel; anything else repeats itself).
 On anything but a MindSpore tensor the resolver reads the object's own member.
 """
 from __future__ import annotations
@@ -332,6 +334,15 @@ class TensorMethods(Pass):
                         "_torch_clone copies a tensor and lets anything else clone itself", Severity.INFO)
         return cst.Call(func=runtime_helper(self.ctx, "_torch_clone"), args=[cst.Arg(updated.func.value), *updated.args])
 
+    def _resolved_repeat(self, original: cst.Call, updated: cst.Call):
+        """``x.repeat(*sizes)`` on a receiver that may be a tensor: ``_torch_repeat(x, *sizes)``,
+        which tiles a MindSpore tensor (its own repeat repeats each element and has no CPU
+        kernel) and lets anything else (a numpy array) repeat itself."""
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".repeat(): receiver {code(original.func.value)!r} not proven a tensor; "
+                        "_torch_repeat tiles a tensor and lets anything else repeat itself", Severity.INFO)
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_repeat"), args=[cst.Arg(updated.func.value), *updated.args])
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         return self._view_writes(original, self._method_call(original, updated))
 
@@ -373,6 +384,8 @@ class TensorMethods(Pass):
                 return self._resolved_call(original, updated)
             if func.attr.value == "clone" and not any(a.star for a in original.args):
                 return self._resolved_clone(original, updated)
+            if func.attr.value == "repeat" and not any(a.keyword is not None for a in original.args):
+                return self._resolved_repeat(original, updated)
             if func.attr.value in SHARED_METHODS and not _tensor_only(entry, original):
                 return updated
             if not _tensor_only(entry, original):

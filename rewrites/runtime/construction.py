@@ -1,8 +1,8 @@
 """Run-time helpers: torch's construction and elementwise functions where no MindSpore op
 takes torch's arguments (tables/torch_functions.toml, tensor_methods.toml, torch_utils.toml):
-``logspace`` with any base, ``fmin``, ``round`` with ``decimals``, ``as_strided``,
-``frombuffer``, ``from_dlpack``; sparse COO tensors kept dense (``sparse_coo_tensor``,
-``indices()``, ``values()``).
+``logspace`` with any base, the legacy constructor's one argument (a size or data),
+``fmin``, ``round`` with ``decimals``, ``as_strided``, ``frombuffer``, ``from_dlpack``;
+sparse COO tensors kept dense (``sparse_coo_tensor``, ``indices()``, ``values()``).
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
@@ -21,6 +21,15 @@ def _torch_logspace(start, end, steps, base=10.0, dtype=None):
     exponents = ops.linspace(ms.Tensor(float(start), ms.float64), ms.Tensor(float(end), ms.float64), steps)
     values = ops.pow(ms.Tensor(float(base), ms.float64), exponents)
     return values.astype(ms.float32 if dtype is None else dtype)
+
+
+def _torch_legacy_tensor(value, dtype):
+    """torch's legacy constructor (``torch.Tensor(v)``, ``torch.FloatTensor(v)``) with one
+    argument the converter could not tell apart: an int is a size (a 1-D tensor of that many
+    elements; zeros, since MindSpore has no uninitialised tensor), anything else is data."""
+    if isinstance(value, int):
+        return ops.zeros((value,), dtype)
+    return ms.Tensor(value, dtype)
 
 
 def _torch_fmin(input, other):

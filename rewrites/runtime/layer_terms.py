@@ -51,3 +51,10 @@ def _torch_forward(obj):
     its construct is that method (transpile MS219)."""
     forward = getattr(obj, "forward", None)
     return forward if forward is not None else obj.construct
+
+
+def _torch_set_forward(obj, fn):
+    """torch code replacing an object's ``forward`` (torchnlp's weight drop wraps a module's
+    forward): a Cell's call runs its ``construct``, so that is replaced on a Cell; anything
+    else gets ``forward`` (transpile MS219)."""
+    setattr(obj, "construct" if isinstance(obj, nn.Cell) else "forward", fn)

@@ -52,6 +52,18 @@ def _torch_tensor_to(tensor, *args, dtype=None, **ignored):
     return tensor.astype(dtype)
 
 
+def _torch_repeat(obj, *sizes):
+    """torch's ``obj.repeat(*sizes)`` where the converter could not tell whether ``obj`` is a
+    tensor: a MindSpore tensor is tiled (more sizes than axes add leading axes, as torch's
+    repeat does; MindSpore's Tensor.repeat repeats each element, numpy's meaning, and has no
+    CPU kernel); anything else (a numpy array) repeats itself (transpile MS202)."""
+    if not isinstance(obj, ms.Tensor):
+        return obj.repeat(*sizes)
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = sizes[0]
+    return ops.tile(obj, tuple(sizes))
+
+
 def _torch_clone(obj, *args, **kwargs):
     """torch's ``obj.clone()`` where the converter could not tell whether ``obj`` is a
     tensor: a MindSpore tensor is copied by ops.deepcopy (its Tensor.clone has no CPU
