@@ -38,6 +38,17 @@ def transform(name: str | None = None, *, at_run_time: Callable | None = None):
 
 
 @transform()
+def range_as_list(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
+    """Data written as ``range(...)`` (``x.new(range(n))``, ``x.new_tensor(range(n))``) is its
+    list: ``ms.Tensor`` refuses a range, and GRAPH mode hands a range on as a tuple, which a
+    helper telling sizes from data takes for a shape."""
+    if (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "range"
+            and (ctx is None or "range" not in ctx.imports.bindings)):
+        return cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])
+    return value
+
+
+@transform()
 def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """BatchNorm momentum: torch's 0.1 is MindSpore's 0.9."""
     v = literal_value(value)

@@ -189,12 +189,11 @@ def _torch_bitwise_not(input):
 
 
 def _torch_new_tensor(input, data, dtype=None):
-    """Tensor.new_tensor: a new tensor of data, of input's dtype unless dtype says otherwise
-    (a range is its list of numbers, as torch reads it; ms.Tensor refuses a range)."""
+    """Tensor.new_tensor: a new tensor of data, of input's dtype unless dtype says otherwise."""
     dtype = input.dtype if dtype is None else dtype
     if isinstance(data, ms.Tensor):
         return ops.cast(data, dtype).copy()
-    return ms.Tensor(list(data) if isinstance(data, range) else data, dtype)
+    return ms.Tensor(data, dtype)
 
 
 def _torch_new(*args, input):

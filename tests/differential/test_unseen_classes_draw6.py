@@ -8,7 +8,8 @@ pytorch-nlp), each converted as a general rule and run against torch:
   float tensor; the method casts the number (MS301);
 * ``torch.Tensor(3 * k - 1)``: one argument that is neither a name nor plainly data is a
   size if it is an int when it runs (``_torch_legacy_tensor``, MS201);
-* ``x.new(range(n))``: ``_torch_new``'s data may be a range (MS202's helper);
+* ``x.new(range(n))``, ``x.new_tensor(range(n))``: a range is data, passed as its list
+  (``ms.Tensor`` refuses a range; GRAPH mode hands one on as a tuple, a size to ``_torch_new``);
 * a plain list of layers whose items ``__init__`` registers by ``add_module`` stays a list,
   so the parameters keep the names torch gives them (MS102);
 * a module's ``forward`` read and replaced in a function handed the module (torchnlp's
@@ -72,6 +73,11 @@ def legacy(values):
 
 def indices(x):  # treenet: arities.new(range(B))
     return x.new(range(x.shape[0])) * 2
+
+
+class Indices(nn.Module):  # the same in compiled code, and new_tensor
+    def forward(self, x):
+        return x.new(range(x.shape[0])) * 2, x.new_tensor(range(3)) + x[0, 0]
 
 
 class CNNEncoder(nn.Module):  # torchnlp: a plain list, each item registered by add_module
@@ -197,6 +203,24 @@ def test_legacy_constructor_and_new_with_a_range(built):
         got, expected = ms_ns["indices"](mindspore.Tensor(x)).asnumpy(), torch_ns["indices"](torch.tensor(x)).numpy()
         assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_new_from_a_range_in_both_modes(built, mode):
+    import mindspore
+    import torch
+
+    _, torch_ns, ms_ns = built
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        for x in (np.ones((4, 3), np.float32), np.ones((3, 2), np.int64)):
+            expected = torch_ns["Indices"]()(torch.tensor(x))
+            got = ms_ns["Indices"]()(mindspore.Tensor(x))
+            for e, g in zip(expected, got):
+                assert g.asnumpy().dtype == e.numpy().dtype
+                np.testing.assert_array_equal(g.asnumpy(), e.numpy())
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 def test_forward_wrapped_by_a_function(built):
