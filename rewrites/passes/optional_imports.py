@@ -163,6 +163,10 @@ class OptionalImports(Pass):
                 if self._target_import(inner):  # once, when several branches import it
                     if not any(inner.body[0].deep_equals(h.body[0]) for h in hoisted):
                         hoisted.append(inner.with_changes(leading_lines=()))
+                elif type(inner) is cst.If and not _type_checking(inner.test):  # a guard in a guard
+                    inner_hoisted, new_inner = self._if_imports(inner, tried)
+                    hoisted.extend(h for h in inner_hoisted if not any(h.body[0].deep_equals(o.body[0]) for o in hoisted))
+                    kept.append(new_inner)
                 else:
                     kept.append(self._tried(inner, tried))
             if len(kept) == len(block.body) and all(a is b for a, b in zip(kept, block.body)):

@@ -801,7 +801,8 @@ case("Tensor.uniform_", "r = torch.zeros(2, 3).uniform_(2, 3)\n        return bo
 # -- dtypes and constants ---------------------------------------------------------------------
 for name in ("float16", "half", "float32", "float", "float64", "double", "bfloat16", "float8_e4m3fn", "float8_e5m2",
              "int8", "int16", "short",
-             "int32", "int", "int64", "long", "uint8", "bool", "complex64", "cfloat", "complex128", "cdouble"):
+             "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "cfloat",
+             "complex128", "cdouble"):
     case(f"torch.{name}", f"torch.{name}", (), "value")
     if name not in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "cfloat", "complex128", "cdouble"):
         case(f"torch.{name}", f"torch.zeros(2, dtype=torch.{name})", (), "dtype-argument")
