@@ -375,6 +375,23 @@ class FileFacts(Facts):
             return frozenset(q for q in found if q)
         return self._once("qualified_calls", self.module, compute)
 
+    def names_used_as_classes(self) -> frozenset[str]:
+        """The names the file uses as classes: the type given to ``isinstance``/``issubclass``,
+        alone or in a tuple (``isinstance(mask, (Tensor, BlockMask))``), and the bases of its
+        classes (``class Sampler(DistributedSampler)``): each must hold a class there."""
+        def compute():
+            found: set[str] = set()
+            for node in self.nodes(self.module, (cst.Call, cst.ClassDef)):
+                if type(node) is cst.ClassDef:
+                    found.update(b.value.value for b in node.bases if type(b.value) is cst.Name and not b.star)
+                elif (type(node.func) is cst.Name and node.func.value in ("isinstance", "issubclass")
+                        and len(node.args) == 2 and not node.args[1].star):
+                    kind = node.args[1].value
+                    items = [e.value for e in kind.elements] if type(kind) is cst.Tuple else [kind]
+                    found.update(item.value for item in items if type(item) is cst.Name)
+            return frozenset(found)
+        return self._once("names_used_as_classes", self.module, compute)
+
     def loss_layers(self) -> frozenset[str]:
         """Names the file binds to a torch loss layer (``criterion = nn.CrossEntropyLoss()``):
         calling one gives a tensor."""

@@ -388,3 +388,19 @@ def test_every_table_has_a_differential_test_module() -> None:
     orphans = [p.name for p in TABLE_DIR.glob("*.toml")
                if p.name != "modules.toml" and f'"{p.name}"' not in texts]
     assert not orphans, f"tables no differential test module covers: {orphans}"
+
+
+@pytest.mark.framework
+def test_the_torch_version_package_queries_answer_is_the_installed_torch() -> None:
+    """MS216's helper tells the converted code it runs on the torch whose API the tables map
+    (rewrites/runtime/packages.py): the torch these tests check the tables against."""
+    import ast
+
+    import torch
+
+    from transpile.rewrites.runtime.registry import RUNTIME
+
+    tree = ast.parse((RUNTIME / "packages.py").read_text(encoding="utf-8"))
+    answered = next(ast.literal_eval(s.value) for s in tree.body
+                    if isinstance(s, ast.Assign) and s.targets[0].id == "_TORCH_VERSION_MAPPED")
+    assert answered == torch.__version__.split("+")[0]

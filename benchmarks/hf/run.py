@@ -260,14 +260,17 @@ def generated_variety(gen: dict) -> str:
 def without_torch_table(rows: list[dict], results: dict) -> str:
     """Each model imported, built, given its weights and run (PYNATIVE) in a process that
     finds no torch."""
-    lines = ["| model | without torch (PYNATIVE) | first error |", "| --- | --- | --- |"]
+    lines = ["| model | without torch (PYNATIVE) | first error | `generate()` without torch |", "| --- | --- | --- | --- |"]
     for r in rows:
         res = results.get(r["name"])
         if res is None:
             continue
         row = {**r, "results": {"PYNATIVE": res}}
         verdict, why = first_error(row, "PYNATIVE")
-        lines.append(f"| {r['name']} | {verdict} | {why.replace('|', chr(92) + '|')} |")
+        gen = res.get("generate")
+        tokens = ("-" if gen is None else f"error: {gen['error'][:200]}" if gen.get("error")
+                  else "match (torch's tokens)" if gen.get("match") else f"differ at {gen.get('first_difference')}")
+        lines.append(f"| {r['name']} | {verdict} | {why.replace('|', chr(92) + '|')} | {tokens.replace('|', chr(92) + '|')} |")
     return "\n".join(lines)
 
 

@@ -18,4 +18,11 @@ def scaffolding_names() -> frozenset[str]:
     """Every name MS206 resolves (ApiCalls leaves them alone)."""
     data = scaffolding_data()
     return frozenset([*data["constant"], *data["identity"], *data["decorator"]["drop"],
-                      *data["decorator"]["overload_stub"], *data["statement"]["drop"], *data["check"]])
+                      *data["decorator"]["overload_stub"], *data["statement"]["drop"], *data["check"],
+                      *data["build"]])
+
+
+def build_modules() -> frozenset[str]:
+    """The modules whose attributes say how torch was built (``torch.version``): MS206 answers
+    ``getattr(torch, "version").cuda`` whole, so MS205 leaves its ``getattr`` to it."""
+    return frozenset(name.rsplit(".", 1)[0] for name in scaffolding_data()["build"])

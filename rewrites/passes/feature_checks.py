@@ -17,18 +17,35 @@ module answers it, maybe otherwise than torch. ``getattr(module, "name", default
 marked too: it hands back MindSpore's object (or the default), whose arguments may differ
 from torch's. (``getattr(module, "name")`` without a default is the name used as a value:
 MS205 converts it.)
+
+Packages ask the same of the installed torch by name before they import it
+(``importlib.util.find_spec("torch")``, ``importlib.metadata.version(name)`` in a helper its
+``is_torch_available()`` calls with ``"torch"``). Asked as written, the converted package finds
+no torch where MindSpore alone is installed and hides the code the conversion made
+(transformers' GenerationMixin), or, beside a torch, answers for a framework its converted code
+does not run on. A call of such a query (``feature_checks.toml``) whose name is ``"torch"``
+or not a literal goes to a run-time helper (``runtime/packages.py``) that answers for torch
+with MindSpore: its spec, and as its version the torch whose API the tables map. A call
+naming another package as a literal is left.
 """
 from __future__ import annotations
+
+import tomllib
+from pathlib import Path
 
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
+from ..runtime.registry import runtime_helper
 from ..syntax import code, literal_value
 from ..table_calls import tables
 
 CHECKS = ("hasattr", "getattr")
+# a query of an installed package by name -> the run-time helper answering it for the converted code
+PACKAGE_QUERIES: dict[str, str] = tomllib.loads(
+    Path(__file__).with_suffix(".toml").read_text(encoding="utf-8"))["package_queries"]
 
 
 class FeatureChecks(Pass):
@@ -76,7 +93,7 @@ class FeatureChecks(Pass):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         found = self._check(original)
         if found is None:
-            return updated
+            return self._package_query(original, updated)
         check, qualname = found
         if check == "hasattr" and self._converted(qualname):
             self.ctx.report(original, self.id, f"{code(original)}: True, as in torch ({qualname} is converted): "
@@ -86,3 +103,22 @@ class FeatureChecks(Pass):
                else "it hands back MindSpore's object (or the default), whose arguments may differ from torch's")
         self.ctx.mark(original, self.id, f"{check}() of a torch module, now asked of MindSpore's: {why}")
         return updated
+
+    def _package_query(self, original: cst.Call, updated: cst.Call):
+        """``find_spec(name)`` / ``version(name)`` whose name may be torch's -> the helper
+        that answers for torch with MindSpore (the package named by another literal: left)."""
+        if not original.args or original.args[0].star or original.args[0].keyword:
+            return updated
+        qual = self.ctx.imports.qualify(original.func)
+        helper = PACKAGE_QUERIES.get(qual) if qual is not None else None
+        if helper is None:
+            return updated
+        name = literal_value(original.args[0].value)
+        if isinstance(name, str) and name not in self.ctx.source_roots:
+            return updated
+        if isinstance(name, str):
+            self.ctx.count_converted()
+        if helper not in self.ctx.definitions:
+            self.ctx.report(original, self.id, f"{qual}() may ask about torch: {helper} answers for it with "
+                            "MindSpore, which the converted code runs on", Severity.INFO)
+        return updated.with_changes(func=runtime_helper(self.ctx, helper))

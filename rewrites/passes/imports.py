@@ -20,16 +20,23 @@ from ..table_calls import LOWERED_ROOTS, tables
 from ..analysis.annotations import forward_reference_names
 
 
-def used_names(module: cst.Module, imports) -> set[str]:
+def used_names(module: cst.Module, imports) -> tuple[set[str], dict[int, set[str]]]:
     """The names the code uses, except where a function or class binds the name itself
-    (its ``one_hot = ...`` uses no imported ``one_hot``); a quoted annotation's names too."""
+    (its ``one_hot = ...`` uses no imported ``one_hot``); a quoted annotation's names too.
+    And, per function (by ``id``), every name used anywhere in it: what an import inside the
+    function can be used by."""
     used: set[str] = set()
+    in_functions: dict[int, set[str]] = {}
     for node, scopes in scoped_references(module, also=(cst.Annotation,)):
+        names = forward_reference_names(node) if type(node) is cst.Annotation else {node.value}
+        for scope in scopes:
+            if type(scope) is cst.FunctionDef:
+                in_functions.setdefault(id(scope), set()).update(names)
         if type(node) is cst.Annotation:
-            used |= forward_reference_names(node)  # "ms.Tensor" uses ms (MS210 writes it)
+            used |= names  # "ms.Tensor" uses ms (MS210 writes it)
         elif node.value not in used and (not scopes or not imports.hidden(node.value, list(scopes))):
             used.add(node.value)  # (the scope lookup is the costly part: once per name found)
-    return used
+    return used, in_functions
 
 
 def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:
@@ -59,6 +66,7 @@ class Imports(Pass):
         # einops imports go too once nothing uses them (its calls are lowered, not mapped)
         self.roots = tables().source_roots | LOWERED_ROOTS
         self.used: set[str] = set()
+        self.used_in_function: dict[int, set[str]] = {}
         self._depth = 0
         self._first_source_import: int | None = None
         self.exported: set[str] = set()  # names listed in __all__
@@ -68,7 +76,7 @@ class Imports(Pass):
         self._import_fallback = 0  # inside a try whose handler catches ImportError
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.used = used_names(node, self.ctx.imports)
+        self.used, self.used_in_function = used_names(node, self.ctx.imports)
         self.exported = _all_names(node)
         package = self.ctx.package
         self.taken_elsewhere = frozenset(package.imported_elsewhere) if package is not None else frozenset()
@@ -109,16 +117,33 @@ class Imports(Pass):
             self._import_fallback -= 1
         return updated
 
-    def _unused(self, binding: str) -> bool:
+    def _unused(self, binding: str, to_module: bool = False) -> bool:
         """Not used in this file and not re-exported either: a re-export is a name in
         ``__all__`` (without one, a name files star-importing this one use), a name other
         files of the tree import from this one, an import marked ``# noqa``, or one inside
         ``try: ... except ImportError:`` (a fallback import is there for other modules to
-        import)."""
+        import). An import inside a function binds a name of that function alone: it is
+        unused when the function no longer uses the name (the conversion took its uses),
+        whatever the rest of the file does (an import that only probes whether torch is
+        there goes too: the converted function runs on MindSpore). Not one whose converted
+        import goes to the module's level (``to_module``: ``_moved_to_module``), which other
+        functions' converted calls may spell through."""
+        function = None if to_module else self._binding_function(binding)
+        if function is not None:
+            return binding not in self.used_in_function.get(id(function), ())
         if binding in self.used:
             return False
         return not (binding in self.exported or binding in self.taken_elsewhere or self._reexport
                     or self._import_fallback)
+
+    def _binding_function(self, binding: str) -> cst.FunctionDef | None:
+        """The function an import being converted binds ``binding`` in: the innermost open
+        definition when it is a function that does not declare the name ``global`` or
+        ``nonlocal``; None at module level or in a class body."""
+        scope = next((n for n in reversed(self.ctx.open_scopes) if type(n) in (cst.FunctionDef, cst.ClassDef)), None)
+        if type(scope) is not cst.FunctionDef or binding in _declared_outside(scope):
+            return None
+        return scope
 
     def _reexport_target(self, binding: str, qual: str):
         """A re-exported torch symbol the tables convert: import its MindSpore target."""
@@ -147,11 +172,12 @@ class Imports(Pass):
             full = dotted_name(alias.name) or ""
             binding = alias.asname.name.value if alias.asname else full.split(".")[0]
             qual = full if alias.asname else binding
+            to_module = bool(alias.asname) and qual in self.modules and "." in qual
             if qual.split(".")[0] not in self.roots:
                 names.append(alias)
-            elif self._unused(binding):
+            elif self._unused(binding, to_module):
                 continue
-            elif alias.asname and qual in self.modules and "." in qual:
+            elif to_module:
                 if not self._moved_to_module(binding, self.modules[qual]):
                     names.append(alias.with_changes(name=build_dotted(self.modules[qual])))
             else:
@@ -174,7 +200,7 @@ class Imports(Pass):
             name = alias.name.value
             binding = alias.asname.name.value if alias.asname else name
             qual = f"{module}.{name}"
-            if self._unused(binding):
+            if self._unused(binding, qual in self.modules):
                 continue
             if qual in self.modules:
                 if not self._moved_to_module(binding, self.modules[qual]):
@@ -243,6 +269,11 @@ class Imports(Pass):
         body = self._drop_placeholders(updated.body)
         if len(body) == len(updated.body):
             return updated
+        if body and _is_placeholder(updated.body[0]):  # no blank line opens a block (black)
+            lines = list(body[0].leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            body[0] = body[0].with_changes(leading_lines=lines)
         return updated.with_changes(body=body or [cst.SimpleStatementLine([cst.Pass()])])
 
     def leave_Module(self, original: cst.Module, updated: cst.Module):
@@ -302,6 +333,45 @@ def _all_names(module: cst.Module) -> set[str]:
                     if isinstance(el.value, cst.SimpleString):
                         names.add(el.value.evaluated_value)
     return names
+
+
+def _declared_outside(function: cst.FunctionDef) -> set[str]:
+    """The names a function's body declares ``global`` or ``nonlocal`` (not in nested definitions)."""
+    names: set[str] = set()
+
+    def scan(body) -> None:
+        for stmt in body:
+            if type(stmt) is cst.SimpleStatementLine:
+                for small in stmt.body:
+                    if type(small) in (cst.Global, cst.Nonlocal):
+                        names.update(n.name.value for n in small.names)
+            elif type(stmt) not in (cst.FunctionDef, cst.ClassDef):
+                for block in _blocks(stmt):
+                    scan(block.body)
+
+    if type(function.body) is cst.IndentedBlock:
+        scan(function.body.body)
+    return names
+
+
+def _blocks(stmt) -> list:
+    """The indented blocks of a compound statement (if/elif/else, loops, with, try)."""
+    out = []
+    body = getattr(stmt, "body", None)
+    if type(body) is cst.IndentedBlock:
+        out.append(body)
+    orelse = getattr(stmt, "orelse", None)
+    if type(orelse) is cst.If:
+        out.extend(_blocks(orelse))
+    elif orelse is not None and type(orelse.body) is cst.IndentedBlock:
+        out.append(orelse.body)
+    for handler in getattr(stmt, "handlers", ()):
+        if type(handler.body) is cst.IndentedBlock:
+            out.append(handler.body)
+    final = getattr(stmt, "finalbody", None)
+    if final is not None and type(final.body) is cst.IndentedBlock:
+        out.append(final.body)
+    return out
 
 
 def _catches_import_error(node: cst.Try) -> bool:

@@ -57,6 +57,7 @@ from ..table_calls import OUT_ARG, OUT_REFUSED_AT_RUN_TIME, convert_args, conver
 from ..syntax import Unconvertible, after_imports, bind, code, is_docstring, keyword_call, literal, literal_value
 from ..runtime.registry import runtime_helper
 from ..analysis.layer_types import attribute_renames
+from ..analysis.scaffolding import build_modules
 from ..cell_names import is_super_init
 from ..hooks import HOOKS
 from ..analysis.layer_factories import converted_at_run_time, factory_possible, transform_lines
@@ -625,6 +626,8 @@ class LayerValues(Pass):
         if module is None or module.split(".")[0] not in self.tables.source_roots:
             return None
         name = literal_value(original.args[1].value)
+        if type(name) is str and f"{module}.{name}" in build_modules():
+            return None  # getattr(torch, "version").cuda: MS206 answers it whole
         if type(name) is str:
             value = self._converted_value(f"{module}.{name}")
             if value is None:

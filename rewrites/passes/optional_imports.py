@@ -13,11 +13,14 @@ of a top-level ``if`` (they run at import too), is tried::
                                    torch = None
 
 so the module imports where torch is missing and only code left as torch's fails, where
-it runs. Every import that needs torch is tried, each name it binds set to None:
+it runs. Every import that needs torch is tried, each name it binds set to None (a name
+the module uses as a class, given to ``isinstance`` as the type or a base of its classes: a
+fresh class, which no value is an instance of and a class can derive from):
 ``import torch.distributed as dist``, ``from torch.utils.checkpoint import checkpoint``,
 and a torch flavour of a package that does not need torch (``from safetensors.torch import
-save_file``: ``optional_imports.toml``). Imports inside functions, classes and ``try``
-blocks are left (they run only where they stand, or are guarded already).
+save_file``: ``optional_imports.toml``), and one in a handler of such a ``try`` (it runs
+where the ``try``'s own import failed). Imports inside functions, classes and the body of
+a ``try`` are left (they run only where they stand, or are guarded already).
 
 Two more things would still need torch at import, and are changed with it:
 
@@ -67,6 +70,7 @@ class OptionalImports(Pass):
     name = "optional-imports"
     summary = "A torch import the converted module keeps where it runs at import is tried: the module imports without torch."
     runs_after = {"MS901": "it reads the imports MS901 kept and the ones it added"}
+    reads = frozenset({"names_used_as_classes"})
     examples = (
         Example(
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -93,6 +97,8 @@ class OptionalImports(Pass):
                 hoisted, stmt = self._if_imports(stmt, tried)
                 body += hoisted
                 body.append(stmt)
+            elif type(stmt) is cst.Try:
+                body.append(self._tried_handlers(stmt, tried))
             else:
                 body.append(self._tried(stmt, tried))
         if tried and not self._future_annotations(updated):
@@ -111,12 +117,30 @@ class OptionalImports(Pass):
             return stmt
         names = list(dict.fromkeys(bound))
         tried.update(names)
-        text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0],
-                                fallbacks="\n".join(f"    {name} = None" for name in names))
+        types = self.facts.names_used_as_classes()
+        text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0], fallbacks="\n".join(
+            f'    {name} = type("{name}", (), {{}})' if name in types else f"    {name} = None" for name in names))
         tried_stmt = cst.parse_statement(text + "\n")
         # the import itself goes in the try, with its line's comment
         body = tried_stmt.body.with_changes(body=[stmt.with_changes(leading_lines=())])
         return tried_stmt.with_changes(body=body, leading_lines=stmt.leading_lines)
+
+    def _tried_handlers(self, stmt: cst.Try, tried: set[str]) -> cst.Try:
+        """A ``try`` whose handlers' imports that need torch are tried: a handler runs at
+        import where the ``try`` failed (``except ImportError: from torch.fx... import``),
+        which without torch is where its own torch import fails too."""
+        handlers = []
+        for handler in stmt.handlers:
+            block = handler.body
+            if type(block) is not cst.IndentedBlock:
+                handlers.append(handler)
+                continue
+            lines = [self._tried(inner, tried) for inner in block.body]
+            same = all(a is b for a, b in zip(lines, block.body))
+            handlers.append(handler if same else handler.with_changes(body=block.with_changes(body=lines)))
+        if all(a is b for a, b in zip(handlers, stmt.handlers)):
+            return stmt
+        return stmt.with_changes(handlers=handlers)
 
     def _needs_torch(self, module: str) -> bool:
         return module.split(".")[0] in self.roots or any(
@@ -163,6 +187,12 @@ class OptionalImports(Pass):
                 if self._target_import(inner):  # once, when several branches import it
                     if not any(inner.body[0].deep_equals(h.body[0]) for h in hoisted):
                         hoisted.append(inner.with_changes(leading_lines=()))
+                elif type(inner) is cst.If and not _type_checking(inner.test):  # a guard in a guard
+                    inner_hoisted, new_inner = self._if_imports(inner, tried)
+                    hoisted.extend(h for h in inner_hoisted if not any(h.body[0].deep_equals(o.body[0]) for o in hoisted))
+                    kept.append(new_inner)
+                elif type(inner) is cst.Try:
+                    kept.append(self._tried_handlers(inner, tried))
                 else:
                     kept.append(self._tried(inner, tried))
             if len(kept) == len(block.body) and all(a is b for a, b in zip(kept, block.body)):

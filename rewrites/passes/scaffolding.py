@@ -17,7 +17,8 @@ import libcst as cst
 from transpile.engine.passes import Example, Pass
 
 from ..analysis.scaffolding import scaffolding_data
-from ..syntax import code
+from ..syntax import code, literal_value
+from ..table_calls import tables
 
 
 def _decorator_name(decorator: cst.Decorator) -> cst.BaseExpression:
@@ -60,10 +61,12 @@ class Scaffolding(Pass):
         self.identity: dict[str, int] = data["identity"]
         self.decorators = frozenset(data["decorator"]["drop"])
         self.stubs = frozenset(data["decorator"]["overload_stub"])
+        self.copies_metadata = frozenset(data["decorator"]["copies_metadata"])
         self.statements = frozenset(data["statement"]["drop"])
         self.checks: dict[str, str] = data["check"]
+        self.build: dict[str, str] = data["build"]
+        self.build_attributes = frozenset(name.rsplit(".", 1)[1] for name in self.build)
         self.disabled_contexts = frozenset(data["disabled_context"]["names"])
-        self._depth = 0  # function / class nesting: statements are dropped only at module level
 
     def _qual(self, node) -> str | None:
         return self.ctx.imports.qualify(node)
@@ -71,29 +74,30 @@ class Scaffolding(Pass):
     # -- decorators and overload stubs -------------------------------------------------
     def visit_Decorator(self, node: cst.Decorator) -> bool:
         # not descending keeps ApiCalls from marking a name that is about to go
-        return self._qual(_decorator_name(node)) not in self.decorators | self.stubs
+        return self._qual(_decorator_name(node)) not in self.decorators | self.stubs and not self._copies_torch(node)
+
+    def _copies_torch(self, node: cst.Decorator) -> bool:
+        """``@wraps(torch.nn.Module.cuda)``: a copy of the metadata of a torch name the tables
+        do not convert."""
+        d = node.decorator
+        if type(d) is not cst.Call or len(d.args) != 1 or d.args[0].keyword or d.args[0].star:
+            return False
+        if self._qual(d.func) not in self.copies_metadata:
+            return False
+        copied = self._qual(d.args[0].value)
+        return (copied is not None and copied.split(".")[0] in self.ctx.source_roots
+                and tables().lookup(copied) is None and copied not in tables().modules)
 
     def leave_Decorator(self, original: cst.Decorator, updated):
-        if self._qual(_decorator_name(original)) in self.decorators:
+        if self._qual(_decorator_name(original)) in self.decorators or self._copies_torch(original):
             self.ctx.count_converted()
             return cst.RemovalSentinel.REMOVE
         return updated
 
-    def visit_FunctionDef(self, node) -> None:
-        self._depth += 1
-
     def leave_FunctionDef(self, original: cst.FunctionDef, updated):
-        self._depth -= 1
         if any(self._qual(_decorator_name(d)) in self.stubs for d in original.decorators) and _only_pass(original):
             self.ctx.count_converted()
             return cst.RemovalSentinel.REMOVE
-        return updated
-
-    def visit_ClassDef(self, node) -> None:
-        self._depth += 1
-
-    def leave_ClassDef(self, original, updated):
-        self._depth -= 1
         return updated
 
     # -- with torch.autocast(..., enabled=False): the body alone -------------------------
@@ -116,6 +120,25 @@ class Scaffolding(Pass):
         lines[0] = first.with_changes(leading_lines=[*updated.leading_lines, *first.leading_lines])
         return cst.FlattenSentinel(lines)
 
+    # -- torch's build read as a value: torch.version.cuda, getattr(torch, "version").hip --
+    def _attribute_qual(self, node: cst.Attribute) -> str | None:
+        inner = node.value
+        if (type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "getattr"
+                and "getattr" not in self.ctx.imports.bindings and len(inner.args) == 2
+                and not any(a.star or a.keyword for a in inner.args)):
+            module, name = self._qual(inner.args[0].value), literal_value(inner.args[1].value)
+            return f"{module}.{name}.{node.attr.value}" if module is not None and type(name) is str else None
+        return self._qual(node)
+
+    def leave_Attribute(self, original: cst.Attribute, updated):
+        if original.attr.value not in self.build_attributes:
+            return updated
+        qual = self._attribute_qual(original)
+        if qual in self.build:
+            self.ctx.count_converted()
+            return cst.Name(self.build[qual])
+        return updated
+
     # -- calls -------------------------------------------------------------------------
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         qual = self._qual(original.func)
@@ -137,7 +160,7 @@ class Scaffolding(Pass):
         if not isinstance(call, cst.Call):
             return updated
         qual = self._qual(call.func)
-        if qual in self.statements and self._depth == 0:
+        if qual in self.statements:
             self.ctx.count_converted()
             if any(line.comment for line in original.leading_lines):
                 return updated.with_changes(body=[cst.Pass()])  # keeps the comments above it
@@ -145,6 +168,11 @@ class Scaffolding(Pass):
         if qual in self.checks:
             return self._assert(updated, self.checks[qual])
         return updated
+
+    def leave_IndentedBlock(self, original, updated):
+        if updated.body or not original.body:
+            return updated
+        return updated.with_changes(body=[cst.SimpleStatementLine(body=[cst.Pass()])])  # every statement dropped
 
     def _assert(self, line: cst.SimpleStatementLine, message_kind: str):
         call = line.body[0].value

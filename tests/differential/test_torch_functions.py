@@ -801,10 +801,16 @@ case("Tensor.uniform_", "r = torch.zeros(2, 3).uniform_(2, 3)\n        return bo
 # -- dtypes and constants ---------------------------------------------------------------------
 for name in ("float16", "half", "float32", "float", "float64", "double", "bfloat16", "float8_e4m3fn", "float8_e5m2",
              "int8", "int16", "short",
-             "int32", "int", "int64", "long", "uint8", "bool", "complex64", "cfloat", "complex128", "cdouble"):
+             "int32", "int", "int64", "long", "uint8", "uint16", "uint32", "uint64", "bool", "complex64", "cfloat",
+             "complex128", "cdouble"):
     case(f"torch.{name}", f"torch.{name}", (), "value")
     if name not in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "complex64", "cfloat", "complex128", "cdouble"):
         case(f"torch.{name}", f"torch.zeros(2, dtype=torch.{name})", (), "dtype-argument")
+FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
+for name in FORMATS:  # each compares with the others as in torch
+    case(f"torch.{name}", "[" + ", ".join(f"torch.{name} == torch.{other}" for other in FORMATS) + "]", (), "value")
+case("torch.contiguous_format", "[v.clone(memory_format=torch.contiguous_format) for v in [a]][0] * 2", (X,), "argument")
+case("torch.preserve_format", "a * 2 if torch.preserve_format == torch.preserve_format else a", (X,), "compared")
 case("torch.Tensor", "isinstance(a, torch.Tensor)", (X,), "isinstance")
 case("torch.Tensor", "isinstance(3, torch.Tensor)", (), "not-instance")
 for name in ("pi", "inf", "nan"):

@@ -50,6 +50,20 @@ case("torch.accelerator.current_accelerator", "torch.accelerator.current_acceler
 case("torch.accelerator.current_accelerator", "torch.accelerator.current_accelerator(False)", (), "positional")
 case("torch.backends.mps.is_available", "torch.backends.mps.is_available()", (), "call")
 case("torch.cuda.current_device", "torch.cuda.current_device()", (), "call")
+case("torch.get_default_device", "str(torch.get_default_device())", (), "call")
+case("torch.get_default_device", "2 if torch.get_default_device() == torch.device('cpu') else 1", (), "compared")
+case("torch.backends.mps.is_built", "torch.backends.mps.is_built()", (), "call")
+case("torch.backends.cuda.is_built", "torch.backends.cuda.is_built()", (), "call")
+case("torch.xpu.is_available", "torch.xpu.is_available()", (), "call")
+case("torch.xpu.device_count", "torch.xpu.device_count()", (), "call")
+case("torch.xpu.is_available", "2 if hasattr(torch, 'xpu') and torch.xpu.is_available() else 1", (), "guard")
+# torch.distributed answers as without a process group: the single-process path (torch here
+# has distributed support but no group initialised, so each form below takes that path too)
+case("torch.distributed.is_initialized", "torch.distributed.is_initialized()", (), "call")
+case("torch.distributed.is_available", "2 if torch.distributed.is_available() and torch.distributed.is_initialized() else 1",
+     (), "guard")
+case("torch.distributed.is_initialized",
+     "if torch.distributed.is_initialized():\n            return 2\n        return 1", (), "guard")
 call_forms(CASES, "torch.cuda.is_bf16_supported", "including_emulation=True", req=0)
 case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(), str)", (), "defaults")
 case("torch.cuda.get_device_name", "isinstance(torch.cuda.get_device_name(0), str)", (), "positional")
