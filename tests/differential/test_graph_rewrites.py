@@ -386,6 +386,18 @@ class MathNames(nn.Module):
         return F.conv2d(x, w, padding=ceil(x.shape[-1] / 8))
 
 
+class FunctionValues(nn.Module):  # torch-uncertainty's activation=F.relu, called in construct
+    def __init__(self, activation=F.relu, slope=F.leaky_relu, join=torch.cat):
+        super().__init__()
+        self.activation, self.slope, self.join = activation, slope, join
+
+    def forward(self, x):
+        a = self.activation(x)
+        b = self.slope(x, 0.2)
+        c = self.slope(input=x, inplace=False)
+        return self.join([a, b, c], 0), self.join((a, x), dim=-1)
+
+
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
     def __init__(self, weight_pattern, rows_pattern):
         super().__init__()
@@ -464,6 +476,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                                         (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
+    "FunctionValues": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -495,6 +508,7 @@ GROUPS = {
     "MS320": ["Iterators"],
     "MS321": ["Callables"],
     "MS207": ["InplaceHelper"],
+    "MS205": ["FunctionValues"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
@@ -502,8 +516,8 @@ PYNATIVE_ONLY = {"MaskedWriteAlias"}
 # MS306's own case, an empty axis, is PYNATIVE's: GRAPH_MODE's compiler stops the process
 # (SIGFPE) on a tensor with an empty axis, whatever the code
 EMPTY_AXIS_RUNS = {"SliceBounds": [(X34[:0],), (X34[:, :0],)]}
-SILENT = {"MS202"}  # passes whose rewrite gives no diagnostic: the converted text is checked instead
-REWRITTEN_TEXT = {"MS202": "x[0] = x[0] + v"}
+SILENT = {"MS202", "MS205"}  # passes whose rewrite gives no diagnostic: the converted text is checked instead
+REWRITTEN_TEXT = {"MS202": "x[0] = x[0] + v", "MS205": "for key in given:"}
 
 
 @pytest.fixture(scope="module")
