@@ -398,6 +398,23 @@ class FunctionValues(nn.Module):  # torch-uncertainty's activation=F.relu, calle
         return self.join([a, b, c], 0), self.join((a, x), dim=-1)
 
 
+def _scaled_softmax(x, scale=1.0, dim=-1):
+    return F.softmax(x * scale, dim=dim)
+
+
+class Partials(nn.Module):  # x-transformers' attn_fn: a partial of a partial, then an einsum planned from shapes
+    def __init__(self, nested):
+        super().__init__()
+        softmax_fn = functools.partial(_scaled_softmax, scale=0.5)
+        self.attn_fn = functools.partial(softmax_fn, dim=-1) if nested else softmax_fn
+        self.pick = functools.partial(torch.cat, dim=0)
+
+    def forward(self, x):
+        eq = "i j, j d -> i d" if x.ndim == 2 else "b i j, b j d -> b i d"
+        attn = self.attn_fn(x.transpose(-1, -2) @ x, scale=2.0)
+        return torch.einsum(eq, attn, x.transpose(-1, -2)), self.pick([attn, attn * 2])
+
+
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
     def __init__(self, weight_pattern, rows_pattern):
         super().__init__()
@@ -476,6 +493,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                                         (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
+    "Partials": ((True,), [(X34,), (TIES[:, :3] * 0.3,)]),
+    "Partials#flat": ((False,), [(X34,), (np.stack([X34, TIES]),)]),
     "FunctionValues": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
@@ -509,6 +528,7 @@ GROUPS = {
     "MS321": ["Callables"],
     "MS207": ["InplaceHelper"],
     "MS205": ["FunctionValues"],
+    "MS322": ["Partials", "Partials#flat"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
