@@ -123,15 +123,16 @@ def _compiled_converter_source(entry, name: str) -> str:
     dict by item writes, and the ones MindSpore does not take are left out of the dict it
     returns; in PYNATIVE this computes what the layer's form computes."""
     params, star, fixed, body = _positional(entry)
-    body.append("kwargs = {}")
+    # the keywords first: a dict given a tensor before the keywords' loop has keys of no
+    # constant value in GRAPH_MODE ("make_dict evaluator key only supports string ...")
+    body += ["kwargs = {}", "for key in given:", "    kwargs[key] = given[key]"]
     if fixed:
-        body += [f"for i in range(min(len(args), {len(fixed)})):", f"    kwargs[{fixed!r}[i]] = args[i]"]
-    body += [
-        "for key in given:",
-        "    if key in kwargs:",
-        '        raise TypeError(f"got multiple values for argument {key!r}")',
-        "    kwargs[key] = given[key]",
-    ]
+        body += [
+            f"for key, value in zip({fixed!r}, args):",
+            "    if key in kwargs:",
+            '        raise TypeError(f"got multiple values for argument {key!r}")',
+            "    kwargs[key] = value",
+        ]
     if star is not None:
         body += _star_lines(params, star)
     left_out = []

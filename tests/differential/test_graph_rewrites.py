@@ -408,11 +408,13 @@ class Partials(nn.Module):  # x-transformers' attn_fn: a partial of a partial, t
         softmax_fn = functools.partial(_scaled_softmax, scale=0.5)
         self.attn_fn = functools.partial(softmax_fn, dim=-1) if nested else softmax_fn
         self.pick = functools.partial(torch.cat, dim=0)
+        self.soft = functools.partial(functools.partial(F.softmax, dim=-1), dtype=torch.float32)
 
     def forward(self, x):
         eq = "i j, j d -> i d" if x.ndim == 2 else "b i j, b j d -> b i d"
         attn = self.attn_fn(x.transpose(-1, -2) @ x, scale=2.0)
-        return torch.einsum(eq, attn, x.transpose(-1, -2)), self.pick([attn, attn * 2])
+        soft = self.soft(x.transpose(-1, -2) @ x)
+        return torch.einsum(eq, attn, x.transpose(-1, -2)), self.pick([attn, attn * 2]), torch.einsum(eq, soft, x.transpose(-1, -2))
 
 
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers

@@ -13,7 +13,8 @@ Rewritten: calls resolved to ``functools.partial`` in the methods of a class wit
 methods (forward, construct, what they call on ``self``), outside the compiled ones (a
 partial made in construct is MindSpore's own construct, left alone), whose first argument is
 a function: a name or attribute chain whose last part does not start with a capital (a
-partial of a class builds layers in ``__init__`` and never runs in a graph).
+partial of a class builds layers in ``__init__`` and never runs in a graph), or a partial
+of one.
 """
 from __future__ import annotations
 
@@ -91,11 +92,19 @@ class GraphPartials(Pass):
                 or self.ctx.current_function is None or self.ctx.imports.qualify(original.func) != PARTIAL:
             return updated
         first = original.args[0] if original.args else None
-        if first is None or first.keyword is not None or first.star or not name_chain(first.value):
-            return updated
-        last = first.value.attr.value if type(first.value) is cst.Attribute else first.value.value
-        if last[:1].isupper():
+        if first is None or first.keyword is not None or first.star or not self._function(first.value):
             return updated
         self.ctx.report(original, self.id, "functools.partial kept on a Module is _TorchPartial: GRAPH_MODE gives "
                         "what a partial object returns in construct no known rank", Severity.INFO)
         return updated.with_changes(func=runtime_helper(self.ctx, "_TorchPartial"))
+
+    def _function(self, node: cst.BaseExpression) -> bool:
+        """A name or attribute chain whose last part does not start with a capital, or a
+        partial of one (``partial(partial(F.softmax, dim=-1), dtype=...)``)."""
+        if type(node) is cst.Call:
+            return self.ctx.imports.qualify(node.func) == PARTIAL and bool(node.args) \
+                and node.args[0].keyword is None and not node.args[0].star and self._function(node.args[0].value)
+        if not name_chain(node):
+            return False
+        last = node.attr.value if type(node) is cst.Attribute else node.value
+        return not last[:1].isupper()
