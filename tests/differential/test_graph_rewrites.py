@@ -417,6 +417,37 @@ class Partials(nn.Module):  # x-transformers' attn_fn: a partial of a partial, t
         return torch.einsum(eq, attn, x.transpose(-1, -2)), self.pick([attn, attn * 2]), torch.einsum(eq, soft, x.transpose(-1, -2))
 
 
+def _by_mode(mode, x):
+    match mode:
+        case "double" | "twice":
+            return x * 2
+        case 0 if x.ndim == 2:
+            return x - 1
+        case None:
+            return -x
+        case _:
+            return x
+
+
+class Matches(nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self.w = nn.Parameter(torch.linspace(-1.0, 1.0, 4))
+
+    def dispatch(self, x, w):  # torchnd's conv_nd: a match on whether the operands are complex
+        match (x.is_complex(), w.is_complex()):
+            case (True, _):
+                return x.real * w
+            case (False, True):
+                return x * w.real
+            case _:
+                return x * w
+
+    def forward(self, x):
+        return self.dispatch(x, self.w), _by_mode(self.mode, x)
+
+
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
     def __init__(self, weight_pattern, rows_pattern):
         super().__init__()
@@ -497,6 +528,9 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
                                         (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
     "Partials": ((True,), [(X34,), (TIES[:, :3] * 0.3,)]),
     "Partials#flat": ((False,), [(X34,), (np.stack([X34, TIES]),)]),
+    "Matches": (("twice",), [(X34,), (TIES,)]),
+    "Matches#0": ((0,), [(X34,), (X34[0],)]),
+    "Matches#None": ((None,), [(NONFINITE,)]),
     "FunctionValues": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
@@ -531,6 +565,7 @@ GROUPS = {
     "MS207": ["InplaceHelper"],
     "MS205": ["FunctionValues"],
     "MS322": ["Partials", "Partials#flat"],
+    "MS323": ["Matches", "Matches#0", "Matches#None"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
