@@ -255,6 +255,14 @@ def test_xor_of_bools_and_empty_slices() -> None:
     assert graph._torch_selects_nothing((4, 3), [(0, 2, 2)]) and not graph._torch_selects_nothing((4, 3), [(1, -2, None)])
 
 
+def test_partial_subclass_calls_as_partial() -> None:
+    import functools
+
+    joined = graph._TorchPartial(graph._TorchPartial(lambda *a, **k: (a, k), 1, k=2), 3, j=4)
+    assert isinstance(joined, functools.partial) and joined.args == (3,) and joined.keywords == {"j": 4}
+    assert joined(5, k=6) == ((1, 3, 5), {"k": 6, "j": 4})  # the call's keywords win, as partial's do
+
+
 def test_get_parameter_by_its_path() -> None:
     net = ms.nn.SequentialCell([ms.nn.Dense(2, 3)])
     assert module_methods._get_parameter(net, "0.weight") is net[0].weight

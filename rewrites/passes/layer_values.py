@@ -79,14 +79,11 @@ def factory_name(entry) -> str:
 
 def converter_source(ctx, entry, name: str) -> str:
     """``def _torch_X_args(*args, **kwargs) -> dict``: torch's arguments of the layer
-    as MindSpore keyword arguments."""
-    params = tuple(entry.params)
-    star = next((i for i, p in enumerate(params) if p.startswith("*")), None)
-    fixed = params if star is None else params[:star]
-    body = [] if star is not None else [
-        f"if len(args) > {len(params)}:",
-        f'    raise TypeError("{entry.source} takes {len(params)} positional arguments")',
-    ]
+    as MindSpore keyword arguments. A function's converter runs where the function is
+    called, in compiled code too: it is written as GRAPH_MODE compiles it (below)."""
+    if entry.kind != "class":
+        return _compiled_converter_source(entry, name)
+    params, star, fixed, body = _positional(entry)
     body += [
         f"for key, value in zip({fixed!r}, args):",
         "    if key in kwargs:",
@@ -94,12 +91,7 @@ def converter_source(ctx, entry, name: str) -> str:
         "    kwargs[key] = value",
     ] if fixed else []
     if star is not None:  # torch.zeros(2, 3) and torch.zeros((2, 3)) alike
-        var = params[star][1:]
-        body += [
-            f"rest = args[{len(fixed)}:]",
-            "if rest:",
-            f"    kwargs[{var!r}] = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else tuple(rest)",
-        ]
+        body += _star_lines(params, star)
     if OUT_ARG in entry.source_args():  # a value's caller does not write into out= (table_calls does)
         body += [f"if kwargs.pop({OUT_ARG!r}, None) != None:", f"    raise ValueError({OUT_REFUSED_AT_RUN_TIME!r})"]
     for arg, reason in entry.unsupported_args.items():
@@ -121,8 +113,86 @@ def converter_source(ctx, entry, name: str) -> str:
     for arg, value in entry.set.items():
         body.append(f"kwargs[{arg!r}] = {code(literal(value))}")
     body.append("return kwargs")
+    return _converter_def(entry, name, "*args, **kwargs", body)
+
+
+def _compiled_converter_source(entry, name: str) -> str:
+    """The converter of a function's arguments, as GRAPH_MODE compiles it (MindSpore 2.10,
+    measured): ``**kwargs`` is no dict there (``kwargs.pop`` fails: "'tuple' object has no
+    attribute 'pop'", torch-uncertainty's ``activation=F.relu`` called in construct), and a
+    dict takes no ``pop``, ``setdefault`` or ``del``. So the arguments are bound into a new
+    dict by item writes, and the ones MindSpore does not take are left out of the dict it
+    returns; in PYNATIVE this computes what the layer's form computes."""
+    params, star, fixed, body = _positional(entry)
+    # the keywords first: a dict given a tensor before the keywords' loop has keys of no
+    # constant value in GRAPH_MODE ("make_dict evaluator key only supports string ...")
+    body += ["kwargs = {}", "for key in given:", "    kwargs[key] = given[key]"]
+    if fixed:
+        body += [
+            f"for key, value in zip({fixed!r}, args):",
+            "    if key in kwargs:",
+            '        raise TypeError(f"got multiple values for argument {key!r}")',
+            "    kwargs[key] = value",
+        ]
+    if star is not None:
+        body += _star_lines(params, star)
+    left_out = []
+    if OUT_ARG in entry.source_args():  # a value's caller does not write into out= (table_calls does)
+        body += [f"if {OUT_ARG!r} in kwargs and kwargs[{OUT_ARG!r}] is not None:",
+                 f"    raise ValueError({OUT_REFUSED_AT_RUN_TIME!r})"]
+        left_out.append(OUT_ARG)
+    for arg, reason in entry.unsupported_args.items():
+        if arg in entry.allowed:
+            allowed = None if entry.allowed[arg] == "None" else entry.allowed[arg]
+            body += [f"if {arg!r} in kwargs and kwargs[{arg!r}] != {allowed!r}:",
+                     f"    raise ValueError({(arg + ': ' + reason)!r})"]
+            left_out.append(arg)
+        else:
+            body += [f"if {arg!r} in kwargs:", f"    raise ValueError({(arg + ': ' + reason)!r})"]
+    left_out += entry.drop
+    for arg, default in entry.defaults.items():
+        body += [f"if {arg!r} not in kwargs:", f"    kwargs[{arg!r}] = {code(literal(default))}"]
+    body += transform_lines(entry)
+    if entry.hook:
+        body += HOOKS[entry.hook].at_run_time(entry)
+    renames = {k: v for k, v in entry.rename.items() if k != v}
+    if renames:
+        body += [f"for old, new in {tuple(renames.items())!r}:", "    if old in kwargs:", "        kwargs[new] = kwargs[old]"]
+        left_out += renames
+    kept = set(entry.set) | set(renames.values())
+    left_out = tuple(dict.fromkeys(arg for arg in left_out if arg not in kept))
+    for arg, value in entry.set.items():
+        body.append(f"kwargs[{arg!r}] = {code(literal(value))}")
+    body.append(f"return {{key: kwargs[key] for key in kwargs if key not in {left_out!r}}}" if left_out
+                else "return kwargs")
+    return _converter_def(entry, name, "*args, **given", body)
+
+
+def _positional(entry) -> tuple[tuple, int | None, tuple, list[str]]:
+    """torch's parameters, the place of its ``*args`` (or None), those before it, and the
+    check of the number of positional arguments where there is no ``*args``."""
+    params = tuple(entry.params)
+    star = next((i for i, p in enumerate(params) if p.startswith("*")), None)
+    fixed = params if star is None else params[:star]
+    body = [] if star is not None else [
+        f"if len(args) > {len(params)}:",
+        f'    raise TypeError("{entry.source} takes {len(params)} positional arguments")',
+    ]
+    return params, star, fixed, body
+
+
+def _star_lines(params: tuple, star: int) -> list[str]:
+    """``torch.zeros(2, 3)`` and ``torch.zeros((2, 3))`` alike: the positional rest as one argument."""
+    return [
+        f"rest = args[{star}:]",
+        "if rest:",
+        f"    kwargs[{params[star][1:]!r}] = rest[0] if len(rest) == 1 and isinstance(rest[0], (tuple, list)) else tuple(rest)",
+    ]
+
+
+def _converter_def(entry, name: str, parameters: str, body: list[str]) -> str:
     doc = f'"""{entry.source}\'s arguments as {entry.target}\'s (transpile MS205)."""'
-    return f"def {name}_args(*args, **kwargs):\n    {doc}\n" + "".join(f"    {ln}\n" for ln in body)
+    return f"def {name}_args({parameters}):\n    {doc}\n" + "".join(f"    {ln}\n" for ln in body)
 
 
 def torch_name_aliases(entry) -> list[str]:

@@ -1,10 +1,11 @@
 """Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the
-graph-xor, slice-bounds and graph-reduce passes): ^ on Python bools, a slice that selects
-nothing, functools.reduce.
+graph-xor, slice-bounds, graph-reduce and graph-partials passes): ^ on Python bools, a slice
+that selects nothing, functools.reduce, a functools.partial object called in construct.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
 """
+import functools
 
 
 def _py_xor(a, b):
@@ -40,3 +41,16 @@ def _py_reduce(function, items, *initial):
     for value in values[1:]:
         result = function(result, value)
     return result
+
+
+class _TorchPartial(functools.partial):
+    """functools.partial as GRAPH_MODE compiles its call (transpile MS322): what a partial
+    object returns in construct has no known rank there; keywords merge as partial's do."""
+
+    def __call__(self, *args, **kwargs):
+        keywords = {}
+        for key in self.keywords:
+            keywords[key] = self.keywords[key]
+        for key in kwargs:
+            keywords[key] = kwargs[key]
+        return self.func(*self.args, *args, **keywords)

@@ -386,6 +386,68 @@ class MathNames(nn.Module):
         return F.conv2d(x, w, padding=ceil(x.shape[-1] / 8))
 
 
+class FunctionValues(nn.Module):  # torch-uncertainty's activation=F.relu, called in construct
+    def __init__(self, activation=F.relu, slope=F.leaky_relu, join=torch.cat):
+        super().__init__()
+        self.activation, self.slope, self.join = activation, slope, join
+
+    def forward(self, x):
+        a = self.activation(x)
+        b = self.slope(x, 0.2)
+        c = self.slope(input=x, inplace=False)
+        return self.join([a, b, c], 0), self.join((a, x), dim=-1)
+
+
+def _scaled_softmax(x, scale=1.0, dim=-1):
+    return F.softmax(x * scale, dim=dim)
+
+
+class Partials(nn.Module):  # x-transformers' attn_fn: a partial of a partial, then an einsum planned from shapes
+    def __init__(self, nested):
+        super().__init__()
+        softmax_fn = functools.partial(_scaled_softmax, scale=0.5)
+        self.attn_fn = functools.partial(softmax_fn, dim=-1) if nested else softmax_fn
+        self.pick = functools.partial(torch.cat, dim=0)
+        self.soft = functools.partial(functools.partial(F.softmax, dim=-1), dtype=torch.float32)
+
+    def forward(self, x):
+        eq = "i j, j d -> i d" if x.ndim == 2 else "b i j, b j d -> b i d"
+        attn = self.attn_fn(x.transpose(-1, -2) @ x, scale=2.0)
+        soft = self.soft(x.transpose(-1, -2) @ x)
+        return torch.einsum(eq, attn, x.transpose(-1, -2)), self.pick([attn, attn * 2]), torch.einsum(eq, soft, x.transpose(-1, -2))
+
+
+def _by_mode(mode, x):
+    match mode:
+        case "double" | "twice":
+            return x * 2
+        case 0 if x.ndim == 2:
+            return x - 1
+        case None:
+            return -x
+        case _:
+            return x
+
+
+class Matches(nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self.w = nn.Parameter(torch.linspace(-1.0, 1.0, 4))
+
+    def dispatch(self, x, w):  # torchnd's conv_nd: a match on whether the operands are complex
+        match (x.is_complex(), w.is_complex()):
+            case (True, _):
+                return x.real * w
+            case (False, True):
+                return x * w.real
+            case _:
+                return x * w
+
+    def forward(self, x):
+        return self.dispatch(x, self.w), _by_mode(self.mode, x)
+
+
 class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one(t, pattern) helpers
     def __init__(self, weight_pattern, rows_pattern):
         super().__init__()
@@ -464,6 +526,12 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                                         (_RNG.standard_normal((2, 3, 5, 3)).astype(np.float32),)]),
+    "Partials": ((True,), [(X34,), (TIES[:, :3] * 0.3,)]),
+    "Partials#flat": ((False,), [(X34,), (np.stack([X34, TIES]),)]),
+    "Matches": (("twice",), [(X34,), (TIES,)]),
+    "Matches#0": ((0,), [(X34,), (X34[0],)]),
+    "Matches#None": ((None,), [(NONFINITE,)]),
+    "FunctionValues": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
 }
@@ -495,6 +563,9 @@ GROUPS = {
     "MS320": ["Iterators"],
     "MS321": ["Callables"],
     "MS207": ["InplaceHelper"],
+    "MS205": ["FunctionValues"],
+    "MS322": ["Partials", "Partials#flat"],
+    "MS323": ["Matches", "Matches#0", "Matches#None"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
@@ -502,8 +573,8 @@ PYNATIVE_ONLY = {"MaskedWriteAlias"}
 # MS306's own case, an empty axis, is PYNATIVE's: GRAPH_MODE's compiler stops the process
 # (SIGFPE) on a tensor with an empty axis, whatever the code
 EMPTY_AXIS_RUNS = {"SliceBounds": [(X34[:0],), (X34[:, :0],)]}
-SILENT = {"MS202"}  # passes whose rewrite gives no diagnostic: the converted text is checked instead
-REWRITTEN_TEXT = {"MS202": "x[0] = x[0] + v"}
+SILENT = {"MS202", "MS205"}  # passes whose rewrite gives no diagnostic: the converted text is checked instead
+REWRITTEN_TEXT = {"MS202": "x[0] = x[0] + v", "MS205": "for key in given:"}
 
 
 @pytest.fixture(scope="module")
