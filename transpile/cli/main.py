@@ -14,6 +14,7 @@ from pathlib import Path
 from ..engine.diagnostics import Severity
 from ..engine.package_index import outside_package, outside_summary
 from ..io.atomic import write_file_atomic
+from ..io.import_check import import_check
 from ..io.files import (BACKUP_SUFFIX, CONVERTED_SUFFIXES, InterruptedRun, PathReport, RefusedError, convert_paths,
                         declared_encoding, read_source)
 from ..report import read_parity_results
@@ -80,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
                            "diffs, diagnostics, unconverted APIs); alone, nothing else is written")
     conv.add_argument("--parity-results", metavar="JSON",
                       help="with --report: show the results `transpile parity ... --json > JSON` wrote")
+    conv.add_argument("--import-check", action="store_true",
+                      help="after writing, import every converted module in a child process (its code runs) and "
+                           "report each that fails, with the file and line its import stopped at")
     conv.set_defaults(func=cmd_convert)
 
     apis = sub.add_parser("apis", help="list every torch API the tables know, with its status")
@@ -140,6 +144,10 @@ def _usage_problem(args) -> str | None:
     dry = args.diff or args.check
     if args.in_place and args.output is not None:
         return "-o and --in-place do not go together (--in-place writes each file over itself)"
+    if args.import_check and not args.in_place and args.output is None:
+        return "--import-check imports the written files: give -o OUT or --in-place"
+    if args.import_check and dry:
+        return "--import-check imports the written files: not with --diff or --check"
     if (args.force or args.backup) and not args.in_place:
         return "--force and --backup only apply with --in-place"
     if args.parity_results is not None and args.report is None:
@@ -191,6 +199,13 @@ def cmd_convert(args) -> int:
     finally:
         if progress is not None:
             progress.clear()
+    checked = None
+    if args.import_check:
+        try:
+            checked = import_check([f.output for f in report.files if f.output is not None])
+        except RuntimeError as exc:
+            print(f"transpile convert: {exc}", file=sys.stderr)
+            return EXIT_FINDINGS
     out = sys.stdout
     if args.diff:
         color = use_color(args.color, out)
@@ -222,16 +237,25 @@ def cmd_convert(args) -> int:
                         "converted_uses": report.converted_uses, "unconverted_uses": report.unconverted_uses,
                         "annotation_uses": report.annotation_uses},
         }
+        if checked is not None:
+            payload["import_check"] = {"modules": checked.modules, "failures": [
+                {"module": f.module, "path": str(f.path), "error": f.error,
+                 "where": str(f.where) if f.where else None, "line": f.line} for f in checked.failures]}
         print(json.dumps(payload, indent=2), file=sys.stderr if (args.diff or single_stdout) else sys.stdout)
     else:
         _print_diagnostics(report, Severity.ERROR if args.quiet else Severity(args.min_severity),
                            args.every_diagnostic)
         print(run_summary(report), file=sys.stderr)
+        if checked is not None:
+            for failure in checked.failures:
+                print(failure.format(), file=sys.stderr)
+            print(f"import check: {checked.modules - len(checked.failures)} of {checked.modules} converted modules "
+                  f"import", file=sys.stderr)
     if args.report is not None and not _write_report(args, report, sources.texts, parity):
         return EXIT_FINDINGS
     if any(f.internal_error for f in report.files):
         return EXIT_INTERNAL
-    if report.has_errors or report.failed or report.conflicts:
+    if report.has_errors or report.failed or report.conflicts or (checked is not None and checked.failures):
         return EXIT_FINDINGS
     if args.check and any(f.status == "converted" for f in report.files):
         return EXIT_FINDINGS
