@@ -282,9 +282,13 @@ def local_response_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str,
     return out
 
 
+def _real_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _float_scale(value: cst.BaseExpression) -> cst.BaseExpression:
     v = literal_value(value)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if _real_number(v):
         return literal(float(v))
     if isinstance(v, (tuple, list)):
         return literal([float(x) for x in v])
@@ -422,6 +426,8 @@ def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | 
         return out
     v = literal_value(scale)
     values = v if isinstance(v, (tuple, list)) else [v]
+    if v is not NOT_LITERAL and not all(_real_number(x) for x in values):
+        return out  # not a number (``...``, a string): torch refuses it when it runs; left as written
     if v is not NOT_LITERAL and any(float(x) != int(x) for x in values):
         raise Unconvertible(
             f"scale_factor={code(scale)} is fractional: torch samples with 1/scale, MindSpore with "

@@ -274,6 +274,9 @@ def _assigns_self_attr(stmt, attr: str) -> bool:
 
 
 REGISTERING_METHODS = frozenset({"add_module", "register_module"})
+# setattr as written, and as MS218 writes it in converted code (converted again, a list it
+# kept plain stays plain)
+SETATTR_SPELLINGS = frozenset({"setattr", "_torch_setattr"})
 
 
 def _registered_one_by_one(loops) -> set[str]:
@@ -294,9 +297,10 @@ def _registered_one_by_one(loops) -> set[str]:
 
 
 def _registers(call: cst.Call, name: str) -> bool:
-    """``self.add_module(key, name)`` / ``self.register_module(key, name)`` / ``setattr(self, key, name)``."""
+    """``self.add_module(key, name)`` / ``self.register_module(key, name)`` / ``setattr(self, key, name)``
+    (or ``_torch_setattr(self, key, name)``)."""
     f, args = call.func, call.args
-    if type(f) is cst.Name and f.value == "setattr" and args and type(args[0].value) is cst.Name \
+    if type(f) is cst.Name and f.value in SETATTR_SPELLINGS and args and type(args[0].value) is cst.Name \
             and args[0].value.value == "self":
         args = args[1:]
     elif not (type(f) is cst.Attribute and f.attr.value in REGISTERING_METHODS and _is_self_attr(f)):
