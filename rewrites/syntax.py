@@ -55,6 +55,11 @@ def bind(call: cst.Call, params: tuple[str, ...], kwonly: tuple[str, ...], skip:
     return bound
 
 
+def is_number(value: Any) -> bool:
+    """A real number as ``literal_value`` reads one (an int or a float, not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def literal(value: Any) -> cst.BaseExpression:
     """Expression for a TOML value (bool, number, string, list -> tuple)."""
     if isinstance(value, list):

@@ -10,7 +10,7 @@ from typing import Callable
 import libcst as cst
 
 from .runtime.registry import runtime_helper
-from .syntax import Unconvertible, code, literal, literal_value, name_chain, operand_code
+from .syntax import Unconvertible, code, literal, literal_value, name_chain, operand_code, is_number
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def range_as_list(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
 def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """BatchNorm momentum: torch's 0.1 is MindSpore's 0.9."""
     v = literal_value(value)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if is_number(v):
         return literal(round(1 - v, 12))
     if v is None:
         raise Unconvertible("momentum=None (cumulative average) has no MindSpore equivalent")
@@ -63,7 +63,7 @@ def one_minus(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
 def as_float(value: cst.BaseExpression, ctx=None) -> cst.BaseExpression:
     """A number the target takes as a float only (ops.cdist's p: Cdist refuses p=0 or 1)."""
     v = literal_value(value)
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if is_number(v):
         return cst.Float(repr(float(v)))
     return cst.parse_expression(f"float({code(value)})")
 

@@ -6,7 +6,7 @@ from typing import Any
 import libcst as cst
 
 from ..runtime.registry import runtime_helper
-from ..syntax import (NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call)
+from ..syntax import (is_number, NOT_LITERAL, Unconvertible, code, keyword_call, literal, literal_value, name_chain, operand, operand_code, target_call)
 from ..value_transforms import as_tuple
 from .registry import hook
 from .torch_indexing import run_time_helper  # noqa: F401  (losses composed beside the code: the entries' hook)
@@ -69,7 +69,7 @@ def f_normalize(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressio
         fn = runtime_helper(ctx, "_torch_normalize")
         return cst.Call(func=fn, args=[cst.Arg(args["input"]), cst.Arg(p), cst.Arg(dim), cst.Arg(eps)])
     e = literal_value(eps)
-    if isinstance(e, (int, float)) and not isinstance(e, bool):
+    if is_number(e):
         epsilon = literal(float(e) ** 2)
     else:
         epsilon = cst.parse_expression(f"({code(eps)}) ** 2")

@@ -6,7 +6,7 @@ from typing import Any
 import libcst as cst
 
 from ..runtime.registry import runtime_helper
-from ..syntax import (NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
+from ..syntax import (is_number, NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
 from ..value_transforms import as_tuple
 from .nn_utils import PACKING_CALLS
 from .registry import hook
@@ -269,7 +269,7 @@ def local_response_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str,
         raise Unconvertible("size must be an odd integer literal: an even window is not centred in torch")
     alpha = args.get("alpha", literal(0.0001))
     a = literal_value(alpha)
-    if isinstance(a, (int, float)) and not isinstance(a, bool):
+    if is_number(a):
         alpha_expr = literal(a / size)
     else:
         alpha_expr = cst.parse_expression(f"({code(alpha)}) / {size}")
@@ -282,13 +282,9 @@ def local_response_norm(ctx, entry, args: dict[str, Any], receiver) -> dict[str,
     return out
 
 
-def _real_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _float_scale(value: cst.BaseExpression) -> cst.BaseExpression:
     v = literal_value(value)
-    if _real_number(v):
+    if is_number(v):
         return literal(float(v))
     if isinstance(v, (tuple, list)):
         return literal([float(x) for x in v])
@@ -426,7 +422,7 @@ def interpolate(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] | 
         return out
     v = literal_value(scale)
     values = v if isinstance(v, (tuple, list)) else [v]
-    if v is not NOT_LITERAL and not all(_real_number(x) for x in values):
+    if v is not NOT_LITERAL and not all(is_number(x) for x in values):
         return out  # not a number (``...``, a string): torch refuses it when it runs; left as written
     if v is not NOT_LITERAL and any(float(x) != int(x) for x in values):
         raise Unconvertible(

@@ -5,7 +5,7 @@ import math
 
 import libcst as cst
 
-from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, operand_code
+from ..syntax import Unconvertible, code, keyword_call, literal, literal_value, operand_code, is_number
 from .registry import hook
 
 
@@ -17,7 +17,7 @@ def inclusive_range(ctx, entry, args, receiver) -> cst.BaseExpression:
     of the step); the default dtype is torch's float32 whatever the arguments."""
     start, end, step = args.get("start", literal(0)), args["end"], args.get("step", literal(1))
     values = [literal_value(v) for v in (start, end, step)]
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+    if all(is_number(v) for v in values):
         count: cst.BaseExpression = literal(math.floor((values[1] - values[0]) / values[2]) + 1)
     else:
         count = cst.parse_expression(

@@ -5,7 +5,7 @@ import libcst as cst
 
 from transpile.engine.diagnostics import Severity
 
-from ..syntax import NOT_LITERAL, code, keyword_call, literal, literal_value
+from ..syntax import NOT_LITERAL, code, keyword_call, literal, literal_value, is_number
 from .module_methods import no_op  # noqa: F401 - CUDA housekeeping: nothing to do
 from .registry import hook
 
@@ -66,7 +66,7 @@ def grad_scaler(ctx, entry, args, receiver) -> cst.BaseExpression:
     (reported). A scaler built disabled scales by 1: ``StaticLossScaler(1.0)``."""
     growth, backoff = args["growth_factor"], args["backoff_factor"]
     growth_value, backoff_value = literal_value(growth), literal_value(backoff)
-    if isinstance(growth_value, (int, float)) and not isinstance(growth_value, bool):
+    if is_number(growth_value):
         factor = literal(int(growth_value)) if growth_value == int(growth_value) else None
         if factor is None:
             ctx.report(growth, "MS201", f"GradScaler: growth_factor {growth_value} is not an integer: "
