@@ -64,8 +64,8 @@ def say(msg: str) -> None:
 # -- 1. the torch virtualenv ------------------------------------------------------
 def torch_python(args, config) -> str:
     given = args.torch_python or os.environ.get("BENCH_TORCH_PYTHON")
-    if given:
-        return given
+    if given:  # a path is made absolute: the torch side runs with another working directory
+        return os.path.abspath(given) if os.sep in given else given
     py = DEFAULT_VENV / "bin" / "python"
     stamp = DEFAULT_VENV / ".installed"
     no_deps = config["torch_venv"].get("pip_no_deps", [])
