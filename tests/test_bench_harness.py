@@ -232,3 +232,37 @@ def test_a_subset_of_the_models_converts_the_packages_they_import_and_no_other(t
         dirs[name] = str(tmp_path / name)
     assert run.imported_packages(dirs, {"app"}) == {"app", "util", "helper", "deep"}
     assert run.imported_packages(dirs, {"util"}) == {"util"}
+
+
+def test_the_lint_verdict_is_read_inside_the_model_cell_classes_and_compared_with_graph(tmp_path):
+    """lint_agreement (issue 32, point 3): a blocking MS5xx finding counts for a model when it
+    lies in one of its cell classes (a nested class too); the four outcomes."""
+    run = _sampled_run().harness
+    agreement = run.lint_agreement
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(
+        "class A:\n    def construct(self):\n        try:\n            pass\n        except E:\n            pass\n"
+        "\n\nclass B:\n    class Inner:\n        x = 1\n\n    def construct(self):\n        return 1\n",
+        encoding="utf-8")
+    assert agreement.class_spans((tmp_path / "pkg" / "m.py").read_text()) == {
+        "A": (1, 6), "B": (9, 14), "B.Inner": (10, 11)}
+    assert agreement.is_blocking("MS510") and not agreement.is_blocking("MS506")
+    assert not agreement.is_blocking("MS301")
+    conv = {"pkg/m.py": {"graph_lint": [[3, "MS510"], [11, "MS503"]]}}
+    assert agreement.model_findings([["pkg/m.py", "A"]], conv, tmp_path) == ["pkg/m.py:3 MS510"]
+    assert agreement.model_findings([["pkg/m.py", "B"]], conv, tmp_path) == ["pkg/m.py:11 MS503"]
+    assert agreement.model_findings([["pkg/m.py", "B.Inner"], ["other.py", "A"]], conv, tmp_path) == [
+        "pkg/m.py:11 MS503"]
+
+    def row(name, classes, graph):
+        return {"name": name, "torch_error": None, "results": {"GRAPH": {"built": True, "cell_classes": classes, **graph}}}
+
+    rows = [row("clean", [], {"match": True}), row("refused", [["pkg/m.py", "A"]], {"error": "run (GRAPH): Try"}),
+            row("missed", [], {"match": False}), row("alarm", [["pkg/m.py", "A"]], {"match": True}),
+            {"name": "unbuilt", "torch_error": None, "results": {"GRAPH": {"built": False, "error": "build"}}}]
+    kinds = {r["name"]: (agreement.outcome(r, conv, tmp_path) or {}).get("kind") for r in rows}
+    assert kinds == {"clean": "agree, clean", "refused": "agree, refused", "missed": "missed",
+                     "alarm": "false alarm", "unbuilt": None}
+    text = agreement.report(rows, conv, tmp_path)
+    assert text.startswith("- lint and GRAPH agree on 2/4 built models")
+    assert "  - missed: missed: mismatch" in text and "  - false alarm: alarm: pkg/m.py:3 MS510" in text

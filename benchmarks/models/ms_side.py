@@ -124,6 +124,20 @@ def generate(cell, kwargs: dict, ids, expected) -> dict:
     return out
 
 
+def cell_classes(cell, converted_root: str) -> list[list[str]]:
+    """``[file, qualified name]`` of every class in the MRO of every cell the model holds
+    that the converted code defines (file relative to ``converted_root``): the classes whose
+    methods GRAPH mode compiles, for the lint's verdict (``lint_agreement.py``)."""
+    root = Path(converted_root).resolve()
+    found = set()
+    for _, sub in cell.cells_and_names():
+        for cls in type(sub).__mro__:
+            path = getattr(sys.modules.get(cls.__module__), "__file__", None)
+            if path and root in Path(path).resolve().parents:
+                found.add((Path(path).resolve().relative_to(root).as_posix(), cls.__qualname__))
+    return [list(item) for item in sorted(found)]
+
+
 def run(request: dict) -> dict:
     import numpy as np
 
@@ -155,6 +169,7 @@ def run(request: dict) -> dict:
         arrays = np.load(request["torch_npz"])
         copy_weights(cell, meta["mapping"], arrays, meta.get("ms_only"))
         out["built"] = True
+        out["cell_classes"] = cell_classes(cell, request["converted_root"])
         inputs = [arrays[f"input_{i}"] for i in range(meta["n_inputs"])]
         stage = f"run ({mode})"
         result = _flatten(cell(*[mindspore.Tensor(a) for a in inputs]))  # int64 token ids stay int64

@@ -42,7 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from transpile.parity.forkserver import start_child
-from verdict import tolerance  # this file's folder (benchmarks/models), first on sys.path when run
+import lint_agreement  # this file's folder (benchmarks/models), first on sys.path when run
+from verdict import tolerance
 
 HERE = Path(__file__).resolve().parent
 BENCH = HERE.parent
@@ -181,6 +182,8 @@ def convert_packages(py: str, config: dict, roots: set[str] | None = None) -> di
                 # source lines a warning or an error names (the invariant of issue 29)
                 "warned_lines": sorted({d.line for d in (r.diagnostics if r else [])
                                         if d.severity in (Severity.WARNING, Severity.ERROR)}),
+                # the GRAPH lint's findings, to compare with what GRAPH mode does (issue 32)
+                "graph_lint": lint_agreement.findings(r.diagnostics if r else []),
             }
         for item in config["packages"][pkg].get("blank_init", []):
             rel, keep = (item, []) if isinstance(item, str) else (item["path"], item.get("keep", []))
@@ -499,6 +502,10 @@ def invariant_breakers(rows: list[dict]) -> list[str]:
             if res.get("error") and not res["error"].startswith("compare") and not (res.get("site") or {}).get("warned")]
 
 
+LINT_NOTE = ("Whether the GRAPH lint's MS5xx findings inside the model's cell classes predict GRAPH mode "
+             "(benchmarks/models/lint_agreement.py says how it is read).")
+
+
 def conversion_record(rows: list[dict], conv: dict) -> dict:
     """What results.json keeps of the conversion: the model files and the files runs broke in."""
     files = {r["file"] for r in rows} | {res["site"]["file"] for r in rows for res in r["results"].values()
@@ -580,11 +587,13 @@ def main(argv=None) -> int:
     rows = build_rows(models, torch_meta, conv, results)
     text = table(rows)
     summ = family_table(rows) + "\n\n" + summary(rows)
-    say("\n" + text + "\n\n" + summ)
+    lint = lint_agreement.report(rows, conv, WORK / "src")
+    say("\n" + text + "\n\n" + summ + "\n\nLint and GRAPH mode:\n" + lint)
     stamp = time.strftime("%Y-%m-%d")
     body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"
             f"{' --only ' + ' '.join(args.only) if args.only else ''}; see benchmarks/README.md.\n\n"
-            f"{text}\n\n{summ}\n\n## Failures\n\n{failures(rows, conv)}\n")
+            f"{text}\n\n{summ}\n\n## Lint and GRAPH mode\n\n{LINT_NOTE}\n\n{lint}\n\n"
+            f"## Failures\n\n{failures(rows, conv)}\n")
     (out / "results.md").write_text(body, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({
         "rows": [{k: v for k, v in r.items()} for r in rows],

@@ -256,12 +256,14 @@ def main(argv=None) -> int:
     fc_tables = write_first_contact_md() if FIRST_CONTACT.exists() else ""
     text = harness.table(rows)
     summ = harness.family_table(rows) + "\n\n" + harness.summary(rows)
-    print("\n" + text + "\n\n" + summ)
+    lint = harness.lint_agreement.report(rows, conv, harness.WORK / "src")
+    print("\n" + text + "\n\n" + summ + "\n\nLint and GRAPH mode:\n" + lint)
     subset = bool(args.only or args.package)
     out = harness.WORK if subset else HERE
     body = (f"# Sampled benchmark results ({time.strftime('%Y-%m-%d')}, converter at {converter_commit()})\n\n"
             f"Produced by `benchmarks/sampled/run.py`; see benchmarks/README.md.\n\n"
-            f"{text}\n\n{summ}\n\n## Failures\n\n{harness.failures(rows, conv)}\n")
+            f"{text}\n\n{summ}\n\n## Lint and GRAPH mode\n\n{harness.LINT_NOTE}\n\n{lint}\n\n"
+            f"## Failures\n\n{harness.failures(rows, conv)}\n")
     (out / "results.md").write_text(body, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({
         "commit": converter_commit(),
