@@ -10,22 +10,21 @@ each under their own name (Python forgets a module whose import raised). With
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 import time
-import traceback
 import warnings
 from pathlib import Path
 
+from transpile.io._import_child import import_each
 
-def failure_site(exc: BaseException, root: str) -> dict | None:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(root)]
-    if not frames:
+
+def failure_site(item: dict, root: str) -> dict | None:
+    """Where ``import_each`` says an import stopped, relative to the converted root."""
+    if item.get("where") is None:
         return None
-    frame = frames[-1]
-    return {"file": os.path.relpath(frame.filename, root), "line": frame.lineno, "code": (frame.line or "").strip()}
+    return {"file": os.path.relpath(item["where"], root), "line": item["line"], "code": item["code"]}
 
 
 def main(argv: list[str]) -> int:
@@ -42,17 +41,11 @@ def main(argv: list[str]) -> int:
     import mindspore
 
     mindspore.set_device("CPU")
-    results: dict[str, dict] = {}
     start = time.perf_counter()
-    for name in argv[3:]:
-        try:
-            importlib.import_module(name)
-            results[name] = {"ok": True}
-        except BaseException as exc:  # SystemExit and KeyboardInterrupt from module code too
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            results[name] = {"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
-                             "site": failure_site(exc, root)}
+    found = import_each(argv[3:], lambda filename: filename.startswith(root))
+    results = {name: {"ok": True} if item["ok"] else {"ok": False, "error": item["error"],
+                                                       "site": failure_site(item, root)}
+               for name, item in found.items()}
     out.write_text(json.dumps({"seconds": round(time.perf_counter() - start, 1), "modules": results}, indent=1),
                    encoding="utf-8")
     return 0

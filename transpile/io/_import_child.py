@@ -13,11 +13,32 @@ import warnings
 from pathlib import Path
 
 
-def _stopped_at(exc: BaseException, converted: set[str]) -> tuple[str | None, int | None]:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in converted]
-    if isinstance(exc, SyntaxError) and exc.filename in converted:  # raised by the parser, no frame of its own
-        return exc.filename, exc.lineno
-    return (frames[-1].filename, frames[-1].lineno) if frames else (None, None)
+def _stopped_at(exc: BaseException, converted) -> tuple[str | None, int | None, str]:
+    """The innermost frame of ``exc`` in a file ``converted(filename)`` accepts: file, line
+    and the line's code (a SyntaxError in such a file has no frame of its own)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if converted(f.filename)]
+    if isinstance(exc, SyntaxError) and exc.filename and converted(exc.filename):
+        return exc.filename, exc.lineno, (exc.text or "").strip()
+    return (frames[-1].filename, frames[-1].lineno, (frames[-1].line or "").strip()) if frames else (None, None, "")
+
+
+def import_each(names, converted) -> dict[str, dict]:
+    """Import each module of ``names`` in turn: ``{"ok": True}``, or the error (one line)
+    and where in the files ``converted(filename)`` accepts the import stopped (``where``,
+    ``line``, ``code``; None where it stopped outside them). A module whose import failed
+    is not retried; a module it imported that failed is reported under its own name."""
+    found: dict[str, dict] = {}
+    for name in names:
+        try:
+            importlib.import_module(name)
+            found[name] = {"ok": True}
+        except BaseException as exc:  # SystemExit from module code too; Ctrl-C stops the check
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            where, line, code = _stopped_at(exc, converted)
+            found[name] = {"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
+                           "where": where, "line": line, "code": code}
+    return found
 
 
 def main(request_path: str) -> int:
@@ -25,17 +46,7 @@ def main(request_path: str) -> int:
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     sys.path[:0] = request["roots"]
     converted = set(request["modules"].values())
-    found: dict[str, dict] = {}
-    for name in request["modules"]:
-        try:
-            importlib.import_module(name)
-            found[name] = {"ok": True}
-        except BaseException as exc:  # SystemExit from module code too; Ctrl-C stops the check
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            where, line = _stopped_at(exc, converted)
-            found[name] = {"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}",
-                           "where": where, "line": line}
+    found = import_each(request["modules"], converted.__contains__)
     Path(request["result"]).write_text(json.dumps(found), encoding="utf-8")
     return 0
 
