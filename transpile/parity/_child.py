@@ -261,6 +261,9 @@ def run_parity(request: dict, step: Steps) -> dict:
             diffs += _compare_gradients(spec, torch_obj, ms_call, inputs, torch_tree)
         out["outputs"] = [d.to_dict() for d in diffs]
         differs = not all(d.allclose for d in diffs)
+        if differs and mode == "GRAPH" and not bytecode and spec.kind == "module":
+            step("each submodule alone in GRAPH mode")
+            out["graph_divergence"] = _graph_divergence(spec, ms_obj, inputs)
         if spec.kind == "module" and (request.get("cells") or (localise and differs)):
             step("localise (PYNATIVE hooks)")
             loc, cells = _localise(spec, torch_obj, ms_obj, inputs, mode, files, compare_ms=localise and differs)
@@ -377,6 +380,77 @@ def _localise(spec, torch_obj, ms_obj, inputs, mode: str, files: list[Path], com
     else:
         note = "every submodule matches within the tolerance: the difference builds up across them"
     return Localisation("PYNATIVE", div, compared, unmatched, note), cell_info
+
+
+GRAPH_SEARCH_SECONDS = 120.0  # the search below stops after this, saying how far it got
+
+
+def _graph_divergence(spec, ms_obj, inputs) -> dict:
+    """A GRAPH run differs from torch: which submodule gives, run alone in GRAPH mode on the
+    inputs it got in PYNATIVE mode, other results than in PYNATIVE mode. Submodules are
+    tried in the order their calls end (a layer before the block that calls it, the model
+    itself last), each once (its first call); the first that differs is named. Every
+    submodule alone agreeing while the model does not puts the difference in the model's
+    own construct, between submodules."""
+    import mindspore
+
+    from transpile.parity.compare import to_tree
+    from transpile.parity.localise import differs as trees_differ
+
+    cells = dict(ms_obj.cells_and_names())
+    calls: dict[str, tuple] = {}
+    outputs: dict[str, object] = {}
+    order: list[str] = []
+    handles, seen = [], set()
+    for path, cell in cells.items():
+        if id(cell) in seen:
+            continue
+        seen.add(id(cell))
+
+        def before(_cell, args, kwargs, path=path):
+            calls.setdefault(path, (args, dict(kwargs)))
+
+        def after(_cell, _args, output, path=path):
+            if path not in outputs:
+                outputs[path] = _tree_or_none(output)
+                order.append(path)
+
+        handles += [cell.register_forward_pre_hook(before, with_kwargs=True), cell.register_forward_hook(after)]
+    mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    try:
+        ms_obj(*_ms_args(inputs))
+    finally:
+        for h in handles:
+            h.remove()
+        mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    start, checked, failed = time.perf_counter(), 0, []
+    for path in order:
+        if time.perf_counter() - start > GRAPH_SEARCH_SECONDS:
+            return {"path": None, "checked": checked, "failed": failed, "total": len(order),
+                    "summary": f"stopped after {GRAPH_SEARCH_SECONDS:g} s"}
+        if outputs[path] is None:
+            continue  # an output that is no tensor tree: nothing to compare
+        args, kwargs = calls[path]
+        try:
+            got = to_tree(cells[path](*args, **kwargs), _is_ms, ms_numpy, "MindSpore")
+        except Exception as exc:  # this submodule alone does not compile: go on with the others
+            failed.append(f"{path or '(the model)'}: {type(exc).__name__}: {first_line(exc)[:120]}")
+            continue
+        checked += 1
+        bad, _, summary = trees_differ(outputs[path], got, spec.tolerance, spec.rtol)
+        if bad:
+            return {"path": path, "class": type(cells[path]).__name__, "summary": summary, "checked": checked,
+                    "failed": failed, "total": len(order)}
+    return {"path": None, "checked": checked, "failed": failed, "total": len(order), "summary": ""}
+
+
+def _tree_or_none(value):
+    from transpile.parity.compare import ComparisonError, to_tree
+
+    try:
+        return to_tree(value, _is_ms, ms_numpy, "MindSpore")
+    except ComparisonError:
+        return None
 
 
 def _cell_inputs(events, cells: dict, t_cls: dict, m_cls: dict) -> list[dict]:

@@ -168,7 +168,9 @@ def _input_spec(a) -> InputSpec:
 
 # -- comparing the two recordings -------------------------------------------------------
 
-def _differs(t_tree, m_tree, atol: float, rtol: float) -> tuple[bool, float | None, str]:
+def differs(t_tree, m_tree, atol: float, rtol: float) -> tuple[bool, float | None, str]:
+    """Whether two recorded trees differ beyond the tolerance: (differs, the worst max abs
+    diff, why)."""
     t_leaves, m_leaves = flatten(t_tree, ""), flatten(m_tree, "")
     if [n for n, _ in t_leaves] != [n for n, _ in m_leaves]:
         # a call written with keywords on one side and positions on the other: compare the values in order
@@ -219,7 +221,7 @@ def find_divergence(t_events: list[Event], m_events: list[Event], ms_paths, atol
             return divergence(e, "missing", caller, f"MindSpore never runs {_name(e.path)} (call {e.call + 1}); "
                                                      f"torch does, from {_name(caller)}")
         compared += 1
-        bad, value, why = _differs(e.tree, other.tree, atol, rtol)
+        bad, value, why = differs(e.tree, other.tree, atol, rtol)
         if not bad:
             if e.kind == "output":
                 returned[caller] = e.path

@@ -113,8 +113,9 @@ def format_localisation(result: SampleResult) -> list[str]:
     if loc is None:
         pyn = result.results.get("PYNATIVE")
         graph = result.results.get("GRAPH")
-        if pyn is not None and pyn.ok and graph is not None and graph.verdict == "mismatch":
-            return ["PYNATIVE mode matches: the difference appears only in GRAPH mode (graph compilation)"]
+        if pyn is not None and pyn.ok and graph is not None and graph.verdict.startswith("mismatch"):
+            return ["PYNATIVE mode matches: the difference appears only in GRAPH mode (graph compilation)",
+                    *format_graph_divergence(graph.graph_divergence)]
         return []
     d = loc.divergence
     if d is None:
@@ -128,6 +129,23 @@ def format_localisation(result: SampleResult) -> list[str]:
         shown = ", ".join(loc.unmatched[:5]) + (" ..." if len(loc.unmatched) > 5 else "")
         lines.append(f"  not compared (no MindSpore cell of that path): {shown}")
     return lines
+
+
+def format_graph_divergence(found: dict | None) -> list[str]:
+    """The submodule that, run alone, gives other results in GRAPH mode than in PYNATIVE."""
+    if not found:
+        return []
+    tried = f"{found['checked']} of {found['total']} submodules run alone in each mode"
+    failed = found.get("failed") or []
+    if failed:
+        tried += f"; {len(failed)} did not run alone in GRAPH mode (first: {failed[0]})"
+    if found.get("path") is None and found.get("summary"):
+        return [f"GRAPH mode against PYNATIVE: no submodule differs alone ({tried}); {found['summary']}"]
+    if found.get("path") is None:
+        return [f"GRAPH mode against PYNATIVE: every submodule alone gives the same results ({tried}): "
+                "the difference is in code between them"]
+    where = found["path"] or "the model itself (every submodule alone agrees)"
+    return [f"GRAPH mode against PYNATIVE: first differs in {where} ({found['class']}), {found['summary']} ({tried})"]
 
 
 def format_result(result: SampleResult, *, verbose: bool = False) -> str:
@@ -187,6 +205,7 @@ def result_dict(result: SampleResult) -> dict:
         "verdicts": {m: mr.verdict for m, mr in result.results.items()},
         "modes": {m: {"verdict": mr.verdict, "seconds": mr.seconds, "outputs": [d.to_dict() for d in mr.outputs],
                       "compiled_path": mr.compiled_path or None,
+                      **({"graph_divergence": mr.graph_divergence} if mr.graph_divergence else {}),
                       **({"detail": mr.detail} if mr.detail else {})}
                   for m, mr in result.results.items()},
         "localisation": loc.to_dict() if loc else None,

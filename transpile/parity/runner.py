@@ -50,6 +50,8 @@ class ModeResult:
     weights: tuple[tuple[str, str], ...] = ()  # the copies made: (torch key, MindSpore path)
     compiled_path: str = ""  # GRAPH run through another compiled path than GRAPH_MODE's (BYTECODE_PATH)
     call_seconds: dict | None = None  # a bytecode run's timing: {"compiled": s, "uncompiled": s}
+    # a GRAPH mismatch: the first submodule whose GRAPH result alone differs from its PYNATIVE one
+    graph_divergence: dict | None = None
 
     @property
     def ok(self) -> bool:
@@ -375,6 +377,7 @@ def _run_mode(spec: ParitySpec, converted: Path, mode: str, *, timeout: float = 
         cells=tuple(data["cells"]) if data.get("cells") is not None else None,
         weights=tuple(tuple(c) for c in data.get("weights") or ()),
         call_seconds=data.get("call_seconds"),
+        graph_divergence=data.get("graph_divergence"),
     )
 
 
