@@ -24,6 +24,7 @@ import time
 import traceback
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 from no_torch import block_torch  # this file's folder (benchmarks/models), first on sys.path when run
 from verdict import judge
@@ -178,6 +179,12 @@ def run(request: dict) -> dict:
         verdict = judge(result, expected, [o.get("float32_error") for o in meta["outputs"]],
                         request["rel"], request["factor"])
         out.update(verdict)
+        if mode == "GRAPH" and not verdict["match"]:  # which submodule differs alone in GRAPH mode (issue 32)
+            stage = "each submodule alone in GRAPH mode"
+            from transpile.parity._child import graph_divergence_search
+
+            tolerance = min(verdict["tolerances"], default=1e-4)
+            out["graph_divergence"] = graph_divergence_search(SimpleNamespace(tolerance=tolerance, rtol=0.0), cell, inputs)
         if (meta.get("generate") or {}).get("error") is None and "generate_tokens" in arrays:
             out["generate"] = generate(cell, meta["generate"]["kwargs"], inputs[0], arrays["generate_tokens"])
     except Exception as exc:

@@ -42,6 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from transpile.parity.forkserver import start_child
+from transpile.parity.report import format_graph_divergence
 import lint_agreement  # this file's folder (benchmarks/models), first on sys.path when run
 from verdict import tolerance
 
@@ -539,7 +540,8 @@ def failures(rows, conv) -> str:
                 odd = sum(res.get("nonfinite_mismatches", []))
                 items.append(f"{mode}: mismatch, max abs diff {_fmt(res.get('max_abs_diff'))} "
                              f"(per output: {', '.join(_fmt(d) for d in res.get('diffs', []))})"
-                             + (f"; {odd} non-finite torch values not reproduced" if odd else ""))
+                             + (f"; {odd} non-finite torch values not reproduced" if odd else "")
+                             + "".join(f"; {line}" for line in format_graph_divergence(res.get("graph_divergence"))))
         c = conv.get(r["file"], {})
         for e in c.get("errors", []):
             items.append(f"conversion: {e}")

@@ -263,7 +263,7 @@ def run_parity(request: dict, step: Steps) -> dict:
         differs = not all(d.allclose for d in diffs)
         if differs and mode == "GRAPH" and not bytecode and spec.kind == "module":
             step("each submodule alone in GRAPH mode")
-            out["graph_divergence"] = _graph_divergence(spec, ms_obj, inputs)
+            out["graph_divergence"] = graph_divergence_search(spec, ms_obj, inputs)
         if spec.kind == "module" and (request.get("cells") or (localise and differs)):
             step("localise (PYNATIVE hooks)")
             loc, cells = _localise(spec, torch_obj, ms_obj, inputs, mode, files, compare_ms=localise and differs)
@@ -385,7 +385,7 @@ def _localise(spec, torch_obj, ms_obj, inputs, mode: str, files: list[Path], com
 GRAPH_SEARCH_SECONDS = 120.0  # the search below stops after this, saying how far it got
 
 
-def _graph_divergence(spec, ms_obj, inputs) -> dict:
+def graph_divergence_search(spec, ms_obj, inputs) -> dict:
     """A GRAPH run differs from torch: which submodule gives, run alone in GRAPH mode on the
     inputs it got in PYNATIVE mode, other results than in PYNATIVE mode. Submodules are
     tried in the order their calls end (a layer before the block that calls it, the model
