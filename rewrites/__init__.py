@@ -23,6 +23,7 @@ from .passes.graph.graph_memo import GraphMemo
 from .passes.graph.graph_branch_locals import GraphBranchLocals
 from .passes.graph.graph_maps import GraphMaps
 from .passes.graph.graph_set_literals import GraphSetLiterals
+from .passes.graph.graph_builtin_args import GraphBuiltinArgs
 from .passes.graph.graph_conditional_pops import GraphConditionalPops
 from .passes.graph.graph_math_names import GraphMathNames
 from .passes.graph.graph_iterators import GraphIterators
@@ -71,7 +72,7 @@ from .analysis.compiled import compiled_method
 # the imports the other passes asked for; OptionalImports, after it in the same traversal,
 # reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphLint),
     (Imports, OptionalImports),
 )
 

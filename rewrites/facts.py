@@ -210,6 +210,47 @@ class FileFacts(Facts):
             return frozenset(reached - set(roots))
         return self._once("forward_helpers", class_node, compute)
 
+    def submodule_helpers(self) -> frozenset[tuple[str, str]]:
+        """(class, method) of the file's classes that compiled code calls on a submodule held
+        by another class of the file (``self.attention.initial_weights(n)`` in a forward,
+        ``self.attention`` an instance of the file's ``Attention``), and what those call on
+        ``self``, directly or in turn: GRAPH mode compiles them as it compiles forward's
+        own helpers. The attribute's class comes from the type index."""
+        def compute():
+            classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
+            if len(classes) < 2:
+                return frozenset()
+            index = self.type_index()
+            methods = {name: {m.name.value: m for m in c.body.body if isinstance(m, cst.FunctionDef)}
+                       for name, c in classes.items()}
+
+            def held_class(owner: str, attribute: str) -> str | None:
+                types = index.classes.get(f"{index.module}.{owner}")
+                value = types.attributes[attribute].value if types and attribute in types.attributes else None
+                if not (value and value[0] == "call" and value[1][0] == "ref"):
+                    return None
+                module, _, name = value[1][1].rpartition(".")
+                return name if module == index.module and name in classes else None
+
+            todo = [(c, m) for c, node in classes.items() for m in methods[c]
+                    if m in ("forward", "construct") or m in self.forward_helpers(node)]
+            seen, reached = set(todo), set()
+            while todo:
+                owner, method = todo.pop()
+                for call in self.nodes(methods[owner][method], (cst.Call,)):
+                    func = call.func
+                    if not isinstance(func, cst.Attribute) or func.attr.value.startswith("__"):
+                        continue
+                    holder = _self_attribute(func.value)
+                    target = held_class(owner, holder) if holder else (owner if _self_attribute(func) else None)
+                    key = (target, func.attr.value)
+                    if target and key[1] in methods[target] and key not in seen:
+                        seen.add(key)
+                        reached.add(key)
+                        todo.append(key)
+            return frozenset(reached)
+        return self._once("submodule_helpers", self.module, compute)
+
     def layer_attributes(self, class_node: cst.ClassDef, tables) -> Mapping:
         """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or
         ``self.add_module('X', nn.Y(...))``) anywhere in a class body: attribute X -> Y's

@@ -294,3 +294,32 @@ def _only_imports(stmt) -> bool:
 
     read(stmt, Finder())
     return bool(found) and all(found)
+
+
+def lines_before(updated: cst.SimpleStatementLine, statements) -> cst.CSTNode:
+    """``statements`` (small statements) as lines of their own just before ``updated``, which
+    hands its leading lines (blank lines, comments above it) to the first of them."""
+    if not statements:
+        return updated
+    lines = [cst.SimpleStatementLine(body=[s], leading_lines=updated.leading_lines if i == 0 else ())
+             for i, s in enumerate(statements)]
+    return cst.FlattenSentinel([*lines, updated.with_changes(leading_lines=())])
+
+
+class ConditionalDepth(cst.CSTVisitor):
+    """A visitor's count of the open places where code may not run, or may run more than
+    once: lambdas, comprehensions, conditional expressions, ``and``/``or``
+    (``self.conditional``, 0 outside them)."""
+
+    conditional = 0
+
+    def _enter_conditional(self, node) -> None:
+        self.conditional += 1
+
+    def _leave_conditional(self, node) -> None:
+        self.conditional -= 1
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_conditional
+    visit_IfExp = visit_BooleanOperation = _enter_conditional
+    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_conditional
+    leave_IfExp = leave_BooleanOperation = _leave_conditional

@@ -11,6 +11,27 @@ FORWARD_NAMES = ("forward", "construct")
 
 
 def compiled_method(ctx, function: cst.FunctionDef, cls: cst.ClassDef) -> bool:
-    """forward, construct and the methods they call on ``self`` (``facts.forward_helpers``)."""
+    """forward, construct and the methods they call on ``self`` (``facts.forward_helpers``),
+    and the methods they call on a submodule of a class of the file (``facts.submodule_helpers``)."""
     name = function.name.value
-    return name in FORWARD_NAMES or (ctx.facts is not None and name in ctx.facts.forward_helpers(cls))
+    if name in FORWARD_NAMES:
+        return True
+    facts = ctx.facts
+    return facts is not None and (name in facts.forward_helpers(cls)
+                                  or (cls.name.value, name) in facts.submodule_helpers())
+
+
+VALUE_STATEMENTS = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)
+
+
+def compiled_statement(ctx, line: cst.SimpleStatementLine):
+    """The one statement of ``line`` that computes a value (an assignment, a return, an
+    expression) in a compiled function, with that function: ``(function, statement)``, or
+    None (not compiled, several statements on the line, another kind, a bare return)."""
+    function = ctx.current_function
+    if not (ctx.compiled and function is not None and len(line.body) == 1):
+        return None
+    statement = line.body[0]
+    if not isinstance(statement, VALUE_STATEMENTS) or statement.value is None:
+        return None
+    return function, statement

@@ -462,6 +462,19 @@ class PackAtRunTime(nn.Module):  # denoising-diffusion's Karras U-Nets: pack_one
         first, second, third = unpack(packed * 2, shapes, self.rows_pattern)
         rest = unpack(packed, [shapes[0], (-1,)], self.rows_pattern)[1]
         return first, second, third, rest
+
+
+class BuiltinArgs(nn.Module):  # lafhterlearn's attention weights, in a static method
+    @staticmethod
+    def weights(n):
+        w = list(reversed([i / n for i in range(n)]))
+        return torch.tensor(w)
+
+    def forward(self, x):
+        n = x.shape[1]
+        order = sorted((i * 2 % n for i in range(n)), reverse=True)
+        scaled = x * torch.tensor(list(reversed([n - i for i in range(n)])))
+        return x * self.weights(n), x[:, order[0]], scaled
 '''
 
 
@@ -534,6 +547,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "FunctionValues": ((), [(X34,), (NONFINITE,)]),
     "Packed": ((), [(X34[:2, None].repeat(5, 1) * 0.3, np.array([3, 5], np.int64)),
                     (np.stack([TIES, X34]) * 0.2, np.array([2, 3], np.int64))]),
+    "BuiltinArgs": ((), [(X34,), (TIES[:, :3],)]),
 }
 
 # pass -> its cases; each case's lines carry the pass's diagnostic
@@ -566,6 +580,7 @@ GROUPS = {
     "MS205": ["FunctionValues"],
     "MS322": ["Partials", "Partials#flat"],
     "MS323": ["Matches", "Matches#0", "Matches#None"],
+    "MS330": ["BuiltinArgs"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only

@@ -34,7 +34,7 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.names import LOAD
 from transpile.engine.walk import read
 
-from ...syntax import free_name
+from ...syntax import ConditionalDepth, free_name
 
 BUILTINS = ("iter", "next", "tuple")
 
@@ -167,7 +167,7 @@ def _plain(value: cst.BaseExpression) -> bool:
     return type(value) in (cst.Name, cst.Integer, cst.Float, cst.SimpleString)
 
 
-class _SafeNexts(cst.CSTVisitor):
+class _SafeNexts(ConditionalDepth):
     """Per name: its ``next(name, default)`` calls where they run once (``safe``), and those
     where they may not run or run more than once (``unsafe``)."""
 
@@ -175,7 +175,6 @@ class _SafeNexts(cst.CSTVisitor):
         self.names = names
         self.safe: dict[str, int] = {}
         self.unsafe: dict[str, int] = {}
-        self._conditional = 0
         self._lines: list[bool] = []  # the simple statement lines open: whether each holds one statement
 
     def visit_SimpleStatementLine(self, node) -> None:
@@ -186,21 +185,10 @@ class _SafeNexts(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if _next_of(node, self.names):
-            counts = self.safe if (self._lines and self._lines[-1] and not self._conditional) else self.unsafe
+            counts = self.safe if (self._lines and self._lines[-1] and not self.conditional) else self.unsafe
             name = node.args[0].value.value
             counts[name] = counts.get(name, 0) + 1
 
-    def _enter(self, node) -> None:
-        self._conditional += 1
-
-    def _leave(self, node) -> None:
-        self._conditional -= 1
-
-    # where a call may not run, or run more than once
-    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter
-    visit_IfExp = visit_BooleanOperation = _enter
-    leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave
-    leave_IfExp = leave_BooleanOperation = _leave
 
 
 def _statement_nexts(line: cst.SimpleStatementLine, names) -> list[cst.Call]:

@@ -36,6 +36,8 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import read
 
+from ...analysis.compiled import compiled_statement
+from ...syntax import lines_before
 from ...tensor_inference import named_params
 
 
@@ -139,15 +141,11 @@ class GraphListPop(Pass):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._pending.append([])
-        fn = self.ctx.current_function
-        if not (self.ctx.compiled and fn is not None and len(node.body) == 1):
+        found = compiled_statement(self.ctx, node)
+        if found is None:
             return
-        stmt = node.body[0]
-        if not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Expr)):
-            return
+        fn, stmt = found
         value = stmt.value
-        if value is None:
-            return
         lists = self.facts.list_names(fn)
         if not lists:
             return  # (most functions hold no list: the statement is not read)
@@ -198,11 +196,7 @@ class GraphListPop(Pass):
                             "(GRAPH_MODE miscompiles a list pop)", Severity.INFO)
             before = body[:-1]
             updated = updated.with_changes(body=[body[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
-        if not before or not isinstance(updated, cst.SimpleStatementLine):
-            return updated
-        lines = [cst.SimpleStatementLine(body=[a], leading_lines=updated.leading_lines if i == 0 else ())
-                 for i, a in enumerate(before)]
-        return cst.FlattenSentinel([*lines, updated.with_changes(leading_lines=())])
+        return lines_before(updated, before) if isinstance(updated, cst.SimpleStatementLine) else updated
 
 
 def _last(listed: str) -> cst.Subscript:

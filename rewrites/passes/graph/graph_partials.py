@@ -33,7 +33,7 @@ PARTIAL = "functools.partial"
 class GraphPartials(Pass):
     id = "MS322"
     name = "graph-partials"
-    reads = frozenset({"forward_helpers"})
+    reads = frozenset({"forward_helpers", "submodule_helpers"})
     summary = ("functools.partial(f, ...) made in a Module's Python-only methods -> _TorchPartial(f, ...) "
                "(GRAPH_MODE gives a partial object's result no known rank).")
     examples = (
