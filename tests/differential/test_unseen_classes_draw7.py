@@ -12,6 +12,8 @@ torch-utilities, basenji2-pytorch, nlpblock) and the weight-drop class of the si
   when it runs (``_torch_diag``, MS201);
 * ``nn.Conv1d(..., padding=padding)`` where ``padding`` holds ``"same"`` (basenji2's
   blocks): a name's string is MindSpore's pad_mode when it runs (MS201);
+* ``for block in self.blocks: attended = block(x)`` then ``head(attended)``: GRAPH_MODE
+  refuses a name a for loop binds first and code after it reads; it is None first (MS308);
 * an LSTM subclass that replaces its recurrent weights by name before each forward
   (weight drop: ``del module._parameters[name]``, ``register_parameter(name + "_raw")``,
   then ``setattr(module, name, dropout(raw))`` from a function handed the layer), and
@@ -80,6 +82,18 @@ class ConvBlock(nn.Module):  # basenji2: padding given by name, "same" by defaul
 
     def forward(self, x):
         return self.explicit(self.same(x))[:, :, 1:-1] + self.valid(x)
+
+
+class LastBlock(nn.Module):  # open-kimi's KimiLinear: a name the loop binds, read after it
+    def __init__(self, n):
+        super().__init__()
+        self.blocks = nn.ModuleList([nn.Linear(n, n), nn.Linear(n, n)])
+        self.head = nn.Linear(n, 2)
+
+    def forward(self, x):
+        for block in self.blocks:
+            attended = block(x)
+        return self.head(attended)
 
 
 def _weight_drop(module, weights, dropout):  # torchnlp's weight drop
@@ -154,6 +168,7 @@ def test_the_only_warning_is_on_the_parameter_removed_by_name(built):
     ("CausalMask", (), (2, 4, 3), False),
     ("Banded", (), (2, 3, 5), False),
     ("ConvBlock", (2,), (2, 2, 9), True),
+    ("LastBlock", (4,), (2, 4), True),
 ])
 def test_layers_match_torch_in_both_modes(built, name, args, shape, drawn, mode):
     import mindspore
@@ -182,3 +197,16 @@ def test_a_parameter_assigned_in_the_registry_reaches_the_recurrent_computation(
     same_outputs(torch_net, ms_net, 2, 5, 4)
     with torch.no_grad():  # the zeroed recurrent weight is what both compute with
         assert float(torch_net.gru.weight_hh_l0.abs().max()) == 0.0
+
+
+def test_a_call_into_an_outside_torch_package_is_warned_on_its_line():
+    """basenji2 builds its head from ``torchinfo.summary(trunk, ...)``: torch code handed the
+    converted Cell; the call gets a warning on its line (MS101), the import its own (MS902)."""
+    from transpile import convert_code
+
+    source = ("import torch.nn as nn\nimport torchinfo\n\n\nclass Net(nn.Module):\n"
+              "    def __init__(self):\n        super().__init__()\n        self.trunk = nn.Linear(3, 3)\n"
+              "        stats = torchinfo.summary(self.trunk, input_size=(1, 3), verbose=0)\n")
+    result = convert_code(source, filename="outside_calls.py")
+    warned = {(d.code, d.line) for d in result.diagnostics if d.severity.name == "WARNING"}
+    assert ("MS101", 9) in warned and ("MS902", 2) in warned, warned
