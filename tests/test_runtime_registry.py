@@ -139,7 +139,8 @@ def test_a_constant_table_is_a_helper_of_its_own() -> None:
     table = helpers()["_TORCH_PARAMETER_NAMES"]
     assert table.name == "_TORCH_PARAMETER_NAMES" and table.source.startswith("_TORCH_PARAMETER_NAMES = {")
     assert "_TORCH_PARAMETER_NAMES = " not in helpers()["_get_parameter"].source
-    assert set(closure("_torch_setattr")) == {"_torch_setattr", "_torch_set_layer_attribute", "_TORCH_PARAMETER_NAMES"}
+    assert set(closure("_torch_setattr")) == {"_torch_setattr", "_torch_set_layer_attribute", "_TORCH_PARAMETER_NAMES",
+                                             "_torch_rnn_weight_slot", "_TORCH_RNN_WEIGHT"}
     assert "_TORCH_PARAMETER_NAMES" in closure("_get_parameter")
 
 

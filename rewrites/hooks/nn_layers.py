@@ -6,7 +6,7 @@ from typing import Any
 import libcst as cst
 
 from ..runtime.registry import runtime_helper
-from ..syntax import (is_number, NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, target_call)
+from ..syntax import (is_number, NOT_LITERAL, Unconvertible, code, emitted, keyword_call, literal, literal_value, module_spellings, name_chain, operand, target_call)
 from ..value_transforms import as_tuple
 from .nn_utils import PACKING_CALLS
 from .registry import hook
@@ -99,6 +99,11 @@ def conv_padding(ctx, entry, args: dict[str, Any], receiver) -> dict[str, Any] |
         return out
     out["pad_mode"] = literal("pad")
     out["padding"] = _expand_padding(padding, _dims(entry))
+    if isinstance(padding, (cst.Name, cst.Attribute)) and "Transpose" not in entry.target:
+        # a name may hold 'same' or 'valid' when it runs (a block's padding="same" default)
+        src = code(padding)
+        out["pad_mode"] = cst.parse_expression(f'{src} if isinstance({src}, str) else "pad"')
+        out["padding"] = cst.parse_expression(f"0 if isinstance({src}, str) else {code(operand(out['padding']))}")
     return out
 
 

@@ -184,10 +184,14 @@ def is_fresh_tensor(node: cst.BaseExpression) -> bool:
 
 
 def _plain(node: cst.BaseExpression) -> bool:
-    """An argument of a fresh tensor's creation: names, literals, shapes, ``-np.inf``, and
-    other fresh tensors (``full_like(zeros(n, n), -inf)``: whisper's causal mask)."""
+    """An argument of a fresh tensor's creation: names, literals, shapes, ``-np.inf``,
+    Python's number of a literal (``float("-inf")``), and other fresh tensors
+    (``full_like(zeros(n, n), -inf)``: whisper's causal mask)."""
     if isinstance(node, cst.UnaryOperation):
         return _plain(node.expression)
+    if (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("float", "int", "bool")
+            and all(literal_value(a.value) is not NOT_LITERAL for a in node.args)):
+        return True
     return (name_chain(node) or literal_value(node) is not NOT_LITERAL or isinstance(node, cst.Tuple)
             or is_fresh_tensor(node))
 

@@ -95,6 +95,17 @@ def zero_dim_dtype(ctx, entry, args, receiver) -> dict:
     return args
 
 
+def _builtin_number(ctx, node: cst.BaseExpression) -> type | None:
+    """The type of a call to Python's ``float``, ``int`` or ``bool`` (``float("-inf")``,
+    ``-float(x)``), when the file does not rebind that name; None otherwise."""
+    if type(node) is cst.UnaryOperation and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    if (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("float", "int", "bool")
+            and node.func.value not in ctx.imports.bindings):
+        return {"float": float, "int": int, "bool": bool}[node.func.value]
+    return None
+
+
 @hook()
 def full_dtype(ctx, entry, args, receiver) -> dict:
     """torch.full infers the dtype from the fill value; ops.full defaults to int64."""
@@ -110,6 +121,8 @@ def full_dtype(ctx, entry, args, receiver) -> dict:
         args["dtype"] = mindspore_ref(ctx, "int64")
     elif isinstance(v, float):
         args["dtype"] = mindspore_ref(ctx, "float32")
+    elif _builtin_number(ctx, value) is not None:
+        args["dtype"] = mindspore_ref(ctx, {bool: "bool_", int: "int64", float: "float32"}[_builtin_number(ctx, value)])
     elif v is NOT_LITERAL and name_chain(value):
         src = code(value)
         b, i, f = (code(mindspore_ref(ctx, n)) for n in ("bool_", "int64", "float32"))
@@ -347,9 +360,9 @@ def equal(ctx, entry, args, receiver) -> cst.BaseExpression:
 def diag(ctx, entry, args, receiver) -> cst.BaseExpression:
     """``torch.diag``: builds a matrix from a vector, takes the diagonal of a matrix."""
     x = receiver if receiver is not None else args.pop("input")
-    if not name_chain(x):
-        raise Unconvertible("the input is used twice (to test its rank): give it a name first")
     offset = args.get("diagonal", literal(0))
+    if not name_chain(x):  # the rank is tested where it runs, the input evaluated once
+        return keyword_call(runtime_helper(ctx, "_torch_diag"), {"input": x, "diagonal": offset})
     build = keyword_call(ctx.reference("mindspore.ops.diagflat"), {"input": x, "offset": offset})
     take = keyword_call(ctx.reference("mindspore.ops.diagonal"), {"input": x, "offset": offset})
     return cst.parse_expression(f"{code(build)} if {code(x)}.ndim == 1 else {code(take)}")

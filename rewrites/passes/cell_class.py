@@ -108,6 +108,7 @@ class CellClass(Pass):
         self.cell_classes: set[str] = set()
         self._scopes: list[str] = []  # "cell", "class" or "def", innermost last
         self._outside_reported: set[str] = set()
+        self._outside_calls: set[int] = set()  # ids of the calls of those packages warned about
         self._optional_imports: set[int] = set()  # ids of imports tried for an ImportError
         self._renames_cell_api: list[bool] = []  # per open class: a torch Module subclass
         self._train_overrides: list[cst.ClassDef] = []  # open classes whose train(mode) became set_train
@@ -354,6 +355,18 @@ class CellClass(Pass):
             return False
         # some_module.forward: not a cell
         return not (isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """A call of a package built on torch that this file imports from outside the tree
+        (``torchinfo.summary(trunk, input_size=...)``): that torch code gets the converted
+        Cells and tensors, so the call gets a warning of its own (the import's counts the
+        package once)."""
+        qual = self.ctx.imports.qualify(node.func) or ""
+        root = qual.split(".")[0]
+        if root in self._outside_reported and id(node) not in self._outside_calls:
+            self._outside_calls.add(id(node))
+            self.ctx.report(node, self.id, f"{qual}(...) runs {root}'s torch code, not converted: what it is "
+                            f"handed here is MindSpore's (convert {root} with the tree, or replace the call)")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         """``getattr(cls, "forward")``, ``setattr(cls, "forward", f)``, ``hasattr``: the name

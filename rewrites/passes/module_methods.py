@@ -110,6 +110,7 @@ class ModuleMethods(Pass):
         super().__init__(ctx)
         self._sequential_classes: set[str] = set()
         self._registry_writes: set[int] = set()  # ids of m._parameters whose item is assigned or deleted
+        self._registry_assigns: set[int] = set()  # ids of the m._parameters[k] targets assigned
         self._scopes: list[str] = []  # "seqclass", "class" or "def", innermost last
         self._functions: list[tuple[set[str], bool]] = []  # (Sequential receivers built here, refresh self)
         self._namespaces: list[set[str]] = []  # per function: empty ModuleLists filled only by name
@@ -159,6 +160,8 @@ class ModuleMethods(Pass):
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._note_registry_write(node.target)
+        if id(node.target.value if type(node.target) is cst.Subscript else node) in self._registry_writes:
+            self._registry_assigns.add(id(node.target.value))
 
     def visit_Del(self, node: cst.Del) -> None:
         self._note_registry_write(node.target)
@@ -176,6 +179,9 @@ class ModuleMethods(Pass):
         buffer = self._buffer_write(original, updated)
         if buffer is not None:
             return buffer
+        parameter = self._parameter_write(original, updated)
+        if parameter is not None:
+            return parameter
         if not self._namespaces or not self._namespaces[-1] or len(original.targets) != 1:
             return updated
         if code(original.targets[0].target) not in self._namespaces[-1]:
@@ -185,6 +191,21 @@ class ModuleMethods(Pass):
             return updated
         self.ctx.count_converted()
         return updated.with_changes(value=cst.Call(func=self.ctx.reference("mindspore.nn.Cell")))
+
+    def _parameter_write(self, original: cst.Assign, updated: cst.Assign):
+        """``m._parameters[k] = p`` -> ``_torch_setattr(m, k, p)``:
+        the parameter written under the name the layer has (an Embedding's weight is its
+        embedding_table) and, on a recurrent layer, where it computes with it (an LSTM's
+        w_hh_list, MS218's run-time resolver); ``_params[k] = p`` would reach neither."""
+        if len(original.targets) != 1:
+            return None
+        target, new_target = original.targets[0].target, updated.targets[0].target
+        if id(getattr(target, "value", None)) not in self._registry_assigns or len(target.slice) != 1 \
+                or type(target.slice[0].slice) is not cst.Index:
+            return None
+        self.ctx.count_converted()
+        args = [cst.Arg(new_target.value.value), cst.Arg(new_target.slice[0].slice.value), cst.Arg(updated.value)]
+        return cst.Expr(cst.Call(func=runtime_helper(self.ctx, "_torch_setattr"), args=args))
 
     def _buffer_write(self, original: cst.Assign, updated: cst.Assign):
         """``self.rel = t`` where the class registered ``rel`` as a buffer: torch updates the
@@ -281,10 +302,11 @@ class ModuleMethods(Pass):
         if isinstance(receiver, cst.Name) and receiver.value in self.ctx.imports.bindings:
             return updated
         self.ctx.count_converted()
-        if id(original) in self._registry_writes and not (type(receiver) is cst.Name and receiver.value == "self"):
+        if id(original) in self._registry_writes and not (type(receiver) is cst.Name and receiver.value == "self") \
+                and id(original) not in self._registry_assigns:
             self.ctx.mark(original, self.id, f"{code(receiver)}._parameters -> ._params, the Cell's own parameters by "
                           "name: a MindSpore layer may compute with lists of its own (an LSTM's w_hh_list), which "
-                          "a parameter removed or replaced by name here does not reach")
+                          "a parameter removed by name here does not leave until torch's name is set again")
         return updated.with_changes(attr=cst.Name(_PRIVATE_REGISTRIES[original.attr.value]))
 
     def _dict_init(self, fn: cst.FunctionDef) -> cst.FunctionDef:

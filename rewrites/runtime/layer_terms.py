@@ -10,6 +10,8 @@ Each is copied into the converted files that call it (rewrites/runtime/registry.
 the module imports with MindSpore installed, for its tests.
 """
 
+import re
+
 from mindspore import nn
 
 from .cells import _torch_set_layer_attribute
@@ -34,12 +36,44 @@ def _torch_layer_geometry(layer, name, dims):
     return tuple(value)[-dims:]
 
 
+# torch's per-layer weight names of a recurrent layer (nn.RNN, nn.LSTM, nn.GRU); MindSpore's
+# layer registers its parameters under the same names and shapes but computes with the
+# tuples w_ih_list, w_hh_list, b_ih_list, b_hh_list (one item per layer and direction)
+_TORCH_RNN_WEIGHT = re.compile(r"(weight|bias)_(ih|hh)_l(\d+)(_reverse)?")
+
+
+def _torch_rnn_weight_slot(layer, name):
+    """Where a MindSpore recurrent layer computes with its weight of torch's ``name``
+    (``weight_hh_l1_reverse``): (the tuple attribute, the index in it), or None for any other
+    name or object. Layer k, direction d is item k * directions + d (MindSpore's order)."""
+    if not (isinstance(name, str) and isinstance(layer, (nn.RNN, nn.LSTM, nn.GRU))):
+        return None
+    match = _TORCH_RNN_WEIGHT.fullmatch(name)
+    if match is None:
+        return None
+    kind, gates, k, reverse = match.groups()
+    directions = 2 if layer.bidirectional else 1
+    index = int(k) * directions + (1 if reverse else 0)
+    tuple_name = ("w" if kind == "weight" else "b") + "_" + gates + "_list"
+    if reverse and directions == 1 or index >= len(getattr(layer, tuple_name)):
+        return None
+    return tuple_name, index
+
+
 def _torch_setattr(obj, name, value):
     """setattr(obj, name, value) with a name known only when the code runs (weight tying over
     torch's parameter names kept as data: ``setattr(parent, "weight", shared)``): on a
     converted layer, a torch parameter name is written under the name the layer has (an
-    Embedding's weight is its embedding_table); anything else is set as setattr sets it
+    Embedding's weight is its embedding_table); on a recurrent layer, a weight of torch's
+    name (``weight_hh_l0``: weight drop replaces it by a dropped-out copy each forward) is
+    also put where the layer computes with it; anything else is set as setattr sets it
     (transpile MS218)."""
+    slot = _torch_rnn_weight_slot(obj, name)
+    if slot is not None:
+        items = list(getattr(obj, slot[0]))
+        items[slot[1]] = value
+        setattr(obj, slot[0], tuple(items))
+        return setattr(obj, name, value)
     if isinstance(obj, nn.Cell) and name in _TORCH_PARAMETER_NAMES:
         return _torch_set_layer_attribute(obj, name, _TORCH_PARAMETER_NAMES[name], value)
     return setattr(obj, name, value)

@@ -28,6 +28,15 @@ def _skip_empty_1d(tensors):
     return kept
 
 
+def _torch_diag(input, diagonal=0):
+    """torch.diag of an expression (transpile MS201): a vector becomes a matrix with it on
+    the diagonal ``diagonal``, a matrix gives that diagonal; the rank is read when it runs,
+    the input evaluated once."""
+    if input.ndim == 1:
+        return ops.diagflat(input, diagonal)
+    return ops.diagonal(input, diagonal)
+
+
 # An einsum the conversion cannot write out (its equation known only when it runs, an
 # ellipsis, more than two operands): this function, emitted beside the code, reads the
 # equation and the operands' shapes when it runs (in MindSpore's constexpr, so GRAPH mode

@@ -91,6 +91,20 @@ def import_converted(code: str, name: str, folder: Path) -> dict:
         sys.path.remove(str(folder))
 
 
+def converted_and_imported(source: str, name: str, folder: Path) -> tuple:
+    """``source`` converted (it may keep markers: warnings the test reads) and imported as
+    module ``name`` from a file in ``folder`` (GRAPH mode reads a construct's source there),
+    the torch version executed: (the conversion result, the torch namespace, the converted one)."""
+    from transpile import convert_code
+
+    result = convert_code(source, filename=f"{name}.py")
+    assert not result.failed, result.code
+    ms_ns = import_converted(result.code, name, folder)
+    torch_ns: dict = {}
+    exec(compile(source, "<torch>", "exec"), torch_ns)
+    return result, torch_ns, ms_ns
+
+
 def converted_and_run(source: str, filename: str) -> tuple:
     """``source`` converted (cleanly: no marker left), and both versions executed:
     (the conversion result, the torch namespace, the converted namespace)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import import_converted, same_outputs
+from .harness import converted_and_imported, same_outputs
 
 pytestmark = pytest.mark.framework
 
@@ -126,14 +126,7 @@ class Renamed(nn.Module):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="unseen_classes_draw6.py")
-    assert not result.failed, result.code
-    ms_ns = import_converted(result.code, "unseen_classes_draw6", tmp_path_factory.mktemp("draw6"))
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    return result, torch_ns, ms_ns
+    return converted_and_imported(SOURCE, "unseen_classes_draw6", tmp_path_factory.mktemp("draw6"))
 
 
 def test_the_only_warning_is_on_the_private_parameter_dict(built):

@@ -17,6 +17,12 @@ outermost loop, not before the ``if`` (a value left by an earlier iteration must
 x-transformers' ``if layer_type == 'a': layer_mem = ...``, read on later 'a' layers), and
 only for names the loop binds first. Not done for names bound before; a branch that ends
 in ``return``/``raise``/``break``/``continue`` does not reach the read and needs none.
+
+A name the body of a for loop binds first and code after the loop reads is set to None
+before the (outermost) loop too: GRAPH_MODE refuses it ("The local variable 'attended'
+defined in the 'for' loop body cannot be used outside of the loop body", open-kimi's
+``for block in self.blocks: attended = block(normed)`` then ``return head(attended)``);
+Python reads it after the loop only when the loop ran, so the None changes nothing that runs.
 """
 from __future__ import annotations
 
@@ -75,7 +81,7 @@ class GraphBranchLocals(Pass):
         self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
         self._loop_starts: list[tuple[int, set[str]]] = []  # open loops: step at their start, names their ifs leave unbound
-        self._ifs: list[dict] = []  # per function: candidate ifs (updated node id -> facts)
+        self._ifs: list[dict] = []  # per function: candidate ifs and loops (updated body id -> [facts])
         self._if_stack: list[dict] = []  # open ifs: step at their start, their branches (bound, exits)
         self._elifs: set[int] = set()  # ids of ifs that are another if's elif
         self._if_elses: set[int] = set()  # ids of Else nodes that belong to an if (not a for/while/try)
@@ -101,15 +107,16 @@ class GraphBranchLocals(Pass):
         if not self.ctx.compiled or not ifs:
             return updated
         inserts: dict[int, list[str]] = {}
-        for key, facts in ifs.items():
-            names = sorted(n for n in facts["names"] if reads.get(n, -1) > facts["end"])
+        for key, each in ifs.items():
+            names = sorted({n for facts in each for n in facts["names"] if reads.get(n, -1) > facts["end"]})
             if names:
                 inserts[key] = names
         if not inserts:
             return updated
         for names in inserts.values():
             self.ctx.count_converted(len(names))
-        self.ctx.report(original, self.id, "locals bound in only some branches of an if set to None first: "
+        self.ctx.report(original, self.id, "locals bound in only some branches of an if, or first in a for loop, "
+                        "set to None first: "
                         + ", ".join(sorted({n for v in inserts.values() for n in v})), Severity.INFO)
         return updated.with_changes(body=updated.body.visit(_InsertNones(inserts)))
 
@@ -155,6 +162,13 @@ class GraphBranchLocals(Pass):
         self._enter_loop()
 
     def leave_For(self, original, updated):
+        if len(self._loop_starts) == 1 and self._first_bound and self.ctx.compiled:
+            # GRAPH_MODE refuses a name a for loop's body binds first and code after the loop
+            # reads ("defined in the 'for' loop body cannot be used outside of the loop body")
+            start = self._loop_starts[-1][0]
+            inside = {n for n, step in self._first_bound[-1].items() if step > start}
+            if inside:
+                self._ifs[-1].setdefault(id(updated.body), []).append({"names": inside, "end": self._step})
         self._leave_loop(updated)
         self._bind(_bound_names(original.target))
         return updated
@@ -183,7 +197,7 @@ class GraphBranchLocals(Pass):
         first = self._first_bound[-1]
         names = {n for n in names if first.get(n, 0) > start}
         if names and self.ctx.compiled:
-            self._ifs[-1][id(updated.body)] = {"names": names, "end": start}
+            self._ifs[-1].setdefault(id(updated.body), []).append({"names": names, "end": start})
 
     # -- ifs -------------------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
@@ -250,7 +264,7 @@ class GraphBranchLocals(Pass):
         elif names:
             # keyed by the if's body: the statement itself may still be replaced after this
             # pass leaves it (a marker comment attached to it), its body no more
-            self._ifs[-1][id(updated.body)] = {"names": names, "end": self._step}
+            self._ifs[-1].setdefault(id(updated.body), []).append({"names": names, "end": self._step})
         return updated
 
 
