@@ -294,3 +294,12 @@ def _only_imports(stmt) -> bool:
 
     read(stmt, Finder())
     return bool(found) and all(found)
+
+
+def lines_in_place_of(line: cst.SimpleStatementLine, statements: list) -> cst.FlattenSentinel:
+    """``statements`` (small statements), each on a line of its own, in place of ``line``: the
+    first keeps the comments above it, the last its own comment."""
+    out = [cst.SimpleStatementLine(body=[s]) for s in statements]
+    out[0] = out[0].with_changes(leading_lines=line.leading_lines)
+    out[-1] = out[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+    return cst.FlattenSentinel(out)
