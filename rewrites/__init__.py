@@ -39,6 +39,9 @@ from .passes.graph.graph_assert_all import GraphAssertAll
 from .passes.graph.graph_scalars import GraphScalars
 from .passes.graph.graph_partials import GraphPartials
 from .passes.graph.graph_match import GraphMatch
+from .passes.graph.graph_view_writes import GraphViewWrites
+from .passes.graph.graph_imports import GraphImports
+from .passes.graph.graph_generators import GraphGenerators
 from .passes.layer_call_casts import LayerCallCasts
 from .passes.layer_geometry import LayerGeometry
 from .passes.layer_params import LayerParams
@@ -72,7 +75,7 @@ from .analysis.compiled import compiled_method
 # the imports the other passes asked for; OptionalImports, after it in the same traversal,
 # reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
     (Imports, OptionalImports),
 )
 

@@ -323,3 +323,12 @@ class ConditionalDepth(cst.CSTVisitor):
     visit_IfExp = visit_BooleanOperation = _enter_conditional
     leave_Lambda = leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_conditional
     leave_IfExp = leave_BooleanOperation = _leave_conditional
+
+
+def lines_in_place_of(line: cst.SimpleStatementLine, statements: list) -> cst.FlattenSentinel:
+    """``statements`` (small statements), each on a line of its own, in place of ``line``: the
+    first keeps the comments above it, the last its own comment."""
+    out = [cst.SimpleStatementLine(body=[s]) for s in statements]
+    out[0] = out[0].with_changes(leading_lines=line.leading_lines)
+    out[-1] = out[-1].with_changes(trailing_whitespace=line.trailing_whitespace)
+    return cst.FlattenSentinel(out)

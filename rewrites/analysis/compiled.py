@@ -35,3 +35,17 @@ def compiled_statement(ctx, line: cst.SimpleStatementLine):
     if not isinstance(statement, VALUE_STATEMENTS) or statement.value is None:
         return None
     return function, statement
+
+
+class OwnBody:
+    """A visitor's (or transformer's) mixin: it reads a function's own body, not the functions,
+    classes and lambdas nested in it (their code is theirs)."""
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False

@@ -29,6 +29,7 @@ from transpile.engine.passes import Example, Pass
 from ..runtime.registry import runtime_helper
 from ..syntax import NOT_LITERAL, code, free_name, literal_value, name_chain
 from ..analysis.backward import calls_backward
+from ..analysis.compiled import OwnBody
 from ..analysis.scaffolding import scaffolding_data
 
 NO_GRAD = frozenset({
@@ -59,7 +60,7 @@ def _plain_number(value: cst.BaseExpression) -> bool:
     return False
 
 
-class _CutGradients(cst.CSTTransformer):
+class _CutGradients(OwnBody, cst.CSTTransformer):
     """Wraps each value a block assigns or returns (nested functions and classes left) in ``wrap``."""
 
     def __init__(self, wrap, returns_only: bool = False):
@@ -67,15 +68,6 @@ class _CutGradients(cst.CSTTransformer):
         self.wrap = wrap
         self.wrapped = 0
         self.returns_only = returns_only  # a decorated function: what it gives back
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_ClassDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
 
     def _value(self, updated):
         if updated.value is None or _plain_number(updated.value) or (

@@ -91,11 +91,41 @@ class Scalars(nn.Module):
         return x / s + m, s
 
 
+def conv_output(shape, kernel, padding, stride):  # logavgexp's: a module function forward calls
+    return tuple(map(lambda x: int((x[0] - x[1] + 2 * x[2]) / x[3] + 1), zip(shape, kernel, padding, stride)))
+
+
+def scaled_pairs(xs, scale):  # a module function forward iterates over (MS325)
+    for i in range(len(xs)):
+        if i == 0:
+            yield i, xs[i]
+            continue
+        yield i, xs[i] * scale
+
+
+class Generators(nn.Module):  # opacus' iterate_layers: a method forward iterates over
+    def __init__(self, n=2):
+        super().__init__()
+        self.n = n
+
+    def iterate_layers(self, *args):
+        for layer in range(self.n):  # the inner generator reads layer when it is iterated
+            yield layer, ((d, tuple(arg[layer * 2 + d] for arg in args)) for d in range(2))
+
+    def forward(self, x, hs, cs):
+        out = x
+        for layer, directions in self.iterate_layers(hs, cs):
+            for d, (h, c) in directions:
+                out = out + h * c * (layer * 2 + d + 1)
+        return out + sum(i * y for i, y in scaled_pairs((x, out, out * x), 0.5))
+
+
 class Maps(nn.Module):
     def forward(self, q, k, h: int):
         q, k = map(lambda t: t * h, (q, k))
         ys = list(map(torch.relu, (q, k)))
-        return q + k, ys[0], ys[1]
+        rows, cols = conv_output(q.shape, (2, 3), (1, 0), (1, 2))
+        return q + k, ys[0], ys[1], q.new_zeros(rows, cols)
 
 
 class Xor(nn.Module):
@@ -512,6 +542,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "MaskedWriteAlias": ((), [(X34, SCORES), (TIES, NONE_KEPT)]),
     "Scalars": ((), [(np.abs(X34) + 0.5,), (TIES + 2.0,)]),
     "Maps": ((), [(X34, TIES, 3), (TIES, X34, -1)]),
+    "Generators": ((2,), [(X34, np.stack([TIES, X34, SCORES, X34]), np.stack([SCORES, TIES, X34, TIES])),
+                          (TIES, np.stack([X34, SCORES, X34, TIES]), np.stack([TIES, SCORES, TIES, X34]))]),
     "Xor": ((), [(X34, True), (X34, False), (X34[0], True)]),
     "ListPop": ((), [(X34,)]),
     "ListPopSkips": ((), [(X34,), (TIES,)]),
@@ -556,6 +588,7 @@ GROUPS = {
     "MS301": ["MaskedRead", "MaskedReduce", "MaskedWrite", "MaskedWriteAlias", "TopkSample"],
     "MS303": ["Scalars"],
     "MS304": ["Maps"],
+    "MS325": ["Generators"],
     "MS305": ["Xor"],
     "MS306": ["SliceBounds"],
     "MS307": ["ListPop", "ListPopSkips", "ListPopUnet"],

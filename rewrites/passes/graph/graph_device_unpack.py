@@ -21,6 +21,8 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
+from ...syntax import lines_in_place_of
+
 
 class GraphDeviceUnpack(Pass):
     id = "MS315"
@@ -57,11 +59,7 @@ class GraphDeviceUnpack(Pass):
         lines = [_assign([names[i]], [values[i]]) for i in device] + [_assign([names[i] for i in rest], [values[i] for i in rest])]
         self.ctx.report(original, self.id, "x.device has a line of its own: in a tuple assignment GRAPH_MODE "
                         "drops the names bound beside it", Severity.INFO)
-        # the first line keeps the comments above the statement, the last its own comment
-        out = [cst.SimpleStatementLine(body=[a]) for a in lines]
-        out[0] = out[0].with_changes(leading_lines=updated.leading_lines)
-        out[-1] = out[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
-        return cst.FlattenSentinel(out)
+        return lines_in_place_of(updated, lines)
 
 
 def _pairs(stmt: cst.Assign) -> tuple[list[str] | None, list[cst.BaseExpression] | None]:

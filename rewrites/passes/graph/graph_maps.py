@@ -16,8 +16,9 @@ and serves every use an iterator does (unpacking, iterating, passing on) except
 ``next()``, whose argument is left alone. The function is written once per item: only
 a lambda (without defaults or star parameters), a name or attribute chain, or a
 ``functools.partial(...)`` call (no side effects) is rewritten. The rule applies in
-forward/construct, the methods it calls on ``self`` (compiled with it) and functions
-nested in them; ``__init__`` and other Python-only code keep ``map``.
+forward/construct, the methods it calls on ``self`` (compiled with it), the module's
+functions they call by name (logavgexp's ``calc_conv_output``) and functions nested in
+them; ``__init__`` and other Python-only code keep ``map``.
 """
 from __future__ import annotations
 
@@ -29,15 +30,16 @@ from transpile.engine.names import identifiers
 
 from ...syntax import Unconvertible, name_chain
 from ...table_calls import convert_call, tables
+from .called_by_compiled import CompiledOrCalled
 
 BUILTINS = ("map", "zip", "tuple", "list", "next")
 PARTIAL = "functools.partial"
 
 
-class GraphMaps(Pass):
+class GraphMaps(CompiledOrCalled, Pass):
     id = "MS304"
     name = "graph-maps"
-    reads = frozenset({"empty_1d_tensor"})
+    reads = frozenset({"empty_1d_tensor", "forward_helpers"})
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
     examples = (
         Example(
@@ -62,7 +64,7 @@ class GraphMaps(Pass):
             self._keep.add(id(node.args[0].value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
-        if not self.ctx.compiled:
+        if not self._compiled():
             return updated
         if self._builtin(original.func, "map"):
             return self._map(original, updated)
