@@ -44,7 +44,7 @@ CONSUMERS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "sum", "an
 class GraphGenerators(CompiledOrCalled, Pass):
     id = "MS325"
     name = "graph-generators"
-    reads = frozenset({"forward_helpers", "identifiers", "names"})
+    reads = frozenset({"forward_helpers", "identifiers", "names", "submodule_helpers"})
     summary = ("A generator function compiled code only iterates over -> a function returning the list of "
                "its items (GRAPH_MODE compiles no yield).")
     examples = (
