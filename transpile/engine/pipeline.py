@@ -167,6 +167,26 @@ class StageTransformer(cst.CSTTransformer):
         result = last = updated
         late = kind in _LEFT_BY_ALL
         claimed = self.ctx.claimed
+        if not late and not self._watch:
+            # most nodes (expressions, edits not watched): the loop below without what it
+            # does for statements and scopes (the same handlers, results and checks, in order)
+            for handler in leaves or ():
+                if claimed and id(original) in claimed and self._after_claim(handler, original):
+                    continue  # (a handler before may claim the node)
+                new = handler(original, result)
+                if new is not result:
+                    self._edits += 1
+                    new = _keep_parentheses(result, new)
+                    if self.debug:
+                        check_node(new, type(handler.__self__).id)
+                    result = new
+                    if type(result) is not kind:
+                        break  # an expression replaced by another kind: later passes see the new one
+            if kind is cst.Annotation:
+                self.ctx.annotation_depth -= 1
+            elif kind is cst.Import or kind is cst.ImportFrom:
+                self.ctx.import_depth -= 1
+            return result
         for handler in leaves or ():
             if claimed and id(original) in claimed and self._after_claim(handler, original):
                 continue
