@@ -179,3 +179,34 @@ def test_precomputed_helper_layouts_are_current_and_used():
     assert registry._layout(name, source) == layout == black_layout(source)
     changed = source + "\n\nX = 1\n"
     assert registry._layout(name, changed) == black_layout(changed)
+
+
+# how a file may spell each module a helper imports, shortest to longest
+_SPELLINGS = {"mindspore": ("ms", "mindspore", "mindspore_"), "mindspore.ops": ("F", "ops", "ms.ops", "mindspore.ops"),
+              "mindspore.nn": ("nn", "ms.nn", "mindspore.nn"), "numpy": ("np", "numpy"), "functools": ("ft", "functools")}
+
+
+def test_a_respelled_layout_is_blacks():
+    """A helper spelled otherwise than its module (``F`` for ``ops``, ``ms.ops``) takes its
+    precomputed layout respelled where each name stands on a line of its own logical line
+    that still fits: black's layout of the respelled source, checked on every helper with
+    the shortest and longest spellings and two mixes."""
+    from transpile.engine.formatting import black_layout
+    from transpile.rewrites.runtime import registry
+
+    derived = declined = 0
+    for name, found in sorted(registry.helpers().items()):
+        if name != found.name or not found.targets:
+            continue
+        options = [_SPELLINGS.get(t, (t.rsplit(".", 1)[-1], t)) for t in found.targets]
+        picks = {tuple(o[0] for o in options), tuple(o[-1] for o in options),
+                 tuple(o[i % 2 and -1] for i, o in enumerate(options)), tuple(o[(i + 1) % 2 and -1] for i, o in enumerate(options))}
+        for pick in sorted(picks):
+            spellings = tuple(zip(found.targets, pick))
+            got = registry._respelled_layout(name, spellings)
+            if got is None:
+                declined += 1
+                continue
+            derived += 1
+            assert got == black_layout(registry.spelled(name, spellings)), (name, spellings)
+    assert derived > 200 and declined > 50  # both ways were taken

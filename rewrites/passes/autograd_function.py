@@ -63,6 +63,8 @@ class AutogradFunction(Pass):
     id = "MS104"
     name = "autograd-function"
     summary = "torch.autograd.Function subclasses become Cells with bprop; F.apply(x) becomes F()(x)."
+    # FUNCTION_BASES and FUNCTION_CTX are qualified with autograd; a Cell converted before has a bprop
+    mentions = ("autograd", "bprop")
     examples = (
         Example(
             "import torch\n\n\nclass Ste(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"

@@ -397,6 +397,7 @@ class EinopsLowering(Pass):
     id = "MS208"
     name = "einops-lowering"
     reads = frozenset({"emitted_definitions", "names"})
+    mentions = tuple(sorted(LOWERED_ROOTS))  # it acts on names qualified with one
     runs_after = {
         "MS205": "MS205 inserts its definitions after the imports (leave_Module) before MS208 puts its "
                  "backend first there",

@@ -66,15 +66,18 @@ def torch_class_names(tables) -> dict[str, str]:
 _TABLE_NAMES: dict[int, tuple] = {}
 
 
-def _table_names(tables) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str], str]:
+def _table_names(tables) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, str], str,
+                                  dict[str, tuple[str, ...]]]:
     """``distinctive_attributes``, ``parameter_names`` and ``torch_class_names`` of
-    ``tables``, and those torch class names joined by NULs: derived once per tables (each
-    went through every entry, for every file). Read only."""
+    ``tables``, those torch class names joined by NULs, and the names looked up at run time
+    (``argument_names`` and ``parameter_names``): derived once per tables (each went through
+    every entry, for every file). Read only."""
     known = _TABLE_NAMES.get(id(tables))
     if known is None or known[0] is not tables:
         class_names = torch_class_names(tables)
-        known = _TABLE_NAMES[id(tables)] = (tables, distinctive_attributes(tables), parameter_names(tables),
-                                            class_names, "\0".join(class_names.values()))
+        parameters = parameter_names(tables)
+        known = _TABLE_NAMES[id(tables)] = (tables, distinctive_attributes(tables), parameters, class_names,
+                                            "\0".join(class_names.values()), {**argument_names(tables), **parameters})
     return known[1:]
 
 
@@ -137,7 +140,10 @@ class LayerParams(Pass):
         super().__init__(ctx)
         self.tables = tables()
         self._renames: list[dict[str, dict[str, str]]] = []  # per class: attribute -> param renames
-        self._distinctive, self._parameter_names, self._class_names, torch_names = _table_names(self.tables)
+        (self._distinctive, self._parameter_names, self._class_names, torch_names,
+         # looked up at run time where the layer's class is not known: its parameters and the
+         # attributes holding its constructor arguments (effdet's m.conv_dw.groups: group)
+         self._run_time_names) = _table_names(self.tables)
         # only a file holding a string a renamed class answers otherwise ("Linear" is no part of
         # "Dense") compares class names that need torch's (a string in no torch class name, as
         # most are, is ruled out by one search of them all)
@@ -150,9 +156,6 @@ class LayerParams(Pass):
         self._guarded: list[str | None] = []  # per open if: the name an isinstance test knows the layer of
         self._blocks = 0  # indented blocks open: the depth of the statement being left
         self._renamed = _renamed_attributes(self.tables)
-        # looked up at run time where the layer's class is not known: its parameters and the
-        # attributes holding its constructor arguments (effdet's m.conv_dw.groups: group)
-        self._run_time_names = {**argument_names(self.tables), **self._parameter_names}
         self._loops: list[tuple[str, cst.BaseExpression]] = []  # enclosing for loops: (name bound, iterable)
         self._layer_subclass: list[bool] = []  # per open class: whether a base is a torch layer (MS205 renames self.X)
         self._written: dict[int, str] = {}  # ids of attribute targets whose name only the running code knows

@@ -235,9 +235,10 @@ def _walk(node: cst.CSTNode):
 
 
 @functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=1024)
 def _statements(source: str) -> tuple[cst.BaseStatement, ...]:
-    """The statements of an emitted definition's source (the same few recur in every file;
-    LibCST's nodes are immutable, so files share them)."""
+    """The statements of an emitted definition's source, parsed once (the same few recur
+    in every file; LibCST's nodes are immutable, so files share them)."""
     return tuple(cst.parse_module(source).body)
 
 

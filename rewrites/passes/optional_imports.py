@@ -36,6 +36,7 @@ Runs after MS901, in its stage: it reads the imports MS901 kept and those it add
 """
 from __future__ import annotations
 
+import functools
 import tomllib
 from pathlib import Path
 
@@ -63,6 +64,13 @@ def _type_checking(test) -> bool:
     """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: a branch that never runs."""
     return (type(test) is cst.Name and test.value == "TYPE_CHECKING") or (
         type(test) is cst.Attribute and test.attr.value == "TYPE_CHECKING")
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(text: str) -> cst.BaseStatement:
+    """``text`` parsed (the same few fallbacks recur in every file; LibCST's nodes are
+    immutable, and this pass, the last, only puts them in the module it leaves)."""
+    return cst.parse_statement(text)
 
 
 class OptionalImports(Pass):
@@ -120,7 +128,7 @@ class OptionalImports(Pass):
         types = self.facts.names_used_as_classes()
         text = _FALLBACK.format(statement="pass", root=sorted(self.roots)[0], fallbacks="\n".join(
             f'    {name} = type("{name}", (), {{}})' if name in types else f"    {name} = None" for name in names))
-        tried_stmt = cst.parse_statement(text + "\n")
+        tried_stmt = _statement(text + "\n")
         # the import itself goes in the try, with its line's comment
         body = tried_stmt.body.with_changes(body=[stmt.with_changes(leading_lines=())])
         return tried_stmt.with_changes(body=body, leading_lines=stmt.leading_lines)

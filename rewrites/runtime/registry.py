@@ -27,8 +27,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import io
 import json
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,17 +241,87 @@ def _laid_out() -> dict[str, list[str]]:
         return {}
 
 
-def _layout(name: str, source: str) -> str:
+def _layout(name: str, source: str, spellings: tuple[tuple[str, str], ...] = ()) -> str:
+    """Black's layout of ``source``, helper ``name`` spelled as ``spellings`` says."""
     known = _laid_out().get(name)
     if known is not None and known[0] == _digest(source):
         return known[1]
-    return black_layout(source)
+    respelled = _respelled_layout(name, spellings) if spellings else None
+    return respelled if respelled is not None else black_layout(source)
 
 
-def define(ctx, name: str, source: str) -> None:
-    """``source`` (defining ``name``) written once per file beside the code, as black lays it out."""
+# black_layout's line length (black's default)
+_LINE_LENGTH = 88
+
+
+def _whole_lines(text: str) -> frozenset[int]:
+    """The lines (1-based) of ``text`` that each hold one whole logical line."""
+    whole, start = set(), None
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if start is not None and start == token.start[0]:
+                whole.add(start)
+            start = None
+            continue
+        if start is None:
+            start = token.start[0]
+        if token.end[0] != start:  # (a string over several lines)
+            start = -1
+    return frozenset(whole)
+
+
+@functools.lru_cache(maxsize=None)
+def _uses_in_layout(name: str) -> tuple[tuple[int, int, int, str], ...] | None:
+    """Where the precomputed layout of helper ``name`` names its module's imports, as
+    ``Helper.imported`` for its source: when each such name stands on a line that holds a
+    whole logical line with no power operator (black lays out each logical line alone; one
+    that fits on its line is left as it is, but for hugging ``**``); else None."""
+    found = helper(name)
+    known = _laid_out().get(name)
+    if known is None or known[0] != _digest(found.source) or not found.imported:
+        return None
+    layout = known[1]
+    lines = found.source.splitlines(keepends=True)
+    imports = {lines[line].encode("utf-8")[first:end].decode("utf-8"): target
+               for line, first, end, target in found.imported}
+    tree = ast.parse(layout)
+    loads = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in imports]
+    powers = {line for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+              for line in range(n.lineno, n.end_lineno + 1)}
+    whole = _whole_lines(layout)
+    if len(loads) != len(found.imported) or any(n.lineno not in whole or n.lineno in powers for n in loads):
+        return None
+    return tuple(sorted((n.lineno - 1, n.col_offset, n.end_col_offset, imports[n.id]) for n in loads))
+
+
+@functools.lru_cache(maxsize=None)
+def _respelled_layout(name: str, spellings: tuple[tuple[str, str], ...]) -> str | None:
+    """Black's layout of helper ``name`` spelled as ``spellings`` says, from its precomputed
+    layout: the names respelled there, when each stands on a line holding a whole logical
+    line that still fits (black leaves such a line as it is); else None (black decides).
+    tests/test_runtime_registry.py compares it with black on every helper."""
+    uses = _uses_in_layout(name)
+    if uses is None:
+        return None
+    spelling = dict(spellings)
+    lines = _laid_out()[name][1].splitlines(keepends=True)
+    for line, first, end, target in reversed(uses):  # right to left: the offsets stay true
+        raw = lines[line].encode("utf-8")
+        lines[line] = (raw[:first] + spelling[target].encode("utf-8") + raw[end:]).decode("utf-8")
+    for line in {use[0] for use in uses}:
+        text = lines[line].rstrip("\n")
+        if not text.isascii() or len(text) > _LINE_LENGTH:
+            return None
+    return "".join(lines)
+
+
+def define(ctx, name: str, source: str, spellings: tuple[tuple[str, str], ...] = ()) -> None:
+    """``source`` (defining ``name``, spelled as ``spellings`` says) written once per file
+    beside the code, as black lays it out."""
     if name not in ctx.definitions:
-        ctx.define(name, _layout(name, source))
+        ctx.define(name, _layout(name, source, spellings))
 
 
 def runtime_helper(ctx, name: str) -> cst.Name:
@@ -259,5 +331,5 @@ def runtime_helper(ctx, name: str) -> cst.Name:
     targets = sorted({t for n in needed for t in helper(n).targets})
     spellings = tuple((t, _CODE.code_for_node(ctx.reference(f"{t}.x"))[:-2]) for t in targets)
     for each in needed:
-        define(ctx, each, spelled(each, spellings))
+        define(ctx, each, spelled(each, spellings), spellings)
     return cst.Name(name)

@@ -38,6 +38,13 @@ class Pass:
     # and analyses they call: what it depends on, beside the node in hand.
     # tests/test_pass_rules.py and tests/test_fact_reads.py hold it to what the pass reads.
     reads: ClassVar[frozenset[str]] = frozenset()
+    # Words without which the pass has nothing to do in a file: when given, the pipeline
+    # leaves the pass out of a file whose source holds none of them and whose imports bind
+    # no name qualified with one (star imports of the tree included). Sound for a pass that
+    # acts only on names qualified through the imports (spelled in the file, or inherited)
+    # and whose handlers, where it finds nothing, change nothing, the traversal's descent
+    # included. tests/test_mentions.py converts every fixture and sample with and without it.
+    mentions: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, ctx: FileContext):
         self.ctx = ctx

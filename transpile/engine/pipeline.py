@@ -167,6 +167,26 @@ class StageTransformer(cst.CSTTransformer):
         result = last = updated
         late = kind in _LEFT_BY_ALL
         claimed = self.ctx.claimed
+        if not late and not self._watch:
+            # most nodes (expressions, edits not watched): the loop below without what it
+            # does for statements and scopes (the same handlers, results and checks, in order)
+            for handler in leaves or ():
+                if claimed and id(original) in claimed and self._after_claim(handler, original):
+                    continue  # (a handler before may claim the node)
+                new = handler(original, result)
+                if new is not result:
+                    self._edits += 1
+                    new = _keep_parentheses(result, new)
+                    if self.debug:
+                        check_node(new, type(handler.__self__).id)
+                    result = new
+                    if type(result) is not kind:
+                        break  # an expression replaced by another kind: later passes see the new one
+            if kind is cst.Annotation:
+                self.ctx.annotation_depth -= 1
+            elif kind is cst.Import or kind is cst.ImportFrom:
+                self.ctx.import_depth -= 1
+            return result
         for handler in leaves or ():
             if claimed and id(original) in claimed and self._after_claim(handler, original):
                 continue
@@ -587,6 +607,13 @@ def _syntax_error(source: str, filename: str, message: str, line: int, col: int)
     return ConversionResult(source, [diag], False, filename, failed=True)
 
 
+def mentioned(pass_type: type[Pass], source: str, bound: str) -> bool:
+    """Whether a file may hold what the pass acts on (``Pass.mentions``): one of its words
+    in the source or in the qualified names the file's imports bind (``bound``, NUL-joined)."""
+    words = pass_type.mentions
+    return not words or any(word in source or word in bound for word in words)
+
+
 class PassOrderError(ValueError):
     """The stages put a pass before one it declares it must run after (``Pass.runs_after``)."""
 
@@ -618,6 +645,9 @@ class Pipeline:
         stages break a pass's ``runs_after``."""
         check_order(stages)
         self.stages = tuple(stages)
+        # Passes are left out of files that do not mention them (``Pass.mentions``); False
+        # runs every pass on every file (tests/test_mentions.py compares the two).
+        self.check_mentions = True
         self.module_map = module_map
         self.source_roots = source_roots
         self.aliases = aliases or {}
@@ -736,10 +766,12 @@ class Pipeline:
             ctx.report(module.body[i], "MS000", _KEPT_WHOLE, Severity.ERROR, Safety.MANUAL)
             ctx.stats.unconverted += 1
         current = module
+        bound = "\0".join(ctx.imports.bindings.values())
         for stage in self.stages:
             # In debug mode every replacement a pass makes is re-parsed on the spot
             # (blaming that pass), and the whole tree after each stage.
-            driver = StageTransformer([p(ctx) for p in stage], ctx, debug, self.compiled_method)
+            passes = [p(ctx) for p in stage if not self.check_mentions or mentioned(p, source, bound)]
+            driver = StageTransformer(passes, ctx, debug, self.compiled_method)
             current = transform(current, driver, driver.skip)
             if debug:
                 check_reparse(current, "+".join(p.id for p in stage))

@@ -897,9 +897,20 @@ def _convert_all(todo: list[_Job], workers: _Workers, debug: bool,
     if workers.jobs < 2 or len(tasks) < 2:
         workers.close()  # (started for the index's scan)
         serial = []
-        for i, task in enumerate(tasks):
-            serial.append(_convert_one(*task))
-            done(i)
+        if tasks:
+            try:
+                api.prepare()  # built before the heap is frozen
+            except Exception:
+                pass  # each file reports it as an internal error
+        # What is alive now (the tool, its tables, the run's plan) outlives the files: frozen,
+        # the collections between files do not trace it again and again.
+        gc.freeze()
+        try:
+            for i, task in enumerate(tasks):
+                serial.append(_convert_one(*task))
+                done(i)
+        finally:
+            gc.unfreeze()
         return serial
     results: list[tuple[ConversionResult, bool] | None] = [None] * len(tasks)
     # Longest first, so that the last task to finish is a short one.

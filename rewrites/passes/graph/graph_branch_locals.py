@@ -77,6 +77,9 @@ class GraphBranchLocals(Pass):
         self._step = 0  # order of binds and reads in the function
         self._first_bound: list[dict[str, int]] = []  # per function: name -> step it is first bound
         self._reads: list[dict[str, int]] = []  # per function: name -> last step it is read
+        # per function: whether it is compiled (the reads of one that is not are never asked:
+        # not noted; the steps stay in order for those that are)
+        self._compiled: list[bool] = []
         self._updated: set[int] = set()  # ids of the names augmented assignments bind (they read them too)
         self._branches: list[set[str]] = []  # names each open if-branch binds, innermost last
         self._loops = 0
@@ -96,6 +99,7 @@ class GraphBranchLocals(Pass):
         names += [p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
         self._first_bound.append({n: -1 for n in names})
         self._reads.append({})
+        self._compiled.append(self.ctx.compiled)
         self._ifs.append({})
         self._saved.append((self._branches, self._loops, self._loop_starts))
         self._branches, self._loops, self._loop_starts = [], 0, []
@@ -103,6 +107,7 @@ class GraphBranchLocals(Pass):
     def leave_FunctionDef(self, original, updated):
         self._first_bound.pop()
         reads, ifs = self._reads.pop(), self._ifs.pop()
+        self._compiled.pop()
         self._branches, self._loops, self._loop_starts = self._saved.pop()
         if not self.ctx.compiled or not ifs:
             return updated
@@ -152,8 +157,10 @@ class GraphBranchLocals(Pass):
         self._updated.add(id(node.target))  # ``y += 1`` reads y before it binds it
 
     def visit_Name(self, node: cst.Name) -> None:
+        if not (self._compiled and self._compiled[-1]):
+            return
         role = self.facts.names.role(node)
-        if self._reads and (role == LOAD or role == DEL or id(node) in self._updated):
+        if role == LOAD or role == DEL or id(node) in self._updated:
             self._step += 1
             self._reads[-1][node.value] = self._step
 
