@@ -211,7 +211,13 @@ def conv_transpose2d_padding(ctx, entry, args: dict[str, Any], receiver) -> dict
     if isinstance(pad, int) and not isinstance(pad, bool):
         pad = (pad, pad)
     if not (isinstance(opv, (tuple, list)) and isinstance(pad, (tuple, list)) and len(opv) == len(pad) == 2):
-        raise Unconvertible("output_padding and padding must be literal ints or pairs")
+        if isinstance(literal_value(args.get("padding", literal(0))), str):
+            raise Unconvertible("output_padding with a padding mode")
+        # known when it runs (output_padding=stride - 1): the padding is computed there
+        out["pad_mode"] = literal("pad")
+        out["padding"] = keyword_call(runtime_helper(ctx, "_torch_transposed_padding"),
+                                      {"padding": args.get("padding", literal(0)), "output_padding": op})
+        return out
     if any(p < o for p, o in zip(pad, opv)):
         raise Unconvertible(f"output_padding={opv} larger than padding={pad} has no MindSpore equivalent")
     out["pad_mode"] = literal("pad")

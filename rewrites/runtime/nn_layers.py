@@ -74,6 +74,18 @@ def _torch_padded_conv(layer, padding_mode, padding=0, **kwargs):
 
 # nn.LayerNorm without its weight or bias, or over several trailing axes: MindSpore's
 # nn.LayerNorm always holds gamma and beta and counts its axes from the front.
+def _torch_transposed_padding(padding, output_padding):
+    """A ConvTranspose2d's padding when its output_padding is known only when it runs
+    (``output_padding=stride - 1``): MindSpore's output_padding only appends zeros, so
+    torch's extra rows and columns are an asymmetric padding (p, p - op) per axis
+    (transpile MS201)."""
+    pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    extra = (output_padding, output_padding) if isinstance(output_padding, int) else tuple(output_padding)
+    if any(p < e for p, e in zip(pad, extra)):
+        raise ValueError(f"output_padding={extra} larger than padding={pad} has no MindSpore equivalent")
+    return (pad[0], pad[0] - extra[0], pad[1], pad[1] - extra[1])
+
+
 class _torch_LayerNorm_parts(nn.Cell):
     """torch.nn.LayerNorm over the trailing axes of normalized_shape, with gamma only if
     elementwise_affine and beta only if bias too, as torch (transpile MS201): MindSpore's

@@ -12,6 +12,8 @@ torch-utilities, basenji2-pytorch, nlpblock) and the weight-drop class of the si
   when it runs (``_torch_diag``, MS201);
 * ``nn.Conv1d(..., padding=padding)`` where ``padding`` holds ``"same"`` (basenji2's
   blocks): a name's string is MindSpore's pad_mode when it runs (MS201);
+* ``nn.ConvTranspose2d(..., padding=1, output_padding=factor - 1)``: the asymmetric padding
+  that gives torch's output is computed when it runs (``_torch_transposed_padding``, MS201);
 * ``for block in self.blocks: attended = block(x)`` then ``head(attended)``: GRAPH_MODE
   refuses a name a for loop binds first and code after it reads; it is None first (MS308);
 * an LSTM subclass that replaces its recurrent weights by name before each forward
@@ -82,6 +84,15 @@ class ConvBlock(nn.Module):  # basenji2: padding given by name, "same" by defaul
 
     def forward(self, x):
         return self.explicit(self.same(x))[:, :, 1:-1] + self.valid(x)
+
+
+class Upsample(nn.Module):  # torchdiff's AutoencoderLDM: output_padding known when it runs
+    def __init__(self, c, factor):
+        super().__init__()
+        self.conv = nn.ConvTranspose2d(c, c, kernel_size=3, stride=factor, padding=1, output_padding=factor - 1)
+
+    def forward(self, x):
+        return self.conv(x)
 
 
 class LastBlock(nn.Module):  # open-kimi's KimiLinear: a name the loop binds, read after it
@@ -169,6 +180,7 @@ def test_the_only_warning_is_on_the_parameter_removed_by_name(built):
     ("Banded", (), (2, 3, 5), False),
     ("ConvBlock", (2,), (2, 2, 9), True),
     ("LastBlock", (4,), (2, 4), True),
+    ("Upsample", (2, 2), (2, 2, 5, 4), True),
 ])
 def test_layers_match_torch_in_both_modes(built, name, args, shape, drawn, mode):
     import mindspore
