@@ -76,3 +76,17 @@ def test_a_buffer_written_again_in_compiled_code_is_a_warning() -> None:
     found = {(d.line, d.severity.name) for d in convert_code(src).diagnostics if d.code == "MS103"
              and "registered buffer" in d.message}
     assert found == {(17, "WARNING"), (23, "INFO")}, found
+
+
+def test_ms513_and_ms325_name_their_lines() -> None:
+    """MS513: each write another name sees in torch (fixtures/graph-view-writes); MS325: the
+    generators compiled code calls, made lists (info) or left (a warning: GRAPH_MODE compiles
+    no yield)."""
+    fixtures = FIXTURE.parent.parent
+    path = fixtures / "graph-view-writes" / "shared_writes.py"
+    result = convert_code(path.read_text(), filename=path.name)
+    assert sorted(d.line for d in result.diagnostics if d.code == "MS513") == [10, 15, 26, 31, 33, 57]
+    path = fixtures / "graph-generators" / "generators.py"
+    result = convert_code(path.read_text(), filename=path.name)
+    found = sorted((d.line, d.severity.name) for d in result.diagnostics if d.code == "MS325")
+    assert found == [(5, "INFO"), (14, "WARNING"), (19, "WARNING"), (29, "INFO"), (35, "WARNING")]

@@ -25,6 +25,8 @@ only when
     ``for`` or a comprehension, or the argument of ``zip``, ``enumerate``, ``list``,
     ``tuple``, ``sorted``, ``sum``, ``any``, ``all`` (no ``next()``, no call kept for later);
   - it is a method compiled code calls on ``self`` or a module function it calls by name.
+Another generator compiled code calls is reported (a warning on its ``def``): GRAPH_MODE
+will not compile it.
 """
 from __future__ import annotations
 
@@ -73,10 +75,18 @@ class GraphGenerators(CompiledOrCalled, Pass):
         enclosing = self.ctx.open_scopes[-2] if len(self.ctx.open_scopes) > 1 else None
         name = original.name.value
         key = f"self.{name}" if type(enclosing) is cst.ClassDef else name
-        if key not in self._iterated or not _plain_generator(original) or not self._compiled():
+        if not self._compiled():
             return updated
-        if type(enclosing) not in (cst.ClassDef, type(None)):
-            return updated  # (a nested function: its uses are its scope's)
+        shape = _shape(original)
+        if not shape.yields:
+            return updated
+        if key not in self._iterated or not shape.plain or type(enclosing) not in (cst.ClassDef, type(None)):
+            # (a nested function's uses are its scope's)
+            self.ctx.report(original, self.id, f"{name} is a generator compiled code calls: GRAPH_MODE compiles no "
+                            "yield (\"Unsupported expression 'Yield'\"), and it is not one this rule makes a list "
+                            "(a while loop, a yield inside an expression, a use other than iterating over a call); "
+                            "return a list or tuple of the items", Severity.WARNING)
+            return updated
         items = free_name(self.facts.identifiers(original), "items")
         body = updated.body.with_changes(body=_gathered(updated.body.body, items))
         self.ctx.report(original, self.id, f"{name} yields items compiled code only iterates over: it returns "
@@ -84,10 +94,10 @@ class GraphGenerators(CompiledOrCalled, Pass):
         return updated.with_changes(body=body)
 
 
-def _plain_generator(fn: cst.FunctionDef) -> bool:
+def _shape(fn: cst.FunctionDef) -> "_Shape":
     found = _Shape()
     read(fn.body, found)
-    return found.yields > 0 and found.plain
+    return found
 
 
 def _gathered(body, items: str) -> list:
