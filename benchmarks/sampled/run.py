@@ -126,12 +126,12 @@ def _toml_str(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def record_first_contact(rows: list[dict], models: list[dict], modes: list[str]) -> int:
-    """Add the models not yet in first_contact.toml (both modes run); returns how many."""
+def record_first_contact(rows: list[dict], models: list[dict], modes: list[str], commit: str) -> int:
+    """Add the models not yet in first_contact.toml (both modes run), measured with the
+    converter at ``commit``; returns how many."""
     known = tomllib.loads(FIRST_CONTACT.read_text(encoding="utf-8")) if FIRST_CONTACT.exists() else {}
     have = {m["name"] for m in known.get("model", [])}
     spec = {m["name"]: m for m in models}
-    commit = converter_commit()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     new = []
     for row in rows:
@@ -243,6 +243,7 @@ def main(argv=None) -> int:
                                        if any(m["module"].split(".")[0] == pkg for m in models)}}
     config = with_converted_dependencies(drawn)
     start = time.perf_counter()
+    commit = converter_commit()  # now: the code converting is what is on disk when the run starts
     py = harness.torch_python(args, config)
     harness.run_torch_side(py, config_path, [m["name"] for m in models], args.reuse_torch)
     torch_meta = {m["name"]: json.loads((harness.WORK / "torch" / f"{m['name']}.json").read_text()) for m in models}
@@ -252,7 +253,7 @@ def main(argv=None) -> int:
     deps = harness.ms_deps(config)
     results = harness.run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, width=36)
     rows = harness.build_rows(models, torch_meta, conv, results)
-    added = record_first_contact(rows, models, args.modes)
+    added = record_first_contact(rows, models, args.modes, commit)
     fc_tables = write_first_contact_md() if FIRST_CONTACT.exists() else ""
     text = harness.table(rows)
     summ = harness.family_table(rows) + "\n\n" + harness.summary(rows)
@@ -260,13 +261,13 @@ def main(argv=None) -> int:
     print("\n" + text + "\n\n" + summ + "\n\nLint and GRAPH mode:\n" + lint)
     subset = bool(args.only or args.package)
     out = harness.WORK if subset else HERE
-    body = (f"# Sampled benchmark results ({time.strftime('%Y-%m-%d')}, converter at {converter_commit()})\n\n"
+    body = (f"# Sampled benchmark results ({time.strftime('%Y-%m-%d')}, converter at {commit})\n\n"
             f"Produced by `benchmarks/sampled/run.py`; see benchmarks/README.md.\n\n"
             f"{text}\n\n{summ}\n\n## Lint and GRAPH mode\n\n{harness.LINT_NOTE}\n\n{lint}\n\n"
             f"## Failures\n\n{harness.failures(rows, conv)}\n")
     (out / "results.md").write_text(body, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({
-        "commit": converter_commit(),
+        "commit": commit,
         "rows": rows,
         "torch": {k: {kk: vv for kk, vv in v.items() if kk != "mapping"} for k, v in torch_meta.items()},
         "conversion": harness.conversion_record(rows, conv),
