@@ -232,3 +232,32 @@ def test_a_subset_of_the_models_converts_the_packages_they_import_and_no_other(t
         dirs[name] = str(tmp_path / name)
     assert run.imported_packages(dirs, {"app"}) == {"app", "util", "helper", "deep"}
     assert run.imported_packages(dirs, {"util"}) == {"util"}
+
+
+def test_a_run_mode_by_mode_writes_what_it_has_after_each_run_and_counts_only_what_ran(monkeypatch):
+    """benchmarks/models/run.py --by-mode: every model in the first mode, then the next; the
+    callback sees each result as it comes (results.md/json of a run stopped early), and a
+    figure counts the models run in its mode (plus those whose torch side failed), so a
+    partial run is no row of zeros for the models not reached."""
+    run = _sampled_run().harness
+    order, seen = [], []
+
+    def fake_run_ms(name, mode, timeout, deps):
+        order.append((name, mode))
+        return {"built": True, "match": not (name == "b" and mode == "GRAPH"), "max_abs_diff": 0.0}
+
+    monkeypatch.setattr(run, "run_ms", fake_run_ms)
+    models = [{"name": n} for n in ("a", "b", "c")]
+    meta = {"a": {}, "b": {}, "c": {"error": "build: boom"}}
+    results = run.run_ms_modes(models, meta, ["GRAPH", "PYNATIVE"], 1, 1.0, "", by_mode=True,
+                               on_result=lambda res, left: seen.append(left))
+    assert order == [("a", "GRAPH"), ("b", "GRAPH"), ("a", "PYNATIVE"), ("b", "PYNATIVE")]
+    assert seen == [3, 2, 1, 0]
+    # after the GRAPH runs only: a matches, b does not, c's torch side failed (counted, no match)
+    partial = {"a": {"GRAPH": results["a"]["GRAPH"]}, "b": {"GRAPH": results["b"]["GRAPH"]}, "c": {}}
+    rows = [{"name": n, "family": "cnn", "file": f"{n}.py", "torch_error": meta[n].get("error"),
+             "converted": True, "unconverted": 0, "builds": True, "results": partial[n]} for n in "abc"]
+    assert "| all | 3 | 3 | 3/3 (100%) | not run | 1/3 (33%) |" in run.family_table(rows)
+    rows[0]["results"]["PYNATIVE"] = results["a"]["PYNATIVE"]  # one PYNATIVE run so far: 1 of a and c
+    assert "| all | 3 | 3 | 3/3 (100%) | 1/2 (50%) | 1/3 (33%) |" in run.family_table(rows)
+    assert "- match in PYNATIVE: 1/2 (50%); model files with every model matching: 1/2" in run.summary(rows)
