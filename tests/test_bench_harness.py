@@ -266,3 +266,51 @@ def test_the_lint_verdict_is_read_inside_the_model_cell_classes_and_compared_wit
     text = agreement.report(rows, conv, tmp_path)
     assert text.startswith("- lint and GRAPH agree on 2/4 built models")
     assert "  - missed: missed: mismatch" in text and "  - false alarm: alarm: pkg/m.py:3 MS510" in text
+
+
+def test_a_run_mode_by_mode_writes_what_it_has_after_each_run_and_counts_only_what_ran(monkeypatch):
+    """benchmarks/models/run.py --by-mode: every model in the first mode, then the next; the
+    callback sees each result as it comes (results.md/json of a run stopped early), and a
+    figure counts the models run in its mode (plus those whose torch side failed), so a
+    partial run is no row of zeros for the models not reached."""
+    run = _sampled_run().harness
+    order, seen = [], []
+
+    def fake_run_ms(name, mode, timeout, deps):
+        order.append((name, mode))
+        return {"built": True, "match": not (name == "b" and mode == "GRAPH"), "max_abs_diff": 0.0}
+
+    monkeypatch.setattr(run, "run_ms", fake_run_ms)
+    models = [{"name": n} for n in ("a", "b", "c")]
+    meta = {"a": {}, "b": {}, "c": {"error": "build: boom"}}
+    results = run.run_ms_modes(models, meta, ["GRAPH", "PYNATIVE"], 1, 1.0, "", by_mode=True,
+                               on_result=lambda res, left: seen.append(left))
+    assert order == [("a", "GRAPH"), ("b", "GRAPH"), ("a", "PYNATIVE"), ("b", "PYNATIVE")]
+    assert seen == [3, 2, 1, 0]
+    # after the GRAPH runs only: a matches, b does not, c's torch side failed (counted, no match)
+    partial = {"a": {"GRAPH": results["a"]["GRAPH"]}, "b": {"GRAPH": results["b"]["GRAPH"]}, "c": {}}
+    rows = [{"name": n, "family": "cnn", "file": f"{n}.py", "torch_error": meta[n].get("error"),
+             "converted": True, "unconverted": 0, "builds": True, "results": partial[n]} for n in "abc"]
+    assert "| all | 3 | 3 | 3/3 (100%) | not run | 1/3 (33%) |" in run.family_table(rows)
+    rows[0]["results"]["PYNATIVE"] = results["a"]["PYNATIVE"]  # one PYNATIVE run so far: 1 of a and c
+    assert "| all | 3 | 3 | 3/3 (100%) | 1/2 (50%) | 1/3 (33%) |" in run.family_table(rows)
+    assert "- match in PYNATIVE: 1/2 (50%); model files with every model matching: 1/2" in run.summary(rows)
+
+
+def test_lint_against_compilation_counts_the_findings_inside_the_model_classes_only():
+    """benchmarks/models/lint_vs_compile.py: a model's findings are the MS5xx inside the line
+    ranges of its classes (MS506/MS507, about speed, do not predict a failure); the table
+    crosses "no finding" with "GRAPH ran without an error"."""
+    spec = importlib.util.spec_from_file_location("bench_lint_vs_compile", MODELS / "lint_vs_compile.py")
+    lvc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lvc)
+    assert lvc.package_relative("/v/site-packages/pkg/sub/m.py", "pkg.sub.m") == "pkg/sub/m.py"
+    classes = {"a": {"classes": [("pkg.m", "/v/site-packages/pkg/m.py", 10, 20, "A")], "error": None},
+               "b": {"classes": [("pkg.m", "/v/site-packages/pkg/m.py", 30, 40, "B")], "error": None}}
+    findings = {"pkg/m.py": [(15, "MS506", "slow"), (35, "MS508", "register_buffer"), (50, "MS501", "outside")]}
+    rows = [{"name": "a", "family": "cnn", "results": {"GRAPH": {"match": True}}},
+            {"name": "b", "family": "cnn", "results": {"GRAPH": {"error": "run (GRAPH): RuntimeError: x"}}}]
+    items = lvc.compare(classes, findings, rows)
+    assert [(i["name"], i["lint_clean"], i["compiled"]) for i in items] == [("a", True, True), ("b", False, False)]
+    assert items[0]["slow_only"] and items[1]["findings"] == ["pkg/m.py:35 MS508 (B): register_buffer"]
+    assert "agree on 2, disagree on 0" in lvc.render(items)

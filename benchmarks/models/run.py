@@ -233,20 +233,28 @@ def run_ms(name: str, mode: str, timeout: float, deps: str, without_torch: bool 
 
 
 # -- 4. the table ------------------------------------------------------------------------
-def run_ms_modes(models, torch_meta, modes, jobs: int, timeout: float, deps: str, width: int = 32) -> dict:
+def run_ms_modes(models, torch_meta, modes, jobs: int, timeout: float, deps: str, width: int = 32,
+                 by_mode: bool = False, on_result=None) -> dict:
     """Each model whose torch side ran, in each mode, on ``jobs`` threads (each run is its own
-    process); a line per run as it finishes. Model name -> mode -> the MindSpore side's result."""
+    process); a line per run as it finishes. Model name -> mode -> the MindSpore side's result.
+    The runs go model by model (both modes of one model, then the next), or with ``by_mode``
+    mode by mode (every model in the first mode, then in the next). ``on_result(results, left)``
+    is called after each run (``left``: runs still to come), e.g. to write what is known so far."""
     results: dict[str, dict] = {m["name"]: {} for m in models}
     tasks = [(m["name"], mode) for m in models if not torch_meta[m["name"]].get("error") for mode in modes]
+    if by_mode:
+        tasks.sort(key=lambda task: modes.index(task[1]))  # stable: models.toml order within a mode
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(run_ms, name, mode, timeout, deps): (name, mode) for name, mode in tasks}
-        for fut in futures:
+        for done, fut in enumerate(futures, 1):
             name, mode = futures[fut]
             res = fut.result()
             results[name][mode] = res
             what = res.get("error") or (f"match, {_fmt(res.get('max_abs_diff'))}" if res.get("match")
                                         else f"MISMATCH, {_fmt(res.get('max_abs_diff'))}")
             say(f"{mode:<8} {name:<{width}} {res.get('seconds', 0):7.1f}s  {what}")
+            if on_result is not None:
+                on_result(results, len(tasks) - done)
     return results
 
 
@@ -327,6 +335,13 @@ def _ran(rows, mode: str) -> bool:
     return any(mode in r["results"] for r in rows)
 
 
+def _measured(rows, mode: str) -> list:
+    """The rows a ``mode`` figure counts: those run in that mode, and those whose torch side
+    failed (a model that does not match). Every row, once a run is complete; fewer while it
+    runs (``--by-mode`` runs one mode over every model before the next)."""
+    return [r for r in rows if mode in r["results"] or r["torch_error"]]
+
+
 def family_table(rows) -> str:
     """Per family (and all): models, distinct files, builds, PYNATIVE and GRAPH matches.
     A model whose torch side failed counts as a model that does not match."""
@@ -339,7 +354,8 @@ def family_table(rows) -> str:
     for fam in groups:
         rs = [r for r in rows if fam in ("all", r["family"])]
         n = len(rs)
-        modes = [pct(sum(_matches(r, m) for r in rs), n) if _ran(rows, m) else "not run" for m in ("PYNATIVE", "GRAPH")]
+        modes = [pct(sum(_matches(r, m) for r in rs), len(_measured(rs, m))) if _ran(rows, m) else "not run"
+                 for m in ("PYNATIVE", "GRAPH")]
         lines.append(f"| {fam} | {n} | {len({r['file'] for r in rs})} | {pct(sum(r['builds'] for r in rs), n)} "
                      f"| {modes[0]} | {modes[1]} |")
     return "\n".join(lines)
@@ -352,20 +368,22 @@ def summary(rows) -> str:
     def count(pred):
         return sum(1 for r in rows if pred(r))
 
-    def pct(k):
-        return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "0/0"
+    def pct(k, total=n):
+        return f"{k}/{total} ({100.0 * k / total:.0f}%)" if total else "0/0"
 
     def files_all(mode):
-        ok = {r["file"] for r in rows if _matches(r, mode)}
-        bad = {r["file"] for r in rows if not _matches(r, mode)}
-        return len(ok - bad), len(ok)
+        measured = _measured(rows, mode)
+        ok = {r["file"] for r in measured if _matches(r, mode)}
+        bad = {r["file"] for r in measured if not _matches(r, mode)}
+        return len(ok - bad), len(ok), len({r["file"] for r in measured})
 
     def matched(mode):
         if not _ran(rows, mode):
             return f"- match in {mode}: not run"
-        every, some = files_all(mode)
-        return (f"- match in {mode}: {pct(count(lambda r: _matches(r, mode)))}; model files with every model "
-                f"matching: {every}/{len(files)} (with at least one: {some})")
+        every, some, nfiles = files_all(mode)
+        return (f"- match in {mode}: {pct(count(lambda r: _matches(r, mode)), len(_measured(rows, mode)))}; "
+                f"model files with every model "
+                f"matching: {every}/{nfiles} (with at least one: {some})")
 
     return "\n".join([
         f"- models: {n}, from {len(files)} distinct model files",
@@ -563,6 +581,9 @@ def main(argv=None) -> int:
                     help="scratch directory (default benchmarks/.work); runs with their own "
                          "--work can go side by side; their results.md/json go there too")
     ap.add_argument("--reuse-torch", action="store_true", help="keep torch-side results from an earlier run")
+    ap.add_argument("--by-mode", action="store_true",
+                    help="run every model in the first of --modes, then in the next (default: both modes of a "
+                         "model, then the next model)")
     args = ap.parse_args(argv)
     global WORK
     if args.work:
@@ -584,24 +605,40 @@ def main(argv=None) -> int:
     conv = convert_packages(py, config, {m["module"].split(".")[0] for m in models} if args.only else None)
     deps = ms_deps(config)
 
-    results = run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps)
+    def write(rows, text, summ, left: int = 0) -> None:
+        stamp = time.strftime("%Y-%m-%d")
+        state = "" if not left else (
+            f"**NOT COMPLETE**: written while the run goes on, {left} (model, mode) runs still to come; "
+            f"the table holds the models with a run so far, each figure counts the models run in its mode.\n\n")
+        body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"
+                f"{' --only ' + ' '.join(args.only) if args.only else ''}; see benchmarks/README.md.\n\n{state}"
+                f"{text}\n\n{summ}\n\n## Lint and GRAPH mode\n\n{LINT_NOTE}\n\n"
+                f"{lint_agreement.report(rows, conv, WORK / 'src')}\n\n"
+                f"## Failures\n\n{failures(rows, conv)}\n")
+        (out / "results.md").write_text(body, encoding="utf-8")
+        (out / "results.json").write_text(json.dumps({
+            "rows": [{k: v for k, v in r.items()} for r in rows],
+            "torch": {k: {kk: vv for kk, vv in v.items() if kk not in ("mapping",)} for k, v in torch_meta.items()},
+            "conversion": conversion_record(rows, conv),
+            **({"runs_left": left} if left else {}),
+        }, indent=1, default=str), encoding="utf-8")
+
+    def so_far(results, left: int) -> None:
+        """results.md/json of the runs done so far (a run stopped early still leaves them)."""
+        if left:
+            done = [m for m in models if results[m["name"]] or torch_meta[m["name"]].get("error")]
+            rows = build_rows(done, torch_meta, conv, results)
+            write(rows, table(rows), family_table(rows) + "\n\n" + summary(rows), left)
+
+    results = run_ms_modes(models, torch_meta, args.modes, args.jobs, args.timeout, deps, by_mode=args.by_mode,
+                           on_result=so_far)
 
     rows = build_rows(models, torch_meta, conv, results)
     text = table(rows)
     summ = family_table(rows) + "\n\n" + summary(rows)
     lint = lint_agreement.report(rows, conv, WORK / "src")
     say("\n" + text + "\n\n" + summ + "\n\nLint and GRAPH mode:\n" + lint)
-    stamp = time.strftime("%Y-%m-%d")
-    body = (f"# Real-model benchmark results ({stamp})\n\nProduced by `benchmarks/models/run.py`"
-            f"{' --only ' + ' '.join(args.only) if args.only else ''}; see benchmarks/README.md.\n\n"
-            f"{text}\n\n{summ}\n\n## Lint and GRAPH mode\n\n{LINT_NOTE}\n\n{lint}\n\n"
-            f"## Failures\n\n{failures(rows, conv)}\n")
-    (out / "results.md").write_text(body, encoding="utf-8")
-    (out / "results.json").write_text(json.dumps({
-        "rows": [{k: v for k, v in r.items()} for r in rows],
-        "torch": {k: {kk: vv for kk, vv in v.items() if kk not in ("mapping",)} for k, v in torch_meta.items()},
-        "conversion": conversion_record(rows, conv),
-    }, indent=1, default=str), encoding="utf-8")
+    write(rows, text, summ)
     readme = BENCH / "README.md"
     if not args.only and not args.work and set(args.modes) == set(MODES) and readme.exists():
         doc = readme.read_text(encoding="utf-8")
