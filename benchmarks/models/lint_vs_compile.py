@@ -30,8 +30,9 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from lint_agreement import is_blocking  # this file's folder (benchmarks/models): one rule for both comparisons
+
 HERE = Path(__file__).resolve().parent
-SLOW_ONLY = frozenset({"MS506", "MS507"})  # findings about speed, not about compiling
 
 CLASSES = r'''
 import importlib, inspect, json, sys, tomllib, warnings
@@ -116,7 +117,7 @@ def compare(classes: dict, findings: dict, rows: list[dict]) -> list[dict]:
                     item = f"{rel}:{line} {code} ({qual}): {message}"
                     if item not in mine:
                         mine.append(item)
-                        if code not in SLOW_ONLY:
+                        if is_blocking(code):
                             blocking.append(item)
         out.append({"name": name, "family": row["family"], "compiled": compiled,
                     "graph": "match" if graph.get("match") else (graph.get("error") or "mismatch").splitlines()[0][:160],
