@@ -386,6 +386,11 @@ SUITE = Suite(CASES, header=HEADER)
 
 @pytest.mark.parametrize("case", SUITE.cases, ids=SUITE.ids)
 def test_api(case: Case) -> None:
+    import mindspore
+
+    # the moment cases draw on MindSpore's global generator: seeded, a case's draws are the
+    # same in every run (unseeded, RelaxedOneHotCategorical's 20000 draws once gave a NaN sum)
+    mindspore.set_seed(0)
     SUITE.check(case)
 
 
