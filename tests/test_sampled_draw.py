@@ -50,9 +50,26 @@ def test_decisions_end_at_the_first_package_not_examined(tmp_path):
     rows = [{"name": n, "version": "1", "rank_among_15000_most_downloaded": "", "summary": "x torch"}
             for n in ("a-pkg", "b_pkg", "c", "d")]
     entries, left = draw.decide(rows, {"b-pkg": {"decision": "take", "reason": "r"}}, {"a-pkg"}, set())
-    assert [(e["name"], e["decision"]) for e in entries] == [("a-pkg", "skip"), ("b_pkg", "take")]
-    assert "reserved" in entries[0]["reason"]
+    # a reserved package is passed over unnamed: no entry, its position left as a gap
+    assert [(e["position"], e["name"], e["decision"]) for e in entries] == [(2, "b_pkg", "take")]
     assert left == 2  # c has no decision: the examined prefix ends there, d is not reached
+    text = draw.render(entries, left, len(rows))
+    assert "a-pkg" not in text and "examined = 2" in text and "reserved_passed_over = 1" in text
+
+
+def test_the_reserved_list_is_read_whole(tmp_path):
+    """Names on lines separated by commas, a line of one name too; prose lines are not names."""
+    listed = tmp_path / "RESERVED.md"
+    listed.write_text("# Reserved packages\n\nNever download, read or benchmark them.\n\n"
+                      "alpha-pkg, Beta_Pkg,\ngamma\n", encoding="utf-8")
+    assert draw.reserved(listed) == {"alpha-pkg", "beta-pkg", "gamma"}
+
+
+def test_no_reserved_package_is_named_in_the_draw():
+    if not draw.RESERVED.exists():
+        pytest.skip("shared/RESERVED.md is not on this machine")
+    drawn = tomllib.loads((SAMPLED / "draw.toml").read_text(encoding="utf-8"))
+    assert not {draw.normalise(e["name"]) for e in drawn["draw"]} & draw.reserved(draw.RESERVED)
 
 
 @pytest.mark.skipif(not draw.PYPI.exists() or not draw.RESERVED.exists(),

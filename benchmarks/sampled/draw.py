@@ -11,8 +11,10 @@ The rule (issue 29), recorded here so that anyone can redraw:
 2. Order: popular packages first. The candidates with a rank (among the 15,000 most
    downloaded) are sorted by name and shuffled with ``random.Random(SEED)``; the unranked
    ones follow, sorted by name and shuffled with ``random.Random(SEED + 1)``.
-3. Decisions, taken in that order: a package of ``../shared/RESERVED.md`` is skipped
-   (``reserved``), one already in ``benchmarks/models`` is skipped (``in benchmarks/models``);
+3. Decisions, taken in that order: a package of ``../shared/RESERVED.md`` is passed over and
+   left out of the draw (no entry names it or its version: only the count of those passed
+   over is written, and the positions after it keep their numbers), one already in
+   ``benchmarks/models`` is skipped (``in benchmarks/models``);
    every other one was examined by hand and its decision is in ``decisions.toml`` (take, or
    skip with the reason: no nn.Module model classes, compiled extensions or a GPU needed
    to build a model, does not download, ...). The first candidate with no decision ends
@@ -63,12 +65,18 @@ def ordered(rows: list[dict]) -> list[dict]:
     return ranked + unranked
 
 
+PACKAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
 def reserved(path: Path) -> set[str]:
-    """The package names of RESERVED.md: its comma-separated lines."""
+    """The package names of RESERVED.md: its lines made only of names separated by commas
+    (a line of one name too: the list's last; prose lines hold spaces inside their items)."""
     names = set()
     for line in path.read_text(encoding="utf-8").splitlines():
-        if "," in line and not line.startswith("#"):
-            names.update(normalise(n) for n in line.replace(" ", "").split(",") if n)
+        items = [n.strip() for n in line.split(",")]
+        items = [n for n in items if n]
+        if items and not line.startswith("#") and all(PACKAGE_NAME.fullmatch(n) for n in items):
+            names.update(normalise(n) for n in items)
     return names
 
 
@@ -82,15 +90,17 @@ def in_models_benchmark() -> set[str]:
 
 
 def decide(rows: list[dict], decisions: dict, reserved_names: set[str], benchmarked: set[str]) -> tuple[list[dict], int]:
+    """The examined prefix's entries (reserved packages passed over, left out) and how many
+    candidates follow it."""
     out = []
     for i, row in enumerate(rows):
         name = normalise(row["name"])
+        if name in reserved_names:
+            continue
         entry = {"position": i + 1, "name": row["name"], "version": row["version"],
                  "rank": int(row["rank_among_15000_most_downloaded"]) if row["rank_among_15000_most_downloaded"] else 0,
                  "summary": row["summary"][:120]}
-        if name in reserved_names:
-            entry.update(decision="skip", reason="reserved (../shared/RESERVED.md): not downloaded")
-        elif name in benchmarked:
+        if name in benchmarked:
             entry.update(decision="skip", reason="in benchmarks/models")
         elif name in decisions:
             entry.update(decisions[name])
@@ -105,12 +115,15 @@ def _toml_str(s: str) -> str:
 
 
 def render(entries: list[dict], left: int, total: int) -> str:
+    examined = total - left
     lines = [
         "# Written by benchmarks/sampled/draw.py: do not edit (edit decisions.toml and rerun).",
         f"# seed = {SEED}; rule: summary matches /{SUMMARY_RULE.pattern}/i; ranked first "
-        f"(shuffled with seed), then unranked (shuffled with seed + 1)",
+        f"(shuffled with seed), then unranked (shuffled with seed + 1); reserved packages "
+        f"(../shared/RESERVED.md) are passed over unnamed",
         f"candidates = {total}",
-        f"examined = {len(entries)}",
+        f"examined = {examined}",
+        f"reserved_passed_over = {examined - len(entries)}",
         f"taken = {sum(e['decision'] == 'take' for e in entries)}",
         f"not_examined = {left}",
         "",
@@ -142,7 +155,7 @@ def main(argv=None) -> int:
         print("draw.toml is what the draw gives" if same else "draw.toml differs from the draw")
         return 0 if same else 1
     target.write_text(text, encoding="utf-8")
-    print(f"{len(rows)} candidates; {len(entries)} examined, "
+    print(f"{len(rows)} candidates; {len(rows) - left} examined ({len(entries)} listed, the others reserved), "
           f"{sum(e['decision'] == 'take' for e in entries)} taken; written {target}")
     return 0
 
