@@ -395,42 +395,27 @@ def graph_divergence_search(spec, ms_obj, inputs) -> dict:
     import mindspore
 
     from transpile.parity.compare import to_tree
-    from transpile.parity.localise import differs as trees_differ
+    from transpile.parity.localise import Recorder, differs as trees_differ
 
     cells = dict(ms_obj.cells_and_names())
-    calls: dict[str, tuple] = {}
-    outputs: dict[str, object] = {}
-    order: list[str] = []
-    handles, seen = [], set()
-    for path, cell in cells.items():
-        if id(cell) in seen:
-            continue
-        seen.add(id(cell))
-
-        def before(_cell, args, kwargs, path=path):
-            calls.setdefault(path, (args, dict(kwargs)))
-
-        def after(_cell, _args, output, path=path):
-            if path not in outputs:
-                outputs[path] = _tree_or_none(output)
-                order.append(path)
-
-        handles += [cell.register_forward_pre_hook(before, with_kwargs=True), cell.register_forward_hook(after)]
+    recorder = Recorder(_is_ms, ms_numpy, keep_arguments=True).attach(cells)
     mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     try:
         ms_obj(*_ms_args(inputs))
     finally:
-        for h in handles:
-            h.remove()
+        recorder.detach()
         mindspore.set_context(mode=mindspore.GRAPH_MODE)
+    ends = [e for e in recorder.events if e.kind == "output" and e.call == 0]  # first calls, as they end
+    outputs = {e.path: e.tree for e in ends}
+    order = [e.path for e in ends]
     start, checked, failed = time.perf_counter(), 0, []
     for path in order:
         if time.perf_counter() - start > GRAPH_SEARCH_SECONDS:
             return {"path": None, "checked": checked, "failed": failed, "total": len(order),
                     "summary": f"stopped after {GRAPH_SEARCH_SECONDS:g} s"}
-        if outputs[path] is None:
+        if isinstance(outputs[path], str):  # "<object>": Recorder could not read it
             continue  # an output that is no tensor tree: nothing to compare
-        args, kwargs = calls[path]
+        args, kwargs = recorder.arguments[path]
         try:
             got = to_tree(cells[path](*args, **kwargs), _is_ms, ms_numpy, "MindSpore")
         except Exception as exc:  # this submodule alone does not compile: go on with the others
@@ -442,15 +427,6 @@ def graph_divergence_search(spec, ms_obj, inputs) -> dict:
             return {"path": path, "class": type(cells[path]).__name__, "summary": summary, "checked": checked,
                     "failed": failed, "total": len(order)}
     return {"path": None, "checked": checked, "failed": failed, "total": len(order), "summary": ""}
-
-
-def _tree_or_none(value):
-    from transpile.parity.compare import ComparisonError, to_tree
-
-    try:
-        return to_tree(value, _is_ms, ms_numpy, "MindSpore")
-    except ComparisonError:
-        return None
 
 
 def _cell_inputs(events, cells: dict, t_cls: dict, m_cls: dict) -> list[dict]:

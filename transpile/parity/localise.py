@@ -100,7 +100,9 @@ class Recorder:
 
     is_tensor: object
     to_numpy: object
+    keep_arguments: bool = False  # also keep each path's first (args, kwargs) as given, in ``arguments``
     events: list[Event] = field(default_factory=list)
+    arguments: dict = field(default_factory=dict)
     _stack: list[str] = field(default_factory=list)
     _calls: dict = field(default_factory=dict)
     _handles: list = field(default_factory=list)
@@ -134,6 +136,8 @@ class Recorder:
         def hook(module, args, kwargs):
             n = self._calls.get(path, 0)
             self._calls[path] = n + 1
+            if self.keep_arguments and n == 0:
+                self.arguments[path] = (args, dict(kwargs))
             specs = None
             if not kwargs and args and all(self.is_tensor(a) for a in args):
                 specs = [_input_spec(self.to_numpy(a)) for a in args]
