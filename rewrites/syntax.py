@@ -297,13 +297,10 @@ def _only_imports(stmt) -> bool:
 
 
 def lines_before(updated: cst.SimpleStatementLine, statements) -> cst.CSTNode:
-    """``statements`` (small statements) as lines of their own just before ``updated``, which
-    hands its leading lines (blank lines, comments above it) to the first of them."""
-    if not statements:
-        return updated
-    lines = [cst.SimpleStatementLine(body=[s], leading_lines=updated.leading_lines if i == 0 else ())
-             for i, s in enumerate(statements)]
-    return cst.FlattenSentinel([*lines, updated.with_changes(leading_lines=())])
+    """``statements`` (small statements) as lines of their own just before ``updated`` (a line
+    of one statement), which hands its leading lines (blank lines, comments above it) to the
+    first of them: ``lines_in_place_of`` with the line's own statement last."""
+    return lines_in_place_of(updated, [*statements, *updated.body]) if statements else updated
 
 
 class ConditionalDepth(cst.CSTVisitor):
