@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import import_converted
+from .harness import converted_and_imported
 
 SOURCE = '''
 import torch
@@ -43,13 +43,7 @@ class Decoder(nn.Module):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="submodule_helpers.py")
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
-    ms_ns = import_converted(result.code, "submodule_helpers_case", tmp_path_factory.mktemp("submodule_helpers"))
-    return result, torch_ns, ms_ns
+    return converted_and_imported(SOURCE, "submodule_helpers_case", tmp_path_factory.mktemp("submodule_helpers"))
 
 
 def test_the_submodule_methods_reached_from_forward_are_rewritten_and_no_other(built):

@@ -13,7 +13,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import import_converted
+from .harness import converted_and_imported
 
 SOURCE = '''
 import torch
@@ -99,13 +99,9 @@ def _inputs(cls: str):
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from transpile import convert_code
-
-    result = convert_code(SOURCE, filename="graph_view_writes_case.py")
-    assert not result.failed and "# transpile:" not in result.code, result.code
-    ms_ns = import_converted(result.code, "graph_view_writes_case", tmp_path_factory.mktemp("graph_view_writes"))
-    torch_ns: dict = {}
-    exec(compile(SOURCE, "<torch>", "exec"), torch_ns)
+    result, torch_ns, ms_ns = converted_and_imported(SOURCE, "graph_view_writes_case",
+                                                     tmp_path_factory.mktemp("graph_view_writes"))
+    assert "# transpile:" not in result.code, result.code
     return result, torch_ns, ms_ns
 
 
