@@ -4,12 +4,12 @@ description means, checked against numpy's broadcasting of the same operands. ei
 not installed here; the converted code does not import it."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 
 from transpile import convert_code
+
+from .harness import import_converted
 
 SOURCE = '''
 import torch
@@ -82,21 +82,13 @@ def test_named_axes_broadcast_as_the_description_says(name, operands, expected):
     ("symmetric", lambda: (_f32(2, 3, 3, 5),), lambda t: (t + t.transpose(0, 2, 1, 3)) * 0.5),
     ("outer_greater", lambda: (_f32(4), _f32(3)), lambda w, d: w[None, :] > d[:, None]),
 ])
-def test_the_converted_calls_compile_in_graph_mode(name, operands, expected, tmp_path, monkeypatch):
+def test_the_converted_calls_compile_in_graph_mode(name, operands, expected, tmp_path):
     """In a Cell's construct under GRAPH_MODE, the plan (Python on the description and the
     shapes) is computed while compiling: alphagenome-pytorch's GRAPH run stopped at its
     `next(a for a in ...)` ("name 'a' is not defined") when it ran in the graph."""
     import mindspore as ms
 
-    import importlib.util
-
-    path = tmp_path / f"einx_graph_{name}.py"  # GRAPH mode compiles from the source file
-    path.write_text(RESULT.code, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, path.stem, module)  # GRAPH mode finds the module by its name
-    spec.loader.exec_module(module)
-    function = getattr(module, name)
+    function = import_converted(RESULT.code, f"einx_graph_{name}", tmp_path)[name]
 
     class Wrapper(ms.nn.Cell):
         def construct(self, *args):
