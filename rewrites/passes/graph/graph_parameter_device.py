@@ -53,8 +53,26 @@ class GraphParameterDevice(Pass):
         ),
     )
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._stored: set[int] = set()  # the attributes assignments and del statements write
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._stored.update(_written(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stored.update(_written(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stored.update(_written(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stored.update(_written(node.target))
+
     def leave_Attribute(self, original: cst.Attribute, updated):
         if not (self.ctx.compiled and original.attr.value == "device" and _self_chain(original.value)):
+            return updated
+        if id(original) in self._stored:  # self.x.device = ...: a write, left
             return updated
         if not isinstance(updated, cst.Attribute):  # another pass rewrote it
             return updated
@@ -71,3 +89,12 @@ def _self_chain(node: cst.BaseExpression) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _written(target: cst.BaseExpression) -> list[int]:
+    """The ids of the attributes a target writes (``a.b = ...``, ``a.b, c = ...``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [i for e in target.elements for i in _written(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _written(target.value)
+    return [id(target)] if isinstance(target, cst.Attribute) else []
