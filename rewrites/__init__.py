@@ -32,6 +32,8 @@ from .passes.graph.graph_del import GraphDel
 from .passes.graph.graph_lambdas import GraphLambdas
 from .passes.graph.graph_reduce import GraphReduce
 from .passes.graph.graph_device_unpack import GraphDeviceUnpack
+from .passes.graph.graph_parameter_device import GraphParameterDevice
+from .passes.graph.graph_typing_isinstance import GraphTypingIsinstance
 from .passes.graph.graph_several_fors import GraphSeveralFors
 from .passes.graph.graph_named_expr import GraphNamedExpr
 from .passes.graph.graph_xor import GraphXor
@@ -75,7 +77,7 @@ from .analysis.compiled import compiled_method
 # the imports the other passes asked for; OptionalImports, after it in the same traversal,
 # reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphParameterDevice, GraphTypingIsinstance, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
     (Imports, OptionalImports),
 )
 

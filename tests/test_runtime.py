@@ -255,6 +255,21 @@ def test_xor_of_bools_and_empty_slices() -> None:
     assert graph._torch_selects_nothing((4, 3), [(0, 2, 2)]) and not graph._torch_selects_nothing((4, 3), [(1, -2, None)])
 
 
+def test_device_of_a_parameter_and_of_a_tensor() -> None:
+    param = ms.Parameter(tensor([1.0, 2.0]), name="p")
+    assert graph._torch_device(param) == graph._torch_device(tensor([1.0])) == tensor([1.0]).device
+
+
+def test_tensor_items_stacks_one_element_tensors_and_numbers() -> None:
+    construction = MODULES["construction"]
+    rows = [construction._torch_tensor_items([tensor([[0.5]]), tensor(2.0), 0], ms.float32),
+            construction._torch_tensor_items([1, tensor([3.0]), 4], ms.float32)]
+    matrix = construction._torch_tensor_items(rows, ms.float32, rows=True)
+    assert matrix.shape == (2, 3) and close(matrix, [[0.5, 2.0, 0.0], [1.0, 3.0, 4.0]])
+    assert construction._torch_tensor_items([2, 3]).dtype == ms.int64
+    assert construction._torch_tensor_items([tensor(1.5, ms.float64), 1]).dtype == ms.float64
+
+
 def test_partial_subclass_calls_as_partial() -> None:
     import functools
 

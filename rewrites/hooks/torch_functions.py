@@ -637,6 +637,48 @@ def einsum(ctx, entry, args, receiver) -> cst.BaseExpression:
 
 
 # expressions that are data, never a size (a tuple literal too: torch.FloatTensor((2, 3)) is [2., 3.])
+def _items_call(ctx, node: cst.BaseExpression, dtype: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """A list or tuple written out, as nested ``_torch_tensor_items`` calls (one per list: the
+    nesting is the code's, so GRAPH mode compiles it), or None where it holds no expression
+    that may be a tensor (numbers only), a starred item, or items and lists side by side."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in node.elements):
+        return None
+    values = [e.value for e in node.elements]
+    inner = [isinstance(v, (cst.List, cst.Tuple)) for v in values]
+    if any(inner) and not all(inner):
+        return None
+    if all(inner):
+        rows = [_items_call(ctx, v, dtype) for v in values]
+        if all(r is None for r in rows):
+            return None
+        values = [r if r is not None else v for r, v in zip(rows, values)]
+    elif all(literal_value(v) is not NOT_LITERAL for v in values):
+        return None
+    args = {"items": cst.List([cst.Element(v) for v in values])}
+    if dtype is not None:
+        args["dtype"] = dtype
+    if all(inner):
+        args["rows"] = cst.Name("True")
+    return keyword_call(runtime_helper(ctx, "_torch_tensor_items"), args)
+
+
+@hook()
+def tensor_items(ctx, entry, args, receiver) -> dict | cst.BaseExpression:
+    """``torch.tensor([[c, s, 0], [-s, c, 0]], dtype=...)``: a list written out whose items
+    may be tensors (names, expressions) is stacked by ``_torch_tensor_items`` (torch reads a
+    one-element tensor there as its number; MindSpore's Tensor refuses a tensor in a list);
+    numbers only, or data given by name, stay ``ms.Tensor(data)``."""
+    data = args.get("input_data")
+    built = _items_call(ctx, data, args.get("dtype")) if data is not None else None
+    if built is None:
+        return args
+    ctx.report(data, "MS201", f"{entry.source}([...]): items that may be tensors are stacked "
+               "(_torch_tensor_items): MindSpore's Tensor refuses a tensor inside a list", Severity.INFO)
+    return built
+
+
 _DATA_EXPRESSIONS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Float, cst.Call, cst.Subscript)
 
 

@@ -1,7 +1,7 @@
 """Run-time helpers: torch's construction and elementwise functions where no MindSpore op
 takes torch's arguments (tables/torch_functions.toml, tensor_methods.toml, torch_utils.toml):
 ``logspace`` with any base, the legacy constructor's one argument (a size or data),
-``fmin``, ``round`` with ``decimals``, ``as_strided``, ``frombuffer``, ``from_dlpack``;
+a list of tensors and numbers given to ``torch.tensor``, ``fmin``, ``round`` with ``decimals``, ``as_strided``, ``frombuffer``, ``from_dlpack``;
 sparse COO tensors kept dense (``sparse_coo_tensor``, ``indices()``, ``values()``).
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
@@ -12,6 +12,8 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 from mindspore.utils import dlpack
+
+from .tensor_math import _torch_promote_types
 
 
 def _torch_logspace(start, end, steps, base=10.0, dtype=None):
@@ -30,6 +32,22 @@ def _torch_legacy_tensor(value, dtype):
     if isinstance(value, int):
         return ops.zeros((value,), dtype)
     return ms.Tensor(value, dtype)
+
+
+def _torch_tensor_items(items, dtype=None, rows=False):
+    """torch.tensor of a list written out whose items may be tensors (transpile MS201):
+    torch reads a one-element tensor there as its number, MindSpore's Tensor refuses a
+    tensor inside a list. Each item (a number, a one-element tensor, or with rows=True the
+    tensor of an inner list made the same way) becomes a 0-d tensor (a row), and they are
+    stacked; without dtype, the items' dtypes promoted as torch infers the list's (a Python
+    int as int64, a float as float32, a bool as bool)."""
+    values = [(item if rows else item.reshape(())) if isinstance(item, ms.Tensor) else ms.Tensor(item)
+              for item in items]
+    if dtype is None:
+        dtype = values[0].dtype
+        for value in values[1:]:
+            dtype = _torch_promote_types(dtype, value.dtype)
+    return ops.stack([value.astype(dtype) for value in values])
 
 
 def _torch_fmin(input, other):

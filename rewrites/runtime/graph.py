@@ -1,11 +1,14 @@
 """Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the
-graph-xor, slice-bounds, graph-reduce and graph-partials passes): ^ on Python bools, a slice
-that selects nothing, functools.reduce, a functools.partial object called in construct.
+graph-xor, slice-bounds, graph-reduce, graph-partials and graph-param-device passes): ^ on
+Python bools, a slice that selects nothing, functools.reduce, a functools.partial object called
+in construct, the device of a Parameter.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
 the module imports with MindSpore installed, for its tests.
 """
 import functools
+
+import mindspore as ms
 
 
 def _py_xor(a, b):
@@ -13,6 +16,15 @@ def _py_xor(a, b):
     if isinstance(a, bool) and isinstance(b, bool):
         return a != b
     return a ^ b
+
+
+def _torch_device(tensor):
+    """tensor.device, of a Parameter too (transpile MS326): GRAPH_MODE refuses a Parameter's
+    .device where the value is used ("the 'Parameter' object's method 'device' is not
+    supported"), and reads it of the Parameter's value."""
+    if isinstance(tensor, ms.Parameter):
+        return tensor.value().device
+    return tensor.device
 
 
 def _torch_selects_nothing(shape, bounds):
