@@ -24,6 +24,7 @@ from .harness import import_converted
 SOURCE = '''
 import functools
 from math import ceil, log, sqrt
+from inspect import isfunction
 from typing import Iterable, cast
 
 import torch
@@ -461,6 +462,19 @@ class Callables(nn.Module):
         return kv * 2, y * 3, default(None, 3)
 
 
+def default_made(val, d):  # alphadev's copy of x-transformers: isfunction
+    if val is not None:
+        return val
+    return d() if isfunction(d) else d
+
+
+class FunctionDefaults(nn.Module):
+    def forward(self, x, context=None):
+        kv = default_made(context, x)
+        y = x() if isfunction(x) else x  # the same in forward itself
+        return kv * 2, y * 3, default_made(None, 3)
+
+
 def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
     return weight * sqrt(weight.numel() / weight.shape[0])
 
@@ -630,6 +644,7 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
     "Iterators": ((), [(X34,), (TIES,)]),
     "Callables": ((), [(X34,), (X34, TIES)]),
+    "FunctionDefaults": ((), [(X34,), (X34, TIES)]),
     "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
@@ -671,7 +686,7 @@ GROUPS = {
     "MS318": ["ConditionalPops"],
     "MS319": ["MathNames"],
     "MS320": ["Iterators"],
-    "MS321": ["Callables"],
+    "MS321": ["Callables", "FunctionDefaults"],
     "MS207": ["InplaceHelper"],
     "MS205": ["FunctionValues"],
     "MS322": ["Partials", "Partials#flat"],
