@@ -475,6 +475,22 @@ class FunctionDefaults(nn.Module):
         return kv * 2, y * 3, default_made(None, 3)
 
 
+def attend_with(x, rotary_emb=None, scale=1.0):
+    return x * scale if rotary_emb is None else x * rotary_emb * scale
+
+
+class DictCalls(nn.Module):  # alphagenome: pos_emb = dict(rotary_emb = rotary_emb), spread into each layer
+    def __init__(self, use_rotary):
+        super().__init__()
+        self.use_rotary = use_rotary
+
+    def forward(self, x):
+        pos_emb = dict(rotary_emb=x + 1) if self.use_rotary else dict()
+        y = attend_with(x, **pos_emb)
+        z = attend_with(x, **dict(scale=2.0, rotary_emb=y))
+        return y.to(x.dtype) * 2, z
+
+
 def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
     return weight * sqrt(weight.numel() / weight.shape[0])
 
@@ -645,6 +661,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "Iterators": ((), [(X34,), (TIES,)]),
     "Callables": ((), [(X34,), (X34, TIES)]),
     "FunctionDefaults": ((), [(X34,), (X34, TIES)]),
+    "DictCalls": ((True,), [(X34,), (NONFINITE,)]),
+    "DictCalls#plain": ((False,), [(X34,)]),
     "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
@@ -693,6 +711,7 @@ GROUPS = {
     "MS323": ["Matches", "Matches#0", "Matches#None"],
     "MS330": ["BuiltinArgs"],
     "MS331": ["CastLayers"],
+    "MS332": ["DictCalls", "DictCalls#plain"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only
