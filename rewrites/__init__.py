@@ -26,6 +26,8 @@ from .passes.graph.graph_set_literals import GraphSetLiterals
 from .passes.graph.graph_builtin_args import GraphBuiltinArgs
 from .passes.graph.graph_conditional_pops import GraphConditionalPops
 from .passes.graph.graph_math_names import GraphMathNames
+from .passes.graph.graph_typing_cast import GraphTypingCast
+from .passes.graph.graph_dict_calls import GraphDictCalls
 from .passes.graph.graph_iterators import GraphIterators
 from .passes.graph.graph_callable import GraphCallable
 from .passes.graph.graph_del import GraphDel
@@ -77,7 +79,7 @@ from .analysis.compiled import compiled_method
 # the imports the other passes asked for; OptionalImports, after it in the same traversal,
 # reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphParameterDevice, GraphTypingIsinstance, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphDeviceUnpack, GraphParameterDevice, GraphTypingIsinstance, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphTypingCast, GraphDictCalls, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
     (Imports, OptionalImports),
 )
 

@@ -325,6 +325,21 @@ class TensorMethods(Pass):
                           args=[cst.Arg(updated.func.value), cst.Arg(cst.SimpleString(f'"{method}"'))])
         return updated.with_changes(func=member)
 
+    def _placement_dropped(self, original: cst.Call, updated: cst.Call, entry):
+        """``x.to(dtype=d, device=dev)`` on a receiver that may not be a tensor: the placement
+        arguments go (MindSpore places a tensor and a Cell alike by ``set_device``), what is
+        left stays the receiver's own ``to`` (``x.to(dtype=d)``; nothing left: ``x``). A
+        device read off a tensor (``y.device``) is a Python object GRAPH mode cannot type:
+        kept, it makes the call's result untyped and a later ``.dtype`` of it a tensor."""
+        kept = [a for a, o in zip(updated.args, original.args) if not _placement_argument(entry, o)]
+        self.ctx.count_converted()
+        self.ctx.report(original, self.id, f".to(): the device arguments of {code(original.func.value)!r} dropped "
+                        "(MindSpore places by set_device); the rest stays its own to()", Severity.INFO)
+        if not kept:
+            return updated.func.value
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(args=kept)
+
     def _resolved_clone(self, original: cst.Call, updated: cst.Call):
         """``x.clone()`` on a receiver that may be a tensor: ``_torch_clone(x)``, which copies
         a MindSpore tensor with ops.deepcopy (its Tensor.clone has no CPU kernel) and lets
@@ -382,6 +397,8 @@ class TensorMethods(Pass):
         if not is_tensor(receiver, self.scope, self.ctx, self.roots) and not _safe_anyway(func.attr.value, original):
             if func.attr.value in RESOLVED_METHODS and _undecided_argument(original):  # x.to(other)
                 return self._resolved_call(original, updated)
+            if func.attr.value == "to" and _placement_arguments(entry, original):  # x.to(dtype=d, device=dev)
+                return self._placement_dropped(original, updated, entry)
             if func.attr.value == "clone" and not any(a.star for a in original.args):
                 return self._resolved_clone(original, updated)
             if func.attr.value == "repeat" and not any(a.keyword is not None for a in original.args):
@@ -508,6 +525,31 @@ def _undecided_argument(call: cst.Call) -> bool:
     it may be a tensor, whose dtype torch takes."""
     return any(a.keyword is None and not a.star and not looks_like_dtype(a.value) and not looks_like_device(a.value)
                for a in call.args)
+
+
+def _placement_argument(entry, arg: cst.Arg) -> bool:
+    """A device, or a flag of the move (``non_blocking``, ``memory_format``: the table's
+    dropped keywords), of ``x.to(...)``; ``copy`` only with its harmless value."""
+    if arg.star:
+        return False
+    if arg.keyword is None:
+        return looks_like_device(arg.value)
+    name = arg.keyword.value
+    if name not in entry.drop:
+        return False
+    return name not in entry.allowed or name == "non_blocking" or literal_value(arg.value) == entry.allowed[name]
+
+
+def _placement_arguments(entry, call: cst.Call) -> bool:
+    """``x.to(...)`` with a device (``device=other.device``, ``other.device``) beside arguments
+    a MindSpore ``to`` takes (a dtype), and no ``copy=True``: the placement can go whatever
+    the receiver."""
+    if any(a.star for a in call.args):
+        return False
+    if not any((a.keyword is None or a.keyword.value == "device") and _placement_argument(entry, a) for a in call.args):
+        return False
+    copy = [a for a in call.args if a.keyword is not None and a.keyword.value == "copy"]
+    return all(_placement_argument(entry, a) for a in copy)
 
 
 def _safe_anyway(method: str, call: cst.Call) -> bool:

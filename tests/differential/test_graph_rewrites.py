@@ -24,6 +24,8 @@ from .harness import import_converted
 SOURCE = '''
 import functools
 from math import ceil, log, sqrt
+from inspect import isfunction
+from typing import Iterable, cast
 
 import torch
 import torch.nn as nn
@@ -331,6 +333,64 @@ class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n bes
         return torch.arange(n, device=device) * b + x
 
 
+class DeviceUnpackStarred(nn.Module):  # recurrent-memory-transformer, alphadev: *x.shape beside x.device
+    def __init__(self, memory):
+        super().__init__()
+        self.num_memory_tokens = memory
+        if memory > 0:
+            self.memory = nn.Parameter(torch.linspace(-1.0, 1.0, memory))
+
+    def forward(self, x):
+        b, n, device, num_mem, flag = *x.shape, x.device, self.num_memory_tokens, x.ndim > 1
+        out = torch.arange(n, device=device) * b + x
+        if num_mem > 0:  # GRAPH_MODE dropped num_mem: it compiled the branch without the parameter
+            out = out + self.memory.sum()
+        return out if flag else -out
+
+
+class PosTable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.linspace(-1.0, 1.0, 16).reshape(4, 4))
+
+    def forward(self, rows: int):
+        return self.table[:rows]
+
+
+class Placement(nn.Module):  # moonvit: a submodule's result moved to another tensor's dtype and device
+    def __init__(self):
+        super().__init__()
+        self.pos = PosTable()
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x):
+        pos = self.pos(x.shape[0]).to(dtype=x.dtype, device=x.device)
+        moved = self.pos(x.shape[0]).to(x.device, dtype=x.dtype, non_blocking=True)
+        return self.norm(x + pos) * moved
+
+
+class ScaleBlock(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.w = nn.Parameter(torch.linspace(-1.0, 1.0, 4) * k)
+
+    def forward(self, x):
+        return x * self.w + 1
+
+
+class CastLayers(nn.Module):  # openelm: layer = cast(TransformerDecoderLayer, layer) over its layers
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([ScaleBlock(1.0), ScaleBlock(0.5)])
+
+    def forward(self, x):
+        layers: Iterable[ScaleBlock] = self.layers
+        for layer in layers:
+            layer = cast(ScaleBlock, layer)
+            x = layer(x)
+        return cast(torch.Tensor, x - 1) * 2, cast(ScaleBlock, self.layers[1])(x)
+
+
 def layer_order(blocks, per_block):  # x-transformers: a function of the module forward calls
     return tuple(t for b in blocks for t in range(b * per_block, (b + 1) * per_block))
 
@@ -400,6 +460,35 @@ class Callables(nn.Module):
         kv = default(context, x)
         y = x() if callable(x) else x  # the same in forward itself
         return kv * 2, y * 3, default(None, 3)
+
+
+def default_made(val, d):  # alphadev's copy of x-transformers: isfunction
+    if val is not None:
+        return val
+    return d() if isfunction(d) else d
+
+
+class FunctionDefaults(nn.Module):
+    def forward(self, x, context=None):
+        kv = default_made(context, x)
+        y = x() if isfunction(x) else x  # the same in forward itself
+        return kv * 2, y * 3, default_made(None, 3)
+
+
+def attend_with(x, rotary_emb=None, scale=1.0):
+    return x * scale if rotary_emb is None else x * rotary_emb * scale
+
+
+class DictCalls(nn.Module):  # alphagenome: pos_emb = dict(rotary_emb = rotary_emb), spread into each layer
+    def __init__(self, use_rotary):
+        super().__init__()
+        self.use_rotary = use_rotary
+
+    def forward(self, x):
+        pos_emb = dict(rotary_emb=x + 1) if self.use_rotary else dict()
+        y = attend_with(x, **pos_emb)
+        z = attend_with(x, **dict(scale=2.0, rotary_emb=y))
+        return y.to(x.dtype) * 2, z
 
 
 def normalize_weight(weight):  # the Karras U-Nets': a module function forward calls, sqrt of a size
@@ -562,11 +651,18 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
     "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
+    "DeviceUnpackStarred": ((2,), [(X34,), (TIES[:2, :3],)]),
+    "DeviceUnpackStarred#none": ((0,), [(X34,)]),
+    "Placement": ((), [(X34,), (TIES[:2],)]),
+    "CastLayers": ((), [(X34,), (NONFINITE,)]),
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
     "Iterators": ((), [(X34,), (TIES,)]),
     "Callables": ((), [(X34,), (X34, TIES)]),
+    "FunctionDefaults": ((), [(X34,), (X34, TIES)]),
+    "DictCalls": ((True,), [(X34,), (NONFINITE,)]),
+    "DictCalls#plain": ((False,), [(X34,)]),
     "MathNames": ((), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
                         (_RNG.standard_normal((2, 3, 9, 9)).astype(np.float32),)]),
     "PackAtRunTime": (("o *", "b *"), [(_RNG.standard_normal((1, 3, 4, 4)).astype(np.float32),),
@@ -598,22 +694,24 @@ GROUPS = {
     "MS313": ["Lambdas"],
     "MS314": ["Reduces"],
     "MS201": ["Packed"],
-    "MS315": ["DeviceUnpack"],
+    "MS315": ["DeviceUnpack", "DeviceUnpackStarred", "DeviceUnpackStarred#none"],
     "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
     "MS317": ["NamedExprs"],
-    "MS202": ["AugmentedIndex"],
+    "MS202": ["AugmentedIndex", "Placement"],
     "MS208": ["PackAtRunTime"],
     "MS318": ["ConditionalPops"],
     "MS319": ["MathNames"],
     "MS320": ["Iterators"],
-    "MS321": ["Callables"],
+    "MS321": ["Callables", "FunctionDefaults"],
     "MS207": ["InplaceHelper"],
     "MS205": ["FunctionValues"],
     "MS322": ["Partials", "Partials#flat"],
     "MS323": ["Matches", "Matches#0", "Matches#None"],
     "MS330": ["BuiltinArgs"],
+    "MS331": ["CastLayers"],
+    "MS332": ["DictCalls", "DictCalls#plain"],
 }
 # GRAPH_MODE keeps no alias (``y = x`` then a write to x leaves y as it was in a graph,
 # whatever the write): these run in PYNATIVE only

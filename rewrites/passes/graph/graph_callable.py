@@ -6,9 +6,12 @@ called ("The object is not callable"). x-transformers' ``default(val, d)``, ``d(
 callable(d) else d``, is given tensors so in every attention layer. ``isinstance`` is known
 when the graph is compiled, so ``not isinstance(v, Tensor) and callable(v)`` drops the call
 of a tensor there; a MindSpore tensor is never callable, so the value is the same in every
-mode. Only ``callable`` of a plain name (read twice: a name has no side effect), the
-builtin (not a local or an import of that name), in compiled code and in the module's
-functions compiled methods call by name (``default`` is one).
+mode. ``inspect.isfunction(v)`` is the same question (alphadev's x-transformers copy: ``d() if
+isfunction(d) else d``): no tensor is a function (GRAPH_MODE still asks isfunction of a
+lambda in Python, without the function's locals: "KeyError: 'd'"). Only of a plain name
+(read twice: a name has no side effect), ``callable`` the builtin (not a local or an import
+of that name), in compiled code and in the module's functions compiled methods call by name
+(``default`` is one).
 """
 from __future__ import annotations
 
@@ -17,7 +20,11 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
+from ...syntax import code
 from .called_by_compiled import CompiledOrCalled
+
+# functions of the inspect module that answer False on a tensor, like callable() on a MindSpore tensor
+QUESTIONS = frozenset({"inspect.isfunction"})
 
 
 class GraphCallable(CompiledOrCalled, Pass):
@@ -36,17 +43,25 @@ class GraphCallable(CompiledOrCalled, Pass):
     )
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not (type(original.func) is cst.Name and original.func.value == "callable" and len(original.args) == 1
-                and type(original.args[0].value) is cst.Name and not original.args[0].star
-                and original.args[0].keyword is None and "callable" not in self.ctx.imports.bindings):
+        if not (len(original.args) == 1 and type(original.args[0].value) is cst.Name and not original.args[0].star
+                and original.args[0].keyword is None and self._question(original.func)):
             return updated
         fn = self.ctx.current_function
-        if fn is None or not self._compiled() or "callable" in self.facts.names.stored(fn):
+        if fn is None or not self._compiled():
+            return updated
+        if type(original.func) is cst.Name and original.func.value == "callable" and "callable" in self.facts.names.stored(fn):
             return updated
         value = updated.args[0].value
-        self.ctx.report(original, self.id, f"callable({value.value}) is known when the graph runs, too late to drop "
-                        "the call of a tensor: isinstance of Tensor first (GRAPH_MODE)", Severity.INFO)
+        self.ctx.report(original, self.id, f"{code(original.func)}({value.value}) is known when the graph runs, too late "
+                        "to drop the call of a tensor: isinstance of Tensor first (GRAPH_MODE)", Severity.INFO)
         tensor = cst.Call(func=cst.Name("isinstance"), args=[cst.Arg(value), cst.Arg(self.ctx.reference("mindspore.Tensor"))])
         return cst.BooleanOperation(
             left=cst.UnaryOperation(operator=cst.Not(), expression=tensor), operator=cst.And(), right=updated,
             lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+    def _question(self, func: cst.BaseExpression) -> bool:
+        """The builtin ``callable`` (not a local or an import of that name), or
+        ``inspect.isfunction`` however imported."""
+        if type(func) is cst.Name and func.value == "callable":
+            return "callable" not in self.ctx.imports.bindings
+        return type(func) in (cst.Name, cst.Attribute) and self.ctx.imports.qualify(func) in QUESTIONS

@@ -9,7 +9,9 @@ x.shape[1], x.device``). On a line of its own it is harmless::
     b, device, n = x.shape[0], x.device, x.shape[1]   ->   device = x.device
                                                            b, n = x.shape[0], x.shape[1]
 
-Only a one-line ``names = values`` of the same length without stars is rewritten, and only
+A value unpacked with a star stays in the rest (``b, n, device = *x.shape, x.device`` ->
+``device = x.device``, ``b, n = *x.shape``) when the device read is on one side of every
+starred value. Only a one-line ``names = values`` without starred names is rewritten, and only
 where no name the device lines bind is read by a value (reading an attribute has no side
 effect, so the order of the reads does not matter). Applies in forward/construct and what
 they call (``ctx.compiled``).
@@ -49,38 +51,57 @@ class GraphDeviceUnpack(Pass):
         _, original_values = _pairs(before)
         if names is None or original_values is None or len(original_values) != len(values):
             return updated
-        device = [i for i, v in enumerate(original_values) if _device_read(v)]
+        device = [i for i, v in enumerate(original_values) if type(v) is cst.Element and _device_read(v.value)]
         if not device or len(device) == len(values):
             return updated
-        read = set().union(*(self.facts.names.referenced(v) for v in original_values))
-        if any(names[i] in read for i in device):
+        bound = {i: _bound_by(i, values, len(names)) for i in device}  # value position -> name position
+        if any(n is None for n in bound.values()):
+            return updated
+        read = set().union(*(self.facts.names.referenced(v.value) for v in original_values))
+        if any(names[bound[i]] in read for i in device):
             return updated
         rest = [i for i in range(len(values)) if i not in device]
-        lines = [_assign([names[i]], [values[i]]) for i in device] + [_assign([names[i] for i in rest], [values[i] for i in rest])]
+        rest_names = [n for j, n in enumerate(names) if j not in bound.values()]
+        lines = [_assign([names[bound[i]]], [values[i]]) for i in device] + [_assign(rest_names, [values[i] for i in rest])]
         self.ctx.report(original, self.id, "x.device has a line of its own: in a tuple assignment GRAPH_MODE "
                         "drops the names bound beside it", Severity.INFO)
         return lines_in_place_of(updated, lines)
 
 
-def _pairs(stmt: cst.Assign) -> tuple[list[str] | None, list[cst.BaseExpression] | None]:
-    """The names and values of ``a, b = e1, e2`` (plain names, no stars, as many of each)."""
+def _pairs(stmt: cst.Assign) -> tuple[list[str] | None, list[cst.BaseElement] | None]:
+    """The names and value elements of ``a, b = e1, e2`` (plain names; values may unpack
+    with a star, ``b, n, device = *x.shape, x.device``; as many of each without stars)."""
     target, value = stmt.targets[0].target, stmt.value
     if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, cst.Tuple):
         return None, None
     if any(not isinstance(e, cst.Element) or not isinstance(e.value, cst.Name) for e in target.elements):
         return None, None
-    if any(not isinstance(e, cst.Element) for e in value.elements) or len(value.elements) != len(target.elements):
+    if not all(isinstance(e, cst.Element) for e in value.elements) and len(value.elements) > len(target.elements):
         return None, None
-    return [e.value.value for e in target.elements], [e.value for e in value.elements]
+    if all(isinstance(e, cst.Element) for e in value.elements) and len(value.elements) != len(target.elements):
+        return None, None
+    return [e.value.value for e in target.elements], list(value.elements)
+
+
+def _bound_by(i: int, values: list[cst.BaseElement], names: int) -> int | None:
+    """The position of the name value ``i`` binds: counted from the start when no starred
+    value comes before it, from the end when none comes after it (``*x.shape, x.device``
+    binds the last name), unknown otherwise."""
+    starred = [j for j, v in enumerate(values) if type(v) is cst.StarredElement]
+    if not any(j < i for j in starred):
+        return i
+    if not any(j > i for j in starred):
+        return names - (len(values) - i)
+    return None
 
 
 def _device_read(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Attribute) and value.attr.value == "device"
 
 
-def _assign(names: list[str], values: list[cst.BaseExpression]) -> cst.Assign:
-    if len(names) == 1:
-        return cst.Assign(targets=[cst.AssignTarget(cst.Name(names[0]))], value=values[0])
+def _assign(names: list[str], values: list[cst.BaseElement]) -> cst.Assign:
+    if len(names) == 1 and len(values) == 1 and type(values[0]) is cst.Element:
+        return cst.Assign(targets=[cst.AssignTarget(cst.Name(names[0]))], value=values[0].value)
     target = cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-    value = cst.Tuple([cst.Element(v) for v in values], lpar=[], rpar=[])
+    value = cst.Tuple([v.with_changes(comma=cst.MaybeSentinel.DEFAULT) for v in values], lpar=[], rpar=[])
     return cst.Assign(targets=[cst.AssignTarget(target)], value=value)

@@ -64,6 +64,8 @@ class GraphLint(Pass):
     id = "MS501"
     runs_after = {
         "MS208": "MS501 names the third-party calls left once the others are done; MS208 lowers einops calls to MindSpore ops",
+        "MS321": "MS501 names the third-party calls left once the others are done; MS321 guards inspect.isfunction "
+                 "with isinstance of Tensor",
     }
     name = "graph-lint"
     reads = frozenset({"loss_layers", "nodes"})
