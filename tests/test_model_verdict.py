@@ -166,6 +166,7 @@ def test_integer_outputs_are_compared_as_numbers():
 # -- one rule, in one place ----------------------------------------------------------------
 def test_the_benchmark_scripts_use_this_verdict():
     ms_side = _load("bench_models_ms_side", "ms_side.py")
+    _load("lint_agreement", "lint_agreement.py")  # run imports it by its bare name too
     run = _load("bench_models_run", "run.py")
     assert ms_side.judge is verdict.judge
     assert run.tolerance is verdict.tolerance
