@@ -23,6 +23,7 @@ from .harness import import_converted
 
 SOURCE = '''
 import functools
+from dataclasses import dataclass
 from math import ceil, log, sqrt
 
 import torch
@@ -331,6 +332,34 @@ class DeviceUnpack(nn.Module):  # x-transformers: GRAPH_MODE dropped b and n bes
         return torch.arange(n, device=device) * b + x
 
 
+@dataclass
+class Found:  # x-transformers' Intermediates: a Python object made in forward, returned beside a tensor
+    values: object = None
+
+
+class Attended(nn.Module):
+    def forward(self, x):
+        return x * 2, Found(values=x)
+
+
+class ParallelFlags(nn.Module):  # x-transformers' Attention: flags unpacked beside shapes of such a tensor
+    def __init__(self, latent: bool):
+        super().__init__()
+        self.attend = Attended()
+        self.latent = latent
+        self.heads = 2
+        self.to_latent = nn.ReLU() if latent else None
+
+    def forward(self, x, context=None):
+        y, found = self.attend(x)
+        b, n, heads, has_context, latent = y.shape[0], y.shape[1], self.heads, context is not None, self.latent
+        if latent:  # GRAPH_MODE kept no constant in the tuple: it compiled this arm, calling None
+            y = self.to_latent(y)
+        if has_context:
+            y = y + context
+        return y * b + n * heads
+
+
 def layer_order(blocks, per_block):  # x-transformers: a function of the module forward calls
     return tuple(t for b in blocks for t in range(b * per_block, (b + 1) * per_block))
 
@@ -562,6 +591,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "InplaceHelper": ((), [(X34, TIES), (TIES, X34)]),
     "Reduces": ((), [(X34, TIES), (TIES, NONFINITE)]),
     "DeviceUnpack": ((), [(X34,), (TIES[:2, :3],)]),
+    "ParallelFlags": ((False,), [(X34,), (TIES[:2, :3],)]),
+    "ParallelFlags#latent": ((True,), [(X34,), (NONFINITE,)]),
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
@@ -598,7 +629,7 @@ GROUPS = {
     "MS313": ["Lambdas"],
     "MS314": ["Reduces"],
     "MS201": ["Packed"],
-    "MS315": ["DeviceUnpack"],
+    "MS315": ["DeviceUnpack", "ParallelFlags", "ParallelFlags#latent"],
     "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],
