@@ -66,7 +66,7 @@ class GraphLint(Pass):
         "MS208": "MS501 names the third-party calls left once the others are done; MS208 lowers einops calls to MindSpore ops",
     }
     name = "graph-lint"
-    reads = frozenset({"loss_layers", "nodes"})
+    reads = frozenset({"loss_layers", "nodes", "registered_buffers"})
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     other_codes = {
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
@@ -106,12 +106,18 @@ class GraphLint(Pass):
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
         self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
         self._rewritten: set[int] = set()  # id(a conditional expression MS318 writes as an if statement)
+        self._buffers: list = []  # per enclosing class: the names it registers as buffers
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
         self._classes[node.name.value] = any(
             b.split(".")[0] in FRAMEWORK_ROOTS or self._classes.get(b, False) for b in bases
         )
+        self._buffers.append(self.facts.registered_buffers(node))
+
+    def leave_ClassDef(self, original, updated):
+        self._buffers.pop()
+        return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # (a holder needs a list made in the function: most functions make none and are not read)
@@ -145,6 +151,12 @@ class GraphLint(Pass):
         if not self._in_forward:
             return
         for t in node.targets:
+            target = t.target
+            if (self._buffers and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and target.attr.value in self._buffers[-1]):
+                self._report(node, "MS508", f"self.{target.attr.value} is a buffer the class registers: assigning it in "
+                             "construct registers it again, which construct cannot compile; compute the value as a "
+                             "local and pass it to what reads it, or compute it in __init__")
             if isinstance(t.target, cst.Name):
                 if isinstance(node.value, (cst.List, cst.ListComp)):
                     self._local_lists[-1].add(t.target.value)
