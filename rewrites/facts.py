@@ -22,7 +22,7 @@ from transpile.engine.facts import Facts
 from transpile.engine.names import NameRoles, identifiers
 from transpile.engine.package_index import PackageIndex
 from transpile.engine.type_index import TypeIndex
-from transpile.engine.walk import ScopeIndex
+from transpile.engine.walk import ScopeIndex, iter_nodes
 
 from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
@@ -186,6 +186,23 @@ class FileFacts(Facts):
                 found[node.args[0].value.evaluated_value] = persistent
             return MappingProxyType(found)
         return self._once("registered_buffers", class_node, compute)
+
+    def self_attribute_reads(self, class_node: cst.ClassDef) -> Mapping:
+        """Each method of the class -> the X of every ``self.X`` it reads (assignment targets
+        left out). Asked only where compiled code assigns an attribute of self: a walk of
+        that class's methods, once."""
+        def compute():
+            found: dict = {}
+            for fn in class_node.body.body:
+                if not isinstance(fn, cst.FunctionDef):
+                    continue
+                stores = {id(t.target) for a in self.nodes(fn, (cst.Assign,)) for t in a.targets}
+                found[fn.name.value] = frozenset(
+                    n.attr.value for n in iter_nodes(fn.body)
+                    if type(n) is cst.Attribute and id(n) not in stores and isinstance(n.value, cst.Name)
+                    and n.value.value == "self")
+            return MappingProxyType(found)
+        return self._once("self_attribute_reads", class_node, compute)
 
     def forward_helpers(self, class_node: cst.ClassDef) -> frozenset[str]:
         """Methods of the class that forward/construct calls on ``self``, directly or through

@@ -90,3 +90,44 @@ def test_ms513_and_ms325_name_their_lines() -> None:
     result = convert_code(path.read_text(), filename=path.name)
     found = sorted((d.line, d.severity.name) for d in result.diagnostics if d.code == "MS325")
     assert found == [(5, "INFO"), (14, "WARNING"), (19, "WARNING"), (29, "INFO"), (35, "WARNING")]
+
+
+def test_ms508_a_registered_buffer_assigned_in_construct() -> None:
+    """timm's ConViT recomputes a buffer in forward when the length changes: the converted code
+    registers it again there (MS103), which GRAPH_MODE refuses ("'register_buffer' is not
+    supported in 'construct'"): the lint names the line. A plain attribute, the buffer read,
+    and __init__ give no MS508."""
+    src = (
+        "import torch\nimport torch.nn as nn\n"
+        "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.register_buffer('rel', torch.zeros(1, 3), persistent=False)\n"
+        "        self.rel = torch.zeros(1, 2)\n"
+        "    def forward(self, x):\n"
+        "        if self.rel.shape[1] != x.shape[1]:\n"
+        "            self.rel = torch.ones(1, x.shape[1]) * x.shape[1]\n"
+        "        self.other = x\n"
+        "        return x + self.rel\n"
+    )
+    found = [(d.line, d.code) for d in convert_code(src).diagnostics if d.code == "MS508"]
+    assert found == [(10, "MS508")]
+
+
+def test_ms514_an_attribute_set_in_compiled_code_and_read_by_another_method() -> None:
+    """Measured on 2.10 (GRAPH_MODE, no error): ``self.t = x * 2`` in construct, then a helper
+    returning ``self.t * 3``, gave zeros (the value __init__ set); set in a helper and read in
+    construct the same. Set and read in one method it is right (no finding); a reader forward
+    never reaches is no finding either."""
+    src = (
+        "import torch\nimport torch.nn as nn\n"
+        "class B(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(2, 3)\n"
+        "    def read(self):\n        return self.t * 3\n"
+        "    def forward(self, x):\n        self.t = x * 2\n        return self.read()\n"
+        "class D(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(2, 3)\n"
+        "    def show(self):\n        return self.t\n"
+        "    def forward(self, x):\n        self.t = x * 2\n        return self.t * 3\n"
+        "class E(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = torch.zeros(2, 3)\n"
+        "    def build(self, x):\n        self.t = x * 2\n"
+        "    def forward(self, x):\n        self.build(x)\n        return self.t * 3\n"
+    )
+    found = [(d.line, d.code) for d in convert_code(src).diagnostics if d.code == "MS514"]
+    assert found == [(10, "MS514"), (26, "MS514")]

@@ -23,6 +23,7 @@ from .harness import import_converted
 
 SOURCE = '''
 import functools
+from dataclasses import dataclass
 from math import ceil, log, sqrt
 from inspect import isfunction
 from typing import Iterable, cast
@@ -391,6 +392,34 @@ class CastLayers(nn.Module):  # openelm: layer = cast(TransformerDecoderLayer, l
         return cast(torch.Tensor, x - 1) * 2, cast(ScaleBlock, self.layers[1])(x)
 
 
+@dataclass
+class Found:  # x-transformers' Intermediates: a Python object made in forward, returned beside a tensor
+    values: object = None
+
+
+class Attended(nn.Module):
+    def forward(self, x):
+        return x * 2, Found(values=x)
+
+
+class ParallelFlags(nn.Module):  # x-transformers' Attention: flags unpacked beside shapes of such a tensor
+    def __init__(self, latent: bool):
+        super().__init__()
+        self.attend = Attended()
+        self.latent = latent
+        self.heads = 2
+        self.to_latent = nn.ReLU() if latent else None
+
+    def forward(self, x, context=None):
+        y, found = self.attend(x)
+        b, n, heads, has_context, latent = y.shape[0], y.shape[1], self.heads, context is not None, self.latent
+        if latent:  # GRAPH_MODE kept no constant in the tuple: it compiled this arm, calling None
+            y = self.to_latent(y)
+        if has_context:
+            y = y + context
+        return y * b + n * heads
+
+
 def layer_order(blocks, per_block):  # x-transformers: a function of the module forward calls
     return tuple(t for b in blocks for t in range(b * per_block, (b + 1) * per_block))
 
@@ -655,6 +684,8 @@ RUNS: dict[str, tuple[tuple, list[tuple]]] = {
     "DeviceUnpackStarred#none": ((0,), [(X34,)]),
     "Placement": ((), [(X34,), (TIES[:2],)]),
     "CastLayers": ((), [(X34,), (NONFINITE,)]),
+    "ParallelFlags": ((False,), [(X34,), (TIES[:2, :3],)]),
+    "ParallelFlags#latent": ((True,), [(X34,), (NONFINITE,)]),
     "Comprehensions": ((), [(X34,), (NONFINITE,)]),
     "NamedExprs": ((), [(X34, 6), (X34, 2), (TIES[:2], 4)]),  # padded, not padded (length + 1 < width)
     "ConditionalPops": ((), [(X34, 2), (TIES, 0), (X34, 5)]),
@@ -694,7 +725,7 @@ GROUPS = {
     "MS313": ["Lambdas"],
     "MS314": ["Reduces"],
     "MS201": ["Packed"],
-    "MS315": ["DeviceUnpack", "DeviceUnpackStarred", "DeviceUnpackStarred#none"],
+    "MS315": ["DeviceUnpack", "DeviceUnpackStarred", "DeviceUnpackStarred#none", "ParallelFlags", "ParallelFlags#latent"],
     "MS316": ["Comprehensions"],
     "MS310": ["Memo"],
     "MS311": ["AssertAll"],

@@ -1,26 +1,39 @@
-"""MS315: ``x.device`` taken out of a tuple assignment in compiled code, onto its own line.
+"""MS315: a parallel assignment in compiled code, one assignment per line.
 
-GRAPH_MODE (MindSpore 2.10) reads ``x.device`` as a value it then drops, and in a tuple
-assignment that drops the names bound beside it: after ``b, device, n = x.shape[0],
-x.device, x.shape[1]``, ``ops.arange(n)`` fails with "For 'Cast', the input 'dtype'
-expect a type, but got AbstractNegligible" (x-transformers' ``seq_len, device =
-x.shape[1], x.device``). On a line of its own it is harmless::
+GRAPH_MODE (MindSpore 2.10) does not always keep the constants a tuple assignment unpacks:
+in x-transformers' attention, after ``b, n, ..., is_multi_latent_attn = x.shape[0],
+x.shape[1], ..., self.use_latent_kv`` (nine names), ``if is_multi_latent_attn:`` was not
+folded, so the arm Python never takes was compiled and called an attribute holding None
+("The object is not callable"); after ``n, heads, kv_heads = q.shape[-2], q.shape[1],
+k.shape[1]`` the arm of ``if kv_heads == 1:`` that makes keys 3-d was compiled, and the
+einsum equation chosen on ``k.ndim`` was no constant. One assignment per name keeps every
+value what it is. ``x.device`` is one such value: in a tuple assignment GRAPH_MODE reads it
+as a value it then drops, and drops the names bound beside it (``b, device, n =
+x.shape[0], x.device, x.shape[1]`` then ``ops.arange(n)``: "For 'Cast', the input 'dtype'
+expect a type, but got AbstractNegligible")::
 
-    b, device, n = x.shape[0], x.device, x.shape[1]   ->   device = x.device
-                                                           b, n = x.shape[0], x.shape[1]
+    b, device, n = x.shape[0], x.device, x.shape[1]   ->   b = x.shape[0]
+                                                           device = x.device
+                                                           n = x.shape[1]
 
-A value unpacked with a star stays in the rest (``b, n, device = *x.shape, x.device`` ->
-``device = x.device``, ``b, n = *x.shape``) when the device read is on one side of every
-starred value. Only a one-line ``names = values`` without starred names is rewritten, and only
-where no name the device lines bind is read by a value (reading an attribute has no side
-effect, so the order of the reads does not matter). Applies in forward/construct and what
-they call (``ctx.compiled``).
+Only a one-line ``names = values`` of the same length without stars, whose targets are
+plain names, is rewritten, and only where no value names a target (Python evaluates every
+value before it binds a name; with no value reading a name bound on the line, binding each
+as soon as its value is known gives the same names the same values, and the values are
+still evaluated left to right). Where a value does name a target, or a value unpacks with a
+star, only the ``x.device`` reads are taken out, onto lines of their own first, when no
+value names the names they bind (reading an attribute has no side effect, so the order of
+the reads does not matter); a value unpacked with a star stays in the rest (``b, n, device =
+*x.shape, x.device`` -> ``device = x.device``, ``b, n = *x.shape``) when the device read is
+on one side of every starred value.
+Applies in forward/construct and what they call (``ctx.compiled``).
 """
 from __future__ import annotations
 
 import libcst as cst
 
 from transpile.engine.diagnostics import Severity
+from transpile.engine.names import scoped_references
 from transpile.engine.passes import Example, Pass
 
 from ...syntax import lines_in_place_of
@@ -30,13 +43,26 @@ class GraphDeviceUnpack(Pass):
     id = "MS315"
     name = "graph-device-unpack"
     reads = frozenset({"names"})
-    summary = "x.device in a tuple assignment in construct -> its own line (GRAPH_MODE drops the names beside it)."
+    runs_after = {
+        "MS317": "MS315 splits a line only where no walrus was hoisted from it (MS317 adds its lines to it)",
+        "MS318": "MS315 leaves a line MS318 made an if statement of",
+        "MS320": "MS315 splits a line only where no next() was taken out of it (MS320 adds its lines to it)",
+        "MS330": "MS315 splits a line only where no comprehension was taken out of it (MS330 adds its lines to it)",
+    }
+    summary = ("a parallel assignment in construct -> one line per name (GRAPH_MODE may drop the constants a "
+               "tuple unpacks, and drops the names beside x.device).")
     examples = (
         Example(
             "import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
             "        n, device = x.shape[1], x.device\n        return torch.arange(n, device=device)\n",
             "import mindspore.nn as nn\nfrom mindspore import ops\nclass M(nn.Cell):\n    def construct(self, x):\n"
-            "        device = x.device\n        n = x.shape[1]\n        return ops.arange(start=n)\n",
+            "        n = x.shape[1]\n        device = x.device\n        return ops.arange(start=n)\n",
+        ),
+        Example(
+            "import torch.nn as nn\nclass M(nn.Module):\n    def forward(self, x):\n"
+            "        b, flag = x.shape[0], self.flag\n        if flag:\n            x = self.f(x)\n        return x * b\n",
+            "import mindspore.nn as nn\nclass M(nn.Cell):\n    def construct(self, x):\n"
+            "        b = x.shape[0]\n        flag = self.flag\n        if flag:\n            x = self.f(x)\n        return x * b\n",
         ),
     )
 
@@ -48,8 +74,17 @@ class GraphDeviceUnpack(Pass):
         if not (isinstance(stmt, cst.Assign) and isinstance(before, cst.Assign) and len(stmt.targets) == 1):
             return updated
         names, values = _pairs(stmt)
+        if names is None:
+            return updated
+        # the converted values (a lowering may have made the tuple: converting the output again
+        # must change nothing): the variables they name
+        if len(set(names)) == len(names) and all(type(v) is cst.Element for v in values) \
+                and not {n.value for v in values for n, _ in scoped_references(v.value)}.intersection(names):
+            self.ctx.report(original, self.id, "one assignment per name: GRAPH_MODE may not keep the constants a "
+                            "tuple assignment unpacks (and drops the names beside x.device)", Severity.INFO)
+            return lines_in_place_of(updated, [_assign([n], [v]) for n, v in zip(names, values)])
         _, original_values = _pairs(before)
-        if names is None or original_values is None or len(original_values) != len(values):
+        if original_values is None or len(original_values) != len(values):
             return updated
         device = [i for i, v in enumerate(original_values) if type(v) is cst.Element and _device_read(v.value)]
         if not device or len(device) == len(values):

@@ -26,6 +26,12 @@ Restrictions", seed 004 "Considerations"):
         statement (one inside a larger expression), in compiled code: GRAPH_MODE gives the
         pair (list after the pop, item) as its value, without an error (measured on 2.10:
         ``return out.pop() if c else x, out`` returned ``([...], item)`` as the first value)
+  MS514 ``self.X = ...`` in compiled code where another method of the class that forward
+        reaches (forward itself, or what it calls on self) reads ``self.X``: GRAPH_MODE compiles the other method with the value X had before,
+        without an error (measured on 2.10: ``self.t = x * 2`` in construct, then a helper
+        returning ``self.t * 3`` gave zeros, the value __init__ set; set in a helper and read
+        in construct the same; set and read in one method it is right). torchvision's RAFT
+        (``self.corr_pyramid`` built in one method, read in another) fails to compile.
 """
 from __future__ import annotations
 
@@ -68,7 +74,8 @@ class GraphLint(Pass):
                  "with isinstance of Tensor",
     }
     name = "graph-lint"
-    reads = frozenset({"loss_layers", "nodes"})
+    reads = frozenset({"loss_layers", "nodes", "registered_buffers", "self_attribute_reads", "forward_helpers",
+                       "submodule_helpers"})
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     other_codes = {
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
@@ -85,6 +92,8 @@ class GraphLint(Pass):
         "MS510": "a try statement in construct: GRAPH_MODE does not compile it.",
         "MS511": "a local list changed in place under a condition on a tensor, in construct: GRAPH_MODE keeps one "
                  "length for it after the branch and reads other items, without an error.",
+        "MS514": "an attribute of self assigned in compiled code and read by another method: GRAPH_MODE compiles "
+                 "that method with the value it had before, without an error.",
         "MS512": "a pop in a branch of a conditional expression inside a larger one, in compiled code: GRAPH_MODE "
                  "gives the pair (list, item) as its value, without an error.",
     }
@@ -108,12 +117,25 @@ class GraphLint(Pass):
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
         self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
         self._rewritten: set[int] = set()  # id(a conditional expression MS318 writes as an if statement)
+        self._buffers: list = []  # per enclosing class: the names it registers as buffers
+        self._self_reads: list = []  # the enclosing classes, innermost last
+        self._method_stack: list[str] = []  # the enclosing functions' names, outermost first
+        self._class_depth: list[int] = []  # per enclosing class: how many functions enclose it
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
         self._classes[node.name.value] = any(
             b.split(".")[0] in FRAMEWORK_ROOTS or self._classes.get(b, False) for b in bases
         )
+        self._buffers.append(self.facts.registered_buffers(node))
+        self._self_reads.append(node)  # its methods' reads of self, asked when compiled code assigns one
+        self._class_depth.append(len(self._method_stack))
+
+    def leave_ClassDef(self, original, updated):
+        self._buffers.pop()
+        self._self_reads.pop()
+        self._class_depth.pop()
+        return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # (a holder needs a list made in the function: most functions make none and are not read)
@@ -124,6 +146,7 @@ class GraphLint(Pass):
                 self._report(assign, "MS509", f"{holder} holds {held}, changed after it is "
                              f"made ({'; '.join(changes.values())}): compiled code copies a list into another, so "
                              f"{holder} keeps them as they were; make {holder} after their last change")
+        self._method_stack.append(node.name.value)
         forward = node.name.value in ("forward", "construct") and self._in_forward == 0
         if forward:
             self._in_forward += 1
@@ -133,6 +156,7 @@ class GraphLint(Pass):
             self._in_forward += 1  # nested function inside construct: still compiled
 
     def leave_FunctionDef(self, original, updated):
+        self._method_stack.pop()
         if self._in_forward:
             self._in_forward -= 1
             if self._in_forward == 0:
@@ -140,13 +164,39 @@ class GraphLint(Pass):
                 self._local_lists.pop()
         return updated
 
+    def _attribute_read_elsewhere(self, node: cst.Assign) -> None:
+        method = self._method_stack[self._class_depth[-1]]
+        for t in node.targets:
+            target = t.target
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self"):
+                continue
+            cls = self._self_reads[-1]
+            # forward, construct, what they call on self, and what other classes' compiled code calls on it
+            compiled = self.facts.forward_helpers(cls) | {"forward", "construct"} | {
+                m for c, m in self.facts.submodule_helpers() if c == cls.name.value}
+            readers = sorted(m for m, attrs in self.facts.self_attribute_reads(cls).items()
+                             if m != method and m in compiled and target.attr.value in attrs)
+            if readers:
+                self._report(node, "MS514", f"self.{target.attr.value} is assigned here and read in "
+                             f"{', '.join(readers)}: compiled code reads it there with the value it had before, "
+                             "without an error; return the value and pass it to what reads it")
+
     def _report(self, node, code: str, message: str) -> None:
         self.ctx.report(node, code, message + " (GRAPH_MODE)", Severity.WARNING)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.ctx.compiled and self._class_depth and len(self._method_stack) > self._class_depth[-1]:
+            self._attribute_read_elsewhere(node)
         if not self._in_forward:
             return
         for t in node.targets:
+            target = t.target
+            if (self._buffers and isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and target.attr.value in self._buffers[-1]):
+                self._report(node, "MS508", f"self.{target.attr.value} is a buffer the class registers: assigning it in "
+                             "construct registers it again, which construct cannot compile; compute the value as a "
+                             "local and pass it to what reads it, or compute it in __init__")
             if isinstance(t.target, cst.Name):
                 if isinstance(node.value, (cst.List, cst.ListComp)):
                     self._local_lists[-1].add(t.target.value)
