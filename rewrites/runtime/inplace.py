@@ -103,10 +103,11 @@ def _torch_view(parent, view):
     ``_torch_write_view`` stores a write through ``parent``: on CPU, MindSpore's in-place
     kernels on a view (``copy_``, ``mul_``, ``+=``) leave ``parent`` as it was.
 
-    GRAPH mode keeps no note on a tensor and compiles a write into the view as a new value
-    of the view only (measured: a different result, without an error): there it raises."""
+    A view that is ``parent`` itself (MindSpore's ``x[:, :]``) needs no note. GRAPH mode keeps
+    no note on a tensor and compiles a write into the view as a new value of the view only
+    (measured: a different result, without an error): there it raises."""
     result = view(parent)
-    if isinstance(result, ms.Tensor) and isinstance(parent, ms.Tensor):
+    if isinstance(result, ms.Tensor) and isinstance(parent, ms.Tensor) and result is not parent:
         result._torch_view_of = (parent, view(ops.arange(parent.size).reshape(parent.shape)))
         if getattr(result, "_torch_view_of", None) is None:
             raise RuntimeError("torch writes into this view in place and so changes the tensor it views; compiled "

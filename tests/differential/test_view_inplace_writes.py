@@ -124,6 +124,16 @@ class ViewOfView(nn.Module):
         return x
 
 
+class FullSlice(nn.Module):  # MindSpore's x[:, :] is x itself
+    def forward(self, x):
+        x = x.clone()
+        whole = x[:, 0:8:1]
+        whole.mul_(2.0)
+        part = whole[:, 1:3]
+        part.add_(1.0)
+        return x
+
+
 class FlatSetItem(nn.Module):  # an item of the view assigned
     def forward(self, x):
         x = x.clone()
@@ -168,7 +178,7 @@ class OwnValue(nn.Module):  # no view: unchanged by the rule
 '''
 
 CLASSES = ("StepSlice", "StepSliceRead", "Select", "Narrow", "Item", "Transposed", "Permuted", "Flat",
-           "Unsqueezed", "ChunkItem", "ViewOfView", "FlatSetItem", "TransposedAugItem", "Scan", "OwnStridedView",
+           "Unsqueezed", "ChunkItem", "ViewOfView", "FullSlice", "FlatSetItem", "TransposedAugItem", "Scan", "OwnStridedView",
            "OwnValue")
 SEEDS = (0, 1, 2)
 
@@ -213,7 +223,7 @@ def test_graph_mode_refuses_rather_than_differs(cls, built):
 
 def test_views_are_noted_and_written_through(built):
     code = built[0].code
-    assert code.count("_torch_view(") >= 13 and "_torch_write_view_item(" in code
+    assert code.count("_torch_view(") >= 15 and "_torch_write_view_item(" in code
     own = code[code.index("class OwnStridedView"):code.index("class OwnValue")]
     assert "_torch_view(" not in own and own.count("_torch_write_view(") == 3  # no other name sees the writes
     construct = code[code.index("class OwnValue"):]
