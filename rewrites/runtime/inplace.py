@@ -107,12 +107,15 @@ def _torch_view(parent, view):
     no note on a tensor and compiles a write into the view as a new value of the view only
     (measured: a different result, without an error): there it raises."""
     result = view(parent)
-    if isinstance(result, ms.Tensor) and isinstance(parent, ms.Tensor) and result is not parent:
+    if isinstance(result, ms.Tensor) and isinstance(parent, ms.Tensor):
+        own = getattr(result, "_torch_view_of", None)
         result._torch_view_of = (parent, view(ops.arange(parent.size).reshape(parent.shape)))
         if getattr(result, "_torch_view_of", None) is None:
             raise RuntimeError("torch writes into this view in place and so changes the tensor it views; compiled "
                                "(GRAPH) code cannot: run it in PYNATIVE mode, or write into the tensor by its own "
                                "name (x[index] = value) (transpile MS513)")
+        if result is parent:
+            result._torch_view_of = own  # parent itself: its own note, if any
     return result
 
 
