@@ -43,8 +43,8 @@ def test_ms501_names_the_users_third_party_calls_not_the_conversions() -> None:
 
 
 def test_ms501_leaves_calls_graph_mode_runs_and_the_trees_own_modules() -> None:
-    """warnings, logging and random in construct compile and compute in GRAPH mode
-    (MindSpore 2.10, measured); a function of the package being converted is converted
+    """warnings, logging and random in construct, and numpy's array builders, compile and
+    compute in GRAPH mode (MindSpore 2.10, measured); a function of the package being converted is converted
     too (subLSTM's ``from subLSTM.functional import SubLSTMCell``): neither is MS501's.
     A call into another package still is."""
     from transpile.engine.package_index import PackageFacts
@@ -58,13 +58,15 @@ def test_ms501_leaves_calls_graph_mode_runs_and_the_trees_own_modules() -> None:
         "        logging.warning('odd size')\n"
         "        rand = random.Random(0)\n"
         "        y = cell(x)\n"
-        "        return scipy.special.expit(y)\n"
+        "        s = np.ones((x.shape[0], 3)) + np.arange(3)\n"
+        "        return scipy.special.expit(y) + np.exp(s)\n"
     )
+    src = "import numpy as np\n" + src
     found = [(d.line, d.message.split()[0]) for d in convert_code(src, package=PackageFacts(module="pkg.nn.rnn")).diagnostics
              if d.code == "MS501"]
-    assert found == [(14, "scipy.special.expit")]
+    assert found == [(16, "scipy.special.expit"), (16, "numpy.exp")]
     alone = [d.message.split()[0] for d in convert_code(src).diagnostics if d.code == "MS501"]
-    assert alone == ["pkg.functional.cell", "scipy.special.expit"]  # converted alone: pkg is another package
+    assert alone == ["pkg.functional.cell", "scipy.special.expit", "numpy.exp"]  # converted alone: pkg is another package
 
 
 def test_ms503_leaves_a_parameter_list_construct_reads_itself() -> None:

@@ -1,5 +1,5 @@
-"""MS501 leaves warnings, logging and random calls in construct alone (graph_lint's
-GRAPH_SAFE_ROOTS): MindSpore 2.10's GRAPH mode runs them as Python (JIT fallback) and the
+"""MS501 leaves warnings, logging and random calls, and numpy's array builders, in construct
+alone (graph_lint's GRAPH_SAFE_ROOTS, NUMPY_BUILDERS): MindSpore 2.10's GRAPH mode runs them as Python (JIT fallback) and the
 Cell computes torch's result, run here in both modes on several inputs. If a release stops
 compiling them, this fails and the roots go back to MS501."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 import random
 import warnings
 
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -28,7 +29,9 @@ class Noted(nn.Module):
         logging.debug("seen")
         rng = random.Random(0)
         scale = rng.choice([2.0, 2.0])
-        return x * scale + 1.0
+        ones = np.ones((x.shape[0], 3)) + np.zeros((x.shape[0], 3)) + np.full((x.shape[0], 3), 2.0)
+        steps = np.arange(x.shape[1]) + np.eye(3)[:1, :1].sum()
+        return x * scale + float(ones.sum()) + torch.tensor(steps, dtype=torch.float32)
 '''
 
 

@@ -3,7 +3,7 @@
 A lint only: it reports and changes nothing. Findings (seed 000 "Common
 Restrictions", seed 004 "Considerations"):
   MS501 third-party calls (numpy, scipy, ...) in construct (not the converted tree's own modules,
-        nor warnings, logging, random: GRAPH_SAFE_ROOTS)
+        nor warnings, logging, random: GRAPH_SAFE_ROOTS; nor numpy's NUMPY_BUILDERS)
   MS502 .asnumpy()/.numpy(): leaves the graph, truncates gradients
   MS503 Python side effects: print, appending to lists held outside construct (not to a
         parameter construct reads itself after: _params_read)
@@ -53,6 +53,12 @@ FRAMEWORK_ROOTS = tables().framework_roots
 # vector-quantize's ResidualVQ matched torch in GRAPH mode with such calls in construct).
 GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "operator", "collections",
                               "warnings", "logging", "random"})
+# numpy's array builders: GRAPH_MODE runs them as Python (JIT fallback) with sizes read off a
+# tensor's shape, and the Cell computes what PYNATIVE does (measured on MindSpore 2.10, CPU:
+# np.ones/zeros/full((x.shape[0], 3)), np.arange(x.shape[1]), np.eye(3); crfseg's CRF matched
+# torch in GRAPH mode with np.ones in construct). Other numpy calls stay MS501 (np.finfo of a
+# MindSpore dtype does not compile).
+NUMPY_BUILDERS = frozenset({"numpy.ones", "numpy.zeros", "numpy.full", "numpy.arange", "numpy.eye"})
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
 CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
 DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
@@ -186,7 +192,8 @@ class GraphLint(Pass):
         root = qual.split(".")[0] if qual else None
         if root in THREAD_ROOTS:
             self._report(node, "MS505", f"{qual}: threads and processes cannot run inside a graph; do the work outside the network")
-        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS and root != self._own_root():
+        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS and root != self._own_root() \
+                and qual not in NUMPY_BUILDERS:
             self._third_party[id(node)] = qual  # MS501 when it is left (leave_Call)
         elif root in FRAMEWORK_ROOTS and qual.rsplit(".", 1)[-1] in CONSTANT_BUILDERS and _all_literal(node):
             self._report(node, "MS507", f"{qual} with constant arguments builds the same tensor on every call; build it once in __init__")
