@@ -41,6 +41,8 @@ def view_root(expr: cst.BaseExpression) -> str | None:
             return None
 
 
+# what a tensor tells of itself besides its values: a write into it changes none of them
+METADATA = frozenset({"shape", "dtype", "ndim", "device", "size", "dim", "numel", "is_contiguous"})
 # in-place methods that are no tensor writes
 NOT_WRITES = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "register_hook_"})
 
@@ -100,6 +102,7 @@ class _Events(OwnBody, cst.CSTVisitor):
         self._loops: list = []
         self._count = 0
         self._fn = fn
+        self._metadata: set[int] = set()  # ids of names read only for their shape, dtype, ...
 
     def _at(self) -> int:
         self._count += 1
@@ -162,17 +165,22 @@ class _Events(OwnBody, cst.CSTVisitor):
     def _write(self, node, name):
         self.events.append(("write", node, name, None, self._at(), tuple(self._loops)))
 
+    def visit_Attribute(self, node):
+        if type(node.value) is cst.Name and node.attr.value in METADATA:
+            self._metadata.add(id(node.value))
+
     def read_after(self, name: str, node, loops: tuple) -> bool:
-        """``name`` is read after the statement ``node``, or anywhere in a loop around it."""
-        roles = self._roles
-        if any(n.value == name for loop in loops for n in roles.loads(loop)):
+        """``name``'s values are read after the statement ``node``, or anywhere in a loop
+        around it (``x.shape``, ``x.dtype``, ... read no value: a write does not change them)."""
+        roles, metadata = self._roles, self._metadata
+        if any(n.value == name and id(n) not in metadata for loop in loops for n in roles.loads(loop)):
             return True
         inside = {id(n) for n in roles.references(node)}
         after = False
         for n in self._loads:
             if id(n) in inside:
                 after = True  # (the loads in source order: those past the statement's own)
-            elif after and n.value == name:
+            elif after and n.value == name and id(n) not in metadata:
                 return True
         return False
 

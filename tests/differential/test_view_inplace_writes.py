@@ -170,6 +170,14 @@ class OwnStridedView(nn.Module):  # no other name sees the writes: the view itse
         return h.sum() + t
 
 
+class ShapeRead(nn.Module):  # x read after the write only for its shape: x's values are not seen
+    def forward(self, x):
+        y = x + 1.0
+        out = y.view(2, -1, 2)
+        out.mul_(2.0)
+        return out.view(y.shape) + y.shape[0]
+
+
 class OwnValue(nn.Module):  # no view: unchanged by the rule
     def forward(self, x):
         w = x * 2.0
@@ -179,7 +187,7 @@ class OwnValue(nn.Module):  # no view: unchanged by the rule
 
 CLASSES = ("StepSlice", "StepSliceRead", "Select", "Narrow", "Item", "Transposed", "Permuted", "Flat",
            "Unsqueezed", "ChunkItem", "ViewOfView", "FullSlice", "FlatSetItem", "TransposedAugItem", "Scan", "OwnStridedView",
-           "OwnValue")
+           "ShapeRead", "OwnValue")
 SEEDS = (0, 1, 2)
 
 
@@ -207,7 +215,7 @@ def _run(cls, torch_ns, ms_ns, mode, seed):
 @pytest.mark.parametrize("cls", CLASSES)
 def test_pynative_writes_reach_the_viewed_tensor(cls, seed, built):
     inputs, expected, actual = _run(cls, built[1], built[2], "PYNATIVE_MODE", seed)
-    if cls not in ("OwnValue", "OwnStridedView"):
+    if cls not in ("OwnValue", "OwnStridedView", "ShapeRead"):
         assert not np.allclose(expected.ravel(), inputs[-1].ravel()), f"{cls}: torch's write changes x (the case tests something)"
     np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=cls)
 
@@ -221,10 +229,18 @@ def test_graph_mode_refuses_rather_than_differs(cls, built):
     np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=f"{cls}: GRAPH result differs silently")
 
 
+@pytest.mark.parametrize("cls", ["OwnStridedView", "ShapeRead", "OwnValue"])
+def test_views_no_other_name_sees_compute_torchs_result_in_graph_mode(cls, built):
+    _, expected, actual = _run(cls, built[1], built[2], "GRAPH_MODE", 1)
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6, err_msg=cls)
+
+
 def test_views_are_noted_and_written_through(built):
     code = built[0].code
     assert code.count("_torch_view(") >= 15 and "_torch_write_view_item(" in code
-    own = code[code.index("class OwnStridedView"):code.index("class OwnValue")]
+    own = code[code.index("class OwnStridedView"):code.index("class ShapeRead")]
     assert "_torch_view(" not in own and own.count("_torch_write_view(") == 3  # no other name sees the writes
+    shape_read = code[code.index("class ShapeRead"):code.index("class OwnValue")]
+    assert "_torch_view(" not in shape_read and shape_read.count("_torch_write_view(") == 1
     construct = code[code.index("class OwnValue"):]
     assert "_torch_view" not in construct and "_torch_write_view" not in construct

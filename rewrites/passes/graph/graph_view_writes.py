@@ -82,7 +82,8 @@ class GraphViewWrites(CompiledOrCalled, Pass):
             return
         for write, name, other in aliased_writes(node, self.facts.names):  # noqa: B007
             self.ctx.report(write, self.id, f"{name} {other}: torch's write into {name} changes that tensor too, "
-                            f"GRAPH_MODE changes only {name}, without an error; write into the tensor by its own "
+                            f"GRAPH_MODE changes only {name}, without an error (where {name} is bound to a view, "
+                            "the converted code raises there in GRAPH_MODE instead); write into the tensor by its own "
                             "name (a helper: return it and assign the result where it is called) (GRAPH_MODE)",
                             Severity.WARNING)
 
