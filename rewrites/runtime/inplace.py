@@ -103,7 +103,8 @@ def _torch_view(parent, view):
     ``_torch_write_view`` stores a write through ``parent``: on CPU, MindSpore's in-place
     kernels on a view (``copy_``, ``mul_``, ``+=``) leave ``parent`` as it was.
 
-    A view that is ``parent`` itself (MindSpore's ``x[:, :]``) needs no note. GRAPH mode keeps
+    A view that is ``parent`` itself (MindSpore's ``x[:, :]``), or a copy (an index that is a
+    tensor: a copy in torch too; its data lies outside ``parent``'s), gets no note. GRAPH mode keeps
     no note on a tensor and compiles a write into the view as a new value of the view only
     (measured: a different result, without an error): there it raises."""
     result = view(parent)
@@ -114,8 +115,9 @@ def _torch_view(parent, view):
             raise RuntimeError("torch writes into this view in place and so changes the tensor it views; compiled "
                                "(GRAPH) code cannot: run it in PYNATIVE mode, or write into the tensor by its own "
                                "name (x[index] = value) (transpile MS513)")
-        if result is parent:
-            result._torch_view_of = own  # parent itself: its own note, if any
+        start = parent.data_ptr()
+        if result is parent or not start <= result.data_ptr() < start + max(parent.nbytes, 1):
+            result._torch_view_of = own  # parent itself, or a copy (x[tensor_index]): no view of parent
     return result
 
 
