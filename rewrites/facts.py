@@ -28,6 +28,7 @@ from .syntax import code, is_emitted_name, literal_value
 from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
 from .analysis.backward import is_backward_call
+from .analysis.shared_writes import OVERLAPPING_VIEWS, VIEW_METHODS, aliased_writes
 from .analysis.layer_types import LayerTypes
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
@@ -334,13 +335,20 @@ class FileFacts(Facts):
         key = "assignments_and_calls" if enter is None else f"assignments_and_calls:{enter.__name__}"
         return self._once(key, fn, lambda: tuple(self.nodes(fn, (cst.Assign, cst.Call), enter)))
 
-    def written_view_pieces(self, fn: cst.FunctionDef | None) -> tuple[frozenset[str], frozenset[int]]:
-        """Pieces of ``split``/``chunk`` of a named tensor (views in torch) that the function
-        writes in place, and the calls that make them (ids): ``for qc, oc in zip(q.split(n),
-        o.split(n)): oc.mul_(k)`` changes ``o`` in torch; ``a, b = x.chunk(2); a.add_(1)``
-        changes ``x``. Nested scopes left out."""
+    def written_view_pieces(self, fn: cst.FunctionDef | None) -> tuple[frozenset[str], frozenset[int], frozenset[int],
+                                                                        frozenset[str]]:
+        """Views of a named tensor that the function writes in place (``z.mul_(k)``,
+        ``z[:, 1].add_(v)``, ``z += v``): the names holding them, the calls that make pieces of
+        ``split``/``chunk`` (ids), the values of the assignments that bind a view whose writes
+        must reach its tensor (ids), and the names bound to those pieces and views (a subset
+        of the first):
+        ``for qc, oc in zip(q.split(n), o.split(n)): oc.mul_(k)`` changes ``o`` in torch;
+        ``a, b = x.chunk(2); a.add_(1)`` changes ``x``; so does ``z = x[:, 0:4:2]; z.mul_(2)``
+        (or ``x.view(-1)``, ``x.transpose(0, 1)``, ``x.chunk(2)[0]``, ...: VIEW_METHODS) where
+        another name sees the write (``aliased_writes``: ``x`` read after it, or a caller's
+        tensor), and a view of such a view. Nested scopes left out."""
         if fn is None:
-            return frozenset(), frozenset()
+            return frozenset(), frozenset(), frozenset(), frozenset()
         return self._once("written_view_pieces", fn, lambda: _written_view_pieces(self, fn))
 
     def returns_mutated_param(self, fn: cst.FunctionDef) -> str | None:
@@ -566,6 +574,49 @@ def _makes_list(value) -> bool:
 
 
 VIEW_SPLITS = frozenset({"split", "chunk", "tensor_split"})
+def view_binding_parent(value: cst.BaseExpression, qualify) -> cst.Name | None:
+    """The named tensor ``value`` is a view of, through at least one step (``x[:, 0:4:2]``,
+    ``x[0]``, ``x.view(-1)``, ``x.transpose(0, 1)[1]``, ``x.chunk(2, 1)[0]``): basic indexes
+    only (slices, numbers, names, ``None``, ``...``: a list or tensor of indices makes a
+    copy), no view whose elements may overlap, no ``view(dtype)``; else None."""
+    root = view_base(value, qualify)
+    return root if type(root) is cst.Name else None
+
+
+def view_base(value: cst.BaseExpression, qualify) -> cst.BaseExpression | None:
+    """What ``value`` is a view of, as view_binding_parent reads it (``(x + 1).t()``: ``x + 1``),
+    or None (no view step)."""
+    expr, steps = value, 0
+    while True:
+        kind = type(expr)
+        if kind is cst.Subscript:
+            if not all(_basic_index(e.slice) for e in expr.slice):
+                return None
+            expr = expr.value
+            if type(expr) is cst.Call and type(expr.func) is cst.Attribute \
+                    and expr.func.attr.value in (*VIEW_SPLITS, "unbind") and qualify(expr.func) is None:
+                expr = expr.func.value  # x.chunk(2, 1)[0]: one piece
+        elif kind is cst.Attribute and expr.attr.value in ("T", "mT"):
+            expr = expr.value
+        elif kind is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in VIEW_METHODS \
+                and expr.func.attr.value not in OVERLAPPING_VIEWS and qualify(expr.func) is None:
+            if expr.func.attr.value == "view" and len(expr.args) == 1 and type(expr.args[0].value) is cst.Attribute:
+                return None  # x.view(torch.int32): another dtype
+            expr = expr.func.value
+        else:
+            return expr if steps else None
+        steps += 1
+
+
+def _basic_index(part: cst.BaseSlice) -> bool:
+    """A slice, a number, a name or ``None``/``...`` (torch's basic indexing: a view)."""
+    if type(part) is cst.Slice:
+        return True
+    value = part.value
+    while type(value) is cst.UnaryOperation:
+        value = value.expression
+    return type(value) in (cst.Integer, cst.Name, cst.Ellipsis, cst.BinaryOperation) \
+        or (type(value) is cst.Attribute and type(value.value) is cst.Name and value.value.value == "self")
 
 
 def view_split_parent(call: cst.BaseExpression, qualify) -> cst.Name | None:
@@ -597,12 +648,13 @@ def _split_calls(value: cst.BaseExpression, qualify, aliases: Mapping[str, list]
     return []
 
 
-def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozenset[str], frozenset[int]]:
+def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozenset[str], frozenset[int], frozenset[int]]:
     written: set[str] = set()
     bound: list[tuple[set[str], list[cst.Call]]] = []
+    views: list[tuple[str, cst.BaseExpression, str]] = []  # (name, the view bound to it, its tensor's name)
     aliases: dict[str, list[cst.Call]] = {}  # local name -> the splits whose pieces it holds
     qualify = facts.ctx.imports.qualify
-    for node in facts.nodes(fn, (cst.Call, cst.Assign, cst.For), _never):
+    for node in facts.nodes(fn, (cst.Call, cst.Assign, cst.AugAssign, cst.For), _never):
         kind = type(node)
         if kind is cst.Call:
             receiver = node.func
@@ -611,8 +663,14 @@ def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozens
                 receiver = receiver.value
                 if type(receiver) is cst.Call:  # o.mul_(a).add_(b)
                     receiver = receiver.func
+            while type(receiver) is cst.Subscript and receiver is not node.func:  # z[:, 1].mul_(2)
+                receiver = receiver.value
             if type(receiver) is cst.Name and receiver is not node.func:
                 written.add(receiver.value)
+            continue
+        if kind is cst.AugAssign:  # z += v: in place in torch
+            if type(node.target) is cst.Name:
+                written.add(node.target.value)
             continue
         value, targets = (node.iter, [node.target]) if kind is cst.For else (node.value, [t.target for t in node.targets])
         calls = _split_calls(value, qualify, aliases)
@@ -620,8 +678,15 @@ def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozens
             aliases[targets[0].value] = calls
         if calls:
             bound.append(({n for t in targets for n in target_names(t)}, calls))
+        elif kind is cst.Assign and len(targets) == 1 and type(targets[0]) is cst.Name \
+                and (base := view_base(value, qualify)) is not None:
+            views.append((targets[0].value, value, base.value if type(base) is cst.Name else None))
     names: set[str] = set()
     calls: set[int] = set()
+    values: set[int] = set()
+    # the views written where another name sees it in torch (a view of a view: its tensor too)
+    shared = {name for _, name, _ in aliased_writes(fn, facts.names)} if views else set()
+    parents: set[int] = set()
     changed = True
     while changed:  # a piece of a piece written in place: the outer pieces note their tensor too
         changed = False
@@ -631,7 +696,20 @@ def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozens
                 calls.update(id(c) for c in made)
                 written.update(view_split_parent(c, qualify).value for c in made)
                 changed = True
-    return frozenset(names), frozenset(calls)
+        for at, (name, value, parent) in enumerate(views):
+            if parent is not None and (name in shared or id(value) in parents) and id(value) not in values:
+                names.add(name)
+                values.add(id(value))
+                # the view it is made from (the last binding of that name before it) notes its tensor too
+                made_from = next((v for n, v, _ in reversed(views[:at]) if n == parent), None)
+                if made_from is not None:
+                    parents.add(id(made_from))
+                changed = True
+    # a view no other name sees, written in place: MindSpore's copy_ into a strided view leaves
+    # it as it was (CPU), so its writes go through _torch_write_view too, which writes such a
+    # view's own data
+    own = {name for name, _, _ in views if name in written}
+    return frozenset(names | own), frozenset(calls), frozenset(values), frozenset(names)
 
 
 def _list_names(facts: FileFacts, fn: cst.FunctionDef) -> frozenset[str]:

@@ -42,6 +42,50 @@ def test_ms501_names_the_users_third_party_calls_not_the_conversions() -> None:
     assert found == [(9, "numpy.exp")]
 
 
+def test_ms501_leaves_calls_graph_mode_runs_and_the_trees_own_modules() -> None:
+    """warnings, logging and random in construct, and numpy's array builders, compile and
+    compute in GRAPH mode (MindSpore 2.10, measured); a function of the package being converted is converted
+    too (subLSTM's ``from subLSTM.functional import SubLSTMCell``): neither is MS501's.
+    A call into another package still is."""
+    from transpile.engine.package_index import PackageFacts
+
+    src = (
+        "import logging\nimport random\nimport warnings\nimport scipy.special\nimport torch.nn as nn\n"
+        "from pkg.functional import cell\n"
+        "log = logging.getLogger(__name__)\n"
+        "class M(nn.Module):\n    def forward(self, x):\n"
+        "        warnings.warn('deprecated')\n"
+        "        logging.warning('odd size')\n"
+        "        rand = random.Random(0)\n"
+        "        y = cell(x)\n"
+        "        s = np.ones((x.shape[0], 3)) + np.arange(3)\n"
+        "        return scipy.special.expit(y) + np.exp(s)\n"
+    )
+    src = "import numpy as np\n" + src
+    found = [(d.line, d.message.split()[0]) for d in convert_code(src, package=PackageFacts(module="pkg.nn.rnn")).diagnostics
+             if d.code == "MS501"]
+    assert found == [(16, "scipy.special.expit"), (16, "numpy.exp")]
+    alone = [d.message.split()[0] for d in convert_code(src).diagnostics if d.code == "MS501"]
+    assert alone == ["pkg.functional.cell", "scipy.special.expit", "numpy.exp"]  # converted alone: pkg is another package
+
+
+def test_ms503_leaves_a_parameter_list_construct_reads_itself() -> None:
+    """``x.append(f(x))`` on construct's own list parameter, then ``x`` read (effdet's FPN):
+    GRAPH mode computes it (measured); appending to a parameter never read again, or to
+    an attribute, is a side effect the graph drops: MS503."""
+    src = (
+        "import torch.nn as nn\n"
+        "class M(nn.Module):\n    def forward(self, x, out, extra):\n"
+        "        for i in range(2):\n            x.append(x[-1] * 2.0)\n"
+        "        out.append(x[0])\n"
+        "        self.seen.append(x[1])\n"
+        "        extra.append(x[0])\n"
+        "        return x[-2:], extra\n"
+    )
+    found = [d.line for d in convert_code(src).diagnostics if d.code == "MS503"]
+    assert found == [6, 7]
+
+
 def test_ms511_a_list_changed_under_a_tensors_value() -> None:
     """Measured on 2.10: after ``if n.sum() > 0: hs.pop()`` GRAPH_MODE read another item of
     ``hs`` than Python, with no error; a condition on a shape is a Python number (no finding)."""

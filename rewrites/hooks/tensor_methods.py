@@ -223,9 +223,8 @@ def copy_into(ctx, receiver, value: cst.BaseExpression) -> cst.BaseExpression:
         holder = receiver.value
         if isinstance(holder, cst.Attribute) and holder.attr.value == "data":
             holder = holder.value
-        parts = [e.slice.value if type(e.slice) is cst.Index else _slice_call(e.slice) for e in receiver.slice]
-        index = parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(p) for p in parts])
-        return keyword_call(runtime_helper(ctx, "_torch_write_item"), {"tensor": holder, "index": index, "value": value})
+        return keyword_call(runtime_helper(ctx, "_torch_write_item"),
+                            {"tensor": holder, "index": item_index(receiver), "value": value})
     if receiver is None or not (name_chain(receiver) or _resolved_chain(receiver)):
         raise Unconvertible("the tensor is used twice: give it a name first")
     if isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
@@ -261,6 +260,12 @@ def inplace_written(node: cst.BaseExpression | None) -> cst.BaseExpression | Non
     if name_chain(node.func.value):
         return node.func.value
     return inplace_written(node.func.value)  # o.mul_(a).masked_fill_(m, 0): o as well
+
+
+def item_index(item: cst.Subscript) -> cst.BaseExpression:
+    """The index of ``x[a, 1:n]`` as an expression: ``(a, slice(1, n))``."""
+    parts = [e.slice.value if type(e.slice) is cst.Index else _slice_call(e.slice) for e in item.slice]
+    return parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(p) for p in parts])
 
 
 def _slice_call(part: cst.Slice) -> cst.Call:

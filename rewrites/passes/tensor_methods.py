@@ -38,12 +38,12 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
 from ..table_calls import convert_call, tables
-from ..syntax import Unconvertible, code, entry_call, literal_value, operand, repeatable
+from ..syntax import Unconvertible, code, entry_call, free_name, literal_value, operand, repeatable
 from ..analysis.devices import is_device_move
 from ..runtime.registry import runtime_helper
 from ..value_transforms import names_array_element_param
-from ..facts import view_split_parent
-from ..hooks.tensor_methods import inplace_written, looks_like_device, looks_like_dtype
+from ..facts import view_binding_parent, view_split_parent
+from ..hooks.tensor_methods import inplace_written, item_index, looks_like_device, looks_like_dtype
 from ..tensor_inference import (TensorScope, annotated_tensors, forward_params, is_tensor, mapped_tensors, plainly_not_tensor,
                                 target_names, tensor_properties)
 
@@ -66,7 +66,8 @@ class TensorMethods(Pass):
     id = "MS202"
     name = "tensor-methods"
     reads = frozenset({"array_element_params", "call_site_tensor_params", "device_names", "forward_helpers",
-                       "layer_attributes", "loss_layers", "tensor_attributes", "writes_infinity", "written_view_pieces"})
+                       "identifiers", "layer_attributes", "loss_layers", "tensor_attributes", "writes_infinity",
+                       "written_view_pieces"})
     summary = "Tensor methods, result fields and subscript updates whose MindSpore spelling or meaning differs."
     runs_after = {
         "MS301": "x[m].sum() is a masked reduction (MS301), not a method call on a selection",
@@ -168,14 +169,62 @@ class TensorMethods(Pass):
                     if isinstance(t.value, cst.Name) and is_tensor(v.value, self.scope, self.ctx, self.roots):
                         self.scope.add(t.value.value)
 
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        """``z = x[:, 0:4:2]`` (or ``x.view(-1)``, ``x.transpose(0, 1)``, ...) where the
+        function writes ``z`` in place: torch's write reaches ``x``, MindSpore's does not
+        (CPU), so the view notes where it lies in ``x``: ``z = _torch_view(x, lambda b:
+        b[:, 0:4:2])``, and the writes into ``z`` store through ``x`` (``_view_writes``;
+        ``z[i] = v`` -> ``_torch_write_view_item(z, i, v)``)."""
+        _, _, values, noted = self.facts.written_view_pieces(self.ctx.current_function)
+        written = self._view_item_write(original.targets, updated.targets, updated.value, noted)
+        if written is not None:
+            return cst.Expr(written, semicolon=updated.semicolon)
+        if id(original.value) not in values:
+            return updated
+        parent = view_binding_parent(original.value, self.ctx.imports.qualify)
+        base = cst.Name(free_name(self.facts.identifiers(self.ctx.current_function), "base"))
+        view = _renamed(updated.value, parent.value, base)
+        self.ctx.report(original, self.id, f"{code(original.targets[0].target)!r} is a view of {parent.value!r} written "
+                        f"in place: _torch_view notes where it lies, so a write reaches {parent.value!r}", Severity.INFO)
+        helper = cst.Call(func=runtime_helper(self.ctx, "_torch_view"),
+                          args=[cst.Arg(cst.Name(parent.value)), cst.Arg(cst.Lambda(
+                              params=cst.Parameters(params=[cst.Param(base)]), body=view))])
+        return updated.with_changes(value=helper)
+
+    def _view_item_write(self, originals, targets, value, names) -> cst.Call | None:
+        """``z[i] = v`` (one target) with ``z`` a view noted by ``_torch_view``:
+        ``_torch_write_view_item(z, i, v)``; else None."""
+        if len(originals) != 1 or type(originals[0].target) is not cst.Subscript:
+            return None
+        item = targets[0].target
+        if not (type(originals[0].target.value) is cst.Name and originals[0].target.value.value in names
+                and type(item) is cst.Subscript and type(item.value) is cst.Name):
+            return None
+        return cst.Call(func=runtime_helper(self.ctx, "_torch_write_view_item"),
+                        args=[cst.Arg(item.value), cst.Arg(item_index(item)), cst.Arg(value)])
+
     def leave_AugAssign(self, original: cst.AugAssign, updated: cst.AugAssign):
         """``x[i] += v`` on a tensor -> ``x[i] = x[i] + v``: MindSpore 2.10's GRAPH mode
         miscompiled the augmented form in MViT (each block matched alone, not two in one
-        graph); the spelled-out form matches in both modes."""
+        graph); the spelled-out form matches in both modes. ``z += v`` with ``z`` a view
+        torch writes through (``written_view_pieces``): ``z = _torch_write_view(z, z + v)``
+        (MindSpore's ``+=`` binds a new tensor to ``z``; anything else than a tensor
+        takes the new value)."""
         target = original.target
         binary = _BINARY_OF.get(type(original.operator))
+        if binary is not None and type(target) is cst.Name \
+                and target.value in self.facts.written_view_pieces(self.ctx.current_function)[0]:
+            value = cst.BinaryOperation(left=updated.target, operator=binary(), right=operand(updated.value))
+            return cst.Assign(targets=[cst.AssignTarget(updated.target)], semicolon=updated.semicolon,
+                              value=cst.Call(func=runtime_helper(self.ctx, "_torch_write_view"),
+                                             args=[cst.Arg(updated.target), cst.Arg(value)]))
         if binary is None or not isinstance(target, cst.Subscript) or not repeatable(target):
             return updated
+        noted = self.facts.written_view_pieces(self.ctx.current_function)[3]
+        written = self._view_item_write([cst.AssignTarget(target)], [cst.AssignTarget(updated.target)], cst.BinaryOperation(
+            left=updated.target.with_changes(lpar=[], rpar=[]), operator=binary(), right=operand(updated.value)), noted)
+        if written is not None:  # z[i] += v
+            return cst.Expr(written, semicolon=updated.semicolon)
         if not is_tensor(target.value, self.scope, self.ctx, self.roots):
             return updated
         read = updated.target.with_changes(lpar=[], rpar=[])
@@ -366,9 +415,12 @@ class TensorMethods(Pass):
         in torch; MindSpore's CPU kernels do not write through a view): the split's pieces
         note their tensor (``_torch_view_pieces``) and a write into one
         (``oc.copy_(src=v)``) stores through it (``_torch_write_view(oc, v)``)."""
-        pieces, splits = self.facts.written_view_pieces(self.ctx.current_function)
+        pieces, splits, _, noted = self.facts.written_view_pieces(self.ctx.current_function)
         if not pieces:
             return result
+        if type(result) is cst.Call and type(result.func) is cst.Name and result.func.value == "_torch_write_item" \
+                and type(result.args[0].value) is cst.Name and result.args[0].value.value in noted:
+            return result.with_changes(func=runtime_helper(self.ctx, "_torch_write_view_item"))  # z[:, 1].mul_(2)
         if id(original) in splits:
             parent = view_split_parent(original, self.ctx.imports.qualify)
             self.ctx.report(original, self.id, f"the pieces of {parent.value!r} are written in place (views in torch): "
@@ -480,6 +532,22 @@ NUMPY_LEFT_OPS = {cst.Add: "mindspore.ops.add", cst.Subtract: "mindspore.ops.sub
 
 _BINARY_OF = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract,
               cst.MultiplyAssign: cst.Multiply, cst.DivideAssign: cst.Divide}
+
+
+def _renamed(node: cst.BaseExpression, name: str, new: cst.Name) -> cst.BaseExpression:
+    """``node`` with each reference to ``name`` replaced by ``new`` (attribute and keyword
+    names kept)."""
+    class Rename(cst.CSTTransformer):
+        def leave_Name(self, original, updated):
+            return new if updated.value == name else updated
+
+        def leave_Attribute(self, original, updated):
+            return updated.with_changes(attr=original.attr)
+
+        def leave_Arg(self, original, updated):
+            return updated.with_changes(keyword=original.keyword)
+
+    return node.visit(Rename())
 
 
 def _named_tuple_field(node: cst.Attribute, ctx, roots) -> int | None:

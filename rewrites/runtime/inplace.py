@@ -86,6 +86,41 @@ def _torch_write_item(tensor, index, value):
     return tensor[index]
 
 
+def _torch_write_view_item(tensor, index, value):
+    """``_torch_write_item`` into a view of another tensor (``z = x.view(2, -1)`` then
+    ``z[:, 1].add_(v)``): the new value of the whole view is stored through the tensor it
+    is a view of (``_torch_write_view``); returns the item."""
+    whole = tensor.copy()
+    whole[index] = value
+    _torch_write_view(tensor, whole)
+    return tensor[index]
+
+
+def _torch_view(parent, view):
+    """A view of ``parent`` that torch writes through (``z = x[:, 0:4:2]`` or ``x.view(-1)``,
+    ``x.transpose(0, 1)``, ``x.chunk(2)[0]``, then ``z.mul_(2)``): ``view(parent)``, noting
+    where its elements lie in ``parent`` (``view`` applied to their flat positions), so that
+    ``_torch_write_view`` stores a write through ``parent``: on CPU, MindSpore's in-place
+    kernels on a view (``copy_``, ``mul_``, ``+=``) leave ``parent`` as it was.
+
+    A view that is ``parent`` itself (MindSpore's ``x[:, :]``), or a copy (an index that is a
+    tensor: a copy in torch too; its data lies outside ``parent``'s), gets no note. GRAPH mode keeps
+    no note on a tensor and compiles a write into the view as a new value of the view only
+    (measured: a different result, without an error): there it raises."""
+    result = view(parent)
+    if isinstance(result, ms.Tensor) and isinstance(parent, ms.Tensor):
+        own = getattr(result, "_torch_view_of", None)
+        result._torch_view_of = (parent, view(ops.arange(parent.size).reshape(parent.shape)))
+        if getattr(result, "_torch_view_of", None) is None:
+            raise RuntimeError("torch writes into this view in place and so changes the tensor it views; compiled "
+                               "(GRAPH) code cannot: run it in PYNATIVE mode, or write into the tensor by its own "
+                               "name (x[index] = value) (transpile MS513)")
+        start = parent.data_ptr()
+        if result is parent or not start <= result.data_ptr() < start + max(parent.nbytes, 1):
+            result._torch_view_of = own  # parent itself, or a copy (x[tensor_index]): no view of parent
+    return result
+
+
 def _torch_view_pieces(pieces, parent):
     """The pieces of ``split``/``chunk`` of ``parent`` (views in torch), each noting where
     it lies in ``parent``: MindSpore's pieces share the storage but an in-place write into
@@ -106,16 +141,34 @@ def _torch_view_pieces(pieces, parent):
 
 def _torch_write_view(view, value):
     """torch's in-place write into ``view`` (``view.copy_(value)``, ``view.mul_(k)``): a piece
-    ``_torch_view_pieces`` noted is stored through its parent (recursively, for a piece of a
-    piece), which the piece sees; any other tensor is copied into. Returns ``view``."""
+    ``_torch_view_pieces`` or a view ``_torch_view`` noted is stored through its parent
+    (recursively, for a piece of a piece), which the piece sees; any other tensor is copied
+    into (its data replaced, where it is strided). Returns ``view`` (what is no tensor: ``value``)."""
+    if not isinstance(view, ms.Tensor):
+        return value
     if not isinstance(value, ms.Tensor):
         value = ms.Tensor(value, view.dtype)
     value = ops.broadcast_to(value.astype(view.dtype), view.shape)
     origin = getattr(view, "_torch_view_of", None)
     if origin is None:
-        return view.copy_(value)
+        if view.is_contiguous():
+            return view.copy_(value)
+        view.assign_value(value)  # copy_ into a strided view leaves it as it was (CPU)
+        return view
     parent, index = origin
-    if getattr(parent, "_torch_view_of", None) is None:
+    if isinstance(index, ms.Tensor):  # the flat positions of the view's elements (_torch_view)
+        whole = parent.reshape(-1).copy()
+        whole[index.reshape(-1)] = value.reshape(-1)
+        whole = whole.reshape(parent.shape)
+        if getattr(parent, "_torch_view_of", None) is not None:
+            _torch_write_view(parent, whole)
+            view.assign_value(value)
+        elif parent.is_contiguous():
+            parent.copy_(whole)  # the views MindSpore made of parent (view among them) see it
+        else:  # copy_ into a strided tensor does not reach it on CPU: its data replaced
+            parent.assign_value(whole)
+            view.assign_value(value)
+    elif getattr(parent, "_torch_view_of", None) is None:
         parent[index] = value
     else:
         whole = parent.copy()

@@ -119,6 +119,23 @@ def converted_and_run(source: str, filename: str) -> tuple:
     return result, torch_ns, ms_ns
 
 
+def outputs_in_mode(torch_cls, ms_cls, inputs, mode: str) -> tuple:
+    """(torch's output, the converted Cell's output in MindSpore ``mode``: "PYNATIVE_MODE" or
+    "GRAPH_MODE") of a new instance of each class, as numpy arrays, on copies of the numpy
+    ``inputs``; the context goes back to PYNATIVE mode after."""
+    import mindspore
+    import torch
+
+    with torch.no_grad():
+        expected = torch_cls()(*(torch.from_numpy(v.copy()) for v in inputs)).numpy()
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        actual = ms_cls()(*(mindspore.Tensor(v.copy()) for v in inputs)).asnumpy()
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+    return expected, actual
+
+
 def same_outputs(torch_net, ms_net, *shape: int, drawn_weights: bool = False) -> None:
     """A built torch network and its converted twin, weights copied across (with
     ``drawn_weights``, weights and float buffers drawn first, away from the initial ones),

@@ -3,6 +3,11 @@ helper's parameter) is computed by the tool's output as torch does in PYNATIVE m
 differently in GRAPH mode, without an error (MindSpore 2.10, CPU); the lint reports each
 such write on its line. The writes it leaves alone compute what torch does in both modes.
 
+Where the written name is bound to a view (a slice, ``view``, ...), the converted code notes
+the view (``_torch_view``, tests/differential/test_view_inplace_writes.py) and GRAPH mode
+refuses it with an error; an alias or a helper's parameter written is still computed
+differently, without an error: MS513's warning is what the user gets.
+
 If a MindSpore release makes GRAPH_MODE keep these writes, ``test_flagged_writes_differ_in_graph_mode``
 fails: MS513 is then no longer true and goes.
 """
@@ -13,7 +18,7 @@ import ast
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported
+from .harness import converted_and_imported, outputs_in_mode
 
 SOURCE = '''
 import torch
@@ -49,7 +54,8 @@ class SliceWrite(nn.Module):
     def forward(self, x):
         x = x.clone()
         z = x[:, 0:4:2]
-        z[:, 1] = z[:, 1] * 2.0  # (z.mul_(2.0) leaves x as it was in PYNATIVE too: not MS513's)
+        z[:, 1] = z[:, 1] * 2.0
+        z.mul_(2.0)
         return x
 
 
@@ -87,6 +93,7 @@ class OwnWrites(nn.Module):  # no other name sees these writes: no MS513
 '''
 
 FLAGGED = ("ViewWrite", "SliceWrite", "KeptAlias", "ParamWrite", "Scan")
+REFUSED = ("ViewWrite", "SliceWrite", "Scan")  # a view written: _torch_view raises in GRAPH mode
 KEPT = ("OwnWrites",)
 
 
@@ -111,18 +118,7 @@ def _spans():
 
 
 def _outputs(cls, torch_ns, ms_ns, mode):
-    import mindspore
-    import torch
-
-    inputs = _inputs(cls)
-    with torch.no_grad():
-        expected = torch_ns[cls]()(*(torch.from_numpy(v.copy()) for v in inputs)).numpy()
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
-        actual = ms_ns[cls]()(*(mindspore.Tensor(v.copy()) for v in inputs)).asnumpy()
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
-    return expected, actual
+    return outputs_in_mode(torch_ns[cls], ms_ns[cls], _inputs(cls), mode)
 
 
 def test_the_lint_reports_each_shared_write_and_no_other(built):
@@ -150,7 +146,13 @@ def test_unflagged_writes_match_in_graph_mode(cls, built):
     assert np.allclose(actual, expected, atol=1e-6), f"{cls}\ntorch:\n{expected}\nmindspore:\n{actual}"
 
 
-@pytest.mark.parametrize("cls", FLAGGED)
+@pytest.mark.parametrize("cls", REFUSED)
+def test_written_views_are_refused_in_graph_mode(cls, built):
+    with pytest.raises(RuntimeError, match="PYNATIVE"):
+        _outputs(cls, built[1], built[2], "GRAPH_MODE")
+
+
+@pytest.mark.parametrize("cls", [c for c in FLAGGED if c not in REFUSED])
 def test_flagged_writes_differ_in_graph_mode(cls, built):
     expected, actual = _outputs(cls, built[1], built[2], "GRAPH_MODE")
     assert not np.allclose(actual, expected, atol=1e-6), f"{cls}: GRAPH_MODE now keeps the write; MS513 can go"

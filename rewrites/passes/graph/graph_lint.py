@@ -2,9 +2,11 @@
 
 A lint only: it reports and changes nothing. Findings (seed 000 "Common
 Restrictions", seed 004 "Considerations"):
-  MS501 third-party calls (numpy, scipy, ...) in construct
+  MS501 third-party calls (numpy, scipy, ...) in construct (not the converted tree's own modules,
+        nor warnings, logging, random: GRAPH_SAFE_ROOTS; nor numpy's NUMPY_BUILDERS)
   MS502 .asnumpy()/.numpy(): leaves the graph, truncates gradients
-  MS503 Python side effects: print, appending to lists held outside construct
+  MS503 Python side effects: print, appending to lists held outside construct (not to a
+        parameter construct reads itself after: _params_read)
   MS504 user-defined (non-Cell) classes built as values in construct
   MS505 threads or processes in construct
   MS506 deep control flow that depends on tensors (slow compilation)
@@ -50,8 +52,19 @@ from ...tensor_inference import TensorScope, forward_params, is_tensor
 
 # torch and mindspore: graph_lint reads code that may already be half MindSpore
 FRAMEWORK_ROOTS = tables().framework_roots
-# Modules whose pure functions GRAPH_MODE handles on constants.
-GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "operator", "collections"})
+# Modules whose pure functions GRAPH_MODE handles on constants; and standard modules whose
+# calls MindSpore 2.10's GRAPH_MODE runs as Python (JIT fallback), measured on CPU in construct:
+# ``warnings.warn(...)``, ``logging.getLogger(...).warning(...)``, ``random.Random(0)`` compile
+# and the Cell computes what PYNATIVE does (opacus's DPMultiheadAttention, thelper's UNet and
+# vector-quantize's ResidualVQ matched torch in GRAPH mode with such calls in construct).
+GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "operator", "collections",
+                              "warnings", "logging", "random"})
+# numpy's array builders: GRAPH_MODE runs them as Python (JIT fallback) with sizes read off a
+# tensor's shape, and the Cell computes what PYNATIVE does (measured on MindSpore 2.10, CPU:
+# np.ones/zeros/full((x.shape[0], 3)), np.arange(x.shape[1]), np.eye(3); crfseg's CRF matched
+# torch in GRAPH mode with np.ones in construct). Other numpy calls stay MS501 (np.finfo of a
+# MindSpore dtype does not compile).
+NUMPY_BUILDERS = frozenset({"numpy.ones", "numpy.zeros", "numpy.full", "numpy.arange", "numpy.eye"})
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
 CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
 DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
@@ -74,8 +87,8 @@ class GraphLint(Pass):
                  "with isinstance of Tensor",
     }
     name = "graph-lint"
-    reads = frozenset({"loss_layers", "nodes", "registered_buffers", "self_attribute_reads", "forward_helpers",
-                       "submodule_helpers"})
+    reads = frozenset({"loss_layers", "names", "nodes", "registered_buffers", "self_attribute_reads",
+                       "forward_helpers", "submodule_helpers"})
     summary = "Report what GRAPH_MODE cannot compile (or compiles slowly) in construct."
     other_codes = {
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
@@ -114,6 +127,7 @@ class GraphLint(Pass):
         self._value_depth = 0  # enclosing if/while whose condition is a tensor
         self._value_flags: list[bool] = []
         self._local_lists: list[set[str]] = []
+        self._kept_params: list[set[str]] = []  # per forward: parameters it reads besides appending to them
         self._classes: dict[str, bool] = {}  # local class -> derives from a Module/Cell
         self._third_party: dict[int, str] = {}  # id(a call in construct) -> its third-party qualname
         self._rewritten: set[int] = set()  # id(a conditional expression MS318 writes as an if statement)
@@ -152,6 +166,7 @@ class GraphLint(Pass):
             self._in_forward += 1
             self.scope.push(forward_params(node))
             self._local_lists.append(set())
+            self._kept_params.append(_params_read(node, self.facts))
         elif self._in_forward:
             self._in_forward += 1  # nested function inside construct: still compiled
 
@@ -162,6 +177,7 @@ class GraphLint(Pass):
             if self._in_forward == 0:
                 self.scope.pop()
                 self._local_lists.pop()
+                self._kept_params.pop()
         return updated
 
     def _attribute_read_elsewhere(self, node: cst.Assign) -> None:
@@ -181,6 +197,13 @@ class GraphLint(Pass):
                 self._report(node, "MS514", f"self.{target.attr.value} is assigned here and read in "
                              f"{', '.join(readers)}: compiled code reads it there with the value it had before, "
                              "without an error; return the value and pass it to what reads it")
+
+    def _own_root(self) -> str | None:
+        """The top-level package of the tree the file is converted in (``subLSTM`` of
+        ``subLSTM.nn.rnn``): its modules are converted too, so a call into them is no
+        third-party call (its own code is linted where it is)."""
+        package = self.ctx.package
+        return package.module.split(".")[0] if package is not None and package.module else None
 
     def _report(self, node, code: str, message: str) -> None:
         self.ctx.report(node, code, message + " (GRAPH_MODE)", Severity.WARNING)
@@ -221,7 +244,8 @@ class GraphLint(Pass):
         root = qual.split(".")[0] if qual else None
         if root in THREAD_ROOTS:
             self._report(node, "MS505", f"{qual}: threads and processes cannot run inside a graph; do the work outside the network")
-        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS:
+        elif root and root not in FRAMEWORK_ROOTS and root not in GRAPH_SAFE_ROOTS and root != self._own_root() \
+                and qual not in NUMPY_BUILDERS:
             self._third_party[id(node)] = qual  # MS501 when it is left (leave_Call)
         elif root in FRAMEWORK_ROOTS and qual.rsplit(".", 1)[-1] in CONSTANT_BUILDERS and _all_literal(node):
             self._report(node, "MS507", f"{qual} with constant arguments builds the same tensor on every call; build it once in __init__")
@@ -239,7 +263,8 @@ class GraphLint(Pass):
                              "keeps one length for the list after the branch and reads other items, without an error; "
                              "change the list on both ways, or select values with ops.select/masks")
             elif method == "append" and not qual and not (
-                isinstance(func.value, cst.Name) and func.value.value in self._local_lists[-1]
+                isinstance(func.value, cst.Name)
+                and (func.value.value in self._local_lists[-1] or func.value.value in self._kept_params[-1])
             ):
                 self._report(node, "MS503", "appending to a list held outside construct is a side effect the graph drops; return the values instead")
         elif isinstance(func, cst.Name):
@@ -428,3 +453,15 @@ def _self_or_its_attribute(value: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Attribute):
         value = value.value
     return isinstance(value, cst.Name) and value.value == "self"
+
+
+def _params_read(fn: cst.FunctionDef, facts) -> set[str]:
+    """The parameters of ``fn`` its body reads other than as the list appended to
+    (``x.append(f(x))`` then ``return x[-n:]``): construct appending to a list it was given
+    and using that list itself compiles and computes what Python does (measured, MindSpore
+    2.10 GRAPH: effdet's BiFpn; ``x.append(x[-1] * 2); return x[-2:]`` in a sub-Cell); only
+    the caller's list does not grow, which it does not read in such code."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    receivers = {id(c.func.value) for c in facts.nodes(fn, (cst.Call,), _no_nested_scope)
+                 if type(c.func) is cst.Attribute and c.func.attr.value == "append" and type(c.func.value) is cst.Name}
+    return {n.value for n in facts.names.loads(fn.body) if n.value in params and id(n) not in receivers}
