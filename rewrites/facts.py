@@ -29,6 +29,7 @@ from .table_calls import accepts_arguments, tables
 from .cell_names import target_cell_classes
 from .analysis.backward import is_backward_call
 from .analysis.shared_writes import OVERLAPPING_VIEWS, VIEW_METHODS, aliased_writes
+from .analysis.compiled import compiled_method
 from .analysis.layer_types import LayerTypes
 from .target_code import target_definitions
 from .training_plan import TrainingPlan, make_plan
@@ -268,6 +269,22 @@ class FileFacts(Facts):
                         todo.append(key)
             return frozenset(reached)
         return self._once("submodule_helpers", self.module, compute)
+
+    def compiled_callees(self) -> frozenset[int]:
+        """ids of the module's functions that compiled methods (``compiled_method``) call by
+        name (``f(...)``), nested functions' calls included: GRAPH mode compiles them too."""
+        def compute():
+            functions = {s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)}
+            if not functions:
+                return frozenset()  # (no module function a method could call: the methods are not read)
+            called = set()
+            for cls in (s for s in self.module.body if isinstance(s, cst.ClassDef)):
+                for method in cls.body.body:
+                    if isinstance(method, cst.FunctionDef) and compiled_method(self.ctx, method, cls):
+                        called.update(call.func.value for call in self.nodes(method, (cst.Call,))
+                                      if isinstance(call.func, cst.Name))
+            return frozenset(id(functions[n]) for n in called if n in functions)
+        return self._once("compiled_callees", self.module, compute)
 
     def layer_attributes(self, class_node: cst.ClassDef, tables) -> Mapping:
         """``self.X = nn.Y(...)`` (also annotated, ``self.X: nn.Y = nn.Y(...)``, or

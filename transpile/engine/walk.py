@@ -105,10 +105,17 @@ def _may_hold() -> dict[type, frozenset[type]]:
     concrete = [t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, CSTNode)
                 and not inspect.isabstract(t) and hasattr(t, "__dataclass_fields__")]
 
+    # (a concrete type's ``__mro__`` names its bases: issubclass through ABCMeta, for every
+    # pair, was most of this function's time, which every run pays once)
+    subclasses: dict[type, tuple[type, ...]] = {}
+
     def named(annotation, found: set[type]) -> None:
         if isinstance(annotation, type):
             if issubclass(annotation, CSTNode):
-                found.update(t for t in concrete if issubclass(t, annotation))
+                held = subclasses.get(annotation)
+                if held is None:
+                    held = subclasses[annotation] = tuple(t for t in concrete if annotation in t.__mro__)
+                found.update(held)
             return
         for argument in typing.get_args(annotation):
             named(argument, found)

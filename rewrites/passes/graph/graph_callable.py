@@ -30,7 +30,7 @@ QUESTIONS = frozenset({"inspect.isfunction"})
 class GraphCallable(CompiledOrCalled, Pass):
     id = "MS321"
     name = "graph-callable"
-    reads = frozenset({"forward_helpers", "submodule_helpers", "names"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers", "names"})
     summary = "callable(v) in compiled code -> not isinstance(v, Tensor) and callable(v) (GRAPH_MODE compiles the call of a tensor)."
     examples = (
         Example(

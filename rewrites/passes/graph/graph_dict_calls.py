@@ -29,7 +29,7 @@ from .called_by_compiled import CompiledOrCalled
 class GraphDictCalls(CompiledOrCalled, Pass):
     id = "MS332"
     name = "graph-dict-calls"
-    reads = frozenset({"forward_helpers", "submodule_helpers", "names"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers", "names"})
     summary = "dict(a=x) in compiled code -> {\"a\": x} (GRAPH_MODE runs a call of dict in Python: an untyped value)."
     examples = (
         Example(

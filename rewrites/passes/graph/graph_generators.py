@@ -46,7 +46,7 @@ CONSUMERS = frozenset({"zip", "enumerate", "list", "tuple", "sorted", "sum", "an
 class GraphGenerators(CompiledOrCalled, Pass):
     id = "MS325"
     name = "graph-generators"
-    reads = frozenset({"forward_helpers", "identifiers", "names", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "identifiers", "names", "submodule_helpers"})
     summary = ("A generator function compiled code only iterates over -> a function returning the list of "
                "its items (GRAPH_MODE compiles no yield).")
     examples = (
@@ -60,14 +60,20 @@ class GraphGenerators(CompiledOrCalled, Pass):
         ),
     )
 
-    _iterated: frozenset[str] = frozenset()  # names (``f``, ``self.f``) whose every use is an iterated call
+    mentions = ("yield",)  # it acts on generator functions only
+    _iterated: frozenset[str] | None = None  # names (``f``, ``self.f``) whose every use is an iterated call
+    _module: cst.Module | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
-        super().visit_Module(node)
-        uses = _Uses()
-        read(node, uses)
-        counts = {**self.facts.names.load_counts(node), **uses.uses}
-        self._iterated = frozenset(n for n, count in counts.items() if uses.iterated.get(n, 0) == count)
+        self._module = node  # (its uses are read when a compiled generator needs them: most files have none)
+
+    def _iterated_names(self) -> frozenset[str]:
+        if self._iterated is None:
+            uses = _Uses()
+            read(self._module, uses)
+            counts = {**self.facts.names.load_counts(self._module), **uses.uses}
+            self._iterated = frozenset(n for n, count in counts.items() if uses.iterated.get(n, 0) == count)
+        return self._iterated
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         if not self.ctx.open_scopes or self.ctx.open_scopes[-1] is not original:
@@ -80,7 +86,8 @@ class GraphGenerators(CompiledOrCalled, Pass):
         shape = _shape(original)
         if not shape.yields:
             return updated
-        if key not in self._iterated or not shape.plain or type(enclosing) not in (cst.ClassDef, type(None)):
+        if not shape.plain or type(enclosing) not in (cst.ClassDef, type(None)) \
+                or key not in self._iterated_names():
             # (a nested function's uses are its scope's)
             self.ctx.report(original, self.id, f"{name} is a generator compiled code calls: GRAPH_MODE compiles no "
                             "yield (\"Unsupported expression 'Yield'\"), and it is not one this rule makes a list "

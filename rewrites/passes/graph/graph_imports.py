@@ -35,7 +35,7 @@ from .called_by_compiled import CompiledOrCalled
 class GraphImports(CompiledOrCalled, Pass):
     id = "MS324"
     name = "graph-imports"
-    reads = frozenset({"forward_helpers", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = ("An import statement in construct becomes importlib.import_module (GRAPH_MODE compiles no "
                "import statement).")
     examples = (

@@ -39,7 +39,7 @@ PARTIAL = "functools.partial"
 class GraphMaps(CompiledOrCalled, Pass):
     id = "MS304"
     name = "graph-maps"
-    reads = frozenset({"empty_1d_tensor", "forward_helpers", "submodule_helpers"})
+    reads = frozenset({"empty_1d_tensor", "compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = "map(f, xs) in construct -> a comprehension (GRAPH_MODE rejects map over closures)."
     examples = (
         Example(

@@ -25,7 +25,7 @@ from .called_by_compiled import CompiledOrCalled
 class GraphMathNames(CompiledOrCalled, Pass):
     id = "MS319"
     name = "graph-math-names"
-    reads = frozenset({"forward_helpers", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = "sqrt(n) of from math import sqrt in compiled code -> math.sqrt(n) (GRAPH_MODE runs the bare name in Python)."
     examples = (
         Example(

@@ -31,7 +31,7 @@ CONSUMERS = ("tuple", "list")
 class GraphSeveralFors(CompiledOrCalled, Pass):
     id = "MS316"
     name = "graph-several-fors"
-    reads = frozenset({"forward_helpers", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = "A list comprehension of several for clauses in construct -> nested ones joined by sum(..., []) (GRAPH_MODE)."
     examples = (
         Example(

@@ -30,7 +30,7 @@ ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString, cst
 class GraphTypingCast(CompiledOrCalled, Pass):
     id = "MS331"
     name = "graph-typing-cast"
-    reads = frozenset({"forward_helpers", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = "typing.cast(T, v) in compiled code -> v (GRAPH_MODE runs cast in Python without the module's names)."
     examples = (
         Example(

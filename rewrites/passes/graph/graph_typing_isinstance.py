@@ -25,7 +25,7 @@ BUILTINS = {"typing.Tuple": "tuple", "typing.List": "list", "typing.Dict": "dict
 class GraphTypingIsinstance(CompiledOrCalled, Pass):
     id = "MS327"
     name = "graph-isinstance"
-    reads = frozenset({"forward_helpers", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = "isinstance(x, typing.Tuple) in compiled code -> isinstance(x, tuple) (GRAPH_MODE refuses a typing alias there)."
     examples = (
         Example(

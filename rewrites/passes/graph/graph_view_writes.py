@@ -44,7 +44,7 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 class GraphViewWrites(CompiledOrCalled, Pass):
     id = "MS513"
     name = "graph-view-writes"
-    reads = frozenset({"forward_helpers", "names", "submodule_helpers"})
+    reads = frozenset({"compiled_callees", "forward_helpers", "names", "submodule_helpers"})
     summary = ("Report an in-place write torch sees through another name (a view, an alias, a caller's "
                "parameter) in compiled code: GRAPH_MODE changes only the written name.")
     examples = (
