@@ -81,6 +81,21 @@ class StateCell(nn.Module):  # prosper-nn's ECNN cell: an LSTM's (h, c) told apa
 
     def forward(self, x):
         return self.step((x, x)) + self.step(x)
+
+
+class Placed(nn.Module):  # torchaudio's WavLM: a device only handed over as a placement
+    def __init__(self, n):
+        super().__init__()
+        self.embed = nn.Embedding(8, n)
+
+    def buckets(self, q):
+        position = torch.arange(q)[:, None] - torch.arange(q)[None, :]
+        return position.abs() % 8
+
+    def forward(self, y):
+        bucket = self.buckets(y.shape[1]).to(self.embed.weight.device)
+        extra = torch.zeros(y.shape[1], device=self.embed.weight.device)
+        return y @ self.embed(bucket).sum(0) + extra
 '''
 
 
@@ -93,6 +108,7 @@ def test_lists_of_items_are_stacked_and_numbers_only_stay_data(built):
     result, _, _ = built
     assert result.code.count("_torch_tensor_items(") >= 5, result.code
     assert "device = _torch_device(self.init_state)" in result.code
+    assert "_torch_device(self.embed" not in result.code  # a placement is left to the pass that drops it
     assert "isinstance(state, tuple)" in result.code and "isinstance(state, (list, ms.Tensor))" in result.code
     assert "torch.tensor(" not in result.code and "torch.as_tensor(" not in result.code
     assert not any(d.severity.name in ("WARNING", "ERROR") for d in result.diagnostics if d.code != "MS507")
@@ -104,6 +120,7 @@ def test_lists_of_items_are_stacked_and_numbers_only_stay_data(built):
     ("Items", (), (4, 3)),
     ("InitialState", (3,), (2, 3)),
     ("StateCell", (3,), (2, 3)),
+    ("Placed", (3,), (2, 3)),
 ])
 def test_layers_match_torch_in_both_modes(built, name, args, shape, mode):
     import mindspore

@@ -15,7 +15,11 @@ applies when it runs (a constant in a graph)::
 Parameters are attributes of the Cell: the rewrite applies to ``.device`` read of an
 attribute chain starting at ``self`` (``self.init_state.device``, ``self.fc.weight.device``)
 in forward/construct and what they call (``ctx.compiled``); a name's ``.device`` (a tensor
-passed in) and code outside compiled functions are left.
+passed in) and code outside compiled functions are left. So is a ``.device`` handed over as a
+placement (``x.to(self.w.device)``, ``device=self.w.device``): the conversion drops those
+arguments (MindSpore places tensors by its context), so the value is never used, and a helper
+call there would hide the placement from the pass that drops it (torchaudio's WavLM
+``bucket.to(self.rel_attn_embed.weight.device)`` became a call GRAPH_MODE could not type).
 """
 from __future__ import annotations
 
@@ -55,7 +59,7 @@ class GraphParameterDevice(Pass):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self._stored: set[int] = set()  # the attributes assignments and del statements write
+        self._stored: set[int] = set()  # the attributes assignments and del statements write, and placements
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         self._stored.update(_written(node.target))
@@ -69,10 +73,16 @@ class GraphParameterDevice(Pass):
     def visit_Del(self, node: cst.Del) -> None:
         self._stored.update(_written(node.target))
 
+    def visit_Call(self, node: cst.Call) -> None:
+        moves = isinstance(node.func, cst.Attribute) and node.func.attr.value == "to"
+        for arg in node.args:
+            if (arg.keyword is None and moves) or (arg.keyword is not None and arg.keyword.value == "device"):
+                self._stored.add(id(arg.value))  # a placement: dropped by the conversion, left for it
+
     def leave_Attribute(self, original: cst.Attribute, updated):
         if not (self.ctx.compiled and original.attr.value == "device" and _self_chain(original.value)):
             return updated
-        if id(original) in self._stored:  # self.x.device = ...: a write, left
+        if id(original) in self._stored:  # self.x.device = ... (a write) or a placement, left
             return updated
         if not isinstance(updated, cst.Attribute):  # another pass rewrote it
             return updated
