@@ -187,7 +187,10 @@ class BoolIndex(Pass):
             "sum": f"{ops}.where({m}, {xs}, {ops}.zeros_like({xs})).sum()",
             "mean": f"{ops}.where({m}, {xs}, {ops}.zeros_like({xs})).sum() / {ops}.where({m}, {ops}.ones_like({xs}), {ops}.zeros_like({xs})).sum()",
             "max": f"{ops}.where({m}, {xs}, {ops}.full_like({xs}, float('-inf'))).max()",
-            "min": f"{ops}.where({m}, {xs}, {ops}.full_like({xs}, float('inf'))).min()",
+            # min as the max of the negation, -inf filled: MindSpore 2.10's GRAPH mode, given a
+            # +inf and a -inf fill in one graph, now and then filled the min's with -inf (2 of 120
+            # compilations of max and min side by side gave -inf; none of 120 this way)
+            "min": f"-{ops}.where({m}, -{xs}, {ops}.full_like({xs}, float('-inf'))).max()",
         }[reduction]
         self.ctx.count_converted()
         self.ctx.report(original, self.id, f"{code(original)} becomes a masked {reduction} (same value, static shape)", Severity.INFO)
