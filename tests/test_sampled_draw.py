@@ -4,6 +4,7 @@ and the benchmark's models come from the packages it took, in no other way."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -89,3 +90,15 @@ def test_the_models_come_from_the_packages_taken():
     converted = {draw.normalise(p) for p in config["packages"]}
     modules = {draw.normalise(e["module"]) for e in drawn["draw"] if e["decision"] == "take"}
     assert modules == converted
+
+
+@pytest.mark.skipif(not draw.RESERVED.exists(), reason="shared/RESERVED.md is not on this machine")
+@pytest.mark.parametrize("config", ["models/models.toml", "sampled/models.toml", "hf/models.toml"])
+def test_no_benchmark_pins_a_reserved_package(config):
+    """Reserved packages are for independent measurement: no benchmark installs one, on
+    either side, nor converts one."""
+    data = tomllib.loads((SAMPLED.parent / config).read_text(encoding="utf-8"))
+    pins = [*data.get("torch_venv", {}).get("pip", []), *data.get("ms_deps", {}).get("pip", []),
+            *data.get("packages", {})]
+    names = {draw.normalise(re.split(r"[<>=!~\[; ]", pin, maxsplit=1)[0]) for pin in pins}
+    assert not names & draw.reserved(draw.RESERVED)
