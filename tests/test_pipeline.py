@@ -86,6 +86,19 @@ def test_an_output_that_does_not_parse_is_not_handed_out() -> None:
     assert "left as it was" in errors[0].message and "line" not in errors[0].message
 
 
+def test_code_that_parses_but_does_not_compile_is_still_handed_out() -> None:
+    """The whole-output check asks the compiler first (cheaper than ``ast.parse``), which
+    also refuses code that parses (a module-level ``return``, a ``nonlocal`` with no
+    function around it): such code was in the input, and is converted as before."""
+    source = "import src\n\nx = fine\nreturn fine\n"
+    with pytest.raises(SyntaxError):
+        compile(source, "m.py", "exec")
+    result = run([Rename], source)
+    assert not result.failed and result.changed
+    assert result.code == "import src\n\nx = renamed\nreturn renamed\n"
+    assert not [d for d in result.diagnostics if d.severity is Severity.ERROR]
+
+
 def test_a_weaker_replacement_is_parenthesized_where_it_stands() -> None:
     source = ("import src\n"
               "a = double(x).real\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -235,7 +236,7 @@ class StageTransformer(cst.CSTTransformer):
             lines = (cst.SimpleStatementLine, cst.FlattenSentinel, cst.If) if wrapped else (cst.SimpleStatementLine, cst.FlattenSentinel)
             if edited and isinstance(result, lines):
                 try:
-                    result = self._format(result, wrapped)
+                    result = self._format(result, wrapped, original)
                 except InvalidStatement as why:
                     result = self._keep_original(original, markers, why)
             if markers:
@@ -293,7 +294,7 @@ class StageTransformer(cst.CSTTransformer):
                                      reported, why_not))
         return not why_not
 
-    def _format(self, result, wrapped: bool = False):
+    def _format(self, result, wrapped: bool = False, original: cst.CSTNode | None = None):
         """Black's layout for a changed statement line (or each line of a sequence, or the
         lines of a guard ``if`` a pass wrapped a line in: they are changed lines too, and a
         second run would otherwise lay them out)."""
@@ -306,7 +307,8 @@ class StageTransformer(cst.CSTTransformer):
             inner = 4 * (self._depth + 1)
             body = [format_statement(n, inner) if isinstance(n, cst.SimpleStatementLine) else n for n in result.body.body]
             return result.with_changes(body=result.body.with_changes(body=body))
-        return format_statement(result, 4 * self._depth)
+        before = original if type(original) is cst.SimpleStatementLine else None
+        return format_statement(result, 4 * self._depth, before)
 
     def _keep_original(self, original, markers: list[str], why: Exception):
         """A statement whose rewrite is not valid Python stays as it was, marked, and
@@ -598,6 +600,24 @@ def _newer_syntax(exc: SyntaxError, source: str) -> str:
     return ""
 
 
+def _parses(code: str, filename: str) -> bool:
+    """Whether CPython parses ``code``. Compiling it costs a third of ``ast.parse``, which
+    builds the tree as Python objects; compiling refuses more (a ``return`` outside a
+    function), so only a refusal asks the parser itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the compiler's SyntaxWarnings are the code's, not ours to show)
+        try:
+            compile(code, filename, "exec", dont_inherit=True)
+            return True
+        except (SyntaxError, ValueError, RecursionError):
+            pass
+    try:
+        ast.parse(code, filename)
+    except SyntaxError:
+        return False
+    return True
+
+
 def _parse(source: str, filename: str) -> ast.Module:
     return ast.parse(source[1:] if source.startswith("\ufeff") else source, filename)
 
@@ -781,10 +801,9 @@ class Pipeline:
                 _attach_markers(stmt, marker, was_line=isinstance(stmt, cst.SimpleStatementLine))
                 if id(stmt) in kept else stmt for stmt in current.body])
         code = code_of(current)
-        try:  # never hand out code that does not parse (each changed statement was checked)
-            if code != source:  # the source parsed before
-                ast.parse(code, filename)
-        except SyntaxError:
+        # never hand out code that does not parse (each changed statement was checked;
+        # the source parsed before)
+        if code != source and not _parses(code, filename):
             return None
         diagnostics = ctx.resolve(module)
         edits = _edits(ctx, module) if record_edits else []
