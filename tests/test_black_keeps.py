@@ -139,16 +139,20 @@ def test_a_built_line_left_to_libcst_defaults_is_laid_out_without_black(monkeypa
 
 def test_an_edit_that_leaves_the_text_as_it_was_keeps_the_layout(monkeypatch):
     """A pass that rebuilt a statement into the same text changed nothing a reader sees:
-    the line stays as written (black would split it for its comment), black not asked; a
-    statement whose text did change is still black's."""
+    the statement stays as written (black would join its lines), black not asked; one whose
+    text changed, or too long for where it now stands, is still black's."""
     from transpile.engine import formatting
 
-    code = "h = y.view(-1)  # a comment long enough to take this line past the length black keeps it to\n"
+    code = "h = y.view(\n    -1,\n    1\n)  # written so\n"
     before = cst.parse_statement(code)
-    rebuilt = before.with_changes(body=[before.body[0].with_changes(value=cst.parse_expression("y.view(-1)"))])
+    rebuilt = before.with_changes(body=[before.body[0].with_changes(value=before.body[0].value.deep_clone())])
     assert rebuilt is not before and code_of(rebuilt) == code and black_layout(code, 88) != code
     with monkeypatch.context() as patched:
         patched.setattr(formatting, "black_layout", lambda *a: pytest.fail("black was asked"))
         assert formatting.format_statement(rebuilt, 0, before) is rebuilt
-    changed = cst.parse_statement(code.replace("view(-1)", "reshape(-1)"))
+    changed = cst.parse_statement(code.replace("view(", "reshape("))
     assert code_of(formatting.format_statement(changed, 0, before)) == black_layout(code_of(changed), 88)
+    long = "h = y.view(-1)  # a comment long enough to take this line past the length black keeps it to\n"
+    long_before = cst.parse_statement(long)
+    long_rebuilt = long_before.deep_clone()
+    assert code_of(formatting.format_statement(long_rebuilt, 0, long_before)) == black_layout(long, 88) != long

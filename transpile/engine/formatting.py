@@ -539,7 +539,8 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
                      before: cst.SimpleStatementLine | None = None) -> cst.SimpleStatementLine:
     """Run black over one changed statement; keep its leading comments and blank lines.
     ``before``: the statement as it was before the edit; when the edit left its code as it
-    was (a pass rebuilt a node the same), its layout is kept as written.
+    was (a pass rebuilt a node the same) and its lines fit the length at this depth (an
+    earlier pass may have moved it into a block), its layout is kept as written.
     Raises InvalidStatement when the statement's code does not parse."""
     bare = stmt.with_changes(leading_lines=())
     code = code_of(bare)  # as cst.Module(body=[bare]).code
@@ -560,8 +561,9 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
             split = _split_call(parsed[0], code, line_length)
     if split is not None:
         return split.with_changes(leading_lines=stmt.leading_lines)
-    if before is not None and code_of(before.with_changes(leading_lines=())) == code:
-        return stmt  # the text is as it was: not black's to lay out again (a fifth of its calls)
+    if before is not None and code_of(before.with_changes(leading_lines=())) == code \
+            and all(len(line) <= line_length for line in code.splitlines()):
+        return stmt  # the text is as it was and fits where it stands: not black's to lay out again
     try:
         formatted = black_layout(code, line_length)
         if formatted == code:
