@@ -31,6 +31,12 @@ einops call, and a small einops backend for MindSpore tensors is emitted beside 
 einops runs it when it runs, in Python (in GRAPH_MODE too: the backend's module names einops
 in MS_JIT_IGNORE_MODULES, so MindSpore runs it instead of compiling it). The layers with such
 patterns are left as they are and marked.
+
+An einops name bound at the module's level by a loader call given the module's path and the
+member's name (monai's ``Rearrange, _ = optional_import("einops.layers.torch", name="Rearrange")``;
+``importlib.import_module("einops")`` for the module) is lowered as an imported one: left, GRAPH
+mode ran einops' torch layer as Python, and its result, untyped in the graph, broke the next
+reshape (``loader_binding``).
 """
 from __future__ import annotations
 
