@@ -452,6 +452,12 @@ class EinopsLowering(Pass):
                         self._loaded[bound[0].value] = bound[1]
                         self._binding_targets.add(id(bound[0]))
 
+    def _by_loader(self, node) -> bool:
+        """Whether ``node`` names what a loader call binds (no import does): what this pass
+        cannot lower of it is left as it is, with no backend emitted and no mark (the source
+        made einops optional there; an emitted backend would import it)."""
+        return bool(self._loaded) and self.ctx.imports.qualify(node) is None and self._loaded_qual(node) is not None
+
     def _loaded_qual(self, node) -> str | None:
         """The qualified name of ``node`` (``Rearrange``, ``m.Rearrange``) whose head a loader
         call at the module's level binds, where no local hides it."""
@@ -478,6 +484,8 @@ class EinopsLowering(Pass):
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
+            if self._by_loader(original.func):  # left as the source has it: einops stays optional there
+                return updated
             at_run_time = self._pack_at_run_time(qual, updated)
             if at_run_time is not None:
                 self.ctx.count_converted()
@@ -693,7 +701,7 @@ class EinopsLowering(Pass):
 
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
-        if qual is not None and qual != BACKEND_BASE:
+        if qual is not None and qual != BACKEND_BASE and not self._by_loader(original):
             if qual in FUNCTIONS:  # maybe(rearrange)(t, ...): einops runs it, on MindSpore tensors
                 self._emit_backend()
                 self.ctx.count_converted()
