@@ -234,7 +234,9 @@ class FileFacts(Facts):
         by another class of the file (``self.attention.initial_weights(n)`` in a forward,
         ``self.attention`` an instance of the file's ``Attention``), and what those call on
         ``self``, directly or in turn: GRAPH mode compiles them as it compiles forward's
-        own helpers. The attribute's class comes from the type index."""
+        own helpers. The attribute's class comes from the type index; where it cannot tell
+        (a layer handed to ``__init__``: RAFT's ``self.corr_block.build_pyramid(...)``), from
+        the method's name, when exactly one other class of the file defines it."""
         def compute():
             classes = {s.name.value: s for s in self.module.body if isinstance(s, cst.ClassDef)}
             if len(classes) < 2:
@@ -243,10 +245,13 @@ class FileFacts(Facts):
             methods = {name: {m.name.value: m for m in c.body.body if isinstance(m, cst.FunctionDef)}
                        for name, c in classes.items()}
 
-            def held_class(owner: str, attribute: str) -> str | None:
+            def held_class(owner: str, attribute: str, method: str) -> str | None:
                 types = index.classes.get(f"{index.module}.{owner}")
                 value = types.attributes[attribute].value if types and attribute in types.attributes else None
-                if not (value and value[0] == "call" and value[1][0] == "ref"):
+                if not value or value == ("?",):  # unknown: the one class of the file with that method
+                    defining = [c for c in classes if c != owner and method in methods[c]]
+                    return defining[0] if len(defining) == 1 else None
+                if not (value[0] == "call" and value[1][0] == "ref"):
                     return None
                 module, _, name = value[1][1].rpartition(".")
                 return name if module == index.module and name in classes else None
@@ -261,7 +266,7 @@ class FileFacts(Facts):
                     if not isinstance(func, cst.Attribute) or func.attr.value.startswith("__"):
                         continue
                     holder = _self_attribute(func.value)
-                    target = held_class(owner, holder) if holder else (owner if _self_attribute(func) else None)
+                    target = held_class(owner, holder, func.attr.value) if holder else (owner if _self_attribute(func) else None)
                     key = (target, func.attr.value)
                     if target and key[1] in methods[target] and key not in seen:
                         seen.add(key)

@@ -175,3 +175,27 @@ def test_ms514_an_attribute_set_in_compiled_code_and_read_by_another_method() ->
     )
     found = [(d.line, d.code) for d in convert_code(src).diagnostics if d.code == "MS514"]
     assert found == [(10, "MS514"), (26, "MS514")]
+
+
+def test_ms514_through_a_layer_handed_to_init() -> None:
+    """torchvision's RAFT: ``self.corr_block`` is handed to ``__init__`` (the type index cannot
+    tell its class), and forward calls ``build_pyramid``, which sets ``self.corr_pyramid``, then
+    ``index_pyramid``, which reads it. The methods are found by name (one class of the file
+    defines them), so they are compiled code and the assignment is reported; a name two
+    classes define is no finding (which one runs is unknown)."""
+    src = (
+        "import torch\nimport torch.nn as nn\n"
+        "class Corr(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.pyramid = [torch.tensor(0)]\n"
+        "    def build(self, x):\n        self.pyramid = [x]\n"
+        "    def index(self, y):\n        return self.pyramid[0] + y\n"
+        "class Twin(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.t = None\n"
+        "    def setup(self, x):\n        self.t = x\n    def get(self):\n        return self.t\n"
+        "class Twin2(Twin):\n    def setup(self, x):\n        self.t = x\n    def get(self):\n        return self.t\n"
+        "class Net(nn.Module):\n    def __init__(self, corr, twin):\n        super().__init__()\n"
+        "        self.corr = corr\n        self.twin = twin\n"
+        "    def forward(self, x):\n        self.corr.build(x)\n        self.twin.setup(x)\n"
+        "        return self.corr.index(x) + self.twin.get()\n"
+    )
+    found = [(d.line, d.code) for d in convert_code(src).diagnostics if d.code == "MS514"]
+    assert found == [(8, "MS514")]

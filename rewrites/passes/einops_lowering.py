@@ -31,6 +31,12 @@ einops call, and a small einops backend for MindSpore tensors is emitted beside 
 einops runs it when it runs, in Python (in GRAPH_MODE too: the backend's module names einops
 in MS_JIT_IGNORE_MODULES, so MindSpore runs it instead of compiling it). The layers with such
 patterns are left as they are and marked.
+
+An einops name bound at the module's level by a loader call given the module's path and the
+member's name (monai's ``Rearrange, _ = optional_import("einops.layers.torch", name="Rearrange")``;
+``importlib.import_module("einops")`` for the module) is lowered as an imported one: left, GRAPH
+mode ran einops' torch layer as Python, and its result, untyped in the graph, broke the next
+reshape (``loader_binding``).
 """
 from __future__ import annotations
 
@@ -427,10 +433,43 @@ class EinopsLowering(Pass):
         # the file defines the einops backend already (converted before: emitted definitions
         # are left as they are, their handlers never called)
         self._has_backend = any(n.startswith(BACKEND_NAME) for n in getattr(ctx.facts, "emitted_definitions", ()))
+        self._loaded: dict[str, str] = {}  # names bound by a loader call given a module's path (visit_Module)
+        self._binding_targets: set[int] = set()  # the names those assignments bind (not references)
 
     def _einops(self, node) -> str | None:
         qual = self.ctx.imports.qualify(node)
+        if qual is None and self._loaded:
+            qual = self._loaded_qual(node)
         return qual if qual is not None and qual.split(".")[0] in LOWERED_ROOTS else None
+
+    # -- names a loader call binds: ``Rearrange, _ = optional_import("einops.layers.torch", name="Rearrange")``
+    def visit_Module(self, node: cst.Module) -> None:
+        for stmt in _top_level_lines(node.body):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    bound = loader_binding(small.targets[0].target, small.value)
+                    if bound is not None:
+                        self._loaded[bound[0].value] = bound[1]
+                        self._binding_targets.add(id(bound[0]))
+
+    def _by_loader(self, node) -> bool:
+        """Whether ``node`` names what a loader call binds (no import does): what this pass
+        cannot lower of it is left as it is, with no backend emitted and no mark (the source
+        made einops optional there; an emitted backend would import it)."""
+        return bool(self._loaded) and self.ctx.imports.qualify(node) is None and self._loaded_qual(node) is not None
+
+    def _loaded_qual(self, node) -> str | None:
+        """The qualified name of ``node`` (``Rearrange``, ``m.Rearrange``) whose head a loader
+        call at the module's level binds, where no local hides it."""
+        head = node
+        while type(head) is cst.Attribute:
+            head = head.value
+        if type(head) is not cst.Name or head.value not in self._loaded or id(head) in self._binding_targets:
+            return None
+        if self.ctx.imports.hidden(head.value):
+            return None
+        rest = code(node).partition(".")[2] if head is not node else ""
+        return self._loaded[head.value] + (f".{rest}" if rest else "")
 
     # -- calls ---------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -445,6 +484,8 @@ class EinopsLowering(Pass):
         try:
             result = self._lower(qual, updated)
         except Unconvertible as why:
+            if self._by_loader(original.func):  # left as the source has it: einops stays optional there
+                return updated
             at_run_time = self._pack_at_run_time(qual, updated)
             if at_run_time is not None:
                 self.ctx.count_converted()
@@ -660,7 +701,7 @@ class EinopsLowering(Pass):
 
     def _reference(self, original, updated):
         qual = None if id(original) in self._skip else self._einops(original)
-        if qual is not None and qual != BACKEND_BASE:
+        if qual is not None and qual != BACKEND_BASE and not self._by_loader(original):
             if qual in FUNCTIONS:  # maybe(rearrange)(t, ...): einops runs it, on MindSpore tensors
                 self._emit_backend()
                 self.ctx.count_converted()
@@ -673,6 +714,49 @@ class EinopsLowering(Pass):
 
 
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+
+
+def _top_level_lines(body):
+    """The simple statement lines of a module's level, those in its top-level ``if``/``try``
+    blocks included (where the file's imports are)."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield stmt
+        elif isinstance(stmt, (cst.If, cst.Try)):
+            blocks = [stmt.body, *(h.body for h in getattr(stmt, "handlers", ()))]
+            orelse = stmt.orelse
+            while isinstance(orelse, cst.If):  # elif
+                blocks.append(orelse.body)
+                orelse = orelse.orelse
+            if orelse is not None:
+                blocks.append(orelse.body)
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    yield from _top_level_lines(block.body)
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
+
+
+def loader_binding(target: cst.BaseExpression, value: cst.BaseExpression) -> tuple[cst.Name, str] | None:
+    """The name and the qualified name an assignment binds by a loader call given a module's
+    dotted path, as a string, and the member's name, as ``name=`` (a string): ``X, _ =
+    optional_import("a.b", name="X")`` (the first of a tuple target: such loaders return the
+    object and whether it was found) or ``X = load("a.b", name="X")``; ``m =
+    importlib.import_module("a.b")`` binds the module. None for any other assignment."""
+    if type(value) is not cst.Call or not value.args or value.args[0].keyword or value.args[0].star:
+        return None
+    path = literal_value(value.args[0].value)
+    if not isinstance(path, str) or not _DOTTED.match(path):
+        return None
+    member = [literal_value(a.value) for a in value.args[1:] if a.keyword is not None and a.keyword.value == "name"]
+    if type(target) is cst.Tuple and target.elements and type(target.elements[0].value) is cst.Name:
+        target = target.elements[0].value if member else None
+    if type(target) is not cst.Name:
+        return None
+    if member:
+        return (target, f"{path}.{member[0]}") if isinstance(member[0], str) and _DOTTED.match(member[0]) else None
+    return (target, path) if code(value.func) == "importlib.import_module" and len(value.args) == 1 else None
 
 
 def _arguments(call: cst.Call, params: tuple[str, ...]) -> tuple[dict, dict]:
