@@ -175,3 +175,19 @@ def test_ms514_an_attribute_set_in_compiled_code_and_read_by_another_method() ->
     )
     found = [(d.line, d.code) for d in convert_code(src).diagnostics if d.code == "MS514"]
     assert found == [(10, "MS514"), (26, "MS514")]
+
+
+def test_no_finding_in_a_branch_graph_mode_drops() -> None:
+    """``if torch.jit.is_scripting():`` (MS206 makes it ``if False:``) is not compiled: torchvision's
+    Inception3 builds its namedtuple only there, and compiles. Its else branch is linted."""
+    src = (
+        "from collections import namedtuple\nimport torch\nimport torch.nn as nn\n"
+        "Out = namedtuple('Out', 'x aux')\n"
+        "class N(nn.Module):\n    def forward(self, x):\n"
+        "        if torch.jit.is_scripting():\n            return Out(x, x)\n"
+        "        if torch.jit.is_scripting(): return Out(x, x)\n"
+        "        if False:\n            print(x)\n        else:\n            print(x)\n"
+        "        return x, Out(x, x)\n"
+    )
+    found = sorted((d.line, d.code) for d in convert_code(src).diagnostics if d.code.startswith("MS5"))
+    assert found == [(13, "MS503"), (14, "MS504")]

@@ -37,6 +37,8 @@ Restrictions", seed 004 "Considerations"):
         returning ``self.t * 3`` gave zeros, the value __init__ set; set in a helper and read
         in construct the same; set and read in one method it is right). torchvision's RAFT
         (``self.corr_pyramid`` built in one method, read in another) fails to compile.
+  No finding under ``if False:`` or a check MS206 answers False (``torch.jit.is_scripting()``):
+  GRAPH_MODE does not compile that branch.
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.names import identifiers
 from transpile.engine.walk import read
 
+from ...analysis.scaffolding import scaffolding_data
 from ...syntax import NOT_LITERAL, literal_value
 from .graph_conditional_pops import pops_in_branch, rewritten_conditionals
 from ...table_calls import tables
@@ -142,6 +145,8 @@ class GraphLint(Pass):
         self._self_reads: list = []  # the enclosing classes, innermost last
         self._method_stack: list[str] = []  # the enclosing functions' names, outermost first
         self._class_depth: list[int] = []  # per enclosing class: how many functions enclose it
+        self._dead_bodies: set[int] = set()  # id(the body of an ``if False:``)
+        self._dead_depth = 0  # such bodies around the node: no finding there
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
@@ -213,6 +218,8 @@ class GraphLint(Pass):
         return package.module.split(".")[0] if package is not None and package.module else None
 
     def _report(self, node, code: str, message: str) -> None:
+        if self._dead_depth:  # under ``if False:``, which GRAPH_MODE does not compile
+            return
         self.ctx.report(node, code, message + " (GRAPH_MODE)", Severity.WARNING)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -351,6 +358,28 @@ class GraphLint(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._enter_control(node.test)
+        if self._never(node.test):
+            # GRAPH_MODE drops the branch (torchvision's Inception3 builds its namedtuple only
+            # under ``torch.jit.is_scripting()``)
+            self._dead_bodies.add(id(node.body))
+
+    def _never(self, test) -> bool:
+        """``False``, or a call MS206 answers with False (``torch.jit.is_scripting()``), whether
+        or not MS206 has run yet."""
+        if isinstance(test, cst.Name):
+            return test.value == "False"
+        return isinstance(test, cst.Call) and not test.args \
+            and scaffolding_data()["constant"].get(self.ctx.imports.qualify(test.func) or "") == "False"
+
+    def visit_IndentedBlock(self, node) -> None:
+        self._dead_depth += id(node) in self._dead_bodies
+
+    def leave_IndentedBlock(self, original, updated):
+        self._dead_depth -= id(original) in self._dead_bodies
+        return updated
+
+    visit_SimpleStatementSuite = visit_IndentedBlock
+    leave_SimpleStatementSuite = leave_IndentedBlock
 
     def leave_If(self, original, updated):
         self._leave_control()
