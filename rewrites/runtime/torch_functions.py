@@ -48,6 +48,13 @@ def _einsum_at_run_time_plan(equation, named, shapes):
     in GRAPH mode): each operand's broadcast shape, then per operand after the first
     (sum, permute, reshape) of the product so far and of that operand and the product's
     shape, then the result's (sum, permute)."""
+    if equation is None or not isinstance(shapes, tuple) or not all(isinstance(s, tuple) for s in shapes):
+        # GRAPH mode hands a constexpr None for a value it does not know when it compiles, and
+        # a tensor for a shape whose rank it does not know (measured on MindSpore 2.10)
+        raise ValueError("einsum(): GRAPH_MODE does not know the equation or the operands' ranks when it "
+                         "compiles. A tensor read from a Python object built in compiled code (a dataclass, "
+                         "a namedtuple, an instance), or returned beside one in a tuple, has no static "
+                         "shape: return such tensors as a tuple or a dict (transpile MS504)")
     lhs, arrow, rhs = equation.partition("->")
     sides = lhs.split(",")
     if len(sides) != len(shapes):

@@ -7,7 +7,10 @@ Restrictions", seed 004 "Considerations"):
   MS502 .asnumpy()/.numpy(): leaves the graph, truncates gradients
   MS503 Python side effects: print, appending to lists held outside construct (not to a
         parameter construct reads itself after: _params_read)
-  MS504 user-defined (non-Cell) classes built as values in construct
+  MS504 user-defined (non-Cell) classes built as values in construct (namedtuple's too): GRAPH_MODE
+        builds them as Python, and a tensor read back from one, or returned beside one in a tuple
+        (``return out, Intermediates(attn=a)``), has no static shape, not even a rank (measured on
+        2.10: an einsum whose equation is built from ``k.ndim`` gets None; nn.Dense fails on it)
   MS505 threads or processes in construct
   MS506 deep control flow that depends on tensors (slow compilation)
   MS507 constants built on every call: build them once in __init__
@@ -34,6 +37,8 @@ Restrictions", seed 004 "Considerations"):
         returning ``self.t * 3`` gave zeros, the value __init__ set; set in a helper and read
         in construct the same; set and read in one method it is right). torchvision's RAFT
         (``self.corr_pyramid`` built in one method, read in another) fails to compile.
+  No finding under ``if False:`` or a check MS206 answers False (``torch.jit.is_scripting()``):
+  GRAPH_MODE does not compile that branch.
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.names import identifiers
 from transpile.engine.walk import read
 
+from ...analysis.scaffolding import scaffolding_data
 from ...syntax import NOT_LITERAL, literal_value
 from .graph_conditional_pops import pops_in_branch, rewritten_conditionals
 from ...table_calls import tables
@@ -65,6 +71,9 @@ GRAPH_SAFE_ROOTS = frozenset({"math", "typing", "dataclasses", "functools", "ope
 # torch in GRAPH mode with np.ones in construct). Other numpy calls stay MS501 (np.finfo of a
 # MindSpore dtype does not compile).
 NUMPY_BUILDERS = frozenset({"numpy.ones", "numpy.zeros", "numpy.full", "numpy.arange", "numpy.eye"})
+# calls that make a class of tuples (``Pair = namedtuple("Pair", "a b")``): its instances,
+# built in construct, are Python objects to GRAPH_MODE as a class's are (MS504)
+TUPLE_CLASS_FACTORIES = frozenset({"collections.namedtuple", "typing.NamedTuple"})
 THREAD_ROOTS = frozenset({"threading", "multiprocessing", "concurrent", "queue"})
 CONSTANT_BUILDERS = frozenset({"tensor", "zeros", "ones", "full", "eye", "arange", "linspace", "as_tensor"})
 DEEP = 3  # nested tensor-dependent if/while/for at this depth are reported
@@ -94,7 +103,8 @@ class GraphLint(Pass):
         "MS502": ".asnumpy()/.numpy() in construct: leaves the graph and cuts the gradient.",
         "MS503": "a Python side effect in construct (print, appending to a list held outside it): the graph "
                  "runs it at compile time or not at all.",
-        "MS504": "a user-defined class (not a Cell) built as a value in construct: the graph cannot build it.",
+        "MS504": "a user-defined class (not a Cell) built as a value in construct: the graph builds it as Python, "
+                 "and the tensors read from it or returned beside it have no static shape.",
         "MS505": "threads or processes in construct: they cannot run inside a graph.",
         "MS506": "control flow nested deeply on tensor values in construct: compiles slowly.",
         "MS507": "a constant tensor built on every call of construct: build it once in __init__.",
@@ -135,6 +145,8 @@ class GraphLint(Pass):
         self._self_reads: list = []  # the enclosing classes, innermost last
         self._method_stack: list[str] = []  # the enclosing functions' names, outermost first
         self._class_depth: list[int] = []  # per enclosing class: how many functions enclose it
+        self._dead_bodies: set[int] = set()  # id(the body of an ``if False:``)
+        self._dead_depth = 0  # such bodies around the node: no finding there
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [self.ctx.imports.qualify(a.value) or dotted_name(a.value) or "" for a in node.bases]
@@ -206,11 +218,18 @@ class GraphLint(Pass):
         return package.module.split(".")[0] if package is not None and package.module else None
 
     def _report(self, node, code: str, message: str) -> None:
+        if self._dead_depth:  # under ``if False:``, which GRAPH_MODE does not compile
+            return
         self.ctx.report(node, code, message + " (GRAPH_MODE)", Severity.WARNING)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self.ctx.compiled and self._class_depth and len(self._method_stack) > self._class_depth[-1]:
             self._attribute_read_elsewhere(node)
+        if not self._method_stack and isinstance(node.value, cst.Call) \
+                and self.ctx.imports.qualify(node.value.func) in TUPLE_CLASS_FACTORIES:
+            for t in node.targets:  # Pair = namedtuple("Pair", "a b"): a class like one written out
+                if isinstance(t.target, cst.Name):
+                    self._classes[t.target.value] = False
         if not self._in_forward:
             return
         for t in node.targets:
@@ -271,7 +290,10 @@ class GraphLint(Pass):
             if func.value == "print":
                 self._report(node, "MS503", "print in construct runs at compile time or not at all; use ops.Print() or drop it")
             elif func.value in self._classes and not self._classes[func.value]:
-                self._report(node, "MS504", f"{func.value} is a user-defined class built inside construct; pass plain values or make it a Cell")
+                self._report(node, "MS504", f"{func.value} is a user-defined class built inside construct: GRAPH_MODE builds "
+                             "it as Python, and a tensor read back from it, or returned beside it in a tuple, has no "
+                             "static shape (an einsum, a Dense or a shape read on it then fails); return the tensors "
+                             "in a tuple or a dict, or make it a Cell")
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         # MS501: the user's third-party call, if the other passes left it one (einops lowers
@@ -336,6 +358,28 @@ class GraphLint(Pass):
 
     def visit_If(self, node: cst.If) -> None:
         self._enter_control(node.test)
+        if self._never(node.test):
+            # GRAPH_MODE drops the branch (torchvision's Inception3 builds its namedtuple only
+            # under ``torch.jit.is_scripting()``)
+            self._dead_bodies.add(id(node.body))
+
+    def _never(self, test) -> bool:
+        """``False``, or a call MS206 answers with False (``torch.jit.is_scripting()``), whether
+        or not MS206 has run yet."""
+        if isinstance(test, cst.Name):
+            return test.value == "False"
+        return isinstance(test, cst.Call) and not test.args \
+            and scaffolding_data()["constant"].get(self.ctx.imports.qualify(test.func) or "") == "False"
+
+    def visit_IndentedBlock(self, node) -> None:
+        self._dead_depth += id(node) in self._dead_bodies
+
+    def leave_IndentedBlock(self, original, updated):
+        self._dead_depth -= id(original) in self._dead_bodies
+        return updated
+
+    visit_SimpleStatementSuite = visit_IndentedBlock
+    leave_SimpleStatementSuite = leave_IndentedBlock
 
     def leave_If(self, original, updated):
         self._leave_control()
