@@ -230,6 +230,12 @@ class GraphLint(Pass):
                 if is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
                     self.scope.add(t.target.value)
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        # ``state_out: List[Tensor] = []`` (torchaudio's RNN-T predictor): a local list as ``= []`` makes one
+        if (self._in_forward and isinstance(node.target, cst.Name)
+                and isinstance(node.value, (cst.List, cst.ListComp))):
+            self._local_lists[-1].add(node.target.value)
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if self.ctx.compiled:
             self._rewritten.update(id(e) for e in rewritten_conditionals(node))
