@@ -31,6 +31,8 @@ from .passes.graph.graph_dict_calls import GraphDictCalls
 from .passes.graph.graph_iterators import GraphIterators
 from .passes.graph.graph_callable import GraphCallable
 from .passes.graph.graph_del import GraphDel
+from .passes.graph.graph_list_holders import GraphListHolders
+from .passes.graph.graph_equality import GraphEquality
 from .passes.graph.graph_lambdas import GraphLambdas
 from .passes.graph.graph_reduce import GraphReduce
 from .passes.graph.graph_device_unpack import GraphDeviceUnpack
@@ -79,7 +81,7 @@ from .analysis.compiled import compiled_method
 # the imports the other passes asked for; OptionalImports, after it in the same traversal,
 # reads the imports it kept.
 STAGES = (
-    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphParameterDevice, GraphTypingIsinstance, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphTypingCast, GraphDictCalls, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphDeviceUnpack, GraphImports, GraphGenerators, GraphViewWrites, GraphLint),
+    (TrainingStep, CellClass, AutogradFunction, CellContainers, ModuleMethods, TopkMask, Scaffolding, GradMode, TrainingScript, LayerValues, AnnotationTypes, ApiCalls, FeatureChecks, EinopsLowering, BoolIndex, TensorMethods, LayerCallCasts, LayerParams, LayerGeometry, LayerSetattr, MixinForward, GraphScalars, InplaceResults, SliceBounds, DeviceQueries, DataPipeline, ParamGroupLr, GraphMaps, GraphXor, GraphAssertAll, GraphListPop, GraphMemo, GraphBranchLocals, GraphListHolders, GraphSetLiterals, GraphDel, GraphLambdas, GraphReduce, GraphParameterDevice, GraphTypingIsinstance, GraphSeveralFors, GraphNamedExpr, GraphConditionalPops, GraphMathNames, GraphTypingCast, GraphDictCalls, GraphIterators, GraphCallable, GraphPartials, GraphMatch, GraphBuiltinArgs, GraphDeviceUnpack, GraphImports, GraphGenerators, GraphViewWrites, GraphEquality, GraphLint),
     (Imports, OptionalImports),
 )
 

@@ -166,6 +166,15 @@ def name_chain(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name
 
 
+def self_chain(node: cst.BaseExpression) -> bool:
+    """``self.a`` or ``self.a.b...``: an attribute chain that starts at ``self``."""
+    if not isinstance(node, cst.Attribute):
+        return False
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
 def repeatable(node: cst.BaseExpression) -> bool:
     """An expression that may be written (evaluated) twice: names, attribute chains,
     numbers, and subscripts, slices and tuples of them (``x[:, :, 1:, :]``,

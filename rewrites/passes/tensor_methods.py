@@ -12,7 +12,8 @@ The receiver's type is guessed locally: parameters of forward/construct and of t
 methods forward calls on ``self`` (``self.features(x)``, ``self._forward_impl(x)``),
 parameters of top-level functions the file calls with a tensor (``reduce_loss(loss, r)``),
 names assigned from torch calls, einops calls or tensor methods (also each name
-unpacked from ``map(lambda t: <tensor>, xs)``), a parameter's ``.data``
+unpacked from ``map(lambda t: <tensor>, xs)``), names a loop or a list, set or dict comprehension binds
+from a list or tuple of tensors written out (``[t.transpose(0, 1) for t in [q, k]]``), a parameter's ``.data``
 (``m.weight.data``). Receivers that are plainly not tensors
 are never touched. On other receivers, a method only tensors have (``tensor_only`` in
 tables/tensor_methods.toml: ``size``, ``view``, ``unsqueeze``, ...) is converted with a
@@ -135,9 +136,27 @@ class TensorMethods(Pass):
 
     def visit_For(self, node: cst.For) -> None:
         self._note_parameters(node.target, node.iter)
+        self._note_tensor_items(node.target, node.iter)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._note_parameters(node.target, node.iter)
+
+    def _visit_comprehension(self, node) -> None:
+        # the loops before the element: the element is visited first (``[t.transpose(0, 1) for t in [q, k]]``)
+        loop = node.for_in
+        while loop is not None:
+            self._note_tensor_items(loop.target, loop.iter)
+            loop = loop.inner_for_in
+
+    # (not a generator: graph-maps writes ``map(lambda t: ..., (a, b))`` as one after this pass has run)
+    visit_ListComp = visit_SetComp = visit_DictComp = _visit_comprehension
+
+    def _note_tensor_items(self, target: cst.BaseExpression, values: cst.BaseExpression) -> None:
+        """``for t in [q, k, v]`` (a list or tuple of tensors written out): ``t`` is a tensor."""
+        if (type(target) is cst.Name and type(values) in (cst.List, cst.Tuple) and values.elements
+                and all(type(e) is cst.Element and is_tensor(e.value, self.scope, self.ctx, self.roots)
+                        for e in values.elements)):
+            self.scope.add(target.value)
 
     def _note_parameters(self, target: cst.BaseExpression, values: cst.BaseExpression) -> None:
         """``for p in model.parameters()``, ``for n, p in m.named_parameters()``: ``p`` is a

@@ -1,6 +1,6 @@
 """Run-time helpers: what MindSpore's GRAPH mode compiles otherwise than Python runs it (the
-graph-xor, slice-bounds, graph-reduce, graph-partials and graph-param-device passes): ^ on
-Python bools, a slice that selects nothing, functools.reduce, a functools.partial object called
+graph-xor, graph-equality, slice-bounds, graph-reduce, graph-partials and graph-param-device
+passes): ^ on Python bools, == between a list and a number, a slice that selects nothing, functools.reduce, a functools.partial object called
 in construct, the device of a Parameter.
 
 Each is copied into the converted files that call it (rewrites/runtime/registry.py);
@@ -16,6 +16,14 @@ def _py_xor(a, b):
     if isinstance(a, bool) and isinstance(b, bool):
         return a != b
     return a ^ b
+
+
+def _py_equal(value, literal):
+    """value == literal, a number or string (transpile MS334): a list or dict never equals
+    one, which GRAPH_MODE knows only at run time (``[1] == 1``), compiling both arms of an if."""
+    if isinstance(value, (list, dict)):
+        return False
+    return value == literal
 
 
 def _torch_device(tensor):

@@ -48,8 +48,8 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.import_table import dotted_name
 from transpile.engine.passes import Example, Pass
 from transpile.engine.names import identifiers
-from transpile.engine.walk import read
 
+from ...analysis.list_holders import LIST_CHANGES, remade_holders, stale_list_holders
 from ...analysis.scaffolding import scaffolding_data
 from ...syntax import NOT_LITERAL, literal_value
 from .graph_conditional_pops import pops_in_branch, rewritten_conditionals
@@ -167,7 +167,11 @@ class GraphLint(Pass):
         # (a holder needs a list made in the function: most functions make none and are not read)
         if self.ctx.compiled and any(isinstance(a.value, (cst.List, cst.ListComp, cst.Tuple))
                                      for a in self.facts.nodes(node, (cst.Assign,), _no_nested_scope)):
-            for holder, assign, changes in stale_list_holders(node):
+            stale = stale_list_holders(node)
+            remade = remade_holders(node, stale) if stale else {}  # MS333 makes these again after the changes
+            for holder, assign, changes in stale:
+                if holder in remade:
+                    continue
                 held = f"the list {next(iter(changes))}" if len(changes) == 1 else f"the lists {', '.join(changes)}"
                 self._report(assign, "MS509", f"{holder} holds {held}, changed after it is "
                              f"made ({'; '.join(changes.values())}): compiled code copies a list into another, so "
@@ -244,6 +248,12 @@ class GraphLint(Pass):
                     self._local_lists[-1].add(t.target.value)
                 if is_tensor(node.value, self.scope, self.ctx, FRAMEWORK_ROOTS):
                     self.scope.add(t.target.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        # ``state_out: List[Tensor] = []`` (torchaudio's RNN-T predictor): a local list as ``= []`` makes one
+        if (self._in_forward and isinstance(node.target, cst.Name)
+                and isinstance(node.value, (cst.List, cst.ListComp))):
+            self._local_lists[-1].add(node.target.value)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         if self.ctx.compiled:
@@ -404,80 +414,6 @@ class GraphLint(Pass):
 ORDERINGS = (cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 # what a tensor answers with a Python number, known when the graph is compiled
 PYTHON_READS = frozenset({"shape", "ndim", "numel", "dim", "size", "nelement", "item", "dtype"})
-
-# what changes a list in place, as a statement of its own (``a.append(x)``)
-LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
-
-
-class _ListEvents(cst.CSTVisitor):
-    """The list bindings, holders and in-place changes of ``fn``'s own body, in source order
-    (a class of the module: a class made in a function would hold the tree in a cycle)."""
-
-    def __init__(self, fn: cst.FunctionDef, events: list) -> None:
-        self.fn, self.events = fn, events
-
-    def visit_FunctionDef(self, node):
-        return node is self.fn
-
-    def visit_ClassDef(self, node):
-        return False
-
-    def visit_Lambda(self, node):
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        events, value = self.events, node.value
-        for t in node.targets:
-            target = t.target
-            if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple):  # a, b = [], []
-                for name, item in zip(target.elements, value.elements):
-                    if isinstance(name.value, cst.Name) and isinstance(item.value, (cst.List, cst.ListComp)):
-                        events.append(("list", name.value.value))
-            elif isinstance(target, cst.Name):
-                if isinstance(value, (cst.List, cst.ListComp)):
-                    events.append(("list", target.value))
-                if isinstance(value, (cst.List, cst.Tuple)):
-                    items = [e.value.value for e in value.elements if isinstance(e.value, cst.Name)]
-                    events.append(("holder", (target.value, node, items)))
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                events.append(("change", (target.value.value, f"{target.value.value}[...] = ...")))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            operator = cst.Module([]).code_for_node(node.operator).strip()
-            self.events.append(("change", (node.target.value, f"{node.target.value} {operator} ...")))
-
-    def visit_Expr(self, node: cst.Expr) -> None:
-        call = node.value
-        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and isinstance(call.func.value, cst.Name) and call.func.attr.value in LIST_CHANGES):
-            name = call.func.value.value
-            self.events.append(("change", (name, f"{name}.{call.func.attr.value}(...)")))
-
-
-def stale_list_holders(fn: cst.FunctionDef) -> list[tuple[str, cst.Assign, dict[str, str]]]:
-    """In ``fn``'s own body (not nested functions), in source order: each ``holder = [a, b]``
-    (a list or tuple of names bound to lists in ``fn``) with the listed lists changed in
-    place after it (``a.append(x)``, ``a += ...``, ``a[i] = x``): (holder, its assignment,
-    list name -> the first change's code)."""
-    events: list[tuple[str, object]] = []  # in source order: ("list", name), ("holder", (name, assign, items)), ("change", (name, code))
-    read(fn, _ListEvents(fn, events))
-    lists: set[str] = set()
-    holders: list[tuple[str, cst.Assign, list[str], dict[str, str]]] = []
-    for kind, data in events:
-        if kind == "list":
-            lists.add(data)
-        elif kind == "holder":
-            name, assign, items = data
-            held = [i for i in items if i in lists]
-            if held:
-                holders.append((name, assign, held, {}))
-        else:
-            name, code = data
-            for _, _, held, changes in holders:
-                if name in held:
-                    changes.setdefault(name, code)
-    return [(name, assign, changes) for name, assign, _, changes in holders if changes]
 
 
 def _no_nested_scope(scope: cst.CSTNode) -> bool:

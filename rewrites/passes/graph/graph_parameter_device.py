@@ -29,6 +29,7 @@ from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
 from ...runtime.registry import runtime_helper
+from ...syntax import self_chain
 
 HELPER = "_torch_device"
 
@@ -80,7 +81,7 @@ class GraphParameterDevice(Pass):
                 self._stored.add(id(arg.value))  # a placement: dropped by the conversion, left for it
 
     def leave_Attribute(self, original: cst.Attribute, updated):
-        if not (self.ctx.compiled and original.attr.value == "device" and _self_chain(original.value)):
+        if not (self.ctx.compiled and original.attr.value == "device" and self_chain(original.value)):
             return updated
         if id(original) in self._stored:  # self.x.device = ... (a write) or a placement, left
             return updated
@@ -90,15 +91,6 @@ class GraphParameterDevice(Pass):
             self.ctx.report(original, self.id, f"self.<attribute>.device is {HELPER}(...): GRAPH_MODE refuses "
                             "a Parameter's .device", Severity.INFO)
         return cst.Call(func=runtime_helper(self.ctx, HELPER), args=[cst.Arg(updated.value)])
-
-
-def _self_chain(node: cst.BaseExpression) -> bool:
-    """``self.a`` or ``self.a.b...``: an attribute chain that starts at ``self``."""
-    if not isinstance(node, cst.Attribute):
-        return False
-    while isinstance(node, cst.Attribute):
-        node = node.value
-    return isinstance(node, cst.Name) and node.value == "self"
 
 
 def _written(target: cst.BaseExpression) -> list[int]:
