@@ -70,12 +70,13 @@ def cell_api_rename(name: str) -> str:
 
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
-_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer", "_IncompatibleKeys", "_WrappedHook"})
 
 
 def is_module_class(qual: str | None) -> bool:
-    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``):
-    a subclass of any of them is a Module whose ``forward`` becomes ``construct``."""
+    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``,
+    and the private bases packages subclass: ``torch.nn.modules.conv._ConvNd``): a subclass
+    of any of them is a Module whose ``forward`` becomes ``construct``."""
     if qual is None:
         return False
     if qual in MODULE_BASES:
@@ -83,7 +84,7 @@ def is_module_class(qual: str | None) -> bool:
     if not qual.startswith("torch.nn.") or qual.startswith(("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")):
         return False
     last = qual.rsplit(".", 1)[-1]
-    return last[:1].isupper() and last not in _NOT_MODULES
+    return last.lstrip("_")[:1].isupper() and last not in _NOT_MODULES
 
 
 # Roots whose classes the tables know (torch's) or that define no Module (the standard
