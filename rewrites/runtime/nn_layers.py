@@ -287,6 +287,19 @@ class _TorchELU(nn.Cell):
         return _torch_elu(input, self.alpha)
 
 
+class _TorchSoftplus(nn.Cell):
+    """torch.nn.Softplus (mindspore.nn has none): ops.softplus with torch's beta and
+    threshold (linear above threshold / beta)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def construct(self, input):
+        return ops.softplus(input, self.beta, self.threshold)
+
+
 class _TorchRReLU(nn.Cell):
     """torch.nn.RReLU: a random slope per negative element in training, the fixed
     (lower + upper) / 2 outside it (MindSpore's nn.RReLU draws in both)."""

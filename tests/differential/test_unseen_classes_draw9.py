@@ -10,7 +10,16 @@ torch:
   weight and bias, named as torch's, at its first call from Python (MS201);
 * ``class SVConv2d(_ConvNd)`` (svconv): torch's private convolution base is a Module (its
   subclass's forward becomes construct) and becomes ``_TorchConvNd``, a Cell with torch's
-  constructor, attributes and initialisation (MS201, MS101).
+  constructor, attributes and initialisation (MS201, MS101);
+* drn's MDN, past its LazyLinear: ``class BaseModel(L.LightningModule)`` (lightning is left
+  as it is) becomes a Cell on ``_TorchLightningModule`` (save_hyperparameters, hparams;
+  ``passes/module_bases.toml``, MS101); its ``_predict`` method, a name a Cell's ``__call__``
+  runs on itself (GRAPH: a RecursionError), is renamed ``_predict_`` (MS101); and
+  ``nn.Softplus()(x)`` is ``_TorchSoftplus``, ops.softplus with torch's beta and threshold.
+
+lightning is not a dependency of this project: the torch side of the LightningModule cases
+runs on a stand-in ``lightning`` module (an nn.Module with lightning's documented
+``save_hyperparameters``), put in ``sys.modules`` only while the source is imported.
 
 One torch source is converted by the tool and imported from a file (GRAPH mode reads a
 construct's source there); every test reads the two namespaces (one MindSpore process).
@@ -180,3 +189,116 @@ def test_a_lazy_layer_is_made_at_its_first_call(built, mode):
         same_outputs(t, m, 4, 5)
     finally:
         mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+
+
+LIGHTNING_SOURCE = '''
+import lightning as L
+import torch
+import torch.nn as nn
+
+
+class BaseModel(L.LightningModule):  # drn's BaseModel, MDN: hyperparameters saved before super().__init__()
+    def predict(self, x):
+        return self._predict(x)
+
+
+class Mixture(BaseModel):
+    def __init__(self, n, components=3, beta=2.0, ignored=None):
+        self.save_hyperparameters(ignore=["ignored"])
+        super().__init__()
+        self.hidden = nn.Sequential(nn.Linear(n, 8), nn.LeakyReLU())
+        self.mu = nn.Linear(8, components)
+        self.pre_sigma = nn.Linear(8, components)
+
+    def forward(self, x):
+        h = self.hidden(x)
+        sigma = nn.Softplus(beta=self.hparams.beta, threshold=1.0)(self.pre_sigma(h)) + nn.Softplus()(h).mean()
+        return torch.cat([self.mu(h), sigma], dim=1)
+
+    def _predict(self, x):
+        return self(x).sum(1, keepdim=True)
+'''
+
+
+def _lightning_stand_in():
+    """lightning's LightningModule as far as a model built on it needs: an nn.Module whose
+    save_hyperparameters records the calling __init__'s arguments (lightning's documented
+    behaviour) in hparams, an attribute-access dict."""
+    import inspect
+    import types
+
+    import torch
+
+    class AttributeDict(dict):
+        __getattr__ = dict.__getitem__
+
+    class LightningModule(torch.nn.Module):
+        def save_hyperparameters(self, ignore=()):
+            info = inspect.getargvalues(inspect.currentframe().f_back)
+            object.__setattr__(self, "hparams", AttributeDict(
+                {k: info.locals[k] for k in info.args[1:] if k not in ignore}))
+
+    module = types.ModuleType("lightning")
+    module.LightningModule = LightningModule
+    return module
+
+
+@pytest.fixture(scope="module")
+def lightning_built(tmp_path_factory):
+    import sys
+
+    saved = sys.modules.get("lightning")
+    sys.modules["lightning"] = _lightning_stand_in()
+    try:
+        return converted_and_imported(LIGHTNING_SOURCE, "unseen_classes_draw9_lightning",
+                                      tmp_path_factory.mktemp("draw9l"))
+    finally:
+        if saved is None:
+            sys.modules.pop("lightning")
+        else:
+            sys.modules["lightning"] = saved
+
+
+def test_a_lightning_model_converts_to_a_cell(lightning_built):
+    result, _, _ = lightning_built
+    assert "class BaseModel(_TorchLightningModule):" in result.code
+    assert "def _predict_(self, x):" in result.code and "return self._predict_(x)" in result.code
+    assert "_TorchSoftplus(beta=self.hparams.beta, threshold=1.0)" in result.code
+    assert "nn.Softplus(" not in result.code
+
+
+@pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
+def test_a_lightning_model_matches_torch_in_both_modes(lightning_built, mode):
+    """Its outputs, its hparams (the ignored argument left out), and its _predict, which
+    calls the model (a Cell's own _predict overridden: a RecursionError in GRAPH)."""
+    import mindspore
+    import torch
+
+    _, torch_ns, ms_ns = lightning_built
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        t, m = torch_ns["Mixture"](5, ignored=7), ms_ns["Mixture"](5, ignored=7)
+        assert dict(m.hparams) == dict(t.hparams) == {"n": 5, "components": 3, "beta": 2.0}
+        assert m.hparams.components == 3
+        same_outputs(t, m, 4, 5, drawn_weights=True)
+        x = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+        with torch.no_grad():
+            expected = t.predict(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(m.predict(mindspore.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+
+
+def test_the_renamed_private_names_are_those_a_cell_call_runs():
+    """CELL_CALL_NAMES: the methods of Cell that Cell.__call__ calls on itself, read from the
+    installed MindSpore's source."""
+    import inspect
+    import re
+
+    from mindspore import nn
+
+    from transpile.rewrites.cell_names import CELL_CALL_NAMES
+
+    called = set(re.findall(r"self\.(_[A-Za-z]\w*)\(", inspect.getsource(nn.Cell.__call__)))
+    assert {n for n in called if callable(getattr(nn.Cell, n, None))} == CELL_CALL_NAMES
+
