@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import sys
+import tomllib
+from pathlib import Path
 
 import libcst as cst
 
@@ -56,6 +58,16 @@ CELL_API_NAMES = frozenset({
 })
 
 
+# The private methods a MindSpore 2.10 Cell's ``__call__`` runs on itself (read from its
+# source: ``self._predict(*args)`` in GRAPH mode, ``self._run_construct`` in PYNATIVE): a torch
+# Module's own method of that name (drn's ``_predict(x)``, which calls ``self(x)``) would
+# replace Cell's, and calling the Cell then runs it instead (a RecursionError there). Renamed
+# as CELL_API_NAMES are (tests/differential/test_unseen_classes_draw9.py reads the source again).
+CELL_CALL_NAMES = frozenset({
+    "_check_construct_args", "_complex_call", "_init_check", "_predict", "_run_construct", "_self_check",
+})
+
+
 # Names torch's Module has too, which a Cell calls on itself: a Module's own method of that
 # name overrides torch's and would override Cell's (GRAPH mode runs ``self.compile(*inputs)``;
 # AlphaGenome's ``compile(**kwargs)`` wraps torch.compile). Measured like CELL_API_NAMES, with
@@ -70,20 +82,29 @@ def cell_api_rename(name: str) -> str:
 
 
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
-_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+_NOT_MODULES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer", "_IncompatibleKeys", "_WrappedHook"})
+
+
+@functools.lru_cache(maxsize=1)
+def outside_module_bases() -> dict[str, str]:
+    """Module bases of packages built on torch (lightning's LightningModule) -> the run-time
+    Cell a converted subclass takes as its base instead (``passes/module_bases.toml``)."""
+    with (Path(__file__).parent / "passes" / "module_bases.toml").open("rb") as fh:
+        return dict(tomllib.load(fh)["bases"])
 
 
 def is_module_class(qual: str | None) -> bool:
-    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``):
-    a subclass of any of them is a Module whose ``forward`` becomes ``construct``."""
+    """nn.Module itself or one of torch's layer classes (``nn.Sequential``, ``nn.Conv2d``,
+    and the private bases packages subclass: ``torch.nn.modules.conv._ConvNd``): a subclass
+    of any of them is a Module whose ``forward`` becomes ``construct``."""
     if qual is None:
         return False
-    if qual in MODULE_BASES:
+    if qual in MODULE_BASES or qual in outside_module_bases():
         return True
     if not qual.startswith("torch.nn.") or qual.startswith(("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.", "torch.nn.parameter.")):
         return False
     last = qual.rsplit(".", 1)[-1]
-    return last[:1].isupper() and last not in _NOT_MODULES
+    return last.lstrip("_")[:1].isupper() and last not in _NOT_MODULES
 
 
 # Roots whose classes the tables know (torch's) or that define no Module (the standard

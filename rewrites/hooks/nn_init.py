@@ -30,6 +30,26 @@ def _creates_a_tensor(node: cst.BaseExpression) -> bool:
             and node.func.attr.value in FRESH_TENSORS)
 
 
+# methods (and functions, as converted: ``ops.unsqueeze(input=w, dim=0)``) whose result is a
+# view of all of a tensor's elements in their order (row-major): torch's init of such a view
+# fills the tensor through it. MindSpore has no views: the values drawn for the view's shape
+# are written into the tensor reshaped to its own shape (_torch_init_fill_view). A transpose
+# or permute reorders the elements: not one of these.
+ORDER_KEEPING_VIEWS = frozenset({"view", "reshape", "squeeze", "unsqueeze", "flatten", "view_as", "contiguous"})
+
+
+def _viewed_tensor(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor an order-keeping view chain (``w.view(n, -1).unsqueeze(0).view(w.shape)``)
+    is a view of, or None where ``node`` is not such a chain."""
+    seen = False
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+            and node.func.attr.value in ORDER_KEEPING_VIEWS:
+        given = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "input"]
+        node = given[0] if given else node.func.value
+        seen = True
+    return node if seen else None
+
+
 def _init_target(node: cst.BaseExpression) -> cst.BaseExpression:
     """The tensor an init function fills; ``w.data`` fills ``w`` (MindSpore's
     Parameter.data is a copy)."""
@@ -62,7 +82,15 @@ def _written_in_place(tensor: cst.BaseExpression) -> bool:
 def _fill(ctx, tensor: cst.BaseExpression, init: cst.BaseExpression, shift: str | None = None) -> cst.BaseExpression:
     """``t.assign_value(initializer(init, t.shape, t.dtype).init_data())``: fills t in
     place and returns it, like torch's init functions; another expression goes through
-    ``_torch_init_fill``, which evaluates it once."""
+    ``_torch_init_fill``, which evaluates it once; an order-keeping view chain of a tensor
+    through ``_torch_init_fill_view``, which fills the tensor."""
+    viewed = _viewed_tensor(tensor)
+    if viewed is not None:
+        helper = runtime_helper(ctx, "_torch_init_fill_view")
+        args = [cst.Arg(_init_target(viewed)), cst.Arg(tensor), cst.Arg(init)]
+        args += [cst.Arg(cst.parse_expression(shift))] if shift else []
+        return cst.Call(func=helper, args=args)
+    tensor = _init_target(tensor)
     init_fn = code(ctx.reference("mindspore.common.initializer.initializer"))
     if not _written_in_place(tensor):
         helper = runtime_helper(ctx, "_torch_init_fill")
@@ -87,7 +115,7 @@ def init_fill(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
     if tensor is None:
         raise Unconvertible("the tensor argument is missing")
     init = keyword_call(ctx.reference(entry.target), out)
-    return _fill(ctx, _init_target(tensor), init)
+    return _fill(ctx, tensor, init)
 
 
 @hook()
@@ -98,7 +126,6 @@ def init_uniform(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpressi
     tensor = out.pop("tensor", None)
     if tensor is None:
         raise Unconvertible("the tensor argument is missing")
-    tensor = _init_target(tensor)
     a, b = out.get("a", literal(0.0)), out.get("b", literal(1.0))
     av, bv = literal_value(a), literal_value(b)
     uniform = code(ctx.reference("mindspore.common.initializer.Uniform"))

@@ -565,3 +565,19 @@ def buffer_persistence(ctx, entry, args: dict[str, Any], receiver) -> dict[str, 
     if persistent is False:
         return out["default_input"]
     raise Unconvertible("persistent= is not a literal True or False")
+
+
+def _runtime_base(ctx, entry) -> cst.BaseExpression:
+    """The Cell of runtime/nn_layers.py standing for a torch base class: ``_Torch<Name>``,
+    the name's leading underscores dropped (``_ConvNd`` -> ``_TorchConvNd``)."""
+    return runtime_helper(ctx, "_Torch" + entry.source.rsplit(".", 1)[-1].lstrip("_"))
+
+
+@hook(as_value=_runtime_base)
+def runtime_base(ctx, entry, args: dict[str, Any], receiver) -> cst.BaseExpression:
+    """A torch base class that packages subclass (``class SVConv2d(_ConvNd)``, its
+    ``super().__init__(...)`` with torch's arguments) -> the Cell of runtime/nn_layers.py
+    holding torch's attributes under torch's names, as a base (its bare reference) and
+    when called."""
+    return keyword_call(_runtime_base(ctx, entry), args)
+

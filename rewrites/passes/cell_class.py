@@ -24,8 +24,8 @@ from transpile.engine.package_index import OUTSIDE_CODE, outside_message
 from transpile.engine.diagnostics import Severity
 from transpile.engine.passes import Example, Pass
 
-from ..cell_names import (CELL_API_NAMES, CELL_OVERRIDDEN_NAMES, MODULE_BASES, cell_api_rename, is_module_class,  # noqa: F401
-                          is_target_cell, tree_module_class)
+from ..cell_names import (CELL_API_NAMES, CELL_CALL_NAMES, CELL_OVERRIDDEN_NAMES, MODULE_BASES,  # noqa: F401
+                          cell_api_rename, is_module_class, is_target_cell, outside_module_bases, tree_module_class)
 from ..analysis.layer_types import index_place, shape_of
 from ..syntax import code
 from ..target_code import torch_shaped
@@ -194,6 +194,7 @@ class CellClass(Pass):
         ``__call__`` the subclass's code; on a class that is not a Cell it is unused."""
         kind = self._scopes.pop()
         self._renames_cell_api.pop()
+        updated = self._cell_for_outside_bases(updated)
         body = updated.body
         if self._train_overrides and self._train_overrides[-1] is original:
             self._train_overrides.pop()
@@ -213,6 +214,22 @@ class CellClass(Pass):
         self.ctx.count_converted()
         return updated.with_changes(body=body.with_changes(body=[*body.body[:at + 1], alias, *body.body[at + 1:]]))
 
+    def _cell_for_outside_bases(self, updated: cst.ClassDef) -> cst.ClassDef:
+        """``class Model(L.LightningModule)``: a Module base of a package built on torch,
+        which stays torch's, becomes the run-time Cell ``passes/module_bases.toml`` names for
+        it (the class is a Module: its forward became construct)."""
+        bases, replaced = [], False
+        for arg in updated.bases:
+            helper = None if arg.keyword is not None else outside_module_bases().get(
+                self.ctx.imports.qualify(arg.value) or "")
+            if helper is None:
+                bases.append(arg)
+                continue
+            self.ctx.count_converted()
+            bases.append(arg.with_changes(value=runtime_helper(self.ctx, helper)))
+            replaced = True
+        return updated.with_changes(bases=bases) if replaced else updated
+
     def visit_FunctionDef(self, node) -> None:
         self._scopes.append("def")
 
@@ -223,7 +240,7 @@ class CellClass(Pass):
             return updated.with_changes(name=cst.Name("construct"))
         if not (self._scopes and self._scopes[-1] == "cell" and self._renames_cell_api[-1]):
             return updated
-        if original.name.value in CELL_API_NAMES or original.name.value in CELL_OVERRIDDEN_NAMES:
+        if original.name.value in CELL_API_NAMES | CELL_CALL_NAMES or original.name.value in CELL_OVERRIDDEN_NAMES:
             self.ctx.count_converted()
             return updated.with_changes(name=cst.Name(cell_api_rename(original.name.value)))
         if original.name.value == "train" and _takes_a_mode(original):
@@ -331,7 +348,7 @@ class CellClass(Pass):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """``self.forward``, ``super().forward(x)``, ``self.block.forward(x)``; ``self.cells``
         (a name a Cell defines) in a Module's code."""
-        if original.attr.value in CELL_API_NAMES:
+        if original.attr.value in CELL_API_NAMES or original.attr.value in CELL_CALL_NAMES:
             return self._cell_api_name(original, updated)
         if original.attr.value in CELL_OVERRIDDEN_NAMES:
             return self._overridden_cell_name(original, updated)

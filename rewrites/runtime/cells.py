@@ -45,6 +45,51 @@ class _CellListWithNone(nn.CellList):
         return (None if isinstance(cell, self.Absent) else cell for cell in super().__iter__())
 
 
+class _TorchLightningModule(nn.Cell):
+    """lightning's LightningModule as the base of a model (transpile MS101): a Cell with what
+    such a model uses outside the training loop. ``save_hyperparameters()`` records the
+    arguments of the ``__init__`` that calls it (before ``super().__init__()`` too, as
+    lightning allows; names in ``ignore`` left out, or only the names given) in
+    ``hparams``, an attribute-access dict. The training hooks (training_step,
+    configure_optimizers, self.log) are the model's own methods, and lightning's Trainer
+    is not converted."""
+
+    class _AttributeDict(dict):
+        def __getattr__(self, key):
+            try:
+                return self[key]
+            except KeyError as e:
+                raise AttributeError(key) from e
+
+        def __setattr__(self, key, value):
+            self[key] = value
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def save_hyperparameters(self, *args, ignore=None, frame=None, logger=True):
+        import inspect
+
+        frame = frame if frame is not None else inspect.currentframe().f_back
+        info = inspect.getargvalues(frame)
+        values = {name: info.locals[name] for name in info.args[1:]}
+        if info.keywords:
+            values.update(info.locals[info.keywords])
+        if len(args) == 1 and not isinstance(args[0], str):
+            values = dict(vars(args[0]) if not isinstance(args[0], dict) else args[0])
+        elif args:
+            values = {name: values[name] for name in args}
+        ignored = {ignore} if isinstance(ignore, str) else set(ignore or ())
+        hparams = self._AttributeDict({k: v for k, v in values.items() if k not in ignored})
+        object.__setattr__(self, "_hparams", hparams)
+
+    @property
+    def hparams(self):
+        if "_hparams" not in self.__dict__:
+            object.__setattr__(self, "_hparams", self._AttributeDict())
+        return self.__dict__["_hparams"]
+
+
 class _CellDictOfContainers(nn.CellDict):
     """torch's ModuleDict filled by key with containers (``self.resample[k] = Block()``,
     ``Block`` a Sequential): MindSpore's CellDict refuses a CellList, SequentialCell or

@@ -22,6 +22,16 @@ def _torch_init_fill(tensor, init, shift=0.0):
     return tensor.assign_value(data + shift if shift else data)
 
 
+def _torch_init_fill_view(tensor, view, init, shift=0.0):
+    """torch.nn.init's in-place fill of ``view``, a view of all of ``tensor``'s elements in
+    their order (``w.view(n, -1)``, ``w.unsqueeze(0)``; transpile MS201): the values are
+    drawn for the view's shape (its fans, as torch computes them) and written into
+    ``tensor``, reshaped to its shape; the filled tensor is returned in the view's shape."""
+    data = initializer(init, view.shape, view.dtype).init_data()
+    tensor.assign_value((data + shift if shift else data).reshape(tensor.shape))
+    return tensor.reshape(view.shape)
+
+
 def _torch_nn_init_uniform_(tensor, a=0.0, b=1.0, generator=None):
     """torch.nn.init.uniform_: MindSpore's Uniform(scale) draws from [-scale, scale], shifted to
     [a, b] (transpile MS201)."""

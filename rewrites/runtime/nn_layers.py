@@ -110,6 +110,95 @@ class _torch_LayerNorm_parts(nn.Cell):
         return y
 
 
+class _TorchConvNd(nn.Cell):
+    """torch.nn.modules.conv._ConvNd, the base torch's convolutions share, as packages
+    subclass it (a convolution of their own calling ``F.conv2d(x, self.weight, self.bias,
+    self.stride, ...)`` in forward): torch's constructor and attributes under torch's names,
+    the weight ``(out, in / groups, *kernel)`` (transposed: ``(in, out / groups, *kernel)``)
+    and bias drawn as torch's ``reset_parameters`` draws them (the subclass's own
+    ``reset_parameters``, where it has one, is the one called), no construct of its own."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+                 output_padding, groups, bias, padding_mode, device=None, dtype=None):
+        super().__init__()  # device and dtype: one device; the weights float32, as torch's default
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0 or out_channels % groups != 0:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of zeros, reflect, replicate, circular, not {padding_mode!r}")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of ('same', 'valid')")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+        self.stride, self.padding, self.dilation = stride, padding, dilation
+        self.transposed, self.output_padding, self.groups = transposed, output_padding, groups
+        self.padding_mode = padding_mode
+        if isinstance(padding, str):  # F.pad's order: the last axis first, (before, after) each
+            sides = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for i in range(len(kernel_size) - 1, -1, -1):
+                    total = dilation[i] * (kernel_size[i] - 1)
+                    at = 2 * (len(kernel_size) - 1 - i)
+                    sides[at], sides[at + 1] = total // 2, total - total // 2
+            self._reversed_padding_repeated_twice = sides
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(padding) for _ in range(2)]
+        shape = ((in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups))
+        self.weight = ms.Parameter(ops.zeros(shape + tuple(kernel_size), ms.float32), name="weight")
+        self.bias = ms.Parameter(ops.zeros((out_channels,), ms.float32), name="bias") if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """torch's: kaiming_uniform_(weight, a=sqrt(5)), the bias uniform in
+        +-1/sqrt(fan_in)."""
+        import math
+
+        from mindspore.common.initializer import HeUniform, Uniform, initializer
+
+        self.weight.assign_value(initializer(HeUniform(negative_slope=math.sqrt(5)), self.weight.shape,
+                                             self.weight.dtype).init_data())
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.weight.shape[2:])
+            bound = 1 / math.sqrt(fan_in) if fan_in != 0 else 0
+            self.bias.assign_value(initializer(Uniform(scale=bound), self.bias.shape, self.bias.dtype).init_data())
+
+
+class _TorchLazyLinear(nn.Cell):
+    """torch.nn.LazyLinear: a Dense whose in_features is the last axis of its first input.
+    Its weight ``(out_features, in_features)`` and bias, named as torch's, are made and drawn
+    as torch's reset_parameters draws them (uniform in +-1/sqrt(in_features)) when the layer
+    is first called from Python, before MindSpore runs its construct: a model holding one is
+    called once in PYNATIVE mode, or the layer itself once in either mode, before a GRAPH
+    call of the model compiles it (as torch needs a first call before its weights exist)."""
+
+    def __init__(self, out_features, bias=True):
+        super().__init__()
+        self.out_features = out_features
+        self.in_features = 0
+        self.has_bias = bias
+
+    def __call__(self, *args, **kwargs):
+        if self.in_features == 0:
+            self._make_parameters(args[0].shape[-1])
+        return super().__call__(*args, **kwargs)
+
+    def _make_parameters(self, in_features):
+        from mindspore.common.initializer import Uniform, initializer
+
+        self.in_features = in_features
+        bound = 1 / in_features ** 0.5 if in_features else 0
+        self.weight = ms.Parameter(initializer(Uniform(scale=bound), (self.out_features, in_features), ms.float32)
+                                   .init_data(), name="weight")
+        self.bias = (ms.Parameter(initializer(Uniform(scale=bound), (self.out_features,), ms.float32).init_data(),
+                                  name="bias") if self.has_bias else None)
+
+    def construct(self, input):
+        return ops.dense(input, self.weight, self.bias)
+
+
 class _TorchDataParallel(nn.Cell):
     """torch's nn.DataParallel on one device: the model under .module (its parameters and
     state_dict keys under "module.", as torch's), called through (transpile MS201)."""
@@ -196,6 +285,19 @@ class _TorchELU(nn.Cell):
 
     def construct(self, input):
         return _torch_elu(input, self.alpha)
+
+
+class _TorchSoftplus(nn.Cell):
+    """torch.nn.Softplus (mindspore.nn has none): ops.softplus with torch's beta and
+    threshold (linear above threshold / beta)."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def construct(self, input):
+        return ops.softplus(input, self.beta, self.threshold)
 
 
 class _TorchRReLU(nn.Cell):

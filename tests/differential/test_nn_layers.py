@@ -313,6 +313,7 @@ CASES: list[LayerCase] = [
     C("nn.Tanh()", (X2,)),
     C("nn.LogSigmoid()", (X2,)),
     C("nn.Softsign()", (X2,)),
+    *forms("nn.Softplus", [("beta", "2.0"), ("threshold", "1.0")], 0, (rand(4, 10, low=-3, high=3),)),
     C("nn.Tanhshrink()", (X2,)),
     C("nn.Softmax2d()", (X2,)),
     C("nn.Softmax(1)", (X2,)),
@@ -656,6 +657,35 @@ CASES: list[LayerCase] = [
     C("_Val10()", (X2,), primary="torch.nn.Linear", prelude=module(
         "_Val10", "layers = [nn.Linear(8, 6)]\nself.fc = layers[0]\n"
         "self.out = nn.Linear(layers[0].out_features, layers[-1].in_features)", "self.out(self.fc(x))")),
+    # LazyLinear: its weight made by a first call (in __init__ here, as a first batch does)
+    C("_Lazy1()", (randn(3, 5),), primary="torch.nn.LazyLinear", prelude=module(
+        "_Lazy1", "self.fc = nn.LazyLinear(4, True, None, None)\nself.fc(torch.zeros(1, 5))", "self.fc(x)")),
+    C("_Lazy2()", (randn(3, 5),), primary="torch.nn.LazyLinear", prelude=module(
+        "_Lazy2", "self.fc = nn.LazyLinear(out_features=4, bias=False)\nself.fc(torch.ones(2, 5))", "self.fc(x)")),
+    C("_Lazy3()", (randn(2, 3, 6),), primary="torch.nn.LazyLinear", prelude=module(
+        "_Lazy3", "self.fc = nn.LazyLinear(2)\nself.fc(torch.zeros(1, 6))", "self.fc(x)")),
+    # torch's private convolution base, subclassed (svconv): its constructor, attributes and weights
+    C("_CBase1()", (randn(2, 4, 7, 7),), primary="torch.nn.modules.conv._ConvNd", prelude=(
+        "class _CBase1(nn.modules.conv._ConvNd):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(4, 6, (3, 3), (1, 1), (1, 1), (1, 1), False, (0, 0), 2, True, 'zeros')\n\n"
+        "    def forward(self, x):\n"
+        "        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)\n")),
+    C("_CBase2()", (randn(2, 4, 9),), primary="torch.nn.modules.conv._ConvNd", prelude=(
+        "class _CBase2(nn.modules.conv._ConvNd):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(in_channels=4, out_channels=6, kernel_size=(3,), stride=(2,), padding=(0,),\n"
+        "                         dilation=(1,), transposed=False, output_padding=(0,), groups=1, bias=False,\n"
+        "                         padding_mode='zeros')\n\n"
+        "    def forward(self, x):\n"
+        "        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)\n")),
+    C("_CBase3()", (randn(2, 2, 8, 8),), primary="torch.nn.modules.conv._ConvNd", prelude=(
+        "class _CBase3(nn.modules.conv._ConvNd):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(2, 4, (3, 2), (1, 1), 'same', (2, 1), False, (0, 0), 1, True, 'zeros')\n\n"
+        "    def forward(self, x):\n"
+        "        x = F.pad(x, self._reversed_padding_repeated_twice)\n"
+        "        return F.conv2d(x, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)\n")),
     # getattr(torch.nn, name): a literal name, and a name known at run time (config values)
     C("_Val6('LayerNorm')", (randn(2, 3, 4),), primary="torch.nn.LayerNorm", prelude=GETATTR_LAYERS),
     C("_Val6('BatchNorm1d')", (randn(2, 4, 3),), primary="torch.nn.BatchNorm1d", prelude=GETATTR_LAYERS),
@@ -728,7 +758,6 @@ UNCONVERTED = [
     ("nn.InstanceNorm2d(4, track_running_stats=True)", "running statistics"),
     ("nn.LocalResponseNorm(4)", "odd"),
     ("nn.AdaptiveMaxPool1d(4, return_indices=True)", "cannot return indices"),
-    ("nn.Softplus()", "no Softplus"),
     ("nn.ParameterList()", "Parameter$N"),
     ("nn.KLDivLoss(log_target=True)", "probabilities only"),
     ("nn.Buffer(t, persistent=keep)", "not a literal"),
