@@ -102,3 +102,18 @@ def test_no_benchmark_pins_a_reserved_package(config):
             *data.get("packages", {})]
     names = {draw.normalise(re.split(r"[<>=!~\[; ]", pin, maxsplit=1)[0]) for pin in pins}
     assert not names & draw.reserved(draw.RESERVED)
+
+
+_ENVIRONMENTS = [SAMPLED.parent / ".venv-sampled", SAMPLED.parent / ".venv-tv", SAMPLED.parent / ".work" / "deps"]
+
+
+@pytest.mark.skipif(not draw.RESERVED.exists(), reason="shared/RESERVED.md is not on this machine")
+@pytest.mark.parametrize("folder", _ENVIRONMENTS, ids=lambda p: p.name)
+def test_no_benchmark_environment_holds_a_reserved_package(folder):
+    """What the benchmarks installed (a pin's dependencies, a package added by hand) holds
+    no reserved distribution either; an environment not built on this machine is skipped."""
+    found = sorted(folder.glob("lib/python3*/site-packages/*.dist-info")) + sorted(folder.glob("*.dist-info"))
+    if not found:
+        pytest.skip(f"{folder.name} is not built here")
+    installed = {draw.normalise(info.name.split("-")[0]) for info in found}
+    assert not installed & draw.reserved(draw.RESERVED)
