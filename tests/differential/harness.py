@@ -119,6 +119,14 @@ def converted_and_run(source: str, filename: str) -> tuple:
     return result, torch_ns, ms_ns
 
 
+def definition_spans(source: str, kinds: tuple = ("ClassDef",)) -> dict[str, tuple[int, int]]:
+    """Name -> (first line, last line) of each top-level definition of ``kinds`` (ast node
+    type names) in ``source``: where a test looks for the findings on one case."""
+    import ast
+
+    return {n.name: (n.lineno, n.end_lineno) for n in ast.parse(source).body if type(n).__name__ in kinds}
+
+
 def outputs_in_mode(torch_cls, ms_cls, inputs, mode: str) -> tuple:
     """(torch's output, the converted Cell's output in MindSpore ``mode``: "PYNATIVE_MODE" or
     "GRAPH_MODE") of a new instance of each class, as numpy arrays, on copies of the numpy

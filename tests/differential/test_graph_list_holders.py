@@ -8,12 +8,11 @@ is not made again: MS509 reports it on its line.
 """
 from __future__ import annotations
 
-import ast
 
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, outputs_in_mode
+from .harness import converted_and_imported, definition_spans, outputs_in_mode
 
 SOURCE = '''
 import torch
@@ -93,17 +92,13 @@ def built(tmp_path_factory):
     return result, torch_ns, ms_ns
 
 
-def _spans():
-    return {n.name: (n.lineno, n.end_lineno) for n in ast.parse(SOURCE).body if isinstance(n, ast.ClassDef)}
-
-
 def _lines(result, code):
     return {d.line for d in result.diagnostics if d.code == code}
 
 
 def test_each_stale_holder_is_remade_or_reported(built):
     result = built[0]
-    spans = _spans()
+    spans = definition_spans(SOURCE)
     remade, reported = _lines(result, "MS333"), _lines(result, "MS509")
     for cls in ("Branches", "OneHolder"):
         first, last = spans[cls]

@@ -13,12 +13,11 @@ MS504's message is then no longer true and changes.
 """
 from __future__ import annotations
 
-import ast
 
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, outputs_in_mode
+from .harness import converted_and_imported, definition_spans, outputs_in_mode
 
 SOURCE = '''
 from collections import namedtuple
@@ -129,7 +128,7 @@ def built(tmp_path_factory):
 
 def test_the_lint_reports_each_object_built_in_forward(built):
     result = built[0]
-    spans = {n.name: (n.lineno, n.end_lineno) for n in ast.parse(SOURCE).body if isinstance(n, ast.ClassDef)}
+    spans = definition_spans(SOURCE)
     found = [d for d in result.diagnostics if d.code == "MS504"]
     for cls, name in BUILDERS.items():
         first, last = spans[cls]

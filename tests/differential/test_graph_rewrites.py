@@ -14,12 +14,11 @@ its pass fails here too.
 """
 from __future__ import annotations
 
-import ast
 
 import numpy as np
 import pytest
 
-from .harness import import_converted
+from .harness import definition_spans, import_converted
 
 SOURCE = '''
 import functools
@@ -766,10 +765,6 @@ def built(tmp_path_factory):
     return result, torch_ns, ms_ns
 
 
-def _class_spans() -> dict[str, tuple[int, int]]:
-    return {n.name: (n.lineno, n.end_lineno) for n in ast.parse(SOURCE).body if isinstance(n, ast.ClassDef)}
-
-
 def _to_torch(value):
     import torch
 
@@ -827,7 +822,7 @@ def test_graph_rewrite_matches_torch(pass_id, mode, built):
     import mindspore
 
     result, torch_ns, ms_ns = built
-    spans = _class_spans()
+    spans = definition_spans(SOURCE)
     for cls in GROUPS[pass_id]:
         first, last = spans[cls.split("#")[0]]
         if pass_id in SILENT:

@@ -13,12 +13,11 @@ fails: MS513 is then no longer true and goes.
 """
 from __future__ import annotations
 
-import ast
 
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, outputs_in_mode
+from .harness import converted_and_imported, definition_spans, outputs_in_mode
 
 SOURCE = '''
 import torch
@@ -112,18 +111,13 @@ def built(tmp_path_factory):
     return result, torch_ns, ms_ns
 
 
-def _spans():
-    tree = ast.parse(SOURCE)
-    return {n.name: (n.lineno, n.end_lineno) for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
-
-
 def _outputs(cls, torch_ns, ms_ns, mode):
     return outputs_in_mode(torch_ns[cls], ms_ns[cls], _inputs(cls), mode)
 
 
 def test_the_lint_reports_each_shared_write_and_no_other(built):
     result = built[0]
-    spans = _spans()
+    spans = definition_spans(SOURCE, ("ClassDef", "FunctionDef"))
     lines = {d.line for d in result.diagnostics if d.code == "MS513"}
     helpers = {"ParamWrite": "bump", "Scan": "scan_in_place"}
     for cls in FLAGGED:
