@@ -57,6 +57,7 @@ that fails when it is not empty. ``table_entries(toml_files)`` gives the raw ent
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import re
 import sys
@@ -127,6 +128,18 @@ def definition_spans(source: str, kinds: tuple = ("ClassDef",)) -> dict[str, tup
     return {n.name: (n.lineno, n.end_lineno) for n in ast.parse(source).body if type(n).__name__ in kinds}
 
 
+@contextlib.contextmanager
+def in_mode(mode: str):
+    """MindSpore in ``mode`` ("PYNATIVE_MODE" or "GRAPH_MODE") inside the block, PYNATIVE after."""
+    import mindspore
+
+    mindspore.set_context(mode=getattr(mindspore, mode))
+    try:
+        yield
+    finally:
+        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
+
+
 def outputs_in_mode(torch_cls, ms_cls, inputs, mode: str) -> tuple:
     """(torch's output, the converted Cell's output in MindSpore ``mode``: "PYNATIVE_MODE" or
     "GRAPH_MODE") of a new instance of each class, as numpy arrays, on copies of the numpy
@@ -136,11 +149,8 @@ def outputs_in_mode(torch_cls, ms_cls, inputs, mode: str) -> tuple:
 
     with torch.no_grad():
         expected = torch_cls()(*(torch.from_numpy(v.copy()) for v in inputs)).numpy()
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         actual = ms_cls()(*(mindspore.Tensor(v.copy()) for v in inputs)).asnumpy()
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     return expected, actual
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, outputs_in_mode
+from .harness import converted_and_imported, in_mode, outputs_in_mode
 
 SOURCE = '''
 import collections
@@ -81,11 +81,8 @@ def _outputs(cls, batch, built, mode):
     (x,) = _inputs(cls, batch, torch_ns)
     with torch.no_grad():
         expected = torch_net(torch.from_numpy(x.copy())).numpy()
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         actual = ms_net(mindspore.Tensor(x.copy())).asnumpy()
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     return expected, actual
 
 

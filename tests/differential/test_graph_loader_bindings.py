@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from .harness import in_mode
+
 SOURCE = '''
 import importlib
 
@@ -84,10 +86,7 @@ def test_loader_bound_layers_match_torch(mode, shape, heads, built):
     x = np.random.default_rng(sum(shape)).uniform(-2, 2, shape).astype(np.float32)
     with torch.no_grad():
         expected = model(torch.from_numpy(x)).numpy()
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         actual = converted(mindspore.Tensor(x)).asnumpy()
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
     assert actual.shape == expected.shape
     assert np.allclose(actual, expected, atol=1e-5), f"torch:\n{expected}\nmindspore:\n{actual}"

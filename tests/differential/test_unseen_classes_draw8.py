@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, same_outputs
+from .harness import converted_and_imported, in_mode, same_outputs
 
 pytestmark = pytest.mark.framework
 
@@ -123,14 +123,9 @@ def test_lists_of_items_are_stacked_and_numbers_only_stay_data(built):
     ("Placed", (3,), (2, 3)),
 ])
 def test_layers_match_torch_in_both_modes(built, name, args, shape, mode):
-    import mindspore
-
     _, torch_ns, ms_ns = built
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         same_outputs(torch_ns[name](*args), ms_ns[name](*args), *shape)
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 def test_the_helper_infers_torch_dtypes():

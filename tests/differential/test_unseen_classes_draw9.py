@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from .harness import converted_and_imported, same_outputs
+from .harness import converted_and_imported, in_mode, same_outputs
 
 pytestmark = pytest.mark.framework
 
@@ -145,11 +145,8 @@ def math_sqrt(x):
 
 @pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
 def test_layers_match_torch_in_both_modes(built, mode):
-    import mindspore
-
     _, torch_ns, ms_ns = built
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         same_outputs(torch_ns["ViewInit"](4, 1), ms_ns["ViewInit"](4, 1), 2, 4, 7)
         same_outputs(torch_ns["ScaledConv2d"](3, 4, 3, (6, 6), padding=(1, 1)), ms_ns["ScaledConv2d"](3, 4, 3, (6, 6), padding=(1, 1)),
                      2, 3, 6, 6, drawn_weights=True)
@@ -159,8 +156,6 @@ def test_layers_match_torch_in_both_modes(built, mode):
         for padding in ((1,), "same", "valid"):
             same_outputs(torch_ns["PlainConvBase"](2, padding), ms_ns["PlainConvBase"](2, padding), 2, 2, 9,
                          drawn_weights=True)
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 @pytest.mark.parametrize("mode", ["PYNATIVE_MODE", "GRAPH_MODE"])
@@ -172,8 +167,7 @@ def test_a_lazy_layer_is_made_at_its_first_call(built, mode):
     import torch
 
     _, torch_ns, ms_ns = built
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         t, m = torch_ns["Lazy"](8), ms_ns["Lazy"](8)
         x = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
         t(torch.tensor(x))
@@ -187,8 +181,6 @@ def test_a_lazy_layer_is_made_at_its_first_call(built, mode):
         w = m.hidden[0].weight.asnumpy()
         assert np.abs(w).max() <= 1 / np.sqrt(5) and np.ptp(w) > 0
         same_outputs(t, m, 4, 5)
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 LIGHTNING_SOURCE = '''
@@ -275,8 +267,7 @@ def test_a_lightning_model_matches_torch_in_both_modes(lightning_built, mode):
     import torch
 
     _, torch_ns, ms_ns = lightning_built
-    mindspore.set_context(mode=getattr(mindspore, mode))
-    try:
+    with in_mode(mode):
         t, m = torch_ns["Mixture"](5, ignored=7), ms_ns["Mixture"](5, ignored=7)
         assert dict(m.hparams) == dict(t.hparams) == {"n": 5, "components": 3, "beta": 2.0}
         assert m.hparams.components == 3
@@ -285,8 +276,6 @@ def test_a_lightning_model_matches_torch_in_both_modes(lightning_built, mode):
         with torch.no_grad():
             expected = t.predict(torch.tensor(x)).numpy()
         np.testing.assert_allclose(m.predict(mindspore.Tensor(x)).asnumpy(), expected, rtol=1e-5, atol=1e-5)
-    finally:
-        mindspore.set_context(mode=mindspore.PYNATIVE_MODE)
 
 
 def test_the_renamed_private_names_are_those_a_cell_call_runs():
