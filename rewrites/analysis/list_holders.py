@@ -11,6 +11,8 @@ import libcst as cst
 from transpile.engine.names import STORE, NameRoles
 from transpile.engine.walk import iter_nodes, read
 
+from ..syntax import code
+
 # what changes a list in place, as a statement of its own (``a.append(x)``)
 LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"})
 
@@ -60,7 +62,7 @@ class _ListEvents(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            operator = cst.Module([]).code_for_node(node.operator).strip()
+            operator = code(node.operator).strip()
             self.events.append(("change", (node.target.value, f"{node.target.value} {operator} ...")))
 
     def visit_Expr(self, node: cst.Expr) -> None:

@@ -561,8 +561,8 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
             split = _split_call(parsed[0], code, line_length)
     if split is not None:
         return split.with_changes(leading_lines=stmt.leading_lines)
-    if before is not None and code_of(before.with_changes(leading_lines=())) == code \
-            and all(len(line) <= line_length for line in code.splitlines()):
+    if before is not None and all(len(line) <= line_length for line in code.splitlines()) \
+            and code_of(before.with_changes(leading_lines=())) == code:
         return stmt  # the text is as it was and fits where it stands: not black's to lay out again
     try:
         formatted = black_layout(code, line_length)
