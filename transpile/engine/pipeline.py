@@ -18,6 +18,7 @@ from .formatting import InvalidStatement, code_of, format_statement
 from .import_table import ImportTable
 from .nesting import MAX_NESTING, SHALLOW_NESTING, call_with_deep_stack, longest_statement_line, nesting_depth
 from .passes import Pass
+from .parsing import parse_module
 from .positions import start_positions
 from .collector import collector_paused
 from .package_index import source_digest
@@ -734,7 +735,7 @@ class Pipeline:
                  tree_source: bool, record_edits: bool, declined: frozenset) -> ConversionResult:
         """The conversion proper, of a file CPython parses and that nests within limits."""
         try:
-            module = _markers_to_first_statement(cst.parse_module(source))
+            module = _markers_to_first_statement(parse_module(source))
         except cst.ParserSyntaxError as exc:
             return _syntax_error(source, filename, exc.message, exc.raw_line, exc.raw_column)
         task = (module, source, filename, debug, inherited, package, tree_source, record_edits, declined)
