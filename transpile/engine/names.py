@@ -210,9 +210,21 @@ def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tu
     roles = NameRoles()
     scopes: list[tuple] = [()]  # the open definitions, outermost first, as each is entered
     found: list[tuple[cst.CSTNode, tuple]] = []
+    # The commonest nodes, their label names not entered (an attribute's name, an
+    # argument's keyword): a third of the walk's time went to marking and skipping them.
+    direct = not also or not {cst.Attribute, cst.Call, cst.Arg} & set(also)
 
     def walk(node: cst.CSTNode) -> None:
         kind = type(node)
+        if direct:
+            if kind is cst.Attribute:
+                walk(node.value)
+                return
+            if kind is cst.Call:
+                walk(node.func)
+                for arg in node.args:
+                    walk(arg.value)
+                return
         mark = MARKERS.get(kind)
         if mark is not None and mark(roles, node):
             return
