@@ -2,6 +2,7 @@
 composed beside the code are run-time helpers of rewrites/runtime/nn_ops.py)."""
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -141,14 +142,22 @@ def composed_value(ctx, entry) -> cst.Name | None:
     """``F.conv_transpose3d`` as a value (torchnd's registry of convolutions by rank): the
     helper its calls become, where the helper takes torch's parameters in torch's order."""
     name = _composed_name(entry)
+    signature = _helper_signature(name)
+    if signature is None or signature != (tuple(entry.params), tuple(entry.kwonly)):
+        return None
+    return runtime_helper(ctx, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _helper_signature(name: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(positional, keyword-only) parameter names of the helper ``name`` when it takes
+    neither ``*args`` nor ``**kwargs``; else None (its source is parsed once a run)."""
     definition = cst.parse_statement(helper(name).source)
     params = definition.params if isinstance(definition, cst.FunctionDef) else None
     if params is None or params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None:
         return None
-    names = [p.name.value for p in (*params.posonly_params, *params.params)]
-    if names != list(entry.params) or [p.name.value for p in params.kwonly_params] != list(entry.kwonly):
-        return None
-    return runtime_helper(ctx, name)
+    return (tuple(p.name.value for p in (*params.posonly_params, *params.params)),
+            tuple(p.name.value for p in params.kwonly_params))
 
 
 @hook(not_a_value=_NOT_A_VALUE, as_value=composed_value)

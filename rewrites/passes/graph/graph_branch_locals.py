@@ -31,6 +31,7 @@ import libcst as cst
 from transpile.engine.diagnostics import Severity
 from transpile.engine.names import DEL, LOAD
 from transpile.engine.passes import Example, Pass
+from transpile.engine.walk import rewrite
 
 
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
@@ -123,7 +124,7 @@ class GraphBranchLocals(Pass):
         self.ctx.report(original, self.id, "locals bound in only some branches of an if, or first in a for loop, "
                         "set to None first: "
                         + ", ".join(sorted({n for v in inserts.values() for n in v})), Severity.INFO)
-        return updated.with_changes(body=updated.body.visit(_InsertNones(inserts)))
+        return updated.with_changes(body=rewrite(updated.body, _InsertNones(inserts)))  # (LibCST's visit rebuilt every node)
 
     # -- binds and reads -----------------------------------------------------------------
     def _bind(self, names) -> None:
