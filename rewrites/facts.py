@@ -357,6 +357,11 @@ class FileFacts(Facts):
         key = "assignments_and_calls" if enter is None else f"assignments_and_calls:{enter.__name__}"
         return self._once(key, fn, lambda: tuple(self.nodes(fn, (cst.Assign, cst.Call), enter)))
 
+    def aliased_writes(self, fn: cst.FunctionDef) -> tuple[tuple[cst.CSTNode, str, str], ...]:
+        """``analysis.shared_writes.aliased_writes`` of ``fn``: (write statement, written name,
+        what the name shares) for each write of its own body another name sees in torch."""
+        return self._once("aliased_writes", fn, lambda: tuple(aliased_writes(fn, self.names)))
+
     def written_view_pieces(self, fn: cst.FunctionDef | None) -> tuple[frozenset[str], frozenset[int], frozenset[int],
                                                                         frozenset[str]]:
         """Views of a named tensor that the function writes in place (``z.mul_(k)``,
@@ -707,7 +712,7 @@ def _written_view_pieces(facts: FileFacts, fn: cst.FunctionDef) -> tuple[frozens
     calls: set[int] = set()
     values: set[int] = set()
     # the views written where another name sees it in torch (a view of a view: its tensor too)
-    shared = {name for _, name, _ in aliased_writes(fn, facts.names)} if views else set()
+    shared = {name for _, name, _ in facts.aliased_writes(fn)} if views else set()
     parents: set[int] = set()
     changed = True
     while changed:  # a piece of a piece written in place: the outer pieces note their tensor too

@@ -35,7 +35,6 @@ from transpile.engine.passes import Example, Pass
 from transpile.engine.walk import read
 
 from ...analysis.compiled import compiled_method
-from ...analysis.shared_writes import aliased_writes
 from .called_by_compiled import CompiledOrCalled
 
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -44,7 +43,7 @@ SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 class GraphViewWrites(CompiledOrCalled, Pass):
     id = "MS513"
     name = "graph-view-writes"
-    reads = frozenset({"compiled_callees", "forward_helpers", "names", "submodule_helpers"})
+    reads = frozenset({"aliased_writes", "compiled_callees", "forward_helpers", "submodule_helpers"})
     summary = ("Report an in-place write torch sees through another name (a view, an alias, a caller's "
                "parameter) in compiled code: GRAPH_MODE changes only the written name.")
     examples = (
@@ -80,7 +79,7 @@ class GraphViewWrites(CompiledOrCalled, Pass):
         if not (self._compiled() or id(node) in self._by_class_name or
                 (not outermost and any(id(s) in self._by_class_name for s in scopes))):
             return
-        for write, name, other in aliased_writes(node, self.facts.names):  # noqa: B007
+        for write, name, other in self.facts.aliased_writes(node):  # noqa: B007
             self.ctx.report(write, self.id, f"{name} {other}: torch's write into {name} changes that tensor too, "
                             f"GRAPH_MODE changes only {name}, without an error (where {name} is bound to a view, "
                             "the converted code raises there in GRAPH_MODE instead); write into the tensor by its own "
