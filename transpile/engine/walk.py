@@ -82,10 +82,32 @@ def field_order(node: CSTNode) -> tuple[str, ...]:
     return order
 
 
+def walked_fields(node: CSTNode, skip: frozenset) -> tuple[str, ...]:
+    """The fields of ``node``'s type, in visiting order, that may hold a node of a type not
+    in ``skip`` (by the fields' annotations): a name's parentheses, a call's whitespace are
+    not looked at. Learnt once per type and ``skip``."""
+    kind = type(node)
+    known = _WALKED.get(skip)
+    if known is None:
+        known = _WALKED[skip] = {}
+    fields = known.get(kind)
+    if fields is None:
+        order = _FIELD_ORDER.get(kind) or field_order(node)
+        types = _field_types().get(kind, {})
+        # (a field without an annotation is always looked at)
+        fields = tuple(name for name in order if types.get(name) is None or not types[name] <= skip)
+        if kind in _FIELD_ORDER:  # (an order learnt from a node that lacked a field is not kept)
+            known[kind] = fields
+    return fields
+
+
+_WALKED: dict[frozenset, dict[type, tuple[str, ...]]] = {}
+
+
 def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]:
     """The child nodes of ``node`` in lexical order, layout left out."""
     node_kinds = _IS_NODE
-    for name in _FIELD_ORDER.get(type(node)) or field_order(node):
+    for name in walked_fields(node, skip):
         value = getattr(node, name)
         kind = type(value)
         if node_kinds.get(kind) or (kind not in node_kinds and is_node(value)):
@@ -98,10 +120,10 @@ def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]
 
 
 @functools.cache
-def _may_hold() -> dict[type, frozenset[type]]:
-    """For each concrete LibCST node type, the node types its subtrees may hold, read from
-    the type annotations of its fields (an abstract base stands for its concrete
-    subclasses) and closed over."""
+def _field_types() -> dict[type, dict[str, frozenset[type]]]:
+    """For each concrete LibCST node type, the concrete node types each annotated field may
+    hold, read from its type annotation (an abstract base stands for its concrete
+    subclasses; a field of strings holds none)."""
     concrete = [t for t in vars(cst).values() if isinstance(t, type) and issubclass(t, CSTNode)
                 and not inspect.isabstract(t) and hasattr(t, "__dataclass_fields__")]
 
@@ -120,14 +142,23 @@ def _may_hold() -> dict[type, frozenset[type]]:
         for argument in typing.get_args(annotation):
             named(argument, found)
 
-    direct: dict[type, set[type]] = {}
+    fields: dict[type, dict[str, frozenset[type]]] = {}
     for kind in concrete:
         hints = typing.get_type_hints(kind)
-        direct[kind] = set()
+        fields[kind] = {}
         for name in kind.__dataclass_fields__:
             if name in hints:
-                named(hints[name], direct[kind])
-    held = {kind: set(inner) for kind, inner in direct.items()}
+                found: set[type] = set()
+                named(hints[name], found)
+                fields[kind][name] = frozenset(found)
+    return fields
+
+
+@functools.cache
+def _may_hold() -> dict[type, frozenset[type]]:
+    """For each concrete LibCST node type, the node types its subtrees may hold (its fields'
+    types, closed over)."""
+    held = {kind: set().union(*types.values()) for kind, types in _field_types().items()}
     changed = True
     while changed:
         changed = False
@@ -160,12 +191,14 @@ def transform(node: CSTNode, driver, skip: frozenset = LAYOUT_TYPES):
     """Transform ``node`` with ``driver.on_visit``/``on_leave``; returns the new node, a
     RemovalSentinel or a FlattenSentinel, like ``CSTNode.visit``."""
     on_visit, on_leave = driver.on_visit, driver.on_leave
-    orders, node_kinds = _FIELD_ORDER, _IS_NODE  # (looked up inline: these run for every field of every node)
+    node_kinds = _IS_NODE  # (looked up inline: this runs for every field of every node)
+    walked = _WALKED.setdefault(skip, {})
 
     def walk(node: CSTNode):
         if on_visit(node):
             changes = None
-            for name in orders.get(type(node)) or field_order(node):
+            fields = walked.get(type(node))
+            for name in walked_fields(node, skip) if fields is None else fields:
                 value = getattr(node, name)
                 kind = type(value)
                 if node_kinds.get(kind) or (kind not in node_kinds and is_node(value)):
