@@ -404,7 +404,7 @@ def convert_paths(
     if decisions is None:
         decisions = _found_decisions(paths)
     records = {base: InPlaceRecord.load(base) for base in {_record_base(p) for p in paths}}
-    with _Workers(jobs) as workers:  # (started only if the index's scan or the conversion uses them)
+    with _Workers(jobs, converting=store is None) as workers:  # (started only if the index's scan or the conversion uses them)
         plan = _check_destinations(_plan(paths, out_root, in_place, records, workers.scan_all), in_place)
         counter = _Counter(len(plan), progress)
         for entry in plan:
@@ -836,8 +836,12 @@ class _Workers:
     # Fewer files than this per worker are scanned here (starting workers costs more).
     MIN_SCANS_PER_WORKER = 8
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, converting: bool = False) -> None:
+        """``converting``: the run converts whatever the index finds (no cache to answer
+        from), so the workers the index's scan starts are forked with the pipeline built and
+        convert too (else the conversion starts others)."""
         self.jobs = jobs
+        self.converting = converting
         self._pool: ProcessPoolExecutor | None = None
         self._converters = False  # the workers were forked with the pipeline built
 
@@ -883,7 +887,7 @@ class _Workers:
         size = -(-len(tasks) // (4 * self.jobs))  # several pieces a worker: one large file does not hold the rest
         pieces = [tasks[i:i + size] for i in range(0, len(tasks), size)]
         try:
-            return [info for piece in self.pool(converting=False).map(scan_files, pieces) for info in piece]
+            return [info for piece in self.pool(converting=self.converting).map(scan_files, pieces) for info in piece]
         except Exception:  # a worker died, or a result could not come back: scanned here
             self.close()
             return scan_files(tasks)
