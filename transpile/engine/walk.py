@@ -107,7 +107,9 @@ _WALKED: dict[frozenset, dict[type, tuple[str, ...]]] = {}
 def children(node: CSTNode, skip: frozenset = LAYOUT_TYPES) -> Iterable[CSTNode]:
     """The child nodes of ``node`` in lexical order, layout left out."""
     node_kinds = _IS_NODE
-    for name in walked_fields(node, skip):
+    known = _WALKED.get(skip)
+    fields = known.get(type(node)) if known is not None else None
+    for name in walked_fields(node, skip) if fields is None else fields:
         value = getattr(node, name)
         kind = type(value)
         if node_kinds.get(kind) or (kind not in node_kinds and is_node(value)):
