@@ -145,11 +145,11 @@ class ApiCalls(Pass):
     def _reference(self, original, updated):
         if id(original) in self._call_funcs:
             return updated
-        if updated is not original and not updated.deep_equals(original):
-            return updated  # an earlier pass already rewrote it (MS205: a layer class as a value, MS104: a base)
         qual = self._source_qualname(original)
         if qual is None:
             return updated
+        if updated is not original and not updated.deep_equals(original):
+            return updated  # an earlier pass already rewrote it (MS205: a layer class as a value, MS104: a base)
         if qual in self.tables.modules:
             # a module as a value, spelled through its package (`dir(torch.nn.functional)`,
             # `nn.functional` after `import torch.nn as nn`): the target module; a name
