@@ -89,6 +89,11 @@ def literal_value(node: cst.BaseExpression) -> Any:
             return NOT_LITERAL
     if kind in _NEVER_LITERAL:
         return NOT_LITERAL
+    if kind is cst.SimpleString:
+        token = node.value
+        if token[0] in "'\"" and "\\" not in token and "\r" not in token:  # no prefix, escape or CR: the text between the quotes
+            quotes = 3 if token[:3] in ('"""', "'''") else 1
+            return token[quotes:-quotes]
     try:
         if kind in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString):
             return ast.literal_eval(node.value)  # the token alone: no code generation
