@@ -24,23 +24,20 @@ from contextlib import nullcontext
 import libcst as cst
 from libcst import MaybeSentinel
 from libcst._nodes.internal import CodegenState
-from libcst._nodes.op import BaseUnaryOp, _BaseOneTokenOp, _BaseTwoTokenOp
 
 _DEFAULT = MaybeSentinel.DEFAULT
 _SW = cst.SimpleWhitespace
-_PW = cst.ParenthesizedWhitespace
 _NL = cst.Newline
 _LP = cst.LeftParen
 _RP = cst.RightParen
 _COMMA = cst.Comma
-_DOT = cst.Dot
 _EQ = cst.AssignEqual
 
 #: Node types written inline by their parents (never looked up in the table).
-INLINED = frozenset({_SW, _NL, _LP, _RP, _COMMA, _DOT, _EQ, cst.TrailingWhitespace, cst.LeftSquareBracket,
+INLINED = frozenset({_SW, _NL, _LP, _RP, _COMMA, _EQ, cst.TrailingWhitespace, cst.LeftSquareBracket,
                      cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace})
-_OPENING = {cst.LeftSquareBracket: "[", cst.LeftCurlyBrace: "{"}
-_CLOSING = {cst.RightSquareBracket: "]", cst.RightCurlyBrace: "}"}
+_OPENING = {_LP: "(", cst.LeftSquareBracket: "[", cst.LeftCurlyBrace: "{"}
+_CLOSING = {_RP: ")", cst.RightSquareBracket: "]", cst.RightCurlyBrace: "}"}
 
 
 def _libcst(node, st, G, **kw):
@@ -76,48 +73,42 @@ def _ws(w, st, G):
         G[w.__class__](w, st, G)
 
 
+def _open(b, st, G):
+    """A left parenthesis, bracket or brace: its token, then the whitespace after it."""
+    token = _OPENING.get(b.__class__)
+    if token is not None:
+        st.tokens.append(token)
+        _ws(b.whitespace_after, st, G)
+    else:
+        G[b.__class__](b, st, G)
+
+
+def _close(b, st, G):
+    """A right parenthesis, bracket or brace: the whitespace before it, then its token."""
+    token = _CLOSING.get(b.__class__)
+    if token is not None:
+        _ws(b.whitespace_before, st, G)
+        st.tokens.append(token)
+    else:
+        G[b.__class__](b, st, G)
+
+
 def _lpars(lpar, st, G):
-    t = st.tokens
     for p in lpar:
-        if p.__class__ is _LP:
-            t.append("(")
-            w = p.whitespace_after
-            if w.__class__ is _SW:
-                t.append(w.value)
-            else:
-                G[w.__class__](w, st, G)
-        else:
-            G[p.__class__](p, st, G)
+        _open(p, st, G)
 
 
 def _rpars(rpar, st, G):
-    t = st.tokens
     for p in rpar:
-        if p.__class__ is _RP:
-            w = p.whitespace_before
-            if w.__class__ is _SW:
-                t.append(w.value)
-            else:
-                G[w.__class__](w, st, G)
-            t.append(")")
-        else:
-            G[p.__class__](p, st, G)
+        _close(p, st, G)
 
 
 def _token_op(op, token, st, G):
     """A one-token operator (``_BaseOneTokenOp``: comma, dot, ``=``, binary and comparison operators)."""
     t = st.tokens
-    w = op.whitespace_before
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(op.whitespace_before, st, G)
     t.append(token)
-    w = op.whitespace_after
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(op.whitespace_after, st, G)
 
 
 def _comma(comma, st, G):
@@ -143,10 +134,15 @@ def _semicolon(semicolon, default_semicolon, st, G):
         G[semicolon.__class__](semicolon, st, G)
 
 
-def _equal(equal, st, G):
-    if equal.__class__ is _EQ:
+def _equal(equal, present, st, G):
+    """The ``=`` before a keyword argument's value or a default: `` = `` when left to the
+    default and there is something after it."""
+    if equal is _DEFAULT:
+        if present:
+            st.tokens.append(" = ")
+    elif equal.__class__ is _EQ:
         _token_op(equal, "=", st, G)
-    else:
+    elif isinstance(equal, cst.AssignEqual):
         G[equal.__class__](equal, st, G)
 
 
@@ -170,11 +166,7 @@ def _newline(n, st, G):
 
 def _trailing(n, st, G):
     t = st.tokens
-    w = n.whitespace
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(n.whitespace, st, G)
     comment = n.comment
     if comment is not None:
         G[comment.__class__](comment, st, G)
@@ -218,31 +210,6 @@ def _atom(n, st, G):
         st.tokens.append(n.value)
 
 
-@_gen(cst.Ellipsis)
-def _ellipsis(n, st, G):
-    _lpars(n.lpar, st, G)
-    st.tokens.append("...")
-    _rpars(n.rpar, st, G)
-
-
-@_gen(cst.Attribute)
-def _attribute(n, st, G):
-    lpar = n.lpar
-    if lpar:
-        _lpars(lpar, st, G)
-    v = n.value
-    G[v.__class__](v, st, G)
-    dot = n.dot
-    if dot.__class__ is _DOT:
-        _token_op(dot, ".", st, G)
-    else:
-        G[dot.__class__](dot, st, G)
-    a = n.attr
-    G[a.__class__](a, st, G)
-    if lpar:
-        _rpars(n.rpar, st, G)
-
-
 @_gen(cst.Call)
 def _call(n, st, G):
     t = st.tokens
@@ -251,17 +218,9 @@ def _call(n, st, G):
         _lpars(lpar, st, G)
     f = n.func
     G[f.__class__](f, st, G)
-    w = n.whitespace_after_func
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(n.whitespace_after_func, st, G)
     t.append("(")
-    w = n.whitespace_before_args
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(n.whitespace_before_args, st, G)
     args = n.args
     last = len(args) - 1
     for i, arg in enumerate(args):
@@ -275,33 +234,15 @@ def _call(n, st, G):
 def _arg(n, st, G, default_comma=False):
     t = st.tokens
     t.append(n.star)
-    w = n.whitespace_after_star
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _ws(n.whitespace_after_star, st, G)
     keyword = n.keyword
     if keyword is not None:
         G[keyword.__class__](keyword, st, G)
-    equal = n.equal
-    if equal is _DEFAULT:
-        if keyword is not None:
-            t.append(" = ")
-    elif isinstance(equal, cst.AssignEqual):
-        _equal(equal, st, G)
+    _equal(n.equal, keyword is not None, st, G)
     v = n.value
     G[v.__class__](v, st, G)
-    comma = n.comma
-    if comma is _DEFAULT:
-        if default_comma:
-            t.append(", ")
-    else:
-        _comma(comma, st, G)
-    w = n.whitespace_after_arg
-    if w.__class__ is _SW:
-        t.append(w.value)
-    else:
-        G[w.__class__](w, st, G)
+    _element_comma(n.comma, default_comma, True, st, G)
+    _ws(n.whitespace_after_arg, st, G)
 
 
 @_gen(cst.Subscript)
@@ -312,44 +253,21 @@ def _subscript(n, st, G):
     v = n.value
     G[v.__class__](v, st, G)
     _ws(n.whitespace_after_value, st, G)
-    _open_bracket(n.lbracket, st, G)
+    _open(n.lbracket, st, G)
     slices = n.slice
     last = len(slices) - 1
     for i, s in enumerate(slices):
         G[s.__class__](s, st, G, default_comma=i != last)
-    _close_bracket(n.rbracket, st, G)
+    _close(n.rbracket, st, G)
     if lpar:
         _rpars(n.rpar, st, G)
-
-
-def _open_bracket(b, st, G):
-    token = _OPENING.get(b.__class__)
-    if token is not None:
-        st.tokens.append(token)
-        _ws(b.whitespace_after, st, G)
-    else:
-        G[b.__class__](b, st, G)
-
-
-def _close_bracket(b, st, G):
-    token = _CLOSING.get(b.__class__)
-    if token is not None:
-        _ws(b.whitespace_before, st, G)
-        st.tokens.append(token)
-    else:
-        G[b.__class__](b, st, G)
 
 
 @_gen(cst.SubscriptElement)
 def _subscript_element(n, st, G, default_comma=False):
     s = n.slice
     G[s.__class__](s, st, G)
-    comma = n.comma
-    if comma is _DEFAULT:
-        if default_comma:
-            st.tokens.append(", ")
-    else:
-        _comma(comma, st, G)
+    _element_comma(n.comma, default_comma, True, st, G)
 
 
 @_gen(cst.Index)
@@ -431,12 +349,12 @@ def _tuple(n, st, G):
 
 def _bracketed(n, lbracket, rbracket, st, G):
     _lpars(n.lpar, st, G)
-    _open_bracket(lbracket, st, G)
+    _open(lbracket, st, G)
     elements = n.elements
     last = len(elements) - 1
     for i, el in enumerate(elements):
         G[el.__class__](el, st, G, default_comma=i < last, default_comma_whitespace=True)
-    _close_bracket(rbracket, st, G)
+    _close(rbracket, st, G)
     _rpars(n.rpar, st, G)
 
 
@@ -455,101 +373,23 @@ def _dict(n, st, G):
     _bracketed(n, n.lbrace, n.rbrace, st, G)
 
 
-@_gen(cst.BinaryOperation, cst.BooleanOperation)
-def _binary(n, st, G):
-    lpar = n.lpar
-    if lpar:
-        _lpars(lpar, st, G)
-    x = n.left
-    G[x.__class__](x, st, G)
-    x = n.operator
-    G[x.__class__](x, st, G)
-    x = n.right
-    G[x.__class__](x, st, G)
-    if lpar:
-        _rpars(n.rpar, st, G)
-
-
-@_gen(cst.UnaryOperation)
-def _unary(n, st, G):
-    lpar = n.lpar
-    if lpar:
-        _lpars(lpar, st, G)
-    x = n.operator
-    G[x.__class__](x, st, G)
-    x = n.expression
-    G[x.__class__](x, st, G)
-    if lpar:
-        _rpars(n.rpar, st, G)
-
-
-@_gen(cst.Comparison)
-def _comparison(n, st, G):
-    lpar = n.lpar
-    if lpar:
-        _lpars(lpar, st, G)
-    x = n.left
-    G[x.__class__](x, st, G)
-    for c in n.comparisons:
-        G[c.__class__](c, st, G)
-    if lpar:
-        _rpars(n.rpar, st, G)
-
-
-@_gen(cst.ComparisonTarget)
-def _comparison_target(n, st, G):
-    x = n.operator
-    G[x.__class__](x, st, G)
-    x = n.comparator
-    G[x.__class__](x, st, G)
-
-
-@_gen(cst.IfExp)
-def _if_exp(n, st, G):
-    t = st.tokens
-    _lpars(n.lpar, st, G)
-    x = n.body
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_before_if, st, G)
-    t.append("if")
-    _ws(n.whitespace_after_if, st, G)
-    x = n.test
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_before_else, st, G)
-    t.append("else")
-    _ws(n.whitespace_after_else, st, G)
-    x = n.orelse
-    G[x.__class__](x, st, G)
-    _rpars(n.rpar, st, G)
-
-
-@_gen(cst.ConcatenatedString)
-def _concatenated_string(n, st, G):
-    _lpars(n.lpar, st, G)
-    x = n.left
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_between, st, G)
-    x = n.right
-    G[x.__class__](x, st, G)
-    _rpars(n.rpar, st, G)
-
-
 def _register_operators():
-    """One function per operator class that keeps its base's code generation: the token is
-    a constant of the class but for NotEqual's (``!=`` or ``<>``)."""
+    """A function for each operator class whose code generation is Comma's (whitespace, one
+    token, whitespace), IsNot's (two tokens) or Not's (a unary operator): the token is a
+    constant of the class but for NotEqual's (``!=`` or ``<>``)."""
+    one, two, unary = cst.Comma._codegen_impl, cst.IsNot._codegen_impl, cst.Not._codegen_impl
     for kind in vars(cst).values():
-        if (not isinstance(kind, type) or not issubclass(kind, (_BaseOneTokenOp, _BaseTwoTokenOp, BaseUnaryOp))
-                or kind.__abstractmethods__ or "_codegen_impl" in vars(kind) or kind in _GEN):
+        if not isinstance(kind, type) or not issubclass(kind, cst.CSTNode) or kind.__abstractmethods__ or kind in _GEN:
             continue
         if kind is cst.NotEqual:
             _GEN[kind] = lambda n, st, G: _token_op(n, n.value, st, G)
-        elif issubclass(kind, _BaseOneTokenOp):
+        elif kind._codegen_impl is one:
             token = kind._get_token(None)
             _GEN[kind] = lambda n, st, G, _token=token: _token_op(n, _token, st, G)
-        elif issubclass(kind, _BaseTwoTokenOp):
+        elif kind._codegen_impl is two:
             first, second = kind._get_tokens(None)
             _GEN[kind] = lambda n, st, G, _first=first, _second=second: _two_token_op(n, _first, _second, st, G)
-        else:
+        elif kind._codegen_impl is unary:
             token = kind._get_token(None)
             _GEN[kind] = lambda n, st, G, _token=token: _unary_op(n, _token, st, G)
 
@@ -569,30 +409,6 @@ def _unary_op(n, token, st, G):
 
 # -- small statements ----------------------------------------------------------------
 
-@_gen(cst.Expr)
-def _expr(n, st, G, default_semicolon=False):
-    v = n.value
-    G[v.__class__](v, st, G)
-    _semicolon(n.semicolon, default_semicolon, st, G)
-
-
-@_gen(cst.Assign)
-def _assign(n, st, G, default_semicolon=False):
-    for target in n.targets:
-        G[target.__class__](target, st, G)
-    v = n.value
-    G[v.__class__](v, st, G)
-    _semicolon(n.semicolon, default_semicolon, st, G)
-
-
-@_gen(cst.AssignTarget)
-def _assign_target(n, st, G):
-    v = n.target
-    G[v.__class__](v, st, G)
-    _ws(n.whitespace_before_equal, st, G)
-    st.tokens.append("=")
-    _ws(n.whitespace_after_equal, st, G)
-
 
 @_gen(cst.AnnAssign)
 def _ann_assign(n, st, G, default_semicolon=False):
@@ -600,26 +416,10 @@ def _ann_assign(n, st, G, default_semicolon=False):
     G[x.__class__](x, st, G)
     x = n.annotation
     G[x.__class__](x, st, G, default_indicator=":")
-    equal = n.equal
     value = n.value
-    if equal is _DEFAULT:
-        if value is not None:
-            st.tokens.append(" = ")
-    elif isinstance(equal, cst.AssignEqual):
-        _equal(equal, st, G)
+    _equal(n.equal, value is not None, st, G)
     if value is not None:
         G[value.__class__](value, st, G)
-    _semicolon(n.semicolon, default_semicolon, st, G)
-
-
-@_gen(cst.AugAssign)
-def _aug_assign(n, st, G, default_semicolon=False):
-    x = n.target
-    G[x.__class__](x, st, G)
-    x = n.operator
-    G[x.__class__](x, st, G)
-    x = n.value
-    G[x.__class__](x, st, G)
     _semicolon(n.semicolon, default_semicolon, st, G)
 
 
@@ -715,13 +515,6 @@ def _indented_block(n, st, G):
     st.indent_tokens.pop()
 
 
-def _header_start(n, st, G):
-    """Leading lines, then the indentation of a compound statement's first line."""
-    for line in n.leading_lines:
-        G[line.__class__](line, st, G)
-    st.tokens.extend(st.indent_tokens)
-
-
 @_gen(cst.If)
 def _if(n, st, G, is_elif=False):
     _header_start(n, st, G)
@@ -741,57 +534,6 @@ def _if(n, st, G, is_elif=False):
             G[orelse.__class__](orelse, st, G)
 
 
-@_gen(cst.Else)
-def _else(n, st, G):
-    _header_start(n, st, G)
-    st.tokens.append("else")
-    _ws(n.whitespace_before_colon, st, G)
-    st.tokens.append(":")
-    x = n.body
-    G[x.__class__](x, st, G)
-
-
-@_gen(cst.For)
-def _for(n, st, G):
-    t = st.tokens
-    _header_start(n, st, G)
-    asynchronous = n.asynchronous
-    if asynchronous is not None:
-        G[asynchronous.__class__](asynchronous, st, G)
-    t.append("for")
-    _ws(n.whitespace_after_for, st, G)
-    x = n.target
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_before_in, st, G)
-    t.append("in")
-    _ws(n.whitespace_after_in, st, G)
-    x = n.iter
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_before_colon, st, G)
-    t.append(":")
-    x = n.body
-    G[x.__class__](x, st, G)
-    orelse = n.orelse
-    if orelse is not None:
-        G[orelse.__class__](orelse, st, G)
-
-
-@_gen(cst.While)
-def _while(n, st, G):
-    _header_start(n, st, G)
-    st.tokens.append("while")
-    _ws(n.whitespace_after_while, st, G)
-    x = n.test
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_before_colon, st, G)
-    st.tokens.append(":")
-    x = n.body
-    G[x.__class__](x, st, G)
-    orelse = n.orelse
-    if orelse is not None:
-        G[orelse.__class__](orelse, st, G)
-
-
 def _decorated_start(n, st, G):
     for line in n.leading_lines:
         G[line.__class__](line, st, G)
@@ -801,15 +543,17 @@ def _decorated_start(n, st, G):
     st.tokens.extend(st.indent_tokens)
 
 
-@_gen(cst.Decorator)
-def _decorator(n, st, G):
-    _header_start(n, st, G)
-    st.tokens.append("@")
-    _ws(n.whitespace_after_at, st, G)
-    x = n.decorator
+def _named_head(n, keyword, whitespace, st, G):
+    """``def``/``class``, the name and the type parameters of a definition."""
+    st.tokens.append(keyword)
+    _ws(whitespace, st, G)
+    x = n.name
     G[x.__class__](x, st, G)
-    x = n.trailing_whitespace
-    G[x.__class__](x, st, G)
+    _ws(n.whitespace_after_name, st, G)
+    x = n.type_parameters
+    if x is not None:
+        G[x.__class__](x, st, G)
+    _ws(n.whitespace_after_type_parameters, st, G)
 
 
 @_gen(cst.FunctionDef)
@@ -819,15 +563,7 @@ def _function_def(n, st, G):
     asynchronous = n.asynchronous
     if asynchronous is not None:
         G[asynchronous.__class__](asynchronous, st, G)
-    t.append("def")
-    _ws(n.whitespace_after_def, st, G)
-    x = n.name
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_after_name, st, G)
-    x = n.type_parameters
-    if x is not None:
-        G[x.__class__](x, st, G)
-    _ws(n.whitespace_after_type_parameters, st, G)
+    _named_head(n, "def", n.whitespace_after_def, st, G)
     t.append("(")
     _ws(n.whitespace_before_params, st, G)
     x = n.params
@@ -846,22 +582,14 @@ def _function_def(n, st, G):
 def _class_def(n, st, G):
     t = st.tokens
     _decorated_start(n, st, G)
-    t.append("class")
-    _ws(n.whitespace_after_class, st, G)
-    x = n.name
-    G[x.__class__](x, st, G)
-    _ws(n.whitespace_after_name, st, G)
-    x = n.type_parameters
-    if x is not None:
-        G[x.__class__](x, st, G)
-    _ws(n.whitespace_after_type_parameters, st, G)
+    _named_head(n, "class", n.whitespace_after_class, st, G)
     bases, keywords = n.bases, n.keywords
     lpar = n.lpar
     if lpar is _DEFAULT:
         if bases or keywords:
             t.append("(")
     elif isinstance(lpar, cst.LeftParen):
-        _lpars((lpar,), st, G)
+        _open(lpar, st, G)
     args = [*bases, *keywords]
     last = len(args) - 1
     for i, arg in enumerate(args):
@@ -871,7 +599,7 @@ def _class_def(n, st, G):
         if bases or keywords:
             t.append(")")
     elif isinstance(rpar, cst.RightParen):
-        _rpars((rpar,), st, G)
+        _close(rpar, st, G)
     _ws(n.whitespace_before_colon, st, G)
     t.append(":")
     x = n.body
@@ -951,22 +679,82 @@ def _param(n, st, G, default_star=None, default_comma=False):
     x = n.annotation
     if x is not None:
         G[x.__class__](x, st, G, default_indicator=":")
-    equal = n.equal
     default = n.default
-    if equal is _DEFAULT:
-        if default is not None:
-            t.append(" = ")
-    elif isinstance(equal, cst.AssignEqual):
-        _equal(equal, st, G)
+    _equal(n.equal, default is not None, st, G)
     if default is not None:
         G[default.__class__](default, st, G)
-    comma = n.comma
-    if comma is _DEFAULT:
-        if default_comma:
-            t.append(", ")
-    else:
-        _comma(comma, st, G)
+    _element_comma(n.comma, default_comma, True, st, G)
     _ws(n.whitespace_after_param, st, G)
+
+
+# -- nodes that are a sequence of fields and tokens ------------------------------------
+
+class _T(str):
+    """A token written as it is, among the field names of a ``_sequence``."""
+
+
+def _sequence(*parts, parens=False, start=None, semicolon=False):
+    """A generator function for a node written as ``parts`` in order: a field (``name``;
+    ``name?`` may be None, then nothing is written; ``name*`` a sequence of nodes) or a
+    token (``_T``). ``parens``: inside the node's own parentheses; ``start``: a function
+    writing what comes first; ``semicolon``: a small statement's semicolon after it."""
+    steps = tuple((0, p) if isinstance(p, _T) else (2, p[:-1]) if p.endswith("*") else (1, p.rstrip("?"))
+                  for p in parts)
+
+    def generate(n, st, G, default_semicolon=False):
+        if start is not None:
+            start(n, st, G)
+        lpar = n.lpar if parens else ()
+        if lpar:
+            _lpars(lpar, st, G)
+        t = st.tokens
+        for kind, name in steps:
+            if kind == 0:
+                t.append(name)
+            elif kind == 1:
+                x = getattr(n, name)
+                if x is not None:
+                    G[x.__class__](x, st, G)
+            else:
+                for x in getattr(n, name):
+                    G[x.__class__](x, st, G)
+        if lpar:
+            _rpars(n.rpar, st, G)
+        if semicolon:
+            _semicolon(n.semicolon, default_semicolon, st, G)
+    return generate
+
+
+def _header_start(n, st, G):
+    """Leading lines, then the indentation of a compound statement's first line."""
+    for line in n.leading_lines:
+        G[line.__class__](line, st, G)
+    st.tokens.extend(st.indent_tokens)
+
+
+_GEN.update({
+    cst.Ellipsis: _sequence(_T("..."), parens=True),
+    cst.Attribute: _sequence("value", "dot", "attr", parens=True),
+    cst.BinaryOperation: _sequence("left", "operator", "right", parens=True),
+    cst.BooleanOperation: _sequence("left", "operator", "right", parens=True),
+    cst.UnaryOperation: _sequence("operator", "expression", parens=True),
+    cst.Comparison: _sequence("left", "comparisons*", parens=True),
+    cst.ComparisonTarget: _sequence("operator", "comparator"),
+    cst.IfExp: _sequence("body", "whitespace_before_if", _T("if"), "whitespace_after_if", "test",
+                         "whitespace_before_else", _T("else"), "whitespace_after_else", "orelse", parens=True),
+    cst.ConcatenatedString: _sequence("left", "whitespace_between", "right", parens=True),
+    cst.Expr: _sequence("value", semicolon=True),
+    cst.Assign: _sequence("targets*", "value", semicolon=True),
+    cst.AssignTarget: _sequence("target", "whitespace_before_equal", _T("="), "whitespace_after_equal"),
+    cst.AugAssign: _sequence("target", "operator", "value", semicolon=True),
+    cst.Else: _sequence(_T("else"), "whitespace_before_colon", _T(":"), "body", start=_header_start),
+    cst.For: _sequence("asynchronous?", _T("for"), "whitespace_after_for", "target", "whitespace_before_in", _T("in"),
+                       "whitespace_after_in", "iter", "whitespace_before_colon", _T(":"), "body", "orelse?",
+                       start=_header_start),
+    cst.While: _sequence(_T("while"), "whitespace_after_while", "test", "whitespace_before_colon", _T(":"), "body",
+                         "orelse?", start=_header_start),
+    cst.Decorator: _sequence(_T("@"), "whitespace_after_at", "decorator", "trailing_whitespace", start=_header_start),
+})
 
 
 # -- module ----------------------------------------------------------------------------
