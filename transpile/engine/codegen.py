@@ -11,15 +11,19 @@ LibCST alone gives. Each function follows the node's ``_codegen_impl`` in LibCST
 defaults included (a comma, ``=`` or semicolon left as ``MaybeSentinel.DEFAULT``, an
 IndentedBlock's own indent, an empty body written ``pass``, ...).
 
-``generate(node, state)`` writes ``node`` into any CodegenState. With ``wanted=True`` the
-state has a ``wanted`` set of node ids (positions.py): a node whose id is in it is handed
-to LibCST's path, which calls the state's hooks, so the state records what it records
-for LibCST. The types written inline (``INLINED``) never reach the table: a caller that
-wants one of them must use LibCST's path for the whole tree.
+``generate(node, state)`` writes ``node`` into a CodegenState whose token and indentation
+methods are LibCST's (the fast path appends to ``state.tokens`` and ``state.indent_tokens``
+itself); only its hooks ``before_codegen``, ``after_codegen`` and
+``record_syntactic_position`` may differ, and only LibCST's path calls them. With
+``wanted=True`` the state has a ``wanted`` set of node ids (positions.py): a node whose id
+is in it is handed to LibCST's path, which calls the state's hooks, so the state records
+what it records for LibCST. The types written inline (``INLINED``) never reach the table:
+a caller that wants one of them must use LibCST's path for the whole tree.
 """
 from __future__ import annotations
 
 from contextlib import nullcontext
+from importlib.metadata import version
 
 import libcst as cst
 from libcst import MaybeSentinel
@@ -772,6 +776,12 @@ def _module(n, st, G):
 
 
 _register_operators()
+
+#: The LibCST release whose ``_codegen_impl`` the functions above follow (and the tests
+#: check). On another one every node goes LibCST's way: its fields or defaults may differ.
+CHECKED_LIBCST = (1, 9)
+if tuple(int(part) for part in version("libcst").split(".")[:2]) != CHECKED_LIBCST:
+    _GEN.clear()
 
 
 # -- the table that hands wanted nodes to LibCST -----------------------------------------
