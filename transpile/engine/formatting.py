@@ -4,10 +4,9 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from contextlib import nullcontext
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
+from . import codegen
 
 
 @functools.lru_cache(maxsize=1)
@@ -27,31 +26,16 @@ def black_layout(code: str, line_length: int = 88) -> str:
     return black.format_str(code, mode=black.Mode(line_length=line_length))
 
 
-_NOTHING = nullcontext()
-
-
-class _PlainCodegen(CodegenState):
-    """LibCST's code generation state but for ``record_syntactic_position``: LibCST enters
-    that generator-based context manager around every parenthesizable expression, only
-    for metadata providers to override, and it was a sixth of each code generation."""
-
-    __slots__ = ()
-
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        return _NOTHING
-
-
 _DEFAULT_LAYOUT = cst.Module(body=[])
 
 
 def code_of(node: cst.CSTNode, module: cst.Module | None = None) -> str:
     """The text ``module.code_for_node(node)`` gives (``node.code`` for a module itself),
-    generated faster; without a module, in the default layout (four spaces, ``\\n``)."""
+    generated faster (engine/codegen.py); without a module, in the default layout (four
+    spaces, ``\\n``)."""
     if module is None:
         module = node if isinstance(node, cst.Module) else _DEFAULT_LAYOUT
-    state = _PlainCodegen(default_indent=module.default_indent, default_newline=module.default_newline)
-    node._codegen(state)
-    return "".join(state.tokens)
+    return codegen.code(node, module.default_indent, module.default_newline)
 
 
 # -- statements black would leave as they are ---------------------------------------

@@ -4,7 +4,10 @@ LibCST's PositionProvider stores a position for every node of the file, through 
 metadata traversal that rebuilds the tree; that cost an eighth of a conversion. This
 runs one code generation of the module and records only the wanted nodes, with the
 same rules: a node's syntactic start where its code generation marks one (a statement
-starts after its leading blank lines and comments), else where its code begins.
+starts after its leading blank lines and comments), else where its code begins. The
+code generation is engine/codegen.py's, which hands each wanted node (and so everything
+a wanted node's start may depend on: its own children) to LibCST's path with this state's
+hooks; a wanted node of a type codegen writes inline makes the whole module go LibCST's way.
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from contextlib import nullcontext
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+
+from . import codegen
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 _NOTHING = nullcontext()
@@ -92,9 +97,13 @@ class _WantedPositions(CodegenState):
 
 def start_positions(module: cst.Module, nodes) -> dict[int, tuple[int, int]]:
     """``id(node)`` -> (1-based line, 0-based column) of each of ``nodes`` in ``module``."""
+    nodes = list(nodes)
     state = _WantedPositions(module, {id(n) for n in nodes})
     try:
-        module._codegen(state)
+        if any(type(n) in codegen.INLINED for n in nodes):
+            module._codegen(state)
+        else:
+            codegen.generate(module, state, wanted=True)
     except _AllFound:  # the code after the last wanted node is not generated
         pass
     return state.found
