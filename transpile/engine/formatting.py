@@ -9,6 +9,8 @@ from contextlib import nullcontext
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from transpile.engine.line_split import FLOAT, INTEGER, Unsure, split_statement
+
 
 @functools.lru_cache(maxsize=1)
 def load_black():
@@ -61,8 +63,8 @@ def code_of(node: cst.CSTNode, module: cst.Module | None = None) -> str:
 # comment, no backslash (escapes, continuations), and every piece of layout as black
 # writes it. Whatever it is unsure of goes to black.
 
-_INTEGER = re.compile(r"[0-9][0-9_]*")  # black changes 0XA, 0xa, 10L, 10J
-_FLOAT = re.compile(r"[0-9][0-9_]*\.[0-9][0-9_]*(e-?[0-9][0-9_]*)?|[0-9][0-9_]*e-?[0-9][0-9_]*")  # not 1., .5, 1E5, 1e+5
+_INTEGER = INTEGER  # black changes 0XA, 0xa, 10L, 10J
+_FLOAT = FLOAT  # not 1., .5, 1E5, 1e+5
 _STRING = re.compile(r'(?:[rb]|rb|br)?"[^"]')  # double-quoted, one quote (black turns 'x' into "x")
 _OPERATOR_PARENT = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget,
                     cst.UnaryOperation, cst.Attribute, cst.Call, cst.Subscript)
@@ -531,6 +533,24 @@ def _split_call(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> c
     return exploded if black_keeps(exploded, code_of(exploded), line_length) else None
 
 
+# -- black's layout of any logical line in a subset, without black ---------------------
+# ``line_split`` reproduces black's splitting of one logical line (right-hand and delimiter
+# splits, optional parentheses, magic trailing commas) for statements of names, literals,
+# calls, subscripts, operators, conditional expressions, displays and comprehensions; what
+# it is unsure of goes to black. benchmarks/black_free.py checks it against black on every
+# statement the conversion of the samples and the four corpora sends to black.
+
+
+def layout_without_black(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> str | None:
+    """The text black gives ``stmt`` (``code``, no leading lines), or None when unsure."""
+    if "#" in code or "\\" in code or not code.isascii() or stmt.trailing_whitespace.newline.value is not None:
+        return None
+    try:
+        return split_statement(stmt, line_length)
+    except (Unsure, KeyError, AttributeError, TypeError):  # (a field left to LibCST's default: black decides)
+        return None
+
+
 class InvalidStatement(ValueError):
     """A changed statement whose code is not valid Python."""
 
@@ -564,6 +584,11 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
     if before is not None and all(len(line) <= line_length for line in code.splitlines()) \
             and code_of(before.with_changes(leading_lines=())) == code:
         return stmt  # the text is as it was and fits where it stands: not black's to lay out again
+    laid_out = layout_without_black(bare, code, line_length)
+    if laid_out is not None:
+        if laid_out == code:
+            return stmt
+        return cst.parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
     try:
         formatted = black_layout(code, line_length)
         if formatted == code:
