@@ -1,15 +1,14 @@
 """Is the layout formatting gives without black the one black gives, wherever it answers?
 
 ``formatting.layout_without_black`` (engine/line_split.py) reproduces black's splitting of a
-logical line for a subset of statements. This script converts the samples, the installed
-torch/nn and the four corpora of ``corpora.py`` in this process (``--jobs 1``, no cache, nothing
-written) with a spy on it: every statement that reaches it is a statement the conversion
+logical line for a subset of statements. This script converts the samples and the four corpora of ``corpora.py`` in this process (``--jobs 1``, no cache, nothing
+written; the corpus torch/nn is the installed torch's, which ``make bench`` converts) with a spy on it: every statement that reaches it is a statement the conversion
 would send to black without it. For each one the spy asks both it and black, and counts the
 statements sent to black before, the ones it answers, and the answers that differ from
 black's text (there must be none). The spy answers "unsure" itself, so the conversion runs as
 it did before the layout existed.
 
-    .venv/bin/python benchmarks/black_free.py [--tree samples torch/nn torch-nn ...]
+    .venv/bin/python benchmarks/black_free.py [--tree samples torch/nn torchvision timm transformers]
 
 Prints one row per tree and every mismatch; exit status 1 when there is one.
 """
@@ -33,10 +32,6 @@ from transpile.io.files import convert_paths  # noqa: E402
 def tree_path(name: str) -> Path:
     if name == "samples":
         return ROOT / "samples"
-    if name == "torch/nn":
-        import torch  # the installed torch's source, as ``make bench`` converts it
-
-        return Path(torch.__file__).parent / "nn"
     return fetch(CORPORA[name])
 
 
@@ -70,7 +65,7 @@ def check(path: Path) -> tuple[int, int, list[tuple[str, int, str, str]]]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tree", nargs="+", default=["samples", "torch/nn", *CORPORA])
+    parser.add_argument("--tree", nargs="+", default=["samples", *CORPORA])
     args = parser.parse_args(argv)
     failed = False
     print(f"{'tree':<14}{'to black before':>16}{'answered':>10}{'mismatches':>12}{'seconds':>9}")

@@ -49,13 +49,13 @@ BRACKETS = OPENING | CLOSING
 _CLOSER = {LPAR: RPAR, LSQB: RSQB, LBRACE: RBRACE}
 
 # delimiter priorities (a line splits at its highest)
-COMPREHENSION, COMMA_P, TERNARY, LOGIC, COMPARATOR, DOT_P = 20, 18, 16, 14, 10, 1
+COMPREHENSION, COMMA_P, TERNARY, LOGIC, STRING_P, COMPARATOR, DOT_P = 20, 18, 16, 14, 12, 10, 1
 _MATH = {"|": 9, "^": 8, "&": 7, "<<": 6, ">>": 6, "+": 5, "-": 5, "*": 4, "/": 4, "//": 4, "%": 4, "@": 4}
 
 
 class Leaf:
     __slots__ = ("kind", "value", "prefix", "space", "before", "comma_after", "vararg", "arglist", "trailer", "atom",
-                 "orphan", "opening", "depth")
+                 "orphan", "opening", "depth", "starts_import")
 
     def __init__(self, kind, value, prefix="", before=0):
         self.kind = kind
@@ -63,6 +63,7 @@ class Leaf:
         self.prefix = prefix  # the whitespace before it on its line (a line's first leaf loses it)
         self.space = prefix  # the whitespace black gives it in the statement
         self.orphan = False  # a comma black added: not in black's tree
+        self.starts_import = False  # the ``import`` or ``from`` of an import statement
         self.before = before  # priority of a split before this leaf (DOT_P: when it follows a closing bracket)
         self.comma_after = kind == COMMA  # a comma black may split after (not a for-target's)
         self.vararg = False  # a * or ** of a call's argument (black adds no trailing comma after it)
@@ -75,7 +76,7 @@ class Leaf:
     def copy(self) -> "Leaf":
         new = Leaf(self.kind, self.value, self.space, self.before)
         new.comma_after, new.vararg, new.arglist = self.comma_after, self.vararg, self.arglist
-        new.trailer, new.atom = self.trailer, self.atom
+        new.trailer, new.atom, new.starts_import = self.trailer, self.atom, self.starts_import
         return new
 
 
@@ -91,9 +92,8 @@ _AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign:
               cst.FloorDivideAssign: "//=", cst.ModuloAssign: "%=", cst.MatrixMultiplyAssign: "@=",
               cst.BitOrAssign: "|=", cst.BitAndAssign: "&=", cst.BitXorAssign: "^=", cst.LeftShiftAssign: "<<=",
               cst.RightShiftAssign: ">>="}
-_OPERATOR_PARENT = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget,
-                    cst.UnaryOperation, cst.Attribute, cst.Call, cst.Subscript)
-_GROUPED = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation, cst.IfExp)
+_PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.BinaryOperation, cst.BooleanOperation, cst.Comparison,
+                  cst.UnaryOperation, cst.IfExp, cst.ConcatenatedString, cst.Lambda)
 
 
 def _string(value: str) -> str:
@@ -145,11 +145,12 @@ class _Leaves:
         leaf.arglist = arglist
         return leaf
 
-    def optional(self, node, prefix, atom=True) -> None:
-        """``node`` inside a pair of invisible parentheses (black's optional ones)."""
+    def optional(self, node, prefix) -> None:
+        """``node`` inside a pair of invisible parentheses (black's optional ones; their
+        parent is an atom), its own parentheses left out."""
         lpar = self.add(LPAR, "", prefix)
-        lpar.atom = atom
-        self.expr(node, "", parenthesized=True)
+        lpar.atom = True
+        self.bare(node, "", None, parenthesized=True)
         self.add(RPAR, "", "")
 
     def expr(self, node, prefix, parent=None, parenthesized=False, need=1) -> None:
@@ -157,9 +158,9 @@ class _Leaves:
         lpar = node.lpar if hasattr(node, "lpar") else ()
         if not lpar and _precedence(node) < need:
             raise Unsure  # a tree whose code reads otherwise (an operand that needs parentheses)
-        if lpar:
-            if len(lpar) > 1 or not (kind is cst.Tuple or (kind in _GROUPED and isinstance(parent, _OPERATOR_PARENT))):
-                raise Unsure  # black may drop redundant parentheses
+        if lpar:  # black keeps parentheses inside an expression (not those of a statement's value)
+            if len(lpar) > 1 or kind not in _PARENTHESIZED:
+                raise Unsure
             _no_comments(lpar[0].whitespace_after)
             _no_comments(node.rpar[0].whitespace_before)
             opening = self.add(LPAR, "(", prefix)
@@ -184,12 +185,8 @@ class _Leaves:
             if node.start != 'f"':
                 raise Unsure
             text = _code(node)
-            if '"' in text[2:-1] or "'" in text[2:-1] or "\n" in text or "{!" in text:
+            if "\n" in text:  # (black leaves a double-quoted f-string as it is)
                 raise Unsure
-            for part in node.parts:
-                if type(part) is cst.FormattedStringExpression and (
-                        part.conversion is not None or part.format_spec is not None or part.equal is not None):
-                    raise Unsure
             self.dated = True
             self.add(STRING, text, prefix)
         elif kind is cst.Ellipsis:
@@ -267,7 +264,7 @@ class _Leaves:
         elif kind is cst.Tuple:
             if not node.lpar and (parent is not None or len(node.elements) < 2):
                 raise Unsure  # a bare tuple inside an expression; ``x = a,``
-            self.elements(node.elements, prefix)
+            self.elements(node.elements, prefix, one_tuple=len(node.elements) == 1)
         elif kind in (cst.List, cst.Set):
             if not node.elements and kind is cst.Set:
                 raise Unsure
@@ -317,8 +314,42 @@ class _Leaves:
                 self.expr(node.elt, "", node)
             self.comprehension(node.for_in)
             self.add(RSQB if kind is cst.ListComp else RBRACE, "]" if kind is cst.ListComp else "}", "")
+        elif kind is cst.GeneratorExp:
+            if not parenthesized:
+                raise Unsure
+            self.expr(node.elt, "", node)
+            self.comprehension(node.for_in)
+        elif kind is cst.ConcatenatedString:
+            _no_comments(node.whitespace_between)
+            self.expr(node.left, prefix, node)
+            self.expr(node.right, " ", node)
+        elif kind is cst.Lambda:
+            self.lambda_(node, prefix)
         else:
             raise Unsure
+
+    def lambda_(self, node, prefix) -> None:
+        params = node.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
+                or params.posonly_params or params.posonly_ind is not cst.MaybeSentinel.DEFAULT:
+            raise Unsure
+        _no_comments(node.whitespace_after_lambda)
+        self.add(NAME, "lambda", prefix)
+        last = len(params.params) - 1
+        for i, param in enumerate(params.params):
+            if param.annotation is not None or param.star not in ("", cst.MaybeSentinel.DEFAULT):
+                raise Unsure
+            _no_comments(param.whitespace_after_param)
+            self.add(NAME, param.name.value, " ")
+            if param.default is not None:
+                if param.equal is not cst.MaybeSentinel.DEFAULT:
+                    self.ws(param.equal.whitespace_before, param.equal.whitespace_after)
+                self.add(EQUAL, "=", "")
+                self.expr(param.default, "", node)
+            if i < last or param.comma is not cst.MaybeSentinel.DEFAULT:
+                self.comma(param).comma_after = False  # (black: inside the arguments, never split)
+        self.add(COLON, ":", "")
+        self.expr(node.body, " ", node)
 
     def ws(self, *spaces) -> None:
         for ws in spaces:
@@ -331,8 +362,8 @@ class _Leaves:
         self.add(NAME, "else", " ", TERNARY)
         self.expr(node.orelse, " ", node)
 
-    def elements(self, elements, prefix, one_element_parens=False) -> None:
-        """A tuple's, list's or set's elements."""
+    def elements(self, elements, prefix, one_element_parens=False, one_tuple=False) -> None:
+        """A tuple's, list's or set's elements (LibCST writes a one-tuple's comma itself)."""
         last = len(elements) - 1
         for i, element in enumerate(elements):
             space = prefix if i == 0 else " "
@@ -346,7 +377,7 @@ class _Leaves:
                 if last == 0 and one_element_parens and getattr(element.value, "lpar", ()):
                     raise Unsure  # [(a)]: black drops the parentheses
                 self.expr(element.value, space, element)
-            if i < last or element.comma is not cst.MaybeSentinel.DEFAULT:
+            if i < last or one_tuple or element.comma is not cst.MaybeSentinel.DEFAULT:
                 self.comma(element)
 
     def comprehension(self, comp) -> None:
@@ -468,7 +499,9 @@ def _precedence(node) -> int:
         return _BINARY_LEVEL[type(node.operator)]
     if kind is cst.Tuple and not node.lpar:
         return 0
-    if kind in (cst.Lambda, cst.NamedExpr, cst.Yield, cst.StarredElement):
+    if kind is cst.Lambda:
+        return 1
+    if kind in (cst.NamedExpr, cst.Yield, cst.StarredElement):
         return 0
     return _ATOM
 
@@ -480,9 +513,18 @@ def _code(node) -> str:
 
 
 def _top(builder: _Leaves, value, prefix: str) -> None:
-    """A statement's value after ``=``, ``return``: black puts it in optional parentheses."""
-    if getattr(value, "lpar", ()):
-        raise Unsure  # black makes redundant parentheses invisible, keeps a tuple's
+    """A statement's value after ``=``, ``return``, ``del``: black puts it in optional
+    parentheses, or makes its own redundant ones optional; a tuple's and a generator's stay."""
+    lpar = getattr(value, "lpar", ())
+    if len(lpar) > 1:
+        raise Unsure
+    if lpar and (type(value) in (cst.Tuple, cst.GeneratorExp)):
+        if type(value) is cst.Tuple and any(type(e) is cst.StarredElement for e in value.elements):
+            raise Unsure
+        builder.expr(value, prefix)
+        return
+    if lpar:
+        builder.ws(lpar[0].whitespace_after, value.rpar[0].whitespace_before)
     builder.optional(value, prefix)
 
 
@@ -529,6 +571,18 @@ def statement_leaves(stmt: cst.SimpleStatementLine) -> _Leaves:
         if type(small.value) is cst.Tuple and any(type(e) is cst.StarredElement for e in small.value.elements):
             builder.dated = True  # ``return *a, b``
         _top(builder, small.value, " ")
+    elif kind is cst.Del:
+        builder.ws(small.whitespace_after_del)
+        builder.add(NAME, "del", "")
+        if type(small.target) not in (cst.Name, cst.Attribute, cst.Subscript) or small.target.lpar:
+            raise Unsure
+        builder.optional(small.target, " ")
+    elif kind is cst.ImportFrom:
+        _import_from(builder, small)
+    elif kind is cst.Import:
+        builder.ws(small.whitespace_after_import)
+        builder.add(NAME, "import", "").starts_import = True
+        _aliases(builder, small.names, " ")
     elif kind is cst.Raise and small.exc is not None and small.cause is None:
         builder.ws(small.whitespace_after_raise)
         builder.add(NAME, "raise", "")
@@ -540,12 +594,57 @@ def statement_leaves(stmt: cst.SimpleStatementLine) -> _Leaves:
     return builder
 
 
+def _dotted(builder: _Leaves, node, prefix: str) -> None:
+    if type(node) is cst.Attribute:
+        _dotted(builder, node.value, prefix)
+        builder.add(DOT, ".", "")
+        builder.add(NAME, node.attr.value, "")
+    elif type(node) is cst.Name:
+        builder.add(NAME, node.value, prefix)
+    else:
+        raise Unsure
+
+
+def _aliases(builder: _Leaves, names, prefix: str) -> None:
+    last = len(names) - 1
+    for i, alias in enumerate(names):
+        _dotted(builder, alias.name, prefix if i == 0 else " ")
+        if alias.asname is not None:
+            builder.ws(alias.asname.whitespace_before_as, alias.asname.whitespace_after_as)
+            if type(alias.asname.name) is not cst.Name:
+                raise Unsure
+            builder.add(NAME, "as", " ")
+            builder.add(NAME, alias.asname.name.value, " ")
+        if i < last or alias.comma is not cst.MaybeSentinel.DEFAULT:
+            builder.comma(alias)
+
+
+def _import_from(builder: _Leaves, small) -> None:
+    """``from m import a, b``: black puts the names in optional parentheses (its own ones
+    made optional) and, split, one to a line with a trailing comma."""
+    if type(small.names) is cst.ImportStar:
+        raise Unsure
+    builder.ws(small.whitespace_after_from, small.whitespace_before_import, small.whitespace_after_import)
+    builder.add(NAME, "from", "").starts_import = True
+    prefix = " "
+    for dot in small.relative:
+        builder.add(DOT, ".", prefix)
+        prefix = ""
+    if small.module is not None:
+        _dotted(builder, small.module, prefix)
+    builder.add(NAME, "import", " ")
+    lpar = builder.add(LPAR, "", " ")
+    lpar.atom = True
+    _aliases(builder, small.names, "")
+    builder.add(RPAR, "", "")
+
+
 # -- lines and black's transforms on them --------------------------------------------
 
 
 class Line:
     __slots__ = ("depth", "leaves", "inside", "split_rhs", "magic", "delimiters", "invisible",
-                 "_depth", "_match", "_previous", "_for", "has_vararg")
+                 "_depth", "_match", "_previous", "_for", "_lambda")
 
     def __init__(self, depth: int, inside: bool = False):
         self.depth = depth
@@ -559,6 +658,7 @@ class Line:
         self._match: dict[tuple[int, str], Leaf] = {}
         self._previous = None
         self._for: list[int] = []
+        self._lambda: list[int] = []
 
     def append(self, leaf: Leaf, track: bool = False) -> None:
         if self.inside or track:
@@ -574,6 +674,9 @@ class Line:
         if self._for and self._for[-1] == self._depth and kind == NAME and leaf.value == "in":
             self._depth -= 1
             self._for.pop()
+        if self._lambda and self._lambda[-1] == self._depth and kind == COLON:
+            self._depth -= 1
+            self._lambda.pop()
         if kind in CLOSING:
             self._depth -= 1
             leaf.opening = self._match.pop((self._depth, kind))
@@ -585,6 +688,8 @@ class Line:
             priority = leaf.before
             if priority == DOT_P and not (previous is None or previous.kind in CLOSING):
                 priority = 0
+            elif kind == STRING and previous is not None and previous.kind == STRING:
+                priority = STRING_P  # implicit concatenation
             if priority and previous is not None:
                 self.delimiters[id(previous)] = priority
             elif leaf.comma_after:
@@ -595,6 +700,9 @@ class Line:
             if not leaf.value:
                 self.invisible.append(leaf)
         self._previous = leaf
+        if kind == NAME and leaf.value == "lambda":
+            self._depth += 1
+            self._lambda.append(self._depth)
         if kind == NAME and leaf.value == "for":
             self._depth += 1
             self._for.append(self._depth)
@@ -606,7 +714,13 @@ class Line:
             return True
         if closing.kind == RSQB:
             return not (closing.trailer and _one_sequence(closing.opening, closing, self.leaves, LSQB, RSQB))
+        if self.is_import:
+            return True
         return closing.opening is not None and not _one_sequence(closing.opening, closing, self.leaves)
+
+    @property
+    def is_import(self) -> bool:
+        return bool(self.leaves) and self.leaves[0].starts_import
 
     def max_priority(self, exclude=()) -> int:
         values = [v for k, v in self.delimiters.items() if k not in exclude]
@@ -726,7 +840,7 @@ class _Splitter:
     def maybe_omit_optional(self, split, line: Line, force: bool, omit):
         head, body, tail, opening, closing = split
         if not force and opening.kind == LPAR and not opening.value and closing.kind == RPAR \
-                and not closing.value and self.can_omit(split):
+                and not closing.value and not line.is_import and self.can_omit(split):
             omit = {id(closing), *omit}
             try:
                 split_oop = _first_rhs(line, omit)
@@ -916,6 +1030,10 @@ def _build(leaves, original: Line, opening: Leaf, component: str) -> Line:
     if component == "body":
         result.inside = True
         result.depth += 1
+        if leaves and original.is_import and leaves[-1].kind != COMMA:  # black ends an import's names with a comma
+            comma = Leaf(COMMA, ",")
+            comma.orphan = True
+            leaves = [*leaves, comma]
     track = _inside_matching(leaves) if component == "head" else ()
     for leaf in leaves:
         result.append(leaf, track=id(leaf) in track)
