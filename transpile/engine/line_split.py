@@ -92,8 +92,6 @@ _AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign:
               cst.FloorDivideAssign: "//=", cst.ModuloAssign: "%=", cst.MatrixMultiplyAssign: "@=",
               cst.BitOrAssign: "|=", cst.BitAndAssign: "&=", cst.BitXorAssign: "^=", cst.LeftShiftAssign: "<<=",
               cst.RightShiftAssign: ">>="}
-_PARENTHESIZED = (cst.Tuple, cst.GeneratorExp, cst.BinaryOperation, cst.BooleanOperation, cst.Comparison,
-                  cst.UnaryOperation, cst.IfExp, cst.ConcatenatedString, cst.Lambda)
 
 
 def _string(value: str) -> str:
@@ -159,7 +157,7 @@ class _Leaves:
         if not lpar and _precedence(node) < need:
             raise Unsure  # a tree whose code reads otherwise (an operand that needs parentheses)
         if lpar:  # black keeps parentheses inside an expression (not those of a statement's value)
-            if len(lpar) > 1 or kind not in _PARENTHESIZED:
+            if len(lpar) > 1:
                 raise Unsure
             _no_comments(lpar[0].whitespace_after)
             _no_comments(node.rpar[0].whitespace_before)
@@ -469,13 +467,20 @@ class _Leaves:
                         self.add(COLON, ":", space if first else "")
                         first = False
                     if bound is not None:
-                        if type(bound) not in (cst.Name, cst.Integer):
+                        if not _simple_bound(bound):
                             raise Unsure  # black spaces the colons around anything else
                         self.expr(bound, space if first else "", node)
                         first = False
             if i < last or element.comma is not cst.MaybeSentinel.DEFAULT:
                 self.comma(element)
         self.add(RSQB, "]", "").trailer = True
+
+
+def _simple_bound(node) -> bool:
+    """A slice bound black writes without spaces around the colons: a name, a number, negated."""
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and not node.lpar:
+        node = node.expression
+    return type(node) in (cst.Name, cst.Integer) and not node.lpar
 
 
 _OR, _NOT, _BITOR, _UNARY_LEVEL, _ATOM = 2, 4, 6, 12, 14
@@ -506,10 +511,11 @@ def _precedence(node) -> int:
     return _ATOM
 
 
-def _code(node) -> str:
-    from transpile.engine.formatting import code_of
+_MODULE = cst.Module(body=[])
 
-    return code_of(node)
+
+def _code(node) -> str:
+    return _MODULE.code_for_node(node)
 
 
 def _top(builder: _Leaves, value, prefix: str) -> None:
