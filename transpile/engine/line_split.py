@@ -87,6 +87,7 @@ _BINARY = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", 
            cst.LeftShift: "<<", cst.RightShift: ">>"}
 _COMPARE = {cst.Equal: "==", cst.NotEqual: "!=", cst.LessThan: "<", cst.GreaterThan: ">",
             cst.LessThanEqual: "<=", cst.GreaterThanEqual: ">="}
+_COMPARE_WORDS = {cst.In: ("in",), cst.NotIn: ("not", "in"), cst.Is: ("is",), cst.IsNot: ("is", "not")}
 _UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}
 _AUGMENTED = {cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=", cst.DivideAssign: "/=",
               cst.FloorDivideAssign: "//=", cst.ModuloAssign: "%=", cst.MatrixMultiplyAssign: "@=",
@@ -233,21 +234,14 @@ class _Leaves:
             for target in node.comparisons:
                 op = target.operator
                 self.ws(op.whitespace_before, op.whitespace_after)
-                op_kind = type(op)
-                if op_kind is cst.In:
-                    self.add(NAME, "in", " ", COMPARATOR)
-                elif op_kind is cst.NotIn:
-                    _no_comments(op.whitespace_between)
-                    self.add(NAME, "not", " ", COMPARATOR)
-                    self.add(NAME, "in", " ")
-                elif op_kind is cst.Is:
-                    self.add(NAME, "is", " ", COMPARATOR)
-                elif op_kind is cst.IsNot:
-                    _no_comments(op.whitespace_between)
-                    self.add(NAME, "is", " ", COMPARATOR)
-                    self.add(NAME, "not", " ")
-                else:
-                    self.add(OP, _COMPARE[op_kind], " ", COMPARATOR)
+                words = _COMPARE_WORDS.get(type(op))
+                if words is None:
+                    self.add(OP, _COMPARE[type(op)], " ", COMPARATOR)
+                else:  # (a split goes before the first word of ``not in``, ``is not``)
+                    if len(words) == 2:
+                        _no_comments(op.whitespace_between)
+                    for i, word in enumerate(words):
+                        self.add(NAME, word, " ", 0 if i else COMPARATOR)
                 self.expr(target.comparator, " ", target, need=_BITOR)
         elif kind is cst.IfExp:
             for ws in (node.whitespace_before_if, node.whitespace_after_if, node.whitespace_before_else,
@@ -266,19 +260,11 @@ class _Leaves:
         elif kind in (cst.List, cst.Set):
             if not node.elements and kind is cst.Set:
                 raise Unsure
-            bracket = node.lbracket if kind is cst.List else node.lbrace
-            close = node.rbracket if kind is cst.List else node.rbrace
-            _no_comments(bracket.whitespace_after)
-            _no_comments(close.whitespace_before)
-            opening = self.add(LSQB if kind is cst.List else LBRACE, "[" if kind is cst.List else "{", prefix)
-            opening.atom = True
+            closing = self.open_display(node, prefix)
             self.elements(node.elements, "", one_element_parens=True)
-            self.add(RSQB if kind is cst.List else RBRACE, "]" if kind is cst.List else "}", "")
+            self.add(*closing, "")
         elif kind is cst.Dict:
-            _no_comments(node.lbrace.whitespace_after)
-            _no_comments(node.rbrace.whitespace_before)
-            opening = self.add(LBRACE, "{", prefix)
-            opening.atom = True
+            closing = self.open_display(node, prefix)
             last = len(node.elements) - 1
             for i, element in enumerate(node.elements):
                 space = "" if i == 0 else " "
@@ -294,14 +280,9 @@ class _Leaves:
                     self.expr(element.value, "", node, need=_BITOR)
                 if i < last or element.comma is not cst.MaybeSentinel.DEFAULT:
                     self.comma(element)
-            self.add(RBRACE, "}", "")
+            self.add(*closing, "")
         elif kind in (cst.ListComp, cst.SetComp, cst.DictComp):
-            bracket = node.lbracket if kind is cst.ListComp else node.lbrace
-            close = node.rbracket if kind is cst.ListComp else node.rbrace
-            _no_comments(bracket.whitespace_after)
-            _no_comments(close.whitespace_before)
-            opening = self.add(LSQB if kind is cst.ListComp else LBRACE, "[" if kind is cst.ListComp else "{", prefix)
-            opening.atom = True
+            closing = self.open_display(node, prefix)
             if kind is cst.DictComp:
                 _no_comments(node.whitespace_before_colon)
                 _no_comments(node.whitespace_after_colon)
@@ -311,7 +292,7 @@ class _Leaves:
             else:
                 self.expr(node.elt, "", node)
             self.comprehension(node.for_in)
-            self.add(RSQB if kind is cst.ListComp else RBRACE, "]" if kind is cst.ListComp else "}", "")
+            self.add(*closing, "")
         elif kind is cst.GeneratorExp:
             if not parenthesized:
                 raise Unsure
@@ -348,6 +329,14 @@ class _Leaves:
                 self.comma(param).comma_after = False  # (black: inside the arguments, never split)
         self.add(COLON, ":", "")
         self.expr(node.body, " ", node)
+
+    def open_display(self, node, prefix) -> tuple[str, str]:
+        """A display's or comprehension's opening bracket; the kind and text of its closing one."""
+        square = hasattr(node, "lbracket")
+        bracket, close = (node.lbracket, node.rbracket) if square else (node.lbrace, node.rbrace)
+        self.ws(bracket.whitespace_after, close.whitespace_before)
+        self.add(LSQB if square else LBRACE, "[" if square else "{", prefix).atom = True
+        return (RSQB, "]") if square else (RBRACE, "}")
 
     def ws(self, *spaces) -> None:
         for ws in spaces:
