@@ -40,6 +40,8 @@ SHAPES = [
     "total += some_function(first_argument, second_argument) * other_function(third_argument)\n",
     "self.module.register_forward_hook(lambda module, args, output=None: output + args[0] * 2)\n",
     "del self._parameters[name_of_the_parameter_to_delete_from_the_dictionary_of_parameters]\n",
+    # numbers and quotes black rewrites
+    "scale = 0XFF * 1E5 + .5 - 1. + self.eps * 1e+05 + ops.full((n, m), 1.e-3) + f'{value}x' + 'y'\n",
     # attribute chains (split at the dots only with more than one call)
     "x = a.b(c).d(eeeeeeeeeeeeeeeeeeeeeeee).f(gggggggggggggggggggggggggg).h(iiiiiiiiiiiiiiiiiii)\n",
     # displays: black explodes a collection one item to a line
@@ -90,7 +92,7 @@ def test_the_line_length_boundary():
     "x = y = f(aaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbb, cccccccccccccccccccccc)\n",  # chained
     "x = a[f(b) - 1:]\n",  # black spaces the colon of a complex slice
     "x = ((a + b))\n",  # nested redundant parentheses
-    "x = 0XFF + 1E5\n",  # numbers black rewrites
+    "x = f'{d[\"k\"]}' + f\"\"\"{a}\"\"\"\n",  # f-strings black keeps single-quoted; triple quotes
     "x = u'text'\n",  # a prefix black drops
     "x: int = f(aaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbb, ccccccccccccccccccccccccc)\n",
     "(aaaaaaaaaaaaaaaaaa if bbbbbbbbbbbbbbbbbbbbbbbbbbbbb else cccccccccccccccccccc)\n",  # a bare group

@@ -9,7 +9,7 @@ from contextlib import nullcontext
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from transpile.engine.line_split import FLOAT, INTEGER, Unsure, split_statement
+from transpile.engine.line_split import Unsure, split_statement
 
 
 @functools.lru_cache(maxsize=1)
@@ -63,8 +63,8 @@ def code_of(node: cst.CSTNode, module: cst.Module | None = None) -> str:
 # comment, no backslash (escapes, continuations), and every piece of layout as black
 # writes it. Whatever it is unsure of goes to black.
 
-_INTEGER = INTEGER  # black changes 0XA, 0xa, 10L, 10J
-_FLOAT = FLOAT  # not 1., .5, 1E5, 1e+5
+_INTEGER = re.compile(r"[0-9][0-9_]*")  # black changes 0XA, 0xa, 10L, 10J
+_FLOAT = re.compile(r"[0-9][0-9_]*\.[0-9][0-9_]*(e-?[0-9][0-9_]*)?|[0-9][0-9_]*e-?[0-9][0-9_]*")  # not 1., .5, 1E5, 1e+5
 _STRING = re.compile(r'(?:[rb]|rb|br)?"[^"]')  # double-quoted, one quote (black turns 'x' into "x")
 _OPERATOR_PARENT = (cst.BinaryOperation, cst.BooleanOperation, cst.Comparison, cst.ComparisonTarget,
                     cst.UnaryOperation, cst.Attribute, cst.Call, cst.Subscript)

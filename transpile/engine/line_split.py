@@ -22,14 +22,9 @@ parenthesis made visible stays visible), because black's choices depend on it.
 """
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
-__all__ = ["FLOAT", "INTEGER", "Unsure", "split_statement"]
-
-INTEGER = re.compile(r"[0-9][0-9_]*")  # black changes 0XA, 0xa, 10L, 10J
-FLOAT = re.compile(r"[0-9][0-9_]*\.[0-9][0-9_]*(e-?[0-9][0-9_]*)?|[0-9][0-9_]*e-?[0-9][0-9_]*")  # not 1., .5, 1E5, 1e+5
+__all__ = ["Unsure", "split_statement"]
 
 
 class Unsure(Exception):
@@ -110,6 +105,30 @@ def _string(value: str) -> str:
     return value
 
 
+def _number(value: str) -> str:
+    """A number as black writes it: lower case but hexadecimal digits, no empty fraction or
+    integer part, no ``+`` in an exponent."""
+    text = value.lower()
+    if text.startswith(("0o", "0b")):
+        return text
+    if text.startswith("0x"):
+        return text[:2] + text[2:].upper()
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = "-" if exponent.startswith("-") else ""
+        return f"{_point(mantissa)}e{sign}{exponent.lstrip('+-')}"
+    if text.endswith("j"):
+        return _point(text[:-1]) + "j"
+    return _point(text)
+
+
+def _point(text: str) -> str:
+    if "." not in text:
+        return text
+    whole, fraction = text.split(".")
+    return f"{whole or 0}.{fraction or 0}"
+
+
 def _no_comments(ws) -> None:
     """Whitespace black rebuilds (it keeps only comments, and a backslash outside brackets)."""
     if type(ws) is cst.SimpleWhitespace:
@@ -173,18 +192,18 @@ class _Leaves:
         kind = type(node)
         if kind is cst.Name:
             self.add(NAME, node.value, prefix)
-        elif kind is cst.Integer or kind is cst.Float:
-            if not (INTEGER if kind is cst.Integer else FLOAT).fullmatch(node.value):
-                raise Unsure
+        elif kind is cst.Integer or kind is cst.Float or kind is cst.Imaginary:
             self.dated = self.dated or "_" in node.value
-            self.add(NUMBER, node.value, prefix)
+            self.add(NUMBER, _number(node.value), prefix)
         elif kind is cst.SimpleString:
             self.add(STRING, _string(node.value), prefix)
         elif kind is cst.FormattedString:
-            if node.start != 'f"':
-                raise Unsure
             text = _code(node)
-            if "\n" in text:  # (black leaves a double-quoted f-string as it is)
+            if "\n" in text:
+                raise Unsure
+            if node.start == "f'" and '"' not in text and "'" not in text[2:-1]:
+                text = f'f"{text[2:-1]}"'  # (black leaves a double-quoted f-string as it is)
+            elif node.start != 'f"':
                 raise Unsure
             self.dated = True
             self.add(STRING, text, prefix)
