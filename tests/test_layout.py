@@ -42,6 +42,7 @@ SHAPES = [
     "del self._parameters[name_of_the_parameter_to_delete_from_the_dictionary_of_parameters]\n",
     # numbers and quotes black rewrites
     "scale = 0XFF * 1E5 + .5 - 1. + self.eps * 1e+05 + ops.full((n, m), 1.e-3) + f'{value}x' + 'y'\n",
+    "node_qualname = _torch_write_view(node_qualname, node_qualname + (f\"_{next_index}\"), ('s'))\n",
     # attribute chains (split at the dots only with more than one call)
     "x = a.b(c).d(eeeeeeeeeeeeeeeeeeeeeeee).f(gggggggggggggggggggggggggg).h(iiiiiiiiiiiiiiiiiii)\n",
     # displays: black explodes a collection one item to a line

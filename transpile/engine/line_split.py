@@ -198,7 +198,7 @@ class _Leaves:
         elif kind is cst.SimpleString:
             self.add(STRING, _string(node.value), prefix)
         elif kind is cst.FormattedString:
-            text = _code(node)
+            text = _code(node.with_changes(lpar=(), rpar=()) if node.lpar else node)  # (its parentheses are out)
             if "\n" in text:
                 raise Unsure
             if node.start == "f'" and '"' not in text and "'" not in text[2:-1]:
