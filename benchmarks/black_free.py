@@ -1,9 +1,10 @@
 """Is the layout formatting gives without black the one black gives, wherever it answers?
 
 ``formatting.layout_without_black`` (engine/line_split.py) reproduces black's splitting of a
-logical line for a subset of statements. This script converts the samples and the four corpora of ``corpora.py`` in this process (``--jobs 1``, no cache, nothing
-written; the corpus torch/nn is the installed torch's, which ``make bench`` converts) with a spy on it: every statement that reaches it is a statement the conversion
-would send to black without it. For each one the spy asks both it and black, and counts the
+logical line for a subset of statements. This script converts the samples and the four
+corpora of ``corpora.py`` in this process (``--jobs 1``, no cache, nothing written) with a
+spy on it: every statement that reaches it is a statement the conversion would send to
+black without it. For each one the spy asks both it and black, and counts the
 statements sent to black before, the ones it answers, and the answers that differ from
 black's text (there must be none). The spy answers "unsure" itself, so the conversion runs as
 it did before the layout existed.
