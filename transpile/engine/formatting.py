@@ -547,8 +547,8 @@ def layout_without_black(stmt: cst.SimpleStatementLine, code: str, line_length: 
         return None
     try:
         return split_statement(stmt, line_length)
-    except (Unsure, KeyError, AttributeError, TypeError, RecursionError):  # (a field left to LibCST's default, a deep nesting: black decides)
-        return None
+    except (Unsure, KeyError, AttributeError, TypeError, RecursionError):
+        return None  # (a field left to LibCST's default, a deep nesting: black decides)
 
 
 class InvalidStatement(ValueError):
