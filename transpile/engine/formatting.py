@@ -8,6 +8,8 @@ import re
 import libcst as cst
 from . import codegen
 
+from transpile.engine.line_split import Unsure, split_statement
+
 
 @functools.lru_cache(maxsize=1)
 def load_black():
@@ -515,6 +517,24 @@ def _split_call(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> c
     return exploded if black_keeps(exploded, code_of(exploded), line_length) else None
 
 
+# -- black's layout of any logical line in a subset, without black ---------------------
+# ``line_split`` reproduces black's splitting of one logical line (right-hand and delimiter
+# splits, optional parentheses, magic trailing commas) for statements of names, literals,
+# calls, subscripts, operators, conditional expressions, displays and comprehensions; what
+# it is unsure of goes to black. benchmarks/black_free.py checks it against black on every
+# statement the conversion of the samples and the four corpora sends to black.
+
+
+def layout_without_black(stmt: cst.SimpleStatementLine, code: str, line_length: int) -> str | None:
+    """The text black gives ``stmt`` (``code``, no leading lines), or None when unsure."""
+    if "#" in code or "\\" in code or not code.isascii() or stmt.trailing_whitespace.newline.value is not None:
+        return None
+    try:
+        return split_statement(stmt, line_length)
+    except (Unsure, KeyError, AttributeError, TypeError, RecursionError):
+        return None  # (a field left to LibCST's default, a deep nesting: black decides)
+
+
 class InvalidStatement(ValueError):
     """A changed statement whose code is not valid Python."""
 
@@ -548,6 +568,11 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
     if before is not None and all(len(line) <= line_length for line in code.splitlines()) \
             and code_of(before.with_changes(leading_lines=())) == code:
         return stmt  # the text is as it was and fits where it stands: not black's to lay out again
+    laid_out = layout_without_black(bare, code, line_length)
+    if laid_out is not None:
+        if laid_out == code:
+            return stmt
+        return cst.parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
     try:
         formatted = black_layout(code, line_length)
         if formatted == code:
