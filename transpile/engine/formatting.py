@@ -7,8 +7,8 @@ import re
 
 import libcst as cst
 from . import codegen
-
-from transpile.engine.line_split import Unsure, split_statement
+from .line_split import Unsure, split_statement
+from .parsing import parse_module
 
 
 @functools.lru_cache(maxsize=1)
@@ -556,7 +556,7 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
         # A line a pass built leaves fields to LibCST's defaults, which ``black_keeps``
         # cannot vouch for; parsed back, every field is spelled (a parse costs far less than black).
         try:
-            parsed = cst.parse_module(code).body
+            parsed = parse_module(code).body
         except cst.ParserSyntaxError:
             parsed = None
         if parsed and len(parsed) == 1 and type(parsed[0]) is cst.SimpleStatementLine:
@@ -572,12 +572,12 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
     if laid_out is not None:
         if laid_out == code:
             return stmt
-        return cst.parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
+        return parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
     try:
         formatted = black_layout(code, line_length)
         if formatted == code:
             return stmt  # already black's layout: no need to parse it back
-        module = cst.parse_module(formatted)
+        module = parse_module(formatted)
     except Exception:  # black refuses some valid code; the statement stays as generated
         try:
             ast.parse(code)
