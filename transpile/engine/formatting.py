@@ -552,7 +552,19 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
     if black_keeps(bare, code, line_length):
         return stmt
     split = _split_call(bare, code, line_length)
-    if split is None and code.count("\n") == 1:
+    if split is not None:
+        return split.with_changes(leading_lines=stmt.leading_lines)
+    if before is not None and all(len(line) <= line_length for line in code.splitlines()) \
+            and code_of(before.with_changes(leading_lines=())) == code:
+        return stmt  # the text is as it was and fits where it stands: not black's to lay out again
+    # (black_keeps, _split_call and line_split each give black's text where they answer: the
+    # first that answers decides, and the cheapest go first)
+    laid_out = layout_without_black(bare, code, line_length)
+    if laid_out is not None:
+        if laid_out == code:
+            return stmt
+        return parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
+    if code.count("\n") == 1:
         # A line a pass built leaves fields to LibCST's defaults, which ``black_keeps``
         # cannot vouch for; parsed back, every field is spelled (a parse costs far less than black).
         try:
@@ -563,16 +575,8 @@ def format_statement(stmt: cst.SimpleStatementLine, indent_width: int,
             if black_keeps(parsed[0], code, line_length):
                 return stmt
             split = _split_call(parsed[0], code, line_length)
-    if split is not None:
-        return split.with_changes(leading_lines=stmt.leading_lines)
-    if before is not None and all(len(line) <= line_length for line in code.splitlines()) \
-            and code_of(before.with_changes(leading_lines=())) == code:
-        return stmt  # the text is as it was and fits where it stands: not black's to lay out again
-    laid_out = layout_without_black(bare, code, line_length)
-    if laid_out is not None:
-        if laid_out == code:
-            return stmt
-        return parse_module(laid_out).body[0].with_changes(leading_lines=stmt.leading_lines)
+            if split is not None:
+                return split.with_changes(leading_lines=stmt.leading_lines)
     try:
         formatted = black_layout(code, line_length)
         if formatted == code:
