@@ -212,7 +212,9 @@ def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tu
     found: list[tuple[cst.CSTNode, tuple]] = []
     # The commonest nodes, their label names not entered (an attribute's name, an
     # argument's keyword): a third of the walk's time went to marking and skipping them.
-    direct = not also or not {cst.Attribute, cst.Call, cst.Arg} & set(also)
+    direct = not also or not {cst.Attribute, cst.Call, cst.Arg, *_PLAIN_PARTS} & set(also)
+    # (only labels matter here: the markers of what binds, which mark no label, are not run)
+    markers = {kind: mark for kind, mark in MARKERS.items() if kind not in _BINDING_MARKERS}
 
     def walk(node: cst.CSTNode) -> None:
         kind = type(node)
@@ -225,7 +227,12 @@ def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tu
                 for arg in node.args:
                     walk(arg.value)
                 return
-        mark = MARKERS.get(kind)
+            parts = _PLAIN_PARTS.get(kind)
+            if parts is not None:
+                for part in parts(node):
+                    walk(part)
+                return
+        mark = markers.get(kind)
         if mark is not None and mark(roles, node):
             return
         if kind is cst.Name:
@@ -247,6 +254,22 @@ def scoped_references(tree: cst.CSTNode, also: tuple[type, ...] = ()) -> list[tu
     walk(tree)
     del walk  # (the recursive closure and its cell are a cycle holding the tree's names)
     return found
+
+
+# Nodes that label no name, with the parts that hold expressions, in source order (the
+# commonest statements and leaves; the walk takes them without the generic field scan).
+_PLAIN_PARTS: dict[type, Callable] = {
+    cst.SimpleStatementLine: lambda node: node.body,
+    cst.IndentedBlock: lambda node: node.body,
+    cst.Expr: lambda node: (node.value,),
+    cst.Return: lambda node: () if node.value is None else (node.value,),
+    cst.Assign: lambda node: (*(target.target for target in node.targets), node.value),
+    cst.Integer: lambda node: (),
+    cst.Float: lambda node: (),
+    cst.SimpleString: lambda node: (),
+}
+_BINDING_MARKERS = frozenset({cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr,
+                              cst.WithItem, cst.Del})
 
 
 def _outside(node) -> list:
