@@ -354,6 +354,8 @@ class ScopeIndex:
 
     def _visit(self, node: CSTNode, held: list) -> None:
         kind = type(node)
+        if kind is cst.Name and kind not in self.kinds:
+            return  # (a name holds no node: most of a walk's nodes end here)
         mark = self._markers.get(kind)
         entered = mark is None or not mark(self._names, node)
         if kind not in SCOPE_TYPES:
