@@ -6,6 +6,7 @@ diagnostic, so nothing still needed is silently dropped.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import libcst as cst
@@ -39,7 +40,10 @@ def used_names(module: cst.Module, imports) -> tuple[set[str], dict[int, set[str
     return used, in_functions
 
 
+@functools.lru_cache(maxsize=1024)
 def import_statement(binding: str, module: str) -> cst.SimpleStatementLine:
+    """``import module as binding`` (or ``from`` form), parsed once a run: the same few
+    imports go into every file, and a tree's nodes may be shared (they never change)."""
     parent, _, last = module.rpartition(".")
     if not parent:
         text = f"import {module}" if binding == module else f"import {module} as {binding}"
