@@ -2,17 +2,19 @@
 
 The framework-free part checks input specs, configs, the comparison metrics, the
 localisation logic and usage errors in this process. The end-to-end part runs the
-command as a user does (a child process per model and mode): every run starts at
-once in one module fixture, two at a time.
+command as the console script does (``main`` with its arguments, from the run's
+directory; a child process per model and mode), every run in one module fixture, one
+after the other in this process: their children come from one warm server.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import math
+import os
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -344,9 +346,23 @@ def test_usage_errors(capsys, args, message):
 
 # -- end to end ---------------------------------------------------------------------------
 
-def _cli(args, cwd, timeout=300):
-    return subprocess.run([sys.executable, "-m", "transpile", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+def _cli(args, cwd) -> subprocess.CompletedProcess:
+    """``transpile ARGS`` run from ``cwd`` in this process (``main``, as the console script
+    calls it): its exit status and what it printed. In this process the runs share one
+    warm server for their children (transpile/parity/forkserver.py) instead of each CLI
+    process starting its own, importing torch and MindSpore again."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main([str(a) for a in args])
+            except SystemExit as exc:
+                status = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
 
 
 def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
@@ -359,7 +375,7 @@ def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """name -> CompletedProcess; all runs at once, three at a time (one of them mostly waits)."""
+    """name -> CompletedProcess of each run (``_cli``)."""
     tmp = tmp_path_factory.mktemp("parity_cli")
     (tmp / "models.py").write_text(MODELS, encoding="utf-8")
     (tmp / "parity.toml").write_text(CONFIG, encoding="utf-8")
@@ -394,10 +410,7 @@ def runs(tmp_path_factory):
         "root": ["parity", "pkg/models/net.py", "--root", "pkg", "--converted", "pkg_ms", "--model", "Net()",
                  "--input", "float32[2,4]", "--json"],
     }
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        order = sorted(commands, key=lambda n: n != "hang")  # the waiting one first
-        futures = {name: pool.submit(_cli, commands[name], tmp) for name in order}
-        return {name: f.result() for name, f in futures.items()}
+    return {name: _cli(command, tmp) for name, command in commands.items()}  # one at a time: stdout is shared
 
 
 @needs_frameworks
