@@ -8,13 +8,9 @@ after the other in this process: their children come from one warm server.
 """
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import io
 import json
 import math
-import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +21,8 @@ from transpile.cli.main import main
 from transpile.parity import InputSpec, SpecError, make_spec, parse_input
 from transpile.parity.compare import ComparisonError, compare_trees, diff_leaves, make_inputs
 from transpile.parity.localise import Event, assignment_line, find_divergence
+
+import cli_here  # tests/cli_here.py
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -346,25 +344,6 @@ def test_usage_errors(capsys, args, message):
 
 # -- end to end ---------------------------------------------------------------------------
 
-def _cli(args, cwd) -> subprocess.CompletedProcess:
-    """``transpile ARGS`` run from ``cwd`` in this process (``main``, as the console script
-    calls it): its exit status and what it printed. In this process the runs share one
-    warm server for their children (transpile/parity/forkserver.py) instead of each CLI
-    process starting its own, importing torch and MindSpore again."""
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                status = main([str(a) for a in args])
-            except SystemExit as exc:
-                status = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        os.chdir(here)
-    return subprocess.CompletedProcess(args, status, out.getvalue(), err.getvalue())
-
-
 def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
     code = convert_code(MODELS, filename="models.py").code
     assert old in code, f"the converted code no longer has {old!r}"
@@ -375,7 +354,7 @@ def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """name -> CompletedProcess of each run (``_cli``)."""
+    """name -> CompletedProcess of each run (in this process: tests/cli_here.py)."""
     tmp = tmp_path_factory.mktemp("parity_cli")
     (tmp / "models.py").write_text(MODELS, encoding="utf-8")
     (tmp / "parity.toml").write_text(CONFIG, encoding="utf-8")
@@ -410,7 +389,7 @@ def runs(tmp_path_factory):
         "root": ["parity", "pkg/models/net.py", "--root", "pkg", "--converted", "pkg_ms", "--model", "Net()",
                  "--input", "float32[2,4]", "--json"],
     }
-    return {name: _cli(command, tmp) for name, command in commands.items()}  # one at a time: stdout is shared
+    return {name: cli_here.run(command, tmp) for name, command in commands.items()}  # one at a time
 
 
 @needs_frameworks
