@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transpile.engine.diagnostics import Diagnostic, Safety, Severity
 from transpile.engine.pipeline import ConversionResult
@@ -29,7 +29,7 @@ MUTATION_SEEDS = (0, 1)
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
-@given(fuzz.program_strategy())
+@given(st.deferred(fuzz.program_strategy))  # built on first draw: collecting the module stays cheap
 def test_generated_programs(code: str) -> None:
     assert fuzz.check(code) == {}
 

@@ -2,17 +2,15 @@
 
 The framework-free part checks input specs, configs, the comparison metrics, the
 localisation logic and usage errors in this process. The end-to-end part runs the
-command as a user does (a child process per model and mode): every run starts at
-once in one module fixture, two at a time.
+command as the console script does (``main`` with its arguments, from the run's
+directory; a child process per model and mode), every run in one module fixture, one
+after the other in this process: their children come from one warm server.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
 import math
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,8 @@ from transpile.cli.main import main
 from transpile.parity import InputSpec, SpecError, make_spec, parse_input
 from transpile.parity.compare import ComparisonError, compare_trees, diff_leaves, make_inputs
 from transpile.parity.localise import Event, assignment_line, find_divergence
+
+import cli_here  # tests/cli_here.py
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -344,11 +344,6 @@ def test_usage_errors(capsys, args, message):
 
 # -- end to end ---------------------------------------------------------------------------
 
-def _cli(args, cwd, timeout=300):
-    return subprocess.run([sys.executable, "-m", "transpile", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
-
-
 def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
     code = convert_code(MODELS, filename="models.py").code
     assert old in code, f"the converted code no longer has {old!r}"
@@ -359,7 +354,7 @@ def _converted(tmp: Path, name: str, old: str = "", new: str = "") -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """name -> CompletedProcess; all runs at once, three at a time (one of them mostly waits)."""
+    """name -> CompletedProcess of each run (in this process: tests/cli_here.py)."""
     tmp = tmp_path_factory.mktemp("parity_cli")
     (tmp / "models.py").write_text(MODELS, encoding="utf-8")
     (tmp / "parity.toml").write_text(CONFIG, encoding="utf-8")
@@ -394,10 +389,7 @@ def runs(tmp_path_factory):
         "root": ["parity", "pkg/models/net.py", "--root", "pkg", "--converted", "pkg_ms", "--model", "Net()",
                  "--input", "float32[2,4]", "--json"],
     }
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        order = sorted(commands, key=lambda n: n != "hang")  # the waiting one first
-        futures = {name: pool.submit(_cli, commands[name], tmp) for name in order}
-        return {name: f.result() for name, f in futures.items()}
+    return {name: cli_here.run(command, tmp) for name, command in commands.items()}  # one at a time
 
 
 @needs_frameworks

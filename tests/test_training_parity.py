@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
@@ -27,6 +25,8 @@ from transpile.parity.training import (
     ScriptRun, TrainingResult, format_training, format_training_table, load_training_spec, load_training_specs,
     run_script, run_training, training_dict,
 )
+
+import cli_here  # tests/cli_here.py
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -278,9 +278,8 @@ def test_the_command_line(tmp_path):
     assert not list(tmp_path.glob("*.ckpt")), "the scripts run in a temporary directory"
 
 
-def _cli(args, cwd, timeout=TIMEOUT):
-    return subprocess.run([sys.executable, "-m", "transpile", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+def _cli(args, cwd):
+    return cli_here.run(args, cwd)  # in this process: its children come from the warm server the runs above started
 
 
 # -- without the frameworks -----------------------------------------------------------------

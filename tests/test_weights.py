@@ -1,7 +1,7 @@
 """`transpile weights`: a torch checkpoint becomes a MindSpore .ckpt for the converted model.
 
-The mapping plan is checked without any framework; the command runs end to end (a
-child process each, all at once in one fixture); the written .ckpt is loaded with
+The mapping plan is checked without any framework; the command runs end to end (as the
+console script runs it, in this process, one run after the other in one fixture); the written .ckpt is loaded with
 ``mindspore.load_checkpoint`` into the converted model, whose outputs must then
 equal torch's.
 """
@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,8 @@ from transpile import convert_code
 from transpile.cli.main import main
 from transpile.parity import SpecError, convert_weights
 from transpile.parity.weights import Target, WeightMap, plan_transfer
+
+import cli_here  # tests/cli_here.py
 
 NET = '''\
 import torch
@@ -142,8 +142,7 @@ def test_safetensors_without_the_package_is_a_clear_error(tmp_path, monkeypatch)
 # -- end to end ---------------------------------------------------------------------------
 
 def _cli(args, cwd):
-    return subprocess.run([sys.executable, "-m", "transpile", "weights", *map(str, args)], capture_output=True,
-                          text=True, cwd=cwd, timeout=300)
+    return cli_here.run(["weights", *args], cwd)  # in this process: torch and MindSpore are imported here already
 
 
 @pytest.fixture(scope="module")
@@ -178,9 +177,7 @@ def work(tmp_path_factory):
         "partial": ["partial.pt", "-o", "partial.ckpt", *model, "--converted", "net_ms.py"],
         "allowed": ["partial.pt", "-o", "allowed.ckpt", *model, "--converted", "net_ms.py", "--allow-partial", "--json"],
     }
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(_cli, args, tmp) for name, args in commands.items()}
-        runs = {name: f.result() for name, f in futures.items()}
+    runs = {name: _cli(args, tmp) for name, args in commands.items()}  # one at a time
     tokens = np.random.RandomState(0).randint(0, 16, (4, 7)).astype(np.int64)
     with torch.no_grad():
         expected = net(torch.from_numpy(tokens)).numpy()

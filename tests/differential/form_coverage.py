@@ -51,9 +51,10 @@ def _dotted(node: ast.expr, imported: dict[str, str]) -> str | None:
     return imported[head] + dot + rest if head in imported else qualified(spelled)
 
 
-def _imported(tree: ast.AST) -> dict[str, str]:
-    """The names the code binds by ``from M import N [as A]``: A -> ``M.N``."""
-    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in ast.walk(tree)
+def _imported(nodes: list[ast.AST]) -> dict[str, str]:
+    """The names the code of ``nodes`` (a tree's, walked) binds by ``from M import N [as
+    A]``: A -> ``M.N``."""
+    return {alias.asname or alias.name: f"{node.module}.{alias.name}" for node in nodes
             if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
 
 
@@ -67,19 +68,31 @@ def calls_of(code: str, api: str) -> list[tuple[ast.Call, str | None]]:
     """The calls in ``code`` of the entry's own name (its last component), with the
     dotted path they are spelled by (None for a method call on a value)."""
     try:
-        tree = ast.parse(code)
+        nodes = list(ast.walk(ast.parse(code)))
     except SyntaxError:
         return []
-    imported = _imported(tree)
+    return _calls_in(nodes, _imported(nodes), api, {})
+
+
+def _calls_in(nodes: list[ast.AST], imported: dict[str, str], api: str, spelled: dict) -> list:
+    """``calls_of`` on a tree's walked ``nodes``; ``spelled`` keeps each call's dotted path
+    (``_dotted`` of its function) for the caller that reads them again."""
     name = api.rsplit(".", 1)[-1]
     found = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if last == name:
-                found.append((node, _dotted(func, imported)))
+                found.append((node, _spelled(node, imported, spelled)))
     return found
+
+
+def _spelled(call: ast.Call, imported: dict[str, str], spelled: dict) -> str | None:
+    """``_dotted`` of the call's function, computed once per call in ``spelled``."""
+    if call not in spelled:
+        spelled[call] = _dotted(call.func, imported)
+    return spelled[call]
 
 
 def _reexports() -> dict[str, str]:
@@ -102,24 +115,25 @@ def code_forms(api: str, code: str, kinds: set[str]) -> set[str]:
     forms = ({"integer"} if kinds & set("iub") else set()) | ({"bool"} if "b" in kinds else set()) \
         | ({"float"} if kinds & set("fc") else set())
     try:
-        tree = ast.parse(code)
+        nodes = list(ast.walk(ast.parse(code)))  # parsed and walked once, read below in walk order
     except SyntaxError:
         return forms
-    if any(isinstance(n, ast.keyword) and n.arg == "out" for n in ast.walk(tree)):
+    if any(isinstance(n, ast.keyword) and n.arg == "out" for n in nodes):
         forms.add("out")
-    for call, spelled in calls_of(code, api):
+    imported, spelled_calls = _imported(nodes), {}
+    for call, spelled in _calls_in(nodes, imported, api, spelled_calls):
         if any(k.arg not in (None, "out") for k in call.keywords):
             forms.add("keyword")
         if spelled and not api.startswith("Tensor.") and spelled != api and spelled.startswith("torch."):
             forms.add("module-path")
-    imported = _imported(tree)
     name = api.rsplit(".", 1)[-1]
     # a call by a path re-exporting the entry under another name (``torch.nested.Device``)
     reexports = _reexports()
-    if any(reexports.get(_dotted(node.func, imported) or "") == api for node in ast.walk(tree) if isinstance(node, ast.Call)):
+    if any(reexports.get(_spelled(node, imported, spelled_calls) or "") == api
+           for node in nodes if isinstance(node, ast.Call)):
         forms.add("module-path")
     # a class deriving from the entry by another path (``class S(torch.utils.data.dataset.Dataset)``)
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 spelled = _dotted(base, imported)

@@ -81,11 +81,11 @@ def integer_gaps(form: str = "integer") -> set[str]:
         return {name for names in tomllib.load(fh).get(form, {}).values() for name in names}
 
 
-def owing_integer(cases, form: str = "integer") -> list[str]:
+def owing_integer(coverage: dict[str, dict], form: str = "integer") -> list[str]:
     """Entries the source cases feed floats but never an integer or bool (``form``
-    "integer"), or never a bool ("bool")."""
-    return sorted(api for api, row in form_coverage.coverage(cases).items()
-                  if "float" in row["forms"] and form not in row["forms"])
+    "integer"), or never a bool ("bool"); ``coverage``: ``form_coverage.coverage`` of the
+    source cases."""
+    return sorted(api for api, row in coverage.items() if "float" in row["forms"] and form not in row["forms"])
 
 
 def derived_suites(integer_entries: set[str], bool_entries: frozenset[str] = frozenset()
@@ -140,13 +140,15 @@ def derived_suites(integer_entries: set[str], bool_entries: frozenset[str] = fro
 # entries whose table says why an integer input does not give torch's result
 # (``integer_inputs``): their derived case is run to keep the mark true
 MARKED = {e.source for e in tables().all_entries() if e.integer_inputs and not e.unsupported}
-INTEGER_ENTRIES = set(owing_integer(SOURCE_CASES)) - integer_gaps() - MARKED
-BOOL_ENTRIES = frozenset(set(owing_integer(SOURCE_CASES, "bool")) - integer_gaps("bool"))
+# read three times below, computed once (it reads the code of every source case)
+SOURCE_COVERAGE = form_coverage.coverage(SOURCE_CASES)
+INTEGER_ENTRIES = set(owing_integer(SOURCE_COVERAGE)) - integer_gaps() - MARKED
+BOOL_ENTRIES = frozenset(set(owing_integer(SOURCE_COVERAGE, "bool")) - integer_gaps("bool"))
 SUITES, LAYER_CASES = derived_suites(INTEGER_ENTRIES, BOOL_ENTRIES)
 CASES = [(suite, case) for suite in SUITES for case in suite.cases]
 # tuples, not lists: form_coverage counts the forms of module-level lists of cases, and
 # these cases fail by design
-_marked_suites, _marked_layers = derived_suites(MARKED & set(owing_integer(SOURCE_CASES)))
+_marked_suites, _marked_layers = derived_suites(MARKED & set(owing_integer(SOURCE_COVERAGE)))
 MARKED_CASES = tuple((suite, case) for suite in _marked_suites for case in suite.cases if case.form == "integer")
 MARKED_LAYER_CASES = tuple(c for c in _marked_layers
                            if c.entry in MARKED and any(i.label.startswith("integers(") for i in c.inputs))
