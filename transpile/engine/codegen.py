@@ -786,12 +786,40 @@ if tuple(int(part) for part in version("libcst").split(".")[:2]) != CHECKED_LIBC
 
 # -- the table that hands wanted nodes to LibCST -----------------------------------------
 
-def _watching(fn):
-    def generate(n, st, G, **kw):
-        if id(n) in st.wanted:
-            n._codegen(st, **kw)
-        else:
-            fn(n, st, G, **kw)
+# Wanted nodes whose syntactic start is known without LibCST's hooks, so the fast path
+# writes their subtrees too: an expression whose code is all inside its parentheses (LibCST
+# marks the start after them), a definition (after its comments, decorators and indent).
+_STARTS_AFTER_PARENTHESES = (cst.Call, cst.Attribute, cst.Name)
+_STARTS_AFTER_DECORATORS = (cst.FunctionDef, cst.ClassDef)
+
+
+def _watching(fn, kind):
+    if kind in _STARTS_AFTER_PARENTHESES:
+        def generate(n, st, G, **kw):
+            if id(n) not in st.wanted:
+                return fn(n, st, G, **kw)
+            for paren in n.lpar:
+                G[paren.__class__](paren, st, G)
+            st.syntactic_start(n)
+            fn(n.with_changes(lpar=(), rpar=()) if n.lpar else n, st, G, **kw)
+            for paren in n.rpar:
+                G[paren.__class__](paren, st, G)
+            st.generated(n)
+    elif kind in _STARTS_AFTER_DECORATORS:
+        def generate(n, st, G, **kw):
+            if id(n) not in st.wanted:
+                return fn(n, st, G, **kw)
+            for part in (*n.leading_lines, *n.decorators, *n.lines_after_decorators):
+                G[part.__class__](part, st, G)
+            st.syntactic_start(n, "".join(st.indent_tokens))
+            fn(n.with_changes(leading_lines=(), decorators=(), lines_after_decorators=()), st, G, **kw)
+            st.generated(n)
+    else:
+        def generate(n, st, G, **kw):
+            if id(n) in st.wanted:
+                n._codegen(st, **kw)
+            else:
+                fn(n, st, G, **kw)
     return generate
 
 
@@ -801,13 +829,15 @@ class _WatchingTable(dict):
         return _libcst
 
 
-_WATCHING = _WatchingTable({kind: _watching(fn) for kind, fn in _GEN.items() if fn is not _libcst})
+_WATCHING = _WatchingTable({kind: _watching(fn, kind) for kind, fn in _GEN.items() if fn is not _libcst})
 
 
 def generate(node: cst.CSTNode, state: CodegenState, wanted: bool = False) -> None:
     """Append the code of ``node`` to ``state.tokens``, as ``node._codegen(state)`` does.
     ``wanted``: nodes whose id is in ``state.wanted`` go through LibCST's path (with the
-    state's hooks); ``state.wanted`` must hold no node of an ``INLINED`` type."""
+    state's hooks), or, for the types whose syntactic start is known here, through this one,
+    calling ``state.syntactic_start(node, text_before_on_the_line)`` at that start and
+    ``state.generated(node)`` after; ``state.wanted`` must hold no node of an ``INLINED`` type."""
     G = _WATCHING if wanted else _GEN
     G[node.__class__](node, state, G)
 

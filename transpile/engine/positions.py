@@ -78,6 +78,16 @@ class _WantedPositions(CodegenState):
         self._scanned = len(tokens)
         return self._line, self._column
 
+    def syntactic_start(self, node: cst.CSTNode, before: str = "") -> None:
+        """A wanted node the fast generation writes starts here (``before``: text still to
+        come on this line first, an indentation)."""
+        line, column = self.position()
+        self.found[id(node)] = (line, column + len(before))
+
+    def generated(self, node: cst.CSTNode) -> None:
+        if not self._starts and self._asked <= self.found.keys():
+            raise _AllFound
+
     def before_codegen(self, node: cst.CSTNode) -> None:
         if id(node) in self.wanted:
             self._starts.append(self.position())
