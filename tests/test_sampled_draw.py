@@ -104,7 +104,10 @@ def test_no_benchmark_pins_a_reserved_package(config):
     assert not names & draw.reserved(draw.RESERVED)
 
 
-_ENVIRONMENTS = [SAMPLED.parent / ".venv-sampled", SAMPLED.parent / ".venv-tv", SAMPLED.parent / ".work" / "deps"]
+# every benchmark's environments: the torch sides' virtualenvs and the MindSpore sides' dependency folders
+_ENVIRONMENTS = [SAMPLED.parent / ".venv-sampled", SAMPLED.parent / ".venv-tv", SAMPLED.parent / ".venv-hf",
+                 SAMPLED.parent / ".work" / "deps", SAMPLED.parent / ".sampled" / "deps",
+                 SAMPLED.parent / ".work-hf" / "deps"]
 
 
 @pytest.mark.skipif(not draw.RESERVED.exists(), reason="shared/RESERVED.md is not on this machine")
