@@ -204,6 +204,14 @@ def _parenthesized_whitespace(n, st, G):
 
 # -- expressions ---------------------------------------------------------------------
 
+def _separated(items, st, G, **kw):
+    """Each item, the ones before the last with their default comma (LibCST's way for
+    arguments, subscript elements, bases and display elements)."""
+    last = len(items) - 1
+    for i, item in enumerate(items):
+        G[item.__class__](item, st, G, default_comma=i != last, **kw)
+
+
 @_gen(cst.Name, cst.Integer, cst.Float, cst.SimpleString, cst.Imaginary)
 def _atom(n, st, G):
     if n.lpar:
@@ -225,10 +233,7 @@ def _call(n, st, G):
     _ws(n.whitespace_after_func, st, G)
     t.append("(")
     _ws(n.whitespace_before_args, st, G)
-    args = n.args
-    last = len(args) - 1
-    for i, arg in enumerate(args):
-        G[arg.__class__](arg, st, G, default_comma=i != last)
+    _separated(n.args, st, G)
     t.append(")")
     if lpar:
         _rpars(n.rpar, st, G)
@@ -258,10 +263,7 @@ def _subscript(n, st, G):
     G[v.__class__](v, st, G)
     _ws(n.whitespace_after_value, st, G)
     _open(n.lbracket, st, G)
-    slices = n.slice
-    last = len(slices) - 1
-    for i, s in enumerate(slices):
-        G[s.__class__](s, st, G, default_comma=i != last)
+    _separated(n.slice, st, G)
     _close(n.rbracket, st, G)
     if lpar:
         _rpars(n.rpar, st, G)
@@ -345,19 +347,14 @@ def _tuple(n, st, G):
         el = elements[0]
         G[el.__class__](el, st, G, default_comma=True, default_comma_whitespace=False)
     else:
-        last = len(elements) - 1
-        for i, el in enumerate(elements):
-            G[el.__class__](el, st, G, default_comma=i < last, default_comma_whitespace=True)
+        _separated(elements, st, G, default_comma_whitespace=True)
     _rpars(n.rpar, st, G)
 
 
 def _bracketed(n, lbracket, rbracket, st, G):
     _lpars(n.lpar, st, G)
     _open(lbracket, st, G)
-    elements = n.elements
-    last = len(elements) - 1
-    for i, el in enumerate(elements):
-        G[el.__class__](el, st, G, default_comma=i < last, default_comma_whitespace=True)
+    _separated(n.elements, st, G, default_comma_whitespace=True)
     _close(rbracket, st, G)
     _rpars(n.rpar, st, G)
 
@@ -594,10 +591,7 @@ def _class_def(n, st, G):
             t.append("(")
     elif isinstance(lpar, cst.LeftParen):
         _open(lpar, st, G)
-    args = [*bases, *keywords]
-    last = len(args) - 1
-    for i, arg in enumerate(args):
-        G[arg.__class__](arg, st, G, default_comma=i != last)
+    _separated([*bases, *keywords], st, G)
     rpar = n.rpar
     if rpar is _DEFAULT:
         if bases or keywords:
